@@ -1,0 +1,5 @@
+import sys
+
+from loopwright.cli import main
+
+sys.exit(main())

@@ -1,0 +1,87 @@
+"""The conversation sent to the model, kept within the context window.
+
+Token counts are tracked per message as messages are added (estimated at ~4 characters
+per token), so fitting the window never re-counts the whole history. When over the
+limit, the oldest observations are shortened first, keeping their head and tail and
+saying what was cut; the system prompt and the newest turns are never cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from loopwright.messages import Message
+
+PROTECTED_TAIL = 2
+MIN_KEEP_CHARS = 200
+
+
+def estimate_tokens(text: str) -> int:
+    return len(text) // 4 + 4
+
+
+def shorten(text: str, keep_chars: int) -> str:
+    """Head and tail of `text`, with a note saying how much was cut."""
+    if len(text) <= keep_chars:
+        return text
+    head = keep_chars * 2 // 3
+    tail = keep_chars - head
+    cut = len(text) - head - tail
+    return (
+        f"{text[:head]}\n[... {cut:,} characters cut to fit the context window ...]\n{text[-tail:]}"
+    )
+
+
+class Conversation:
+    def __init__(self, system_prompt: str) -> None:
+        self.system = Message.system(system_prompt)
+        self.messages: list[Message] = []
+        self._tokens: list[int] = []
+        self._observations: list[int] = []
+        self.total_tokens = estimate_tokens(system_prompt)
+
+    def append(self, message: Message, *, observation: bool = False) -> None:
+        tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
+        if observation:
+            self._observations.append(len(self.messages))
+        self.messages.append(message)
+        self._tokens.append(tokens)
+        self.total_tokens += tokens
+
+    def fit(self, limit: int | None) -> int:
+        """Shorten old observations until the conversation fits; returns how many were cut."""
+        if limit is None:
+            return 0
+        shortened = 0
+        protected_from = len(self.messages) - PROTECTED_TAIL
+        for index in list(self._observations):
+            if self.total_tokens <= limit:
+                break
+            if index >= protected_from:
+                break
+            excess_chars = (self.total_tokens - limit) * 4
+            message = self.messages[index]
+            keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars)
+            if keep >= len(message.content):
+                continue
+            self._replace(
+                index, dataclasses.replace(message, content=shorten(message.content, keep))
+            )
+            self._observations.remove(index)
+            shortened += 1
+        return shortened
+
+    def _replace(self, index: int, message: Message) -> None:
+        tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
+        self.total_tokens += tokens - self._tokens[index]
+        self._tokens[index] = tokens
+        self.messages[index] = message
+
+    def request_messages(self, note: str | None = None) -> tuple[Message, ...]:
+        """System prompt + history; `note` goes at the end of the newest message only."""
+        messages = [self.system, *self.messages]
+        if note and len(messages) > 1:
+            last = messages[-1]
+            separator = "\n\n" if last.content else ""
+            messages[-1] = dataclasses.replace(last, content=f"{last.content}{separator}{note}")
+        return tuple(messages)

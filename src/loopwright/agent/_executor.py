@@ -1,0 +1,187 @@
+"""AgentExecutor: the public face of the ReAct loop. `run`, `stream` and `run_sync` share
+one async core (`AgentRun.execute`)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from loopwright.agent._effects import RecordedEffects
+from loopwright.agent._loop import AgentRun, EventSink
+from loopwright.agent._options import AgentOptions
+from loopwright.agent._result import ExecutionResult
+from loopwright.agent._setup import RunSetup, Verifier
+from loopwright.clock import Clock, SystemClock
+from loopwright.events import Event
+from loopwright.guards import (
+    Budget,
+    CostLedger,
+    MaxIterations,
+    NoProgress,
+    Repetition,
+    StopPolicy,
+    WallClock,
+)
+from loopwright.messages import ModelResponse
+from loopwright.models import Model
+from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
+from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.safety.scrub import Scrubber
+from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry
+
+
+def new_run_id() -> str:
+    return f"run_{uuid.uuid4().hex[:16]}"
+
+
+class AgentExecutor:
+    """Runs requests through the ReAct loop: reason, call a tool, observe, repeat.
+
+    >>> agent = AgentExecutor(ScriptedModel(['{"final_answer": "hi"}']), tools=[echo])
+    >>> agent.run_sync("say hi").answer
+    'hi'
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        options: AgentOptions | None = None,
+        prompt_builder: PromptBuilder | None = None,
+        prompt_parts: PromptParts | None = None,
+        system_prompt: str | None = None,
+        parsers: Sequence[ReplyParser] = DEFAULT_PARSERS,
+        scrubber: Scrubber | None = None,
+        workspace: str | Path | None = None,
+        policies: Sequence[StopPolicy] = (),
+        prices: dict[str, tuple[float, float]] | None = None,
+        clock: Clock | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
+        self.model = model
+        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.options = options or AgentOptions()
+        self.tools = registry.filtered(self.options.allowed_tools)
+        self.prompt_builder = prompt_builder or PromptBuilder()
+        self.prompt_parts = prompt_parts or PromptParts()
+        self.system_prompt_override = system_prompt
+        self.parsers = tuple(parsers)
+        self.scrubber = scrubber or Scrubber()
+        self.workspace = Path(workspace or Path.cwd()).resolve()
+        self.extra_policies = tuple(policies)
+        self.prices = prices
+        self.clock = clock or SystemClock()
+        self.verifier = verifier
+
+    @property
+    def tool_mode(self) -> str:
+        return self.options.tool_mode or self.model.preferred_tool_mode
+
+    def system_prompt(self) -> str:
+        """The exact system prompt the model gets (the same at every iteration)."""
+        if self.system_prompt_override is not None:
+            return self.system_prompt_override
+        parts = dataclasses.replace(
+            self.prompt_parts,
+            tools=tuple(self.tools.specs()),
+            tool_mode="native" if self.tool_mode == "native" else "prompted",
+        )
+        return self.prompt_builder.build(parts)
+
+    def parse(self, response: ModelResponse) -> ParseOutcome:
+        return parse_reply(response, self.parsers)
+
+    def _policies(self, ledger: CostLedger) -> list[StopPolicy]:
+        opts = self.options
+        policies: list[StopPolicy] = [
+            MaxIterations(),
+            Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost),
+            Repetition(opts.repetition_threshold),
+            NoProgress(opts.no_progress_limit),
+        ]
+        if opts.timeout_s:
+            policies.append(WallClock(opts.timeout_s))
+        return [*policies, *self.extra_policies]
+
+    def _setup(self, request: str, run_id: str, tenant: str, parent: str | None) -> RunSetup:
+        ledger = CostLedger() if self.prices is None else CostLedger(prices=dict(self.prices))
+        context = ToolContext(run_id=run_id, workspace=self.workspace)
+        tool_executor = ToolExecutor(
+            self.tools, context=context, scrubber=self.scrubber, timeout=self.options.tool_timeout_s
+        )
+        return RunSetup(
+            run_id=run_id,
+            request=request,
+            tenant=tenant,
+            parent_run_id=parent,
+            model=self.model,
+            tools=self.tools,
+            tool_mode="native" if self.tool_mode == "native" else "prompted",
+            options=self.options,
+            system_prompt=self.system_prompt(),
+            parse=self.parse,
+            ledger=ledger,
+            policies=self._policies(ledger),
+            tool_executor=tool_executor,
+            scrubber=self.scrubber,
+            clock=self.clock,
+            verifier=self.verifier,
+        )
+
+    async def run(
+        self,
+        request: str,
+        *,
+        run_id: str | None = None,
+        tenant: str = "default",
+        parent_run_id: str | None = None,
+        on_event: EventSink | None = None,
+        recorded: Sequence[Event] = (),
+    ) -> ExecutionResult:
+        """Run to the end and return the result; `on_event` sees every event as it happens.
+
+        `recorded` holds the events of an earlier process of the same run (resume):
+        completed model and tool calls are taken from them instead of being repeated.
+        """
+        run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        setup = self._setup(request, run_id, tenant, parent_run_id)
+        sink = on_event or _discard
+        result = await AgentRun(setup, sink, RecordedEffects.from_events(recorded)).execute()
+        check = getattr(self.model, "assert_exhausted", None)
+        if result.success and getattr(self.model, "strict", False) and callable(check):
+            check()
+        return result
+
+    async def stream(self, request: str, **kwargs: Any) -> AsyncIterator[Event]:
+        """Yield every event of a run as it happens."""
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+        async def push(event: Event) -> None:
+            await queue.put(event)
+
+        task = asyncio.create_task(self.run(request, on_event=push, **kwargs))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    def run_sync(self, request: str, **kwargs: Any) -> ExecutionResult:
+        """`run` for code that is not async."""
+        return asyncio.run(self.run(request, **kwargs))
+
+
+async def _discard(event: Event) -> None:
+    return None
+
+
+EventCallback = Callable[[Event], Awaitable[None]]

@@ -1,0 +1,365 @@
+"""One agent run: the ReAct loop as pure bookkeeping over model and tool effects."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from loopwright.agent._conversation import Conversation
+from loopwright.agent._effects import RecordedEffects, request_digest
+from loopwright.agent._result import CompletedStep, ExecutionResult, VerificationResult
+from loopwright.agent._setup import RunSetup
+from loopwright.errors import LoopwrightError, ReplayDivergence
+from loopwright.events import (
+    Event,
+    IterationStarted,
+    ModelResponded,
+    ParseFailed,
+    RunErrored,
+    RunFinished,
+    RunStarted,
+    RunStopped,
+    ToolCallFinished,
+    ToolCallStarted,
+    VerificationFinished,
+)
+from loopwright.guards import LoopState, Nudge, Stop
+from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
+from loopwright.prompts import correction_message, iteration_note, observation_text
+
+EventSink = Callable[[Event], Awaitable[None]]
+SUMMARY_CHARS = 160
+
+
+def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def canonical_call(call: ToolCall) -> str:
+    return f"{call.name}({json.dumps(call.arguments, sort_keys=True, default=str)})"
+
+
+class AgentRun:
+    """Runs one request to the end. Every effect's result goes into an event."""
+
+    def __init__(self, setup: RunSetup, sink: EventSink, recorded: RecordedEffects) -> None:
+        self.setup = setup
+        self.sink = sink
+        self.recorded = recorded
+        self.seq = 0
+        self.state = LoopState(
+            max_iterations=setup.options.iteration_limit,
+            model_name=setup.model.name,
+            started_at=setup.clock.monotonic(),
+        )
+        self.conversation = Conversation(setup.system_prompt)
+        self.steps: list[CompletedStep] = []
+        self.last_thought: str | None = None
+        self.seen_observations: set[str] = set()
+        self.model_calls = 0
+        self._digest = ""
+        self._model_ms = 0.0
+
+    async def emit(self, event_type: type[Any], **fields: Any) -> None:
+        self.seq += 1
+        event: Event = event_type(
+            run_id=self.setup.run_id, seq=self.seq, ts=self.setup.clock.time(), **fields
+        )
+        if self.seq <= self.recorded.last_seq:
+            self.recorded.check(event)
+            return
+        await self.sink(event)
+
+    async def execute(self) -> ExecutionResult:
+        setup = self.setup
+        await self.emit(
+            RunStarted,
+            request=setup.request,
+            model=setup.model.name,
+            tools=setup.tools.names(),
+            options=setup.options.to_dict(),
+            tenant=setup.tenant,
+            parent_run_id=setup.parent_run_id,
+        )
+        self.conversation.append(Message.user(setup.request))
+        try:
+            result = await self._loop()
+        except asyncio.CancelledError:
+            await self._finish(self._result("cancelled", reason="cancelled"))
+            raise
+        except ReplayDivergence:
+            raise
+        except LoopwrightError as exc:
+            await self.emit(RunErrored, error_type=type(exc).__name__, message=str(exc))
+            result = self._result("failed", reason="error", message=str(exc))
+        return await self._finish(result)
+
+    async def _finish(self, result: ExecutionResult) -> ExecutionResult:
+        verification = await self._verify()
+        if verification is not None:
+            result = _with_verification(result, verification)
+        await self.emit(
+            RunFinished,
+            status=result.status,
+            answer=result.answer,
+            reason=result.reason,
+            usage=result.usage.to_dict(),
+            cost=result.cost,
+            steps=len(result.steps),
+            partial=None if result.success else result.partial(),
+        )
+        return result
+
+    async def _loop(self) -> ExecutionResult:
+        while True:
+            self._refresh_state()
+            stop = self._first_stop("before_model_call")
+            if isinstance(stop, Stop):
+                return await self._stopped(stop)
+            self.state.iteration += 1
+            await self.emit(
+                IterationStarted,
+                iteration=self.state.iteration,
+                max_iterations=self.state.max_iterations,
+            )
+            outcome = await self._think()
+            if isinstance(outcome, Stop):
+                return await self._stopped(outcome)
+            if isinstance(outcome, ParsedFinal):
+                return self._result("completed", answer=outcome.answer)
+            if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
+                return self._result("failed", reason="parse_error", message=outcome.message)
+            nudge = await self._act(outcome)
+            if isinstance(nudge, Stop):
+                return await self._stopped(nudge)
+
+    async def _think(self) -> ParseOutcome | Stop:
+        """Call the model (and once more with a correction if its reply can't be read)."""
+        attempts = self.setup.options.parse_retries + 1
+        problem = "no reply"
+        for attempt in range(1, attempts + 1):
+            response = await self._call_model()
+            outcome = self._with_stable_ids(response, self.setup.parse(response))
+            self._remember_reply(response, outcome)
+            await self._emit_response(response, outcome)
+            if not isinstance(outcome, ParseFailure):
+                return outcome
+            will_retry = attempt < attempts
+            problem = outcome.message
+            await self.emit(
+                ParseFailed,
+                iteration=self.state.iteration,
+                message=outcome.message,
+                raw=response.text,
+                will_retry=will_retry,
+            )
+            if will_retry:
+                self.conversation.append(Message.user(correction_message(outcome.message)))
+        return Stop(
+            "parse_error",
+            f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",
+        )
+
+    async def _call_model(self) -> ModelResponse:
+        setup = self.setup
+        self.conversation.fit(setup.options.context_window)
+        note = iteration_note(self.state.iteration, self.state.max_iterations)
+        messages = self.conversation.request_messages(note)
+        request = ModelRequest(
+            messages=messages,
+            tools=tuple(setup.tools.specs()) if setup.tool_mode == "native" else (),
+            temperature=setup.options.temperature,
+            max_output_tokens=setup.options.max_output_tokens,
+        )
+        self._digest = request_digest(messages, [t.name for t in request.tools])
+        started = time.perf_counter()
+        response = self.recorded.next_model_response()
+        if response is None:
+            timeout = self._effect_timeout(setup.options.iteration_timeout_s)
+            async with asyncio.timeout(timeout):
+                response = await setup.model.complete(request)
+        self._model_ms = (time.perf_counter() - started) * 1000
+        setup.ledger.record(setup.model.name, response.usage)
+        self.state.largest_output_tokens = max(
+            self.state.largest_output_tokens, response.usage.output_tokens
+        )
+        return response
+
+    def _with_stable_ids(self, response: ModelResponse, outcome: ParseOutcome) -> ParseOutcome:
+        """Calls read from text get ids derived from the run, so a resumed run makes the same."""
+        self.model_calls += 1
+        if not isinstance(outcome, ParsedAction) or outcome.calls == response.tool_calls:
+            return outcome
+        calls = tuple(
+            dataclasses.replace(call, id=f"call_{self.model_calls}_{index}")
+            for index, call in enumerate(outcome.calls)
+        )
+        return dataclasses.replace(outcome, calls=calls)
+
+    def _effect_timeout(self, per_effect: float | None) -> float | None:
+        limits = [per_effect] if per_effect else []
+        if self.setup.options.timeout_s:
+            remaining = self.setup.options.timeout_s - self.state.elapsed
+            limits.append(max(0.001, remaining))
+        return min(limits) if limits else None
+
+    def _remember_reply(self, response: ModelResponse, outcome: ParseOutcome) -> None:
+        calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
+        native = bool(response.tool_calls) and calls == response.tool_calls
+        self.conversation.append(Message.assistant(response.text, calls if native else ()))
+        if not isinstance(outcome, ParseFailure) and outcome.thought:
+            self.last_thought = outcome.thought
+
+    async def _emit_response(self, response: ModelResponse, outcome: ParseOutcome) -> None:
+        actions = []
+        if isinstance(outcome, ParsedAction):
+            actions = [
+                {"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls
+            ]
+        await self.emit(
+            ModelResponded,
+            iteration=self.state.iteration,
+            response=response.to_dict(),
+            request_digest=self._digest,
+            thought=None if isinstance(outcome, ParseFailure) else outcome.thought,
+            actions=actions,
+            final_answer=outcome.answer if isinstance(outcome, ParsedFinal) else None,
+            duration_ms=round(self._model_ms, 3),
+        )
+
+    async def _act(self, action: ParsedAction) -> Stop | None:
+        native = bool(action.calls) and self.conversation.messages[-1].tool_calls == action.calls
+        new_information = False
+        observations: list[str] = []
+        for call in action.calls:
+            result = await self._run_tool(call)
+            new_information |= result.content not in self.seen_observations
+            self.seen_observations.add(result.content)
+            self.state.call_signatures.append(canonical_call(call))
+            if native:
+                self.conversation.append(
+                    Message.tool(result.content, call.id, call.name), observation=True
+                )
+            else:
+                observations.append(observation_text(call.name, result.content))
+        self._refresh_state(new_observation=new_information)
+        verdict = self._first_stop("after_tool_calls")
+        if isinstance(verdict, Nudge):
+            observations.append(verdict.message)
+        if observations:
+            text = "\n\n".join(observations)
+            if native:
+                self.conversation.append(Message.user(text))
+            else:
+                self.conversation.append(Message.user(text), observation=True)
+        return verdict if isinstance(verdict, Stop) else None
+
+    async def _run_tool(self, call: ToolCall) -> ToolResult:
+        setup = self.setup
+        await self.emit(
+            ToolCallStarted,
+            iteration=self.state.iteration,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+        )
+        result = self.recorded.tool_results.get(call.id)
+        if (
+            result is None
+            and self.recorded.interrupted(call.id)
+            and not setup.is_idempotent(call.name)
+        ):
+            result = ToolResult(
+                call.id,
+                call.name,
+                f"The call to '{call.name}' was interrupted before it finished (the process "
+                "stopped). Its effect is unknown: check the current state before retrying.",
+                is_error=True,
+            )
+        if result is None:
+            async with asyncio.timeout(self._effect_timeout(None)):
+                result = await setup.tool_executor.execute(call)
+        self.steps.append(
+            CompletedStep(
+                self.state.iteration, call.name, call.arguments, result.content, result.is_error
+            )
+        )
+        await self.emit(
+            ToolCallFinished,
+            iteration_number=self.state.iteration,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            args_summary=summarize(json.dumps(call.arguments, ensure_ascii=False, default=str)),
+            result=result.content,
+            result_summary=summarize(result.content),
+            is_error=result.is_error,
+            duration_ms=round(result.duration_ms, 3),
+            truncated=result.truncated,
+            redactions=result.redactions,
+        )
+        return result
+
+    def _refresh_state(self, *, new_observation: bool | None = None) -> None:
+        state = self.state
+        state.now = self.setup.clock.monotonic()
+        state.usage = self.setup.ledger.total_usage
+        state.cost = self.setup.ledger.total_cost
+        state.next_input_tokens = self.conversation.total_tokens
+        if new_observation is not None:
+            changes = len(self.setup.tool_executor.context.modified_files)
+            state.new_observation.append(new_observation)
+            state.workspace_changed.append(changes > state.workspace_changes)
+            state.workspace_changes = changes
+
+    def _first_stop(self, hook: str) -> Stop | Nudge | None:
+        nudge: Nudge | None = None
+        for policy in self.setup.policies:
+            verdict = getattr(policy, hook)(self.state)
+            if isinstance(verdict, Stop):
+                return verdict
+            if isinstance(verdict, Nudge) and nudge is None:
+                nudge = verdict
+        return nudge
+
+    async def _stopped(self, stop: Stop) -> ExecutionResult:
+        await self.emit(RunStopped, reason=stop.reason, message=stop.message)
+        return self._result("stopped", reason=stop.reason, message=stop.message)
+
+    def _result(self, status: Any, **fields: Any) -> ExecutionResult:
+        return ExecutionResult(
+            run_id=self.setup.run_id,
+            status=status,
+            steps=tuple(self.steps),
+            iterations=self.state.iteration,
+            usage=self.setup.ledger.total_usage,
+            cost=self.setup.ledger.total_cost,
+            last_thought=self.last_thought,
+            modified_files=tuple(self.setup.tool_executor.context.modified_files),
+            **fields,
+        )
+
+    async def _verify(self) -> VerificationResult | None:
+        if self.setup.verifier is None:
+            return None
+        verification = await self.setup.verifier(self.setup.tool_executor.context.workspace)
+        await self.emit(
+            VerificationFinished,
+            outcome=verification.outcome,
+            passed=list(verification.passed),
+            failed=list(verification.failed),
+            output=self.setup.scrubber.scrub(verification.output).text,
+        )
+        return verification
+
+
+def _with_verification(
+    result: ExecutionResult, verification: VerificationResult
+) -> ExecutionResult:
+    return dataclasses.replace(result, verification=verification)

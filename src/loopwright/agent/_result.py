@@ -1,0 +1,89 @@
+"""ExecutionResult: what a finished agent run hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from loopwright.errors import (
+    BudgetExceeded,
+    MaxStepsExceeded,
+    RunCancelled,
+    RunError,
+    RunTimeout,
+)
+from loopwright.events import RunStatus
+from loopwright.messages import Usage
+
+
+@dataclass(frozen=True)
+class CompletedStep:
+    """One tool call that ran to completion (successfully or with an error observation)."""
+
+    iteration: int
+    tool_name: str
+    arguments: dict[str, Any]
+    result: str
+    is_error: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "iteration": self.iteration,
+            "tool_name": self.tool_name,
+            "arguments": self.arguments,
+            "result": self.result,
+            "is_error": self.is_error,
+        }
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    outcome: Literal["pass", "partial_pass", "fail"]
+    passed: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """The outcome of a run: status, answer, the work done, and why it stopped."""
+
+    run_id: str
+    status: RunStatus
+    answer: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    steps: tuple[CompletedStep, ...] = ()
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    last_thought: str | None = None
+    modified_files: tuple[str, ...] = ()
+    verification: VerificationResult | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.status == "completed"
+
+    def partial(self) -> dict[str, Any]:
+        """The work kept when a run did not complete."""
+        return {
+            "steps": [s.to_dict() for s in self.steps],
+            "modified_files": list(self.modified_files),
+            "last_thought": self.last_thought,
+        }
+
+    def raise_for_status(self) -> ExecutionResult:
+        """Return self when completed; otherwise raise the matching RunError."""
+        if self.success:
+            return self
+        text = self.message or self.reason or self.status
+        if self.reason == "max_iterations":
+            raise MaxStepsExceeded(self.iterations, text)
+        if self.reason == "budget":
+            raise BudgetExceeded(text)
+        if self.reason == "timeout":
+            raise RunTimeout(text)
+        if self.status == "cancelled":
+            raise RunCancelled(text)
+        raise RunError(text)

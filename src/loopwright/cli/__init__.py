@@ -1,0 +1,53 @@
+"""The `loopwright` command line. Each subcommand lives in its own module with `register`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from loopwright.errors import RunError, UsageError
+
+SUBCOMMAND_MODULES = [
+    "loopwright.cli._run",
+    "loopwright.cli._parse",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loopwright",
+        description="Run LLM agents and deterministic tasks, and watch every tool call.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.handler(args)
+    except UsageError as exc:
+        print(f"loopwright: error: {exc}", file=sys.stderr)
+        return 2
+    except RunError as exc:
+        print(f"loopwright: run failed: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 1
+    except KeyboardInterrupt:
+        print("loopwright: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

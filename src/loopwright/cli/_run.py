@@ -1,0 +1,72 @@
+"""`loopwright run`: run an agent on a request and show it live."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.events import Event
+from loopwright.models import resolve_model
+from loopwright.tools import resolve_tools
+
+DEFAULT_MODEL = "local"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("run", help="run an agent on a request")
+    parser.add_argument("request", help="what the agent should do")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="model spec (default: local)")
+    parser.add_argument("--base-url", default=None, help="server URL for the model provider")
+    parser.add_argument(
+        "--tools",
+        default="",
+        help="comma-separated tools: built-in names, module:function or path/to/file.py:function",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line")
+    parser.add_argument("--workspace", default=None, help="root for file tools (default: .)")
+    parser.add_argument("--tool-mode", choices=["native", "prompted"], default=None)
+    parser.add_argument("--max-iterations", type=int, default=None)
+    parser.add_argument("--tier", choices=["trivial", "standard", "complex"], default="standard")
+    parser.add_argument("--timeout", type=float, default=None, help="wall clock for the run (s)")
+    parser.add_argument("--iteration-timeout", type=float, default=None)
+    parser.add_argument("--max-tokens-total", type=int, default=None)
+    parser.add_argument("--max-cost", type=float, default=None, help="USD")
+    parser.add_argument("--repetition-threshold", type=int, default=3)
+    parser.add_argument("--no-progress-limit", type=int, default=5)
+    parser.set_defaults(handler=run_command)
+
+
+def options_from_args(args: argparse.Namespace) -> AgentOptions:
+    return AgentOptions(
+        max_iterations=args.max_iterations,
+        tier=args.tier,
+        tool_mode=args.tool_mode,
+        timeout_s=args.timeout,
+        iteration_timeout_s=args.iteration_timeout,
+        max_tokens_total=args.max_tokens_total,
+        max_cost=args.max_cost,
+        repetition_threshold=args.repetition_threshold,
+        no_progress_limit=args.no_progress_limit,
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    model = resolve_model(args.model, base_url=args.base_url)
+    agent = AgentExecutor(
+        model,
+        resolve_tools(args.tools),
+        options=options_from_args(args),
+        workspace=args.workspace,
+    )
+    view = JsonLinesView() if args.json else LiveView()
+
+    async def show(event: Event) -> None:
+        view.show(event)
+
+    try:
+        result = asyncio.run(agent.run(args.request, on_event=show))
+    finally:
+        view.close()
+    return 0 if result.success else 1

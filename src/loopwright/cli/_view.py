@@ -1,0 +1,126 @@
+"""Renders run events for people (rich) or machines (one JSON object per line)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from loopwright.events import (
+    Event,
+    FunctionResult,
+    IterationStarted,
+    ModelResponded,
+    ParseFailed,
+    RunErrored,
+    RunFinished,
+    RunStarted,
+    RunStopped,
+    StepStart,
+    TaskComplete,
+    ToolCallFinished,
+    ToolCallStarted,
+    VerificationFinished,
+    Warning,
+    encode_event,
+)
+
+
+class JsonLinesView:
+    """`--json`: one event per line, flushed as it happens."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def show(self, event: Event) -> None:
+        self.out.write(encode_event(event) + "\n")
+        self.out.flush()
+
+    def close(self) -> None:
+        return None
+
+
+class LiveView:
+    """The live view: Thinking... / Calling tool... / Observing... / Final Answer."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self._status: Status | None = None
+
+    def _spin(self, text: str) -> None:
+        self._stop_spinner()
+        if self.console.is_terminal:
+            self._status = self.console.status(text)
+            self._status.start()
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def close(self) -> None:
+        self._stop_spinner()
+
+    def show(self, event: Event) -> None:
+        self._stop_spinner()
+        line = self._line(event)
+        if line:
+            self.console.print(line)
+        if isinstance(event, IterationStarted):
+            self._spin("Thinking...")
+        elif isinstance(event, ToolCallStarted):
+            self._spin(f"Calling {event.tool_name}...")
+
+    def _line(self, event: Event) -> str | None:
+        if isinstance(event, RunStarted):
+            tools = ", ".join(event.tools) or "none"
+            return f"[bold]▶ {escape(event.request)}[/]\n  [dim]model {escape(event.model)} · tools {escape(tools)} · run {event.run_id}[/]"
+        if isinstance(event, IterationStarted):
+            return (
+                f"[cyan]Iteration {event.iteration}/{event.max_iterations}[/] [dim]Thinking...[/]"
+            )
+        if isinstance(event, ModelResponded):
+            return f"  [italic]{escape(event.thought)}[/]" if event.thought else None
+        if isinstance(event, ParseFailed):
+            retry = " (asking again)" if event.will_retry else ""
+            return f"  [yellow]! could not read the reply: {escape(event.message)}{retry}[/]"
+        if isinstance(event, ToolCallStarted):
+            args = escape(json.dumps(event.arguments, ensure_ascii=False))
+            return f"  [magenta]→ Calling {escape(event.tool_name)}[/] {args}"
+        if isinstance(event, ToolCallFinished):
+            colour = "red" if event.is_error else "green"
+            note = f" [dim]({event.duration_ms:.0f} ms)[/]"
+            return f"  [{colour}]← Observing:[/] {escape(event.result_summary)}{note}"
+        if isinstance(event, RunStopped):
+            return f"[yellow]■ Stopped ({event.reason}): {escape(event.message)}[/]"
+        if isinstance(event, RunErrored):
+            return f"[red]✗ {escape(event.error_type)}: {escape(event.message)}[/]"
+        if isinstance(event, Warning):
+            return f"[yellow]! {escape(event.message)}[/]"
+        if isinstance(event, VerificationFinished):
+            return f"[bold]Verification: {event.outcome}[/] passed {len(event.passed)}, failed {len(event.failed)}"
+        if isinstance(event, StepStart):
+            return f"[cyan]Step {event.step_index + 1}: {escape(event.step)}[/] [dim]({event.step_type})[/]"
+        if isinstance(event, FunctionResult):
+            colour = "green" if event.success else "red"
+            return f"  [{colour}]{escape(event.function)} → {escape(str(event.result if event.success else event.error))[:200]}[/]"
+        if isinstance(event, TaskComplete):
+            return (
+                f"[bold]Task {escape(event.task_name)}: {event.status}[/] {escape(event.summary)}"
+            )
+        if isinstance(event, RunFinished):
+            return self._finished(event)
+        return None
+
+    def _finished(self, event: RunFinished) -> str:
+        usage = event.usage
+        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        cost = f" · ${event.cost:.4f}" if event.cost else ""
+        footer = f"[dim]{event.status} · {event.steps} tool calls · {tokens:,} tokens{cost}[/]"
+        if event.answer is not None:
+            return f"[bold green]✓ Final Answer:[/] {escape(event.answer)}\n{footer}"
+        return footer

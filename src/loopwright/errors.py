@@ -1,0 +1,153 @@
+"""The one exception tree of loopwright.
+
+Three kinds are kept apart: the caller misused the API, the run failed, and feedback
+that goes back to the model instead of up the stack::
+
+    LoopwrightError
+    ├── UsageError                  the caller misused the API or gave bad input
+    │   ├── ConfigurationError      bad option, unknown model spec, missing API key
+    │   ├── ToolDefinitionError     a function that cannot become a tool
+    │   ├── UnknownToolError        a tool name that is not registered
+    │   ├── SkillError              a SKILL.md folder that is not valid
+    │   └── TaskParseError          a task file that is not valid (file_path, message, line)
+    ├── RunError                    the run itself failed
+    │   ├── ModelError              a model call failed (provider, url)
+    │   │   └── ModelUnavailableError   the provider could not be reached
+    │   ├── ScriptExhaustedError    a ScriptedModel ran out of replies, or had some left
+    │   ├── MaxStepsExceeded        the iteration limit was reached
+    │   ├── BudgetExceeded          the token or cost budget would be exceeded
+    │   ├── RunTimeout              the wall clock ran out
+    │   ├── RunCancelled            someone cancelled the run
+    │   ├── ReplayDivergence        re-running a recorded run made a different effect
+    │   └── StoreError              the run store failed
+    │       └── ResumeConflict      the run is already being resumed elsewhere
+    └── ModelFeedback               goes back into the conversation, never up the stack
+        ├── ToolError               a tool failed; its message becomes the observation
+        ├── ModelRetry              a tool asks the model to try again, with a hint
+        └── ParseError              the model's reply could not be read
+
+Exceptions never log or print when constructed.
+"""
+
+from __future__ import annotations
+
+
+class LoopwrightError(Exception):
+    """Base of every exception raised by loopwright."""
+
+
+class UsageError(LoopwrightError):
+    """The caller misused the API or gave bad input."""
+
+
+class ConfigurationError(UsageError):
+    """A bad option, an unknown model spec, a missing key."""
+
+
+class ToolDefinitionError(UsageError):
+    """A Python function that cannot be turned into a tool."""
+
+
+class UnknownToolError(UsageError):
+    """A tool name that is not in the registry."""
+
+    def __init__(self, name: str, known: list[str] | None = None) -> None:
+        self.name = name
+        self.known = sorted(known or [])
+        hint = f" (known tools: {', '.join(self.known)})" if self.known else ""
+        super().__init__(f"unknown tool {name!r}{hint}")
+
+
+class SkillError(UsageError):
+    """A skill folder that is not valid."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}")
+
+
+class TaskParseError(UsageError):
+    """A task file that is not valid; names the file, the line and the problem."""
+
+    def __init__(self, file_path: str, message: str, line: int | None = None) -> None:
+        self.file_path = file_path
+        self.message = message
+        self.line = line
+        where = f"{file_path}:{line}" if line is not None else file_path
+        super().__init__(f"{where}: {message}")
+
+
+class RunError(LoopwrightError):
+    """The run failed."""
+
+
+class ModelError(RunError):
+    """A model call failed."""
+
+    def __init__(self, message: str, *, provider: str = "", url: str = "") -> None:
+        self.provider = provider
+        self.url = url
+        super().__init__(message)
+
+
+class ModelUnavailableError(ModelError):
+    """The model provider could not be reached."""
+
+
+class ScriptExhaustedError(RunError):
+    """A ScriptedModel was asked for more replies than it has, or has replies left."""
+
+
+class MaxStepsExceeded(RunError):
+    """The run reached its iteration limit without a final answer."""
+
+    def __init__(self, max_steps: int, message: str | None = None) -> None:
+        self.max_steps = max_steps
+        super().__init__(message or f"no final answer after {max_steps} steps")
+
+
+class BudgetExceeded(RunError):
+    """The next model call would exceed the token or cost budget."""
+
+
+class RunTimeout(RunError):
+    """The run's wall-clock limit was reached."""
+
+
+class RunCancelled(RunError):
+    """The run was cancelled."""
+
+
+class StoreError(RunError):
+    """The run store failed."""
+
+
+class ResumeConflict(StoreError):
+    """The run is held by another live process."""
+
+
+class ModelFeedback(LoopwrightError):
+    """Feedback that goes back into the conversation for the model, not up the stack."""
+
+
+class ToolError(ModelFeedback):
+    """Raised by a tool to fail with a message the model will read."""
+
+
+class ModelRetry(ModelFeedback):
+    """Raised by a tool to ask the model to try again, with a hint."""
+
+
+class ParseError(ModelFeedback):
+    """The model's reply could not be read as an action or a final answer."""
+
+
+class ReplayDivergence(RunError):
+    """Re-running a recorded run produced a different effect than the one recorded."""
+
+    def __init__(self, seq: int, expected: str, actual: str) -> None:
+        self.seq = seq
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"diverged at event {seq}: recorded {expected}, now {actual}")

@@ -1,0 +1,20 @@
+"""Stop policies (guardrails): iterations, repetition, wall clock, budget, no progress."""
+
+from loopwright.guards._budget import DEFAULT_PRICES, Budget, CostLedger
+from loopwright.guards._policies import MaxIterations, NoProgress, Repetition, WallClock
+from loopwright.guards._policy import BasePolicy, LoopState, Nudge, Stop, StopPolicy
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "BasePolicy",
+    "Budget",
+    "CostLedger",
+    "LoopState",
+    "MaxIterations",
+    "NoProgress",
+    "Nudge",
+    "Repetition",
+    "Stop",
+    "StopPolicy",
+    "WallClock",
+]

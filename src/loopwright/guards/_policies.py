@@ -1,0 +1,92 @@
+"""The built-in stop policies: iterations, repetition, wall clock, no progress."""
+
+from __future__ import annotations
+
+from loopwright.guards._policy import BasePolicy, LoopState, Nudge, Stop
+
+
+class MaxIterations(BasePolicy):
+    """Stop when the iteration limit is reached without a final answer."""
+
+    def before_model_call(self, state: LoopState) -> Stop | None:
+        if state.iteration >= state.max_iterations:
+            return Stop(
+                "max_iterations",
+                f"Stopped after {state.iteration} iterations without a final answer "
+                f"(limit {state.max_iterations}).",
+            )
+        return None
+
+
+class Repetition(BasePolicy):
+    """The same tool with the same arguments `threshold` times in a row stops the run.
+
+    One call short of the threshold, the model gets a nudge to change course.
+    """
+
+    def __init__(self, threshold: int = 3) -> None:
+        self.threshold = max(2, threshold)
+
+    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+        calls = state.call_signatures
+        if not calls:
+            return None
+        last = calls[-1]
+        run = 0
+        for signature in reversed(calls):
+            if signature != last:
+                break
+            run += 1
+        if run >= self.threshold:
+            return Stop(
+                "repetition",
+                f"Stopped: the same call {last} was made {run} times in a row.",
+            )
+        if run == self.threshold - 1:
+            return Nudge(
+                f"Note: you have made the same call {last} {run} times in a row and got the "
+                "same kind of result. Do not repeat it: use the observation above, try "
+                "something different, or give your final answer."
+            )
+        return None
+
+
+class WallClock(BasePolicy):
+    """Stop when the run has used its wall-clock allowance."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+
+    def _check(self, state: LoopState) -> Stop | None:
+        if state.elapsed >= self.timeout_s:
+            return Stop(
+                "timeout",
+                f"Stopped: the run took {state.elapsed:.1f}s, over its {self.timeout_s:g}s limit.",
+            )
+        return None
+
+    def before_model_call(self, state: LoopState) -> Stop | None:
+        return self._check(state)
+
+    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+        return self._check(state)
+
+
+class NoProgress(BasePolicy):
+    """Stop after `limit` tool rounds in a row with no new observation and no file change."""
+
+    def __init__(self, limit: int = 5) -> None:
+        self.limit = limit
+
+    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+        rounds = list(zip(state.new_observation, state.workspace_changed, strict=False))
+        if len(rounds) < self.limit:
+            return None
+        recent = rounds[-self.limit :]
+        if any(new or changed for new, changed in recent):
+            return None
+        return Stop(
+            "no_progress",
+            f"Stopped: {self.limit} rounds of tool calls in a row brought no new information "
+            "and changed no file.",
+        )

@@ -1,0 +1,166 @@
+"""Provider-neutral conversation data: messages, tool calls, tool results, usage.
+
+Plain typed data, no I/O. Every model adapter maps its wire format to and from these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One request from the model to run a tool."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(id=str(data["id"]), name=str(data["name"]), arguments=dict(data["arguments"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        return cls(role="system", content=content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        return cls(role="user", content=content)
+
+    @classmethod
+    def assistant(cls, content: str, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls(role="assistant", content=content, tool_calls=tool_calls)
+
+    @classmethod
+    def tool(cls, content: str, tool_call_id: str, name: str) -> Message:
+        return cls(role="tool", content=content, tool_call_id=tool_call_id, name=name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        calls = tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ())
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens used by one or more model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a model is told about a tool: its name, purpose and JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The observation produced by running one tool call (already scrubbed)."""
+
+    call_id: str
+    tool_name: str
+    content: str
+    is_error: bool = False
+    duration_ms: float = 0.0
+    truncated: bool = False
+    redactions: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything a model adapter needs for one call.
+
+    `tools` is filled only in native tool-calling mode; in prompted mode the tools are
+    described inside the system prompt and `tools` is empty.
+    """
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    json_output: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """One reply from a model, provider-neutral."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "usage": self.usage.to_dict(),
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
+        return cls(
+            text=data.get("text") or "",
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            usage=Usage.from_dict(data.get("usage") or {}),
+            model=data.get("model") or "",
+            finish_reason=data.get("finish_reason"),
+        )

@@ -1,0 +1,32 @@
+"""Turn a model spec (`scripted:FILE`, `ollama:NAME`, `openai:NAME`, ...) into a Model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from loopwright.errors import ConfigurationError
+from loopwright.models._base import Model
+from loopwright.models._scripted import ScriptedModel
+
+ModelFactory = Callable[[str, str | None], Model]
+"""(name after the prefix, base_url) -> Model"""
+
+_FACTORIES: dict[str, ModelFactory] = {
+    "scripted": lambda name, _base_url: ScriptedModel.from_file(name),
+}
+
+
+def register_model_factory(prefix: str, factory: ModelFactory) -> None:
+    _FACTORIES[prefix] = factory
+
+
+def resolve_model(spec: str, *, base_url: str | None = None) -> Model:
+    """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
+    prefix, _, name = spec.partition(":")
+    factory = _FACTORIES.get(prefix)
+    if factory is None:
+        known = ", ".join(sorted(_FACTORIES))
+        raise ConfigurationError(f"unknown model provider {prefix!r} in {spec!r} (known: {known})")
+    if not name and prefix not in {"local"}:
+        raise ConfigurationError(f"model spec {spec!r} needs a name after '{prefix}:'")
+    return factory(name, base_url)

@@ -1,0 +1,112 @@
+"""ScriptedModel: a public test double that replays a fixed list of replies."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from loopwright.errors import ConfigurationError, ScriptExhaustedError
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from loopwright.models._base import ToolMode
+
+ScriptItem = str | dict[str, Any] | ModelResponse
+
+
+def _call_from_dict(data: dict[str, Any], index: int) -> ToolCall:
+    function = data.get("function", data)
+    arguments = function.get("arguments", function.get("input", {}))
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments or "{}")
+    call_id = data.get("id") or f"call_{index}_{uuid.uuid4().hex[:8]}"
+    return ToolCall(id=str(call_id), name=str(function["name"]), arguments=dict(arguments))
+
+
+def response_from_item(item: ScriptItem, position: int = 0) -> ModelResponse:
+    """A reply from a script item: a string (text content) or an assistant message object."""
+    if isinstance(item, ModelResponse):
+        return item
+    if isinstance(item, str):
+        return ModelResponse(text=item, usage=Usage(0, max(1, len(item) // 4)), model="scripted")
+    if isinstance(item, dict):
+        calls = tuple(_call_from_dict(c, i) for i, c in enumerate(item.get("tool_calls") or ()))
+        text = item.get("content") or ""
+        return ModelResponse(
+            text=text, tool_calls=calls, usage=Usage(0, max(1, len(text) // 4)), model="scripted"
+        )
+    raise ConfigurationError(f"script item {position}: expected a string or an object")
+
+
+class ScriptedModel:
+    """Replays `replies` in order and records every request it receives.
+
+    It fails loudly: asking for a reply after the last one raises ScriptExhaustedError,
+    and `assert_exhausted()` (called by the agent at the end of a run when `strict`)
+    raises if replies are left over.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[ScriptItem],
+        *,
+        name: str = "scripted",
+        tool_mode: ToolMode = "prompted",
+        strict: bool = True,
+    ) -> None:
+        self._replies = [response_from_item(r, i) for i, r in enumerate(replies)]
+        self._name = name
+        self._tool_mode: ToolMode = tool_mode
+        self.strict = strict
+        self.requests: list[ModelRequest] = []
+        self.position = 0
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
+        """Load a JSON list of replies (strings or assistant message objects)."""
+        file = Path(path)
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigurationError(f"script file not found: {file}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{file}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        if not isinstance(data, list):
+            raise ConfigurationError(f"{file}: expected a JSON list of replies")
+        kwargs.setdefault("name", f"scripted:{path}")
+        return cls(data, **kwargs)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        return self._tool_mode
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies) - self.position
+
+    def skip(self, count: int) -> None:
+        """Advance past replies already consumed by an earlier process (resume)."""
+        self.position = min(len(self._replies), self.position + count)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self.position >= len(self._replies):
+            raise ScriptExhaustedError(
+                f"ScriptedModel ran out of replies: asked for reply {self.position + 1} "
+                f"of {len(self._replies)}"
+            )
+        reply = self._replies[self.position]
+        self.position += 1
+        return reply
+
+    def assert_exhausted(self) -> None:
+        if self.remaining:
+            raise ScriptExhaustedError(
+                f"ScriptedModel has {self.remaining} unused "
+                f"repl{'y' if self.remaining == 1 else 'ies'} of {len(self._replies)}"
+            )

@@ -1,0 +1,106 @@
+"""ToolExecutor: validate, run with a timeout, truncate, scrub; failures become observations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import jsonschema
+
+from loopwright.errors import ModelRetry, ToolError, UnknownToolError
+from loopwright.messages import ToolCall, ToolResult
+from loopwright.prompts.errors import build_error_observation
+from loopwright.safety.scrub import Scrubber
+from loopwright.tools._registry import ToolRegistry
+from loopwright.tools._tool import ToolContext
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+
+
+def render_output(value: Any) -> str:
+    """A tool's return value as the text the model reads."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def truncate_output(text: str, limit: int) -> tuple[str, bool]:
+    """Keep head and tail of an oversized output and say how much was cut."""
+    if len(text) <= limit:
+        return text, False
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    note = f"\n[... output truncated: {cut:,} of {len(text):,} characters omitted ...]\n"
+    return text[:head] + note + text[-tail:], True
+
+
+class ToolExecutor:
+    """Runs tool calls. Never raises for a tool's failure: it returns an error observation."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        context: ToolContext | None = None,
+        scrubber: Scrubber | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    ) -> None:
+        self.registry = registry
+        self.context = context or ToolContext()
+        self.scrubber = scrubber or Scrubber()
+        self.timeout = timeout
+        self.max_output_chars = max_output_chars
+        self._failures: dict[str, int] = {}
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            text = render_output(await self._run(call))
+            is_error = False
+        except (ToolError, ModelRetry, UnknownToolError) as exc:
+            text, is_error = self._failure(call.name, str(exc)), True
+        except TimeoutError:
+            limit = self._timeout_for(call.name)
+            text, is_error = self._failure(call.name, f"timed out after {limit:g}s"), True
+        except Exception as exc:
+            text, is_error = self._failure(call.name, f"{type(exc).__name__}: {exc}"), True
+        text, truncated = truncate_output(text, self.max_output_chars)
+        scrubbed = self.scrubber.scrub(text)
+        return ToolResult(
+            call_id=call.id,
+            tool_name=call.name,
+            content=scrubbed.text,
+            is_error=is_error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            truncated=truncated,
+            redactions=scrubbed.redactions,
+        )
+
+    def _timeout_for(self, name: str) -> float:
+        if name in self.registry:
+            return self.registry.get(name).timeout or self.timeout
+        return self.timeout
+
+    async def _run(self, call: ToolCall) -> Any:
+        tool = self.registry.get(call.name)
+        try:
+            jsonschema.validate(call.arguments, tool.parameters)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+            raise ToolError(f"invalid arguments ({where}): {exc.message}") from None
+        async with asyncio.timeout(self._timeout_for(call.name)):
+            return await tool.invoke(call.arguments, self.context)
+
+    def _failure(self, tool_name: str, error: str) -> str:
+        self._failures[tool_name] = self._failures.get(tool_name, 0) + 1
+        return build_error_observation(tool_name, error, self._failures[tool_name])

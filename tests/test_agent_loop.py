@@ -1,0 +1,136 @@
+"""The ReAct loop driven by the ScriptedModel."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.errors import MaxStepsExceeded, ScriptExhaustedError
+from loopwright.events import ModelResponded, RunFinished, ToolCallFinished, ToolCallStarted
+from loopwright.messages import ModelResponse, ToolCall
+from loopwright.models import ScriptedModel
+from loopwright.tools import tool
+
+
+def call(name: str, **args: Any) -> str:
+    return json.dumps({"thought": f"use {name}", "action": name, "action_input": args})
+
+
+def final(answer: str) -> str:
+    return json.dumps({"thought": "done", "final_answer": answer})
+
+
+async def test_tool_then_final_answer(add_tool: Any) -> None:
+    model = ScriptedModel([call("add", a=17, b=25), final("42")])
+    result = await AgentExecutor(model, [add_tool]).run("What is 17 + 25?")
+    assert result.status == "completed"
+    assert result.answer == "42"
+    assert [(s.tool_name, s.arguments, s.result) for s in result.steps] == [
+        ("add", {"a": 17, "b": 25}, "42")
+    ]
+    second_request = model.requests[1].messages
+    assert "Observation from add: 42" in second_request[-1].content
+
+
+async def test_events_have_gapless_seq_and_one_run_id(add_tool: Any) -> None:
+    model = ScriptedModel([call("add", a=1, b=2), final("3")])
+    events = [e async for e in AgentExecutor(model, [add_tool]).stream("1+2")]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert len({e.run_id for e in events}) == 1
+    types = [e.type for e in events]
+    assert types[0] == "run_started" and types[-1] == "run_finished"
+    assert "tool_call_started" in types and "tool_call" in types
+    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    assert finished.result == "3" and finished.iteration_number == 1
+
+
+async def test_native_tool_calls_use_tool_messages(add_tool: Any) -> None:
+    reply = ModelResponse(tool_calls=(ToolCall("c1", "add", {"a": 2, "b": 2}),))
+    model = ScriptedModel([reply, "four"], tool_mode="native")
+    result = await AgentExecutor(model, [add_tool]).run("2+2?")
+    assert result.answer == "four"
+    request = model.requests[1]
+    assert [t.name for t in request.tools] == ["add"]
+    tool_message = request.messages[-1]
+    assert tool_message.role == "tool" and tool_message.tool_call_id == "c1"
+    assert tool_message.content.startswith("4")
+
+
+async def test_malformed_reply_gets_one_correction_then_succeeds() -> None:
+    model = ScriptedModel(["", final("ok")])
+    events = [e async for e in AgentExecutor(model).stream("hi")]
+    parse_errors = [e for e in events if e.type == "parse_error"]
+    assert len(parse_errors) == 1 and parse_errors[0].will_retry  # type: ignore[union-attr]
+    assert "could not be read" in model.requests[1].messages[-1].content
+    assert isinstance(events[-1], RunFinished) and events[-1].answer == "ok"
+
+
+async def test_malformed_twice_stops_with_parse_error() -> None:
+    model = ScriptedModel(["", "  "])
+    result = await AgentExecutor(model).run("hi")
+    assert result.status == "stopped" and result.reason == "parse_error"
+
+
+async def test_tool_failure_becomes_observation_not_crash() -> None:
+    @tool
+    def explode(x: int) -> int:
+        """Always fails."""
+        raise RuntimeError("boom")
+
+    model = ScriptedModel([call("explode", x=1), final("gave up")])
+    result = await AgentExecutor(model, [explode]).run("try")
+    assert result.success
+    observation = result.steps[0].result
+    assert "Tool 'explode' failed: RuntimeError: boom" in observation
+    assert "Attempt 1." in observation
+
+
+async def test_max_iterations_stops_and_keeps_partial_work(add_tool: Any) -> None:
+    model = ScriptedModel([call("add", a=i, b=1) for i in range(3)], strict=False)
+    result = await AgentExecutor(model, [add_tool], options=AgentOptions(max_iterations=3)).run("x")
+    assert result.status == "stopped" and result.reason == "max_iterations"
+    assert len(result.steps) == 3
+    assert result.partial()["last_thought"] == "use add"
+    with pytest.raises(MaxStepsExceeded):
+        result.raise_for_status()
+
+
+async def test_model_failure_is_failed_result_not_traceback() -> None:
+    model = ScriptedModel([])
+    result = await AgentExecutor(model).run("x")
+    assert result.status == "failed"
+    assert "ran out of replies" in (result.message or "")
+
+
+async def test_scripted_model_fails_loudly_when_replies_left_over() -> None:
+    model = ScriptedModel([final("a"), final("b")])
+    with pytest.raises(ScriptExhaustedError, match="1 unused reply"):
+        await AgentExecutor(model).run("x")
+
+
+async def test_system_prompt_is_identical_across_iterations(add_tool: Any) -> None:
+    model = ScriptedModel([call("add", a=1, b=1), call("add", a=2, b=2), final("done")])
+    await AgentExecutor(model, [add_tool]).run("x")
+    systems = {r.messages[0].content for r in model.requests}
+    assert len(systems) == 1
+    assert "iteration" not in next(iter(systems)).lower().split("rules")[0]
+    assert model.requests[2].messages[-1].content.endswith("[Current iteration: 3/10]")
+    # earlier messages carry no iteration note: the prompt prefix stays cacheable
+    assert "[Current iteration" not in model.requests[2].messages[2].content
+
+
+async def test_parsed_calls_get_stable_ids(add_tool: Any) -> None:
+    model = ScriptedModel([call("add", a=1, b=1), final("2")])
+    events = [e async for e in AgentExecutor(model, [add_tool]).stream("x")]
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert started[0].call_id == "call_1_0"
+    responded = [e for e in events if isinstance(e, ModelResponded)]
+    assert responded[0].request_digest and responded[0].actions[0]["tool"] == "add"
+
+
+def test_run_sync_wraps_run(add_tool: Any) -> None:
+    result = AgentExecutor(ScriptedModel([final("hi")])).run_sync("x")
+    assert result.answer == "hi"
