@@ -1,0 +1,119 @@
+"""Runtime: starts runs, appends every event to the store, then fans it out to subscribers.
+
+A subscriber that joins late (or reconnects) gives the last `seq` it saw: it gets the
+stored events after it, then live ones, with nothing missed and nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent._executor import new_run_id
+from loopwright.events import Event, RunFinished
+from loopwright.store import InMemoryRunStore, RunStore
+
+EventSink = Callable[[Event], Awaitable[None]]
+RunBody = Callable[[EventSink], Coroutine[Any, Any, Any]]
+
+
+@dataclass
+class RunHandle:
+    """A run in progress in this process."""
+
+    run_id: str
+    task: asyncio.Task[Any]
+    subscribers: list[asyncio.Queue[Event]] = field(default_factory=list)
+
+    async def wait(self) -> Any:
+        return await self.task
+
+    @property
+    def done(self) -> bool:
+        return self.task.done()
+
+
+class Runtime:
+    """Owns the live runs of one process and the store they are logged to."""
+
+    def __init__(self, store: RunStore | None = None) -> None:
+        self.store: RunStore = store if store is not None else InMemoryRunStore()
+        self.handles: dict[str, RunHandle] = {}
+
+    async def publish(self, event: Event) -> None:
+        """Append to the store first; only then let subscribers see it."""
+        self.store.append(event)
+        handle = self.handles.get(event.run_id)
+        if handle is not None:
+            for queue in handle.subscribers:
+                queue.put_nowait(event)
+
+    def start(self, run_id: str, body: RunBody) -> RunHandle:
+        """Run `body(publish)` as a task; its events go through `publish`."""
+        task = asyncio.get_running_loop().create_task(body(self.publish), name=run_id)
+        handle = RunHandle(run_id, task)
+        self.handles[run_id] = handle
+        return handle
+
+    def start_agent(
+        self,
+        agent: AgentExecutor,
+        request: str,
+        *,
+        tenant: str = "default",
+        run_id: str | None = None,
+        recorded: Sequence[Event] = (),
+        parent_run_id: str | None = None,
+    ) -> RunHandle:
+        run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+
+        async def body(sink: EventSink) -> ExecutionResult:
+            return await agent.run(
+                request,
+                run_id=run_id,
+                tenant=tenant,
+                on_event=sink,
+                recorded=recorded,
+                parent_run_id=parent_run_id,
+            )
+
+        return self.start(run_id, body)
+
+    async def cancel(self, run_id: str) -> bool:
+        handle = self.handles.get(run_id)
+        if handle is None or handle.done:
+            return False
+        handle.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await handle.task
+        return True
+
+    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncIterator[Event]:
+        """Events of `run_id` with seq > after: stored ones, then live ones until it ends."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        handle = self.handles.get(run_id)
+        live = handle is not None and not handle.done
+        if handle is not None and live:
+            handle.subscribers.append(queue)
+        try:
+            last = after
+            for event in self.store.events(run_id, after=after):
+                yield event
+                last = event.seq
+                if isinstance(event, RunFinished):
+                    return
+            while live:
+                event = await queue.get()
+                if event.seq <= last:
+                    continue
+                yield event
+                last = event.seq
+                if isinstance(event, RunFinished):
+                    return
+        finally:
+            if handle is not None and queue in handle.subscribers:
+                handle.subscribers.remove(queue)

@@ -1,0 +1,73 @@
+"""The RunStore protocol: one durable log of events per run, namespaced by tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from loopwright.events import Event
+
+StoredStatus = Literal[
+    "running", "completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"
+]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of the run list: derived from the run's events as they are appended."""
+
+    run_id: str
+    tenant: str
+    kind: Literal["agent", "task"]
+    status: StoredStatus
+    request: str
+    model: str
+    created_at: float
+    updated_at: float
+    last_seq: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    answer: str | None = None
+    reason: str | None = None
+    parent_run_id: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    tools: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["tools"] = list(self.tools)
+        return data
+
+
+class RunStore(Protocol):
+    """Append-only event log per run. Appends happen before any subscriber sees the event."""
+
+    def append(self, event: Event) -> None:
+        """Store one event. `run_started` creates the run; `run_finished` closes it."""
+        ...
+
+    def append_many(self, events: Sequence[Event]) -> None: ...
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        """Events of a run with `seq > after`, in order."""
+        ...
+
+    def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
+        """The run, or None if it does not exist or belongs to another tenant."""
+        ...
+
+    def list_runs(
+        self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[RunRecord]: ...
+
+    def set_status(self, run_id: str, status: StoredStatus) -> None: ...
+
+    def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
+        """Take (or renew) the right to run `run_id`; False if another live owner holds it."""
+        ...
+
+    def release_lease(self, run_id: str, owner: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,105 @@
+"""InMemoryRunStore: the RunStore protocol without persistence (tests, embedding)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+
+from loopwright.errors import StoreError
+from loopwright.events import Event, RunFinished, RunStarted, TaskComplete, TaskStart
+from loopwright.store._base import RunRecord, StoredStatus
+
+
+def record_after(record: RunRecord | None, event: Event) -> RunRecord:
+    """The run's row after `event` is appended (shared by every store implementation)."""
+    if isinstance(event, RunStarted):
+        return RunRecord(
+            run_id=event.run_id,
+            tenant=event.tenant,
+            kind=event.kind,
+            status="running",
+            request=event.request,
+            model=event.model,
+            created_at=event.ts,
+            updated_at=event.ts,
+            last_seq=event.seq,
+            parent_run_id=event.parent_run_id,
+            options=dict(event.options),
+            tools=tuple(event.tools),
+        )
+    if record is None:
+        raise StoreError(f"event {event.type} for unknown run {event.run_id}: no run_started")
+    if event.seq != record.last_seq + 1:
+        raise StoreError(
+            f"run {event.run_id}: event seq {event.seq} does not follow {record.last_seq}"
+        )
+    changes: dict[str, object] = {"last_seq": event.seq, "updated_at": event.ts}
+    if isinstance(event, RunFinished):
+        changes.update(
+            status=event.status,
+            answer=event.answer,
+            reason=event.reason,
+            input_tokens=event.usage.get("input_tokens", 0),
+            output_tokens=event.usage.get("output_tokens", 0),
+            cost=event.cost,
+        )
+    elif isinstance(event, TaskStart) and not record.request:
+        changes["request"] = event.task_name
+    elif isinstance(event, TaskComplete):
+        changes["answer"] = event.summary
+    return dataclasses.replace(record, **changes)  # type: ignore[arg-type]
+
+
+class InMemoryRunStore:
+    def __init__(self) -> None:
+        self._events: dict[str, list[Event]] = {}
+        self._runs: dict[str, RunRecord] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
+
+    def append(self, event: Event) -> None:
+        self._runs[event.run_id] = record_after(self._runs.get(event.run_id), event)
+        self._events.setdefault(event.run_id, []).append(event)
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self.append(event)
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        return [e for e in self._events.get(run_id, []) if e.seq > after]
+
+    def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
+        record = self._runs.get(run_id)
+        if record is None or (tenant is not None and record.tenant != tenant):
+            return None
+        return record
+
+    def list_runs(
+        self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[RunRecord]:
+        rows = [
+            r
+            for r in self._runs.values()
+            if (tenant is None or r.tenant == tenant) and (status is None or r.status == status)
+        ]
+        rows.sort(key=lambda r: r.created_at, reverse=True)
+        return rows[:limit]
+
+    def set_status(self, run_id: str, status: StoredStatus) -> None:
+        record = self._runs[run_id]
+        self._runs[run_id] = dataclasses.replace(record, status=status)
+
+    def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
+        now = time.time()
+        holder = self._leases.get(run_id)
+        if holder is not None and holder[0] != owner and holder[1] > now:
+            return False
+        self._leases[run_id] = (owner, now + ttl_s)
+        return True
+
+    def release_lease(self, run_id: str, owner: str) -> None:
+        if self._leases.get(run_id, ("", 0.0))[0] == owner:
+            del self._leases[run_id]
+
+    def close(self) -> None:
+        return None
