@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent import AgentOptions
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import Event
-from loopwright.models import resolve_model
-from loopwright.tools import resolve_tools
+from loopwright.runtime import RunSpec, build_agent
 
 DEFAULT_MODEL = "local"
 
@@ -52,14 +51,19 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
     )
 
 
-def run_command(args: argparse.Namespace) -> int:
-    model = resolve_model(args.model, base_url=args.base_url)
-    agent = AgentExecutor(
-        model,
-        resolve_tools(args.tools),
-        options=options_from_args(args),
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    return RunSpec(
+        request=args.request,
+        model=args.model,
+        base_url=args.base_url,
+        tools=tuple(t.strip() for t in args.tools.split(",") if t.strip()),
         workspace=args.workspace,
+        options=options_from_args(args),
     )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    agent = build_agent(spec_from_args(args))
     view = JsonLinesView() if args.json else LiveView()
 
     async def show(event: Event) -> None:

@@ -24,6 +24,8 @@ class ToolContext:
     workspace: Path = field(default_factory=Path.cwd)
     modified_files: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """Path (relative to the workspace) -> (sha256 before the run, sha256 now)."""
+    readable_roots: list[Path] = field(default_factory=list)
+    """Folders outside the workspace that read-only tools may read (e.g. a skill's folder)."""
 
     def record_write(self, rel_path: str, before: str | None, after: str | None) -> None:
         first_before = self.modified_files.get(rel_path, (before, None))[0]

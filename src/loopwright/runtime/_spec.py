@@ -1,0 +1,58 @@
+"""RunSpec: everything needed to build an agent run from plain data (CLI, HTTP, resume).
+
+It is what `run_started` records in its options (under `spec`), never API keys, so
+`loopwright runs resume RUN_ID` and the HTTP API can rebuild the same agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.models import Model, resolve_model
+from loopwright.tools import resolve_tools
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    request: str
+    model: str = "local"
+    base_url: str | None = None
+    tools: tuple[str, ...] = ()
+    """Tool specs as given by the user: built-in names, module:function, file.py:function."""
+    workspace: str | None = None
+    tenant: str = "default"
+    options: AgentOptions = field(default_factory=AgentOptions)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Room for features that add their own settings (skills, MCP servers, verification)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tools"] = list(self.tools)
+        data["options"] = self.options.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        return cls(
+            request=str(data["request"]),
+            model=str(data.get("model") or "local"),
+            base_url=data.get("base_url"),
+            tools=tuple(data.get("tools") or ()),
+            workspace=data.get("workspace"),
+            tenant=str(data.get("tenant") or "default"),
+            options=AgentOptions.from_dict(data.get("options") or {}),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+def build_agent(spec: RunSpec, *, model: Model | None = None) -> AgentExecutor:
+    """The AgentExecutor a spec describes. The spec is recorded in the run's options."""
+    options = AgentOptions.from_dict({**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}})
+    return AgentExecutor(
+        model or resolve_model(spec.model, base_url=spec.base_url),
+        resolve_tools(list(spec.tools)),
+        options=options,
+        workspace=spec.workspace,
+    )
