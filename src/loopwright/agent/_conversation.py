@@ -9,6 +9,8 @@ saying what was cut; the system prompt and the newest turns are never cut.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 
 from loopwright.messages import Message
 
@@ -39,6 +41,7 @@ class Conversation:
         self._tokens: list[int] = []
         self._observations: list[int] = []
         self.total_tokens = estimate_tokens(system_prompt)
+        self._chain: list[bytes] = [_link(b"", self.system)]
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
@@ -47,6 +50,7 @@ class Conversation:
         self.messages.append(message)
         self._tokens.append(tokens)
         self.total_tokens += tokens
+        self._chain.append(_link(self._chain[-1], message))
 
     def fit(self, limit: int | None) -> int:
         """Shorten old observations until the conversation fits; returns how many were cut."""
@@ -76,6 +80,14 @@ class Conversation:
         self.total_tokens += tokens - self._tokens[index]
         self._tokens[index] = tokens
         self.messages[index] = message
+        del self._chain[index + 1 :]
+        for later in self.messages[index:]:
+            self._chain.append(_link(self._chain[-1], later))
+
+    def digest(self, note: str | None, tool_names: list[str]) -> str:
+        """A fingerprint of the request: a hash chain, so it costs the same at any length."""
+        tail = json.dumps({"note": note, "tools": tool_names}).encode("utf-8")
+        return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
 
     def request_messages(self, note: str | None = None) -> tuple[Message, ...]:
         """System prompt + history; `note` goes at the end of the newest message only."""
@@ -85,3 +97,8 @@ class Conversation:
             separator = "\n\n" if last.content else ""
             messages[-1] = dataclasses.replace(last, content=f"{last.content}{separator}{note}")
         return tuple(messages)
+
+
+def _link(previous: bytes, message: Message) -> bytes:
+    encoded = repr((message.role, message.content, message.tool_calls, message.tool_call_id))
+    return hashlib.sha256(previous + encoded.encode("utf-8")).digest()

@@ -8,7 +8,6 @@ that completed is repeated.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import deque
 from collections.abc import Sequence
@@ -16,17 +15,7 @@ from dataclasses import dataclass, field
 
 from loopwright.errors import ReplayDivergence
 from loopwright.events import Event, ModelResponded, ToolCallFinished, ToolCallStarted
-from loopwright.messages import Message, ModelResponse, ToolResult
-
-
-def request_digest(messages: Sequence[Message], tool_names: Sequence[str]) -> str:
-    """A short, stable fingerprint of what was sent to the model."""
-    payload = json.dumps(
-        {"messages": [m.to_dict() for m in messages], "tools": list(tool_names)},
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+from loopwright.messages import ModelResponse, ToolResult
 
 
 def _describe(event: Event) -> str:

@@ -7,10 +7,10 @@ import dataclasses
 import json
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from loopwright.agent._conversation import Conversation
-from loopwright.agent._effects import RecordedEffects, request_digest
+from loopwright.agent._effects import RecordedEffects
 from loopwright.agent._result import CompletedStep, ExecutionResult, VerificationResult
 from loopwright.agent._setup import RunSetup
 from loopwright.errors import LoopwrightError, ReplayDivergence
@@ -33,6 +33,7 @@ from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOut
 from loopwright.prompts import correction_message, iteration_note, observation_text
 
 EventSink = Callable[[Event], Awaitable[None]]
+T = TypeVar("T")
 SUMMARY_CHARS = 160
 
 
@@ -41,8 +42,11 @@ def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def canonical_call(call: ToolCall) -> str:
-    return f"{call.name}({json.dumps(call.arguments, sort_keys=True, default=str)})"
+async def _with_timeout(awaitable: Awaitable[T], seconds: float | None) -> T:
+    if seconds is None:
+        return await awaitable
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 class AgentRun:
@@ -65,6 +69,7 @@ class AgentRun:
         self.model_calls = 0
         self._digest = ""
         self._model_ms = 0.0
+        self._signature = ""
 
     async def emit(self, event_type: type[Any], **fields: Any) -> None:
         self.seq += 1
@@ -177,13 +182,12 @@ class AgentRun:
             temperature=setup.options.temperature,
             max_output_tokens=setup.options.max_output_tokens,
         )
-        self._digest = request_digest(messages, [t.name for t in request.tools])
+        self._digest = self.conversation.digest(note, [t.name for t in request.tools])
         started = time.perf_counter()
         response = self.recorded.next_model_response()
         if response is None:
             timeout = self._effect_timeout(setup.options.iteration_timeout_s)
-            async with asyncio.timeout(timeout):
-                response = await setup.model.complete(request)
+            response = await _with_timeout(setup.model.complete(request), timeout)
         self._model_ms = (time.perf_counter() - started) * 1000
         setup.ledger.record(setup.model.name, response.usage)
         self.state.largest_output_tokens = max(
@@ -241,7 +245,7 @@ class AgentRun:
             result = await self._run_tool(call)
             new_information |= result.content not in self.seen_observations
             self.seen_observations.add(result.content)
-            self.state.call_signatures.append(canonical_call(call))
+            self.state.call_signatures.append(self._signature)
             if native:
                 self.conversation.append(
                     Message.tool(result.content, call.id, call.name), observation=True
@@ -269,6 +273,8 @@ class AgentRun:
             tool_name=call.name,
             arguments=call.arguments,
         )
+        arguments_json = json.dumps(call.arguments, sort_keys=True, default=str)
+        self._signature = f"{call.name}({arguments_json})"
         result = self.recorded.tool_results.get(call.id)
         if (
             result is None
@@ -283,8 +289,9 @@ class AgentRun:
                 is_error=True,
             )
         if result is None:
-            async with asyncio.timeout(self._effect_timeout(None)):
-                result = await setup.tool_executor.execute(call)
+            result = await _with_timeout(
+                setup.tool_executor.execute(call), self._effect_timeout(None)
+            )
         self.steps.append(
             CompletedStep(
                 self.state.iteration, call.name, call.arguments, result.content, result.is_error
@@ -296,7 +303,7 @@ class AgentRun:
             call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
-            args_summary=summarize(json.dumps(call.arguments, ensure_ascii=False, default=str)),
+            args_summary=summarize(arguments_json),
             result=result.content,
             result_summary=summarize(result.content),
             is_error=result.is_error,

@@ -7,8 +7,6 @@ import json
 import time
 from typing import Any
 
-import jsonschema
-
 from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.prompts.errors import build_error_observation
@@ -93,11 +91,9 @@ class ToolExecutor:
 
     async def _run(self, call: ToolCall) -> Any:
         tool = self.registry.get(call.name)
-        try:
-            jsonschema.validate(call.arguments, tool.parameters)
-        except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
-            raise ToolError(f"invalid arguments ({where}): {exc.message}") from None
+        problem = tool.check_arguments(call.arguments)
+        if problem is not None:
+            raise ToolError(problem)
         async with asyncio.timeout(self._timeout_for(call.name)):
             return await tool.invoke(call.arguments, self.context)
 

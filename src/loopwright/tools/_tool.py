@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from loopwright.messages import ToolSpec
 from loopwright.tools._schema import schema_from_function
+from loopwright.tools._validate import Check, compile_validator
 
 Effect = Literal["read", "write", "destructive"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,6 +46,11 @@ class Tool:
     idempotent: bool = True
     timeout: float | None = None
     context_param: str | None = None
+
+    @functools.cached_property
+    def check_arguments(self) -> Check:
+        """The compiled argument check (built once: validating must stay cheap per call)."""
+        return compile_validator(self.parameters)
 
     @property
     def spec(self) -> ToolSpec:
