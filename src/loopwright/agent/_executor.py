@@ -62,6 +62,7 @@ class AgentExecutor:
         prices: dict[str, tuple[float, float]] | None = None,
         clock: Clock | None = None,
         verifier: Verifier | None = None,
+        readable_roots: Sequence[str | Path] = (),
     ) -> None:
         self.model = model
         registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
@@ -77,6 +78,7 @@ class AgentExecutor:
         self.prices = prices
         self.clock = clock or SystemClock()
         self.verifier = verifier
+        self.readable_roots = [Path(root).resolve() for root in readable_roots]
 
     @property
     def tool_mode(self) -> str:
@@ -110,7 +112,9 @@ class AgentExecutor:
 
     def _setup(self, request: str, run_id: str, tenant: str, parent: str | None) -> RunSetup:
         ledger = CostLedger() if self.prices is None else CostLedger(prices=dict(self.prices))
-        context = ToolContext(run_id=run_id, workspace=self.workspace)
+        context = ToolContext(
+            run_id=run_id, workspace=self.workspace, readable_roots=list(self.readable_roots)
+        )
         tool_executor = ToolExecutor(
             self.tools, context=context, scrubber=self.scrubber, timeout=self.options.tool_timeout_s
         )

@@ -12,6 +12,7 @@ from loopwright.errors import RunError, UsageError
 SUBCOMMAND_MODULES = [
     "loopwright.cli._run",
     "loopwright.cli._parse",
+    "loopwright.cli._skills",
 ]
 
 

@@ -34,6 +34,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--max-cost", type=float, default=None, help="USD")
     parser.add_argument("--repetition-threshold", type=int, default=3)
     parser.add_argument("--no-progress-limit", type=int, default=5)
+    parser.add_argument("--skill", default=None, help="run a skill folder (SKILL.md)")
+    parser.add_argument(
+        "--allow-skill-commands",
+        action="store_true",
+        help="let the skill's !`command` lines run (off by default)",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -59,7 +65,14 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
         tools=tuple(t.strip() for t in args.tools.split(",") if t.strip()),
         workspace=args.workspace,
         options=options_from_args(args),
+        extra=skill_extra(args),
     )
+
+
+def skill_extra(args: argparse.Namespace) -> dict[str, object]:
+    if not args.skill:
+        return {}
+    return {"skill": args.skill, "allow_skill_commands": args.allow_skill_commands}
 
 
 def run_command(args: argparse.Namespace) -> int:

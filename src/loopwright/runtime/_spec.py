@@ -7,11 +7,13 @@ It is what `run_started` records in its options (under `spec`), never API keys, 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.models import Model, resolve_model
-from loopwright.tools import resolve_tools
+from loopwright.prompts import PromptParts
+from loopwright.tools import ToolRegistry, resolve_tools
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,30 @@ class RunSpec:
 
 
 def build_agent(spec: RunSpec, *, model: Model | None = None) -> AgentExecutor:
-    """The AgentExecutor a spec describes. The spec is recorded in the run's options."""
-    options = AgentOptions.from_dict({**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}})
+    """The AgentExecutor a spec describes. The spec is recorded in the run's options.
+
+    `extra` keys understood here: `skill` (a skill folder to run), `allow_skill_commands`.
+    """
+    registry = ToolRegistry(resolve_tools(list(spec.tools)))
+    option_data = {**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}}
+    parts: PromptParts | None = None
+    readable: list[Path] = []
+    if spec.extra.get("skill"):
+        from loopwright.skills import prepare_skill_agent
+
+        parts, allowed, skill_dir = prepare_skill_agent(
+            spec.extra["skill"],
+            spec.request,
+            registry,
+            allow_commands=bool(spec.extra.get("allow_skill_commands")),
+        )
+        option_data["allowed_tools"] = list(allowed) if allowed is not None else None
+        readable.append(skill_dir)
     return AgentExecutor(
         model or resolve_model(spec.model, base_url=spec.base_url),
-        resolve_tools(list(spec.tools)),
-        options=options,
+        registry,
+        options=AgentOptions.from_dict(option_data),
+        prompt_parts=parts,
         workspace=spec.workspace,
+        readable_roots=readable,
     )

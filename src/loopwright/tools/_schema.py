@@ -42,7 +42,8 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     doc = inspect.cleandoc(doc or "")
     summary = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
     params: dict[str, str] = {}
-    for match in re.finditer(r"^\s*(?::param\s+)?(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$", doc, re.M):
+    pattern = r"^[ \t]*(?::param[ \t]+)?(\w+)[ \t]*(?:\([^)\n]*\))?[ \t]*:[ \t]*(.+)$"
+    for match in re.finditer(pattern, doc, re.M):
         name, text = match.group(1), match.group(2).strip()
         if name.lower() not in {"args", "returns", "raises", "example", "examples", "note"}:
             params.setdefault(name, text)

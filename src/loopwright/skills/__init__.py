@@ -1,0 +1,30 @@
+"""Skills: SKILL.md folders (the Agent Skills format) and the autonomous skill executor."""
+
+from loopwright.skills._executor import (
+    AutonomousConfig,
+    AutonomousSkillExecutor,
+    prepare_skill_agent,
+)
+from loopwright.skills._preprocess import (
+    ContextLoader,
+    DynamicInjector,
+    LoadedContext,
+    StringSubstitutor,
+    describe_file,
+)
+from loopwright.skills._skill import Skill, SkillMetadata, discover_skills, load_skill
+
+__all__ = [
+    "AutonomousConfig",
+    "AutonomousSkillExecutor",
+    "ContextLoader",
+    "DynamicInjector",
+    "LoadedContext",
+    "Skill",
+    "SkillMetadata",
+    "StringSubstitutor",
+    "describe_file",
+    "discover_skills",
+    "load_skill",
+    "prepare_skill_agent",
+]

@@ -1,0 +1,168 @@
+"""AutonomousSkillExecutor (seed 000): a skill run on the one AgentExecutor loop."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.events import Event
+from loopwright.models import Model, resolve_model
+from loopwright.prompts import PromptParts
+from loopwright.skills._preprocess import (
+    ContextLoader,
+    DynamicInjector,
+    LoadedContext,
+    StringSubstitutor,
+)
+from loopwright.skills._skill import Skill, load_skill
+from loopwright.tools import ToolExecutor, ToolRegistry
+
+READ_TOOL = "read"
+
+
+@dataclass(frozen=True)
+class AutonomousConfig:
+    """How a skill runs. `options` are the agent's (iterations, budget, timeouts...)."""
+
+    max_iterations: int = 15
+    options: AgentOptions = field(default_factory=AgentOptions)
+    model: str = "local"
+    base_url: str | None = None
+
+
+class AutonomousSkillExecutor:
+    """Runs a skill autonomously: preprocess its content, build the prompt, run the loop."""
+
+    def __init__(
+        self,
+        skill: Skill,
+        tool_registry: ToolRegistry,
+        tool_executor: ToolExecutor | None = None,
+        config: AutonomousConfig | None = None,
+        context_loader: ContextLoader | None = None,
+        dynamic_injector: DynamicInjector | None = None,
+        string_substitutor: StringSubstitutor | None = None,
+        *,
+        model: Model | None = None,
+        workspace: str | Path | None = None,
+    ) -> None:
+        self.skill = skill
+        self.tool_registry = tool_registry
+        self.tool_executor = tool_executor
+        self.config = config or AutonomousConfig()
+        self.context_loader = context_loader or ContextLoader()
+        self.dynamic_injector = dynamic_injector or DynamicInjector()
+        self.string_substitutor = string_substitutor or StringSubstitutor()
+        self._model = model
+        self.workspace = workspace
+
+    async def build_agent(
+        self, user_request: str, *, task_id: str = "", session_id: str = ""
+    ) -> AgentExecutor:
+        """The AgentExecutor for one request: preprocessing done, prompt parts filled in."""
+        context = self.context_loader.load(self.skill)
+        content = self.string_substitutor.substitute(
+            self.skill.content,
+            arguments=user_request,
+            skill_dir=str(self.skill.path),
+            session_id=session_id,
+            task_id=task_id,
+        )
+        content = await self.dynamic_injector.inject(content, self.skill.path)
+        allowed = skill_allowed_tools(self.skill, context, self.tool_registry)
+        options = _options(self.config, allowed)
+        parts = skill_prompt_parts(self.skill, content, context)
+        executor = self.tool_executor
+        return AgentExecutor(
+            self._model or resolve_model(self.config.model, base_url=self.config.base_url),
+            self.tool_registry,
+            options=options,
+            prompt_parts=parts,
+            scrubber=executor.scrubber if executor else None,
+            workspace=self.workspace or (executor.context.workspace if executor else None),
+            readable_roots=[self.skill.path],
+        )
+
+    async def execute(
+        self,
+        user_request: str,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        tenant_id: str = "default",
+    ) -> AsyncIterator[Event]:
+        """Stream the run's events."""
+        task_id = task_id or f"task_{uuid.uuid4().hex[:12]}"
+        agent = await self.build_agent(user_request, task_id=task_id, session_id=session_id or "")
+        async for event in agent.stream(user_request, tenant=tenant_id):
+            yield event
+
+    async def execute_sync(
+        self,
+        user_request: str,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        tenant_id: str = "default",
+    ) -> ExecutionResult:
+        """Run to the end and return the result (no streaming)."""
+        task_id = task_id or f"task_{uuid.uuid4().hex[:12]}"
+        agent = await self.build_agent(user_request, task_id=task_id, session_id=session_id or "")
+        return await agent.run(user_request, tenant=tenant_id)
+
+
+def skill_allowed_tools(
+    skill: Skill, context: LoadedContext, registry: ToolRegistry
+) -> tuple[str, ...] | None:
+    """The skill's allowed-tools, plus `read` when it has supporting files to load."""
+    allowed = skill.metadata.allowed_tools
+    if allowed is None:
+        return None
+    extra = (READ_TOOL,) if context.available_files else ()
+    return tuple(name for name in dict.fromkeys((*allowed, *extra)) if name in registry)
+
+
+def known_tool_names(registry: ToolRegistry) -> set[str]:
+    """Every tool a skill may name: loopwright's own tools and this run's registry."""
+    from loopwright.tools import BUILTIN_TOOLS
+
+    workspace_tools = {"write_file", "edit_file", "grep", "glob", "run_command"}
+    return set(registry.names()) | set(BUILTIN_TOOLS) | workspace_tools
+
+
+def skill_prompt_parts(skill: Skill, content: str, context: LoadedContext) -> PromptParts:
+    return PromptParts(
+        skill_name=skill.name,
+        skill_content=content,
+        available_files=context.available_files,
+        skill_dir=str(context.skill_dir),
+    )
+
+
+def prepare_skill_agent(
+    skill_dir: str | Path,
+    request: str,
+    registry: ToolRegistry,
+    *,
+    allow_commands: bool = False,
+) -> tuple[PromptParts, tuple[str, ...] | None, Path]:
+    """(prompt parts, allowed tools, skill folder) for a run of the skill in `skill_dir`."""
+    skill = load_skill(skill_dir, known_tools=known_tool_names(registry))
+    context = ContextLoader().load(skill)
+    content = StringSubstitutor().substitute(
+        skill.content, arguments=request, skill_dir=str(skill.path)
+    )
+    content = DynamicInjector(enabled=allow_commands).inject_sync(content, skill.path)
+    return (
+        skill_prompt_parts(skill, content, context),
+        skill_allowed_tools(skill, context, registry),
+        skill.path,
+    )
+
+
+def _options(config: AutonomousConfig, allowed: tuple[str, ...] | None) -> AgentOptions:
+    data = config.options.to_dict()
+    data["max_iterations"] = config.options.max_iterations or config.max_iterations
+    data["allowed_tools"] = list(allowed) if allowed is not None else None
+    return AgentOptions.from_dict(data)

@@ -1,0 +1,167 @@
+"""Seed 000's preprocessing pipeline: ContextLoader, StringSubstitutor, DynamicInjector."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loopwright.prompts import FileRef
+from loopwright.safety.scrub import Scrubber
+from loopwright.skills._skill import SKILL_FILE, Skill
+
+MAX_LISTED_FILES = 200
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_COMMENT = re.compile(r"^\s*(?:#|//|--|;)\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class LoadedContext:
+    """A skill's supporting files: listed with a description and a line count, not loaded."""
+
+    skill_dir: Path
+    available_files: dict[str, FileRef] = field(default_factory=dict)
+
+
+def describe_file(path: Path) -> tuple[str, int]:
+    """(one-line description, line count): the first heading, or the first comment line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return "binary file", 0
+    lines = text.splitlines()
+    for line in lines[:40]:
+        if line.startswith("#!"):
+            continue
+        match = _HEADING.match(line) if path.suffix in {".md", ".markdown"} else None
+        match = match or (None if path.suffix in {".md", ".markdown"} else _COMMENT.match(line))
+        if match:
+            return match.group(1)[:120], len(lines)
+    return "", len(lines)
+
+
+class ContextLoader:
+    """Lists a skill's supporting files (everything in the folder but SKILL.md)."""
+
+    def load(self, skill: Skill) -> LoadedContext:
+        described = skill.metadata.metadata.get("files")
+        overrides = described if isinstance(described, dict) else {}
+        files: dict[str, FileRef] = {}
+        for path in sorted(skill.path.rglob("*")):
+            rel = path.relative_to(skill.path).as_posix()
+            if not path.is_file() or rel == SKILL_FILE or _hidden(rel):
+                continue
+            description, line_count = describe_file(path)
+            files[rel] = FileRef(str(overrides.get(rel, description)), line_count)
+            if len(files) >= MAX_LISTED_FILES:
+                break
+        return LoadedContext(skill.path, files)
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") or part == "__pycache__" for part in rel.split("/"))
+
+
+class StringSubstitutor:
+    """Replaces $ARGUMENTS, $1.., ${SKILL_DIR}, ${SESSION_ID}, ${TASK_ID}; leaves others alone."""
+
+    _PATTERN = re.compile(r"\$\{(SKILL_DIR|SESSION_ID|TASK_ID|ARGUMENTS)\}|\$(ARGUMENTS|\d+)")
+
+    def substitute(
+        self,
+        content: str,
+        *,
+        arguments: str = "",
+        skill_dir: str = "",
+        session_id: str = "",
+        task_id: str = "",
+    ) -> str:
+        positional = arguments.split()
+        named = {
+            "SKILL_DIR": skill_dir,
+            "SESSION_ID": session_id,
+            "TASK_ID": task_id,
+            "ARGUMENTS": arguments,
+        }
+
+        def replace(match: re.Match[str]) -> str:
+            key = match.group(1) or match.group(2)
+            if key.isdigit():
+                index = int(key) - 1
+                return positional[index] if 0 <= index < len(positional) else match.group(0)
+            return named[key]
+
+        return self._PATTERN.sub(replace, content)
+
+
+class DynamicInjector:
+    """Replaces lines of the form !`command` with the command's output (off by default).
+
+    The command runs in the skill folder with a timeout; its output is scrubbed like any
+    observation before it enters the prompt.
+    """
+
+    _LINE = re.compile(r"^!`(.+)`\s*$", re.M)
+
+    def __init__(
+        self, *, enabled: bool = False, timeout_s: float = 10.0, scrubber: Scrubber | None = None
+    ) -> None:
+        self.enabled = enabled
+        self.timeout_s = timeout_s
+        self.scrubber = scrubber or Scrubber()
+
+    async def inject(self, content: str, skill_dir: Path) -> str:
+        if not self.enabled:
+            return content
+        pieces: list[str] = []
+        last = 0
+        for match in self._LINE.finditer(content):
+            pieces.append(content[last : match.start()])
+            pieces.append(await self._run(match.group(1), skill_dir))
+            last = match.end()
+        pieces.append(content[last:])
+        return "".join(pieces)
+
+    def inject_sync(self, content: str, skill_dir: Path) -> str:
+        """`inject` for callers outside an event loop (the CLI builds agents before one runs)."""
+        if not self.enabled:
+            return content
+        return self._LINE.sub(lambda m: self._run_sync(m.group(1), skill_dir), content)
+
+    def _run_sync(self, command: str, skill_dir: Path) -> str:
+        try:
+            done = subprocess.run(
+                command,
+                shell=True,
+                cwd=skill_dir,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"[command timed out after {self.timeout_s:g}s: {command}]"
+        return self._finish((done.stdout + done.stderr).rstrip("\n"), done.returncode, command)
+
+    def _finish(self, text: str, returncode: int | None, command: str) -> str:
+        if returncode:
+            text += f"\n[command exited with status {returncode}: {command}]"
+        return self.scrubber.scrub(text).text
+
+    async def _run(self, command: str, skill_dir: Path) -> str:
+        process = await asyncio.create_subprocess_shell(
+            command,
+            cwd=skill_dir,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), self.timeout_s)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            return f"[command timed out after {self.timeout_s:g}s: {command}]"
+        text = output.decode("utf-8", errors="replace").rstrip("\n")
+        return self._finish(text, process.returncode, command)
