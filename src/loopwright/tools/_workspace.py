@@ -22,3 +22,22 @@ def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> 
     if must_exist and not resolved.exists():
         raise ToolError(f"no such file or folder in the workspace: {path!r}")
     return resolved
+
+
+def resolve_readable(
+    root: Path, readable_roots: list[Path], path: str, *, must_exist: bool = True
+) -> Path:
+    """Like `resolve_in_workspace`, but read-only tools may also read the extra roots.
+
+    A relative path is looked up in the workspace first, then in each extra root.
+    """
+    try:
+        found = resolve_in_workspace(root, path, must_exist=must_exist)
+    except ToolError as refused:
+        for extra in readable_roots:
+            try:
+                return resolve_in_workspace(extra, path, must_exist=must_exist)
+            except ToolError:
+                continue
+        raise refused from None
+    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loopwright.tools._tool import Tool, ToolContext, tool
-from loopwright.tools._workspace import resolve_in_workspace
+from loopwright.tools._workspace import resolve_readable
 
 
 @tool
@@ -27,7 +27,7 @@ def read(
         start_line: first line to return
         end_line: last line to return
     """
-    file = resolve_in_workspace(ctx.workspace, path, must_exist=True)
+    file = resolve_readable(ctx.workspace, ctx.readable_roots, path)
     text = file.read_text(encoding="utf-8", errors="replace")
     if start_line is None and end_line is None:
         return text
@@ -44,7 +44,7 @@ def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
     Args:
         path: folder path relative to the workspace root
     """
-    folder = resolve_in_workspace(ctx.workspace, path, must_exist=True)
+    folder = resolve_readable(ctx.workspace, ctx.readable_roots, path)
     entries = []
     for child in sorted(folder.iterdir()):
         if child.name.startswith(".git"):
