@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from loopwright.agent import AgentOptions
+from loopwright.agent import AgentOptions, ExecutionResult
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import Event
 from loopwright.runtime import RunSpec, build_agent
@@ -35,6 +35,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--repetition-threshold", type=int, default=3)
     parser.add_argument("--no-progress-limit", type=int, default=5)
     parser.add_argument("--skill", default=None, help="run a skill folder (SKILL.md)")
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="SERVER",
+        help="an MCP server: a command (stdio) or an http(s) URL; repeatable",
+    )
     parser.add_argument(
         "--allow-skill-commands",
         action="store_true",
@@ -70,20 +77,33 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
 
 
 def skill_extra(args: argparse.Namespace) -> dict[str, object]:
-    if not args.skill:
-        return {}
-    return {"skill": args.skill, "allow_skill_commands": args.allow_skill_commands}
+    extra: dict[str, object] = {}
+    if args.skill:
+        extra.update(skill=args.skill, allow_skill_commands=args.allow_skill_commands)
+    if args.mcp:
+        extra["mcp"] = list(args.mcp)
+    return extra
 
 
 def run_command(args: argparse.Namespace) -> int:
-    agent = build_agent(spec_from_args(args))
+    spec = spec_from_args(args)
     view = JsonLinesView() if args.json else LiveView()
 
     async def show(event: Event) -> None:
         view.show(event)
 
+    async def run_with_mcp() -> ExecutionResult:
+        from loopwright.mcp import MCPConnections
+
+        async with MCPConnections(args.mcp) as servers:
+            agent = build_agent(spec, extra_tools=servers.tools())
+            return await agent.run(args.request, on_event=show)
+
     try:
-        result = asyncio.run(agent.run(args.request, on_event=show))
+        if args.mcp:
+            result = asyncio.run(run_with_mcp())
+        else:
+            result = asyncio.run(build_agent(spec).run(args.request, on_event=show))
     finally:
         view.close()
     return 0 if result.success else 1

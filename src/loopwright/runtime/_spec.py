@@ -6,6 +6,7 @@ It is what `run_started` records in its options (under `spec`), never API keys, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptParts
-from loopwright.tools import ToolRegistry, resolve_tools
+from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,16 @@ class RunSpec:
         )
 
 
-def build_agent(spec: RunSpec, *, model: Model | None = None) -> AgentExecutor:
+def build_agent(
+    spec: RunSpec, *, model: Model | None = None, extra_tools: Sequence[Tool] = ()
+) -> AgentExecutor:
     """The AgentExecutor a spec describes. The spec is recorded in the run's options.
 
     `extra` keys understood here: `skill` (a skill folder to run), `allow_skill_commands`.
+    `extra_tools` are tools from outside the spec's names (MCP servers listed in
+    `extra["mcp"]`, connected by the caller for the run's lifetime).
     """
-    registry = ToolRegistry(resolve_tools(list(spec.tools)))
+    registry = ToolRegistry([*resolve_tools(list(spec.tools)), *extra_tools])
     option_data = {**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}}
     parts: PromptParts | None = None
     readable: list[Path] = []

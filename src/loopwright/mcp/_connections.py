@@ -1,0 +1,183 @@
+"""MCP client: tools from MCP servers over stdio and streamable HTTP (official `mcp` SDK).
+
+A server's tools join the registry under their own names, prefixed with the server's name
+only when two servers offer the same name. Arguments are validated against the server's
+JSON Schema before the call (the ToolExecutor does that for every tool); a server that
+dies or times out becomes an error observation for the model, not a hung run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from collections import Counter
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from loopwright.errors import ConfigurationError, ToolError
+from loopwright.tools import Tool
+
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+DEFAULT_CALL_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class MCPServerSpec:
+    """`python server.py --flag` (a command, run over stdio) or `http://host:port/mcp`."""
+
+    target: str
+
+    @property
+    def is_http(self) -> bool:
+        return self.target.startswith(("http://", "https://"))
+
+    def client_target(self) -> StdioServerParameters | str:
+        if self.is_http:
+            return self.target
+        argv = shlex.split(self.target)
+        if not argv:
+            raise ConfigurationError("--mcp needs a command or an http(s) URL")
+        command = sys.executable if argv[0] in {"python", "python3"} else argv[0]
+        return StdioServerParameters(command=command, args=argv[1:])
+
+
+@dataclass
+class _Server:
+    spec: MCPServerSpec
+    name: str
+    client: Client
+    tools: list[Any]
+
+
+class MCPConnections:
+    """Connects to MCP servers for the lifetime of an `async with` block.
+
+    >>> async with MCPConnections(["python examples/mcp_server.py"]) as mcp:
+    ...     agent = AgentExecutor(model, [*builtins, *mcp.tools()])
+    """
+
+    def __init__(
+        self,
+        specs: list[str],
+        *,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    ) -> None:
+        self.specs = [MCPServerSpec(s) for s in specs]
+        self.connect_timeout_s = connect_timeout_s
+        self.call_timeout_s = call_timeout_s
+        self._stack = AsyncExitStack()
+        self._servers: list[_Server] = []
+
+    async def __aenter__(self) -> MCPConnections:
+        try:
+            for spec in self.specs:
+                self._servers.append(await self._connect(spec))
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            await self._stack.aclose()
+        except Exception:  # a server that already died can't be closed cleanly
+            return
+
+    async def _connect(self, spec: MCPServerSpec) -> _Server:
+        client = Client(spec.client_target(), read_timeout_seconds=self.call_timeout_s)
+        try:
+            async with asyncio.timeout(self.connect_timeout_s):
+                await self._stack.enter_async_context(client)
+                listed = await client.list_tools()
+        except TimeoutError:
+            raise ConfigurationError(
+                f"MCP server {spec.target!r} did not answer within {self.connect_timeout_s:g}s"
+            ) from None
+        except Exception as exc:  # any failure to start is a usage error
+            raise ConfigurationError(
+                f"cannot connect to MCP server {spec.target!r}: {_describe(exc)}"
+            ) from None
+        info = client.server_info
+        name = info.name if info is not None and info.name else _fallback_name(spec)
+        taken = {server.name for server in self._servers}
+        unique, number = name, 2
+        while unique in taken:
+            unique, number = f"{name}-{number}", number + 1
+        return _Server(spec, unique, client, list(listed.tools))
+
+    def tools(self) -> list[Tool]:
+        """Every server's tools; a name offered by two servers is prefixed with `server.`."""
+        counts = Counter(t.name for server in self._servers for t in server.tools)
+        tools: list[Tool] = []
+        for server in self._servers:
+            for listed in server.tools:
+                exposed = (
+                    listed.name if counts[listed.name] == 1 else f"{server.name}.{listed.name}"
+                )
+                tools.append(self._as_tool(server, listed, exposed))
+        return tools
+
+    def _as_tool(self, server: _Server, listed: Any, exposed: str) -> Tool:
+        remote_name = str(listed.name)
+        schema = dict(listed.input_schema or {"type": "object", "properties": {}})
+
+        async def call(**arguments: Any) -> str:
+            return await _call(server, remote_name, arguments, self.call_timeout_s)
+
+        annotations = getattr(listed, "annotations", None)
+        read_only = bool(getattr(annotations, "read_only_hint", False))
+        return Tool(
+            name=exposed,
+            description=str(listed.description or f"{remote_name} (from MCP server {server.name})"),
+            parameters=schema,
+            function=call,
+            effect="read" if read_only else "write",
+            idempotent=read_only,
+            timeout=self.call_timeout_s + 5,
+        )
+
+
+async def _call(server: _Server, name: str, arguments: dict[str, Any], timeout_s: float) -> str:
+    try:
+        async with asyncio.timeout(timeout_s):
+            result = await server.client.call_tool(name, arguments)
+    except TimeoutError:
+        raise ToolError(
+            f"MCP server {server.name!r} did not answer {name!r} within {timeout_s:g}s"
+        ) from None
+    except Exception as exc:  # a dead or broken server is an observation
+        raise ToolError(
+            f"MCP server {server.name!r} failed on {name!r}: {_describe(exc)}"
+        ) from None
+    text = "\n".join(_block_text(block) for block in result.content or [])
+    if result.is_error:
+        raise ToolError(text or f"MCP tool {name!r} reported an error")
+    return text
+
+
+def _block_text(block: Any) -> str:
+    text = getattr(block, "text", None)
+    if isinstance(text, str):
+        return text
+    return f"[{getattr(block, 'type', 'content')} block]"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _fallback_name(spec: MCPServerSpec) -> str:
+    return spec.target.rstrip("/").rsplit("/", 1)[-1].split()[0] or "mcp"
