@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 
 from loopwright.messages import Message
 
@@ -86,7 +85,7 @@ class Conversation:
 
     def digest(self, note: str | None, tool_names: list[str]) -> str:
         """A fingerprint of the request: a hash chain, so it costs the same at any length."""
-        tail = json.dumps({"note": note, "tools": tool_names}).encode("utf-8")
+        tail = f"{note}|{','.join(tool_names)}".encode()
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
 
     def request_messages(self, note: str | None = None) -> tuple[Message, ...]:

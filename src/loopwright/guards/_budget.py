@@ -26,6 +26,9 @@ class CostLedger:
 
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
+    total_usage: Usage = field(default_factory=Usage)
+    """Kept as calls are recorded, so reading it costs nothing per step."""
+    total_cost: float = 0.0
 
     def price_of(self, model: str) -> tuple[float, float]:
         return self.prices.get(model, (0.0, 0.0))
@@ -36,17 +39,8 @@ class CostLedger:
 
     def record(self, model: str, usage: Usage) -> None:
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
-
-    @property
-    def total_usage(self) -> Usage:
-        total = Usage()
-        for usage in self.usage_by_model.values():
-            total = total + usage
-        return total
-
-    @property
-    def total_cost(self) -> float:
-        return sum(self.cost_of(m, u) for m, u in self.usage_by_model.items())
+        self.total_usage = self.total_usage + usage
+        self.total_cost += self.cost_of(model, usage)
 
 
 class Budget(BasePolicy):

@@ -79,11 +79,11 @@ class NoProgress(BasePolicy):
         self.limit = limit
 
     def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
-        rounds = list(zip(state.new_observation, state.workspace_changed, strict=False))
-        if len(rounds) < self.limit:
+        if len(state.new_observation) < self.limit:
             return None
-        recent = rounds[-self.limit :]
-        if any(new or changed for new, changed in recent):
+        recent_new = state.new_observation[-self.limit :]
+        recent_changed = state.workspace_changed[-self.limit :]
+        if any(recent_new) or any(recent_changed):
             return None
         return Stop(
             "no_progress",

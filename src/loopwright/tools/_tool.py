@@ -48,6 +48,10 @@ class Tool:
     context_param: str | None = None
 
     @functools.cached_property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.function)
+
+    @functools.cached_property
     def check_arguments(self) -> Check:
         """The compiled argument check (built once: validating must stay cheap per call)."""
         return compile_validator(self.parameters)
@@ -84,7 +88,7 @@ class Tool:
         kwargs = dict(arguments)
         if self.context_param:
             kwargs[self.context_param] = ctx
-        if inspect.iscoroutinefunction(self.function):
+        if self.is_async:
             return await self.function(**kwargs)
         result = await asyncio.to_thread(self.function, **kwargs)
         if inspect.isawaitable(result):
