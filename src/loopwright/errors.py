@@ -9,7 +9,8 @@ that goes back to the model instead of up the stack::
     │   ├── ToolDefinitionError     a function that cannot become a tool
     │   ├── UnknownToolError        a tool name that is not registered
     │   ├── SkillError              a SKILL.md folder that is not valid
-    │   └── TaskParseError          a task file that is not valid (file_path, message, line)
+    │   ├── TaskParseError          a task file that is not valid (file_path, message, line)
+    │   └── TaskMatchError          no task (or more than one) matches a free-text request
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -19,6 +20,7 @@ that goes back to the model instead of up the stack::
     │   ├── RunTimeout              the wall clock ran out
     │   ├── RunCancelled            someone cancelled the run
     │   ├── ReplayDivergence        re-running a recorded run made a different effect
+    │   ├── TaskRunError            a task step could not run (bad value, backup, undo)
     │   └── StoreError              the run store failed
     │       └── ResumeConflict      the run is already being resumed elsewhere
     └── ModelFeedback               goes back into the conversation, never up the stack
@@ -78,8 +80,16 @@ class TaskParseError(UsageError):
         super().__init__(f"{where}: {message}")
 
 
+class TaskMatchError(UsageError):
+    """No task's trigger keywords match a request, or several match equally well."""
+
+
 class RunError(LoopwrightError):
     """The run failed."""
+
+
+class TaskRunError(RunError):
+    """A task step could not run: a value it needs is missing, a backup or an undo failed."""
 
 
 class ModelError(RunError):

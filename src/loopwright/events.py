@@ -217,6 +217,18 @@ class StepComplete(BaseEvent):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ChangeRecorded(BaseEvent):
+    """Before a write, a backup was taken (seed 004's ChangeEntry); rollback walks these."""
+
+    type: Literal["change_recorded"] = "change_recorded"
+    step: str = ""
+    action: str = ""
+    resource_type: str = ""
+    resource_id: str = ""
+    backup_path: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class TaskComplete(BaseEvent):
     type: Literal["task_complete"] = "task_complete"
     task_name: str = ""
@@ -244,6 +256,7 @@ Event = (
     | GateDecided
     | StepComplete
     | TaskComplete
+    | ChangeRecorded
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -252,7 +265,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         RunStarted, IterationStarted, ModelResponded, ParseFailed, ToolCallStarted,
         ToolCallFinished, RunStopped, RunErrored, Warning, VerificationFinished, RunFinished,
         TaskStart, StepStart, FunctionResult, StreamChunk, ConfirmationRequired, GateDecided,
-        StepComplete, TaskComplete,
+        StepComplete, TaskComplete, ChangeRecorded,
     )
 }  # fmt: skip
 
