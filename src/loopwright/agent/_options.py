@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
@@ -46,7 +46,8 @@ class AgentOptions:
         return self.max_iterations or ITERATION_TIERS[self.tier]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["extra"] = dict(self.extra)
         if self.allowed_tools is not None:
             data["allowed_tools"] = list(self.allowed_tools)
         return data

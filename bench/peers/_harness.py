@@ -1,0 +1,83 @@
+"""Shared measurement harness: each framework module gives `run_once(steps)`; this measures.
+
+Run one framework per process:  python bench/peers/_harness.py MODULE [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib
+import inspect
+import json
+import resource
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+SIZES = (20, 100, 500)
+CONCURRENT_RUNS = 1000
+CONCURRENT_STEPS = 5
+
+RunOnce = Callable[[int], Awaitable[None]] | Callable[[int], None]
+
+
+async def _call(run_once: RunOnce, steps: int) -> None:
+    if inspect.iscoroutinefunction(run_once):
+        await run_once(steps)
+    else:
+        await asyncio.to_thread(run_once, steps)
+
+
+def per_step_us(run_once: RunOnce, steps: int, repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter()
+        if inspect.iscoroutinefunction(run_once):
+            asyncio.run(run_once(steps))
+        else:
+            run_once(steps)
+        samples.append((time.perf_counter() - started) / steps * 1e6)
+    return min(samples)
+
+
+def concurrent_runs_per_s(run_once: RunOnce) -> float:
+    async def many() -> None:
+        await asyncio.gather(*(_call(run_once, CONCURRENT_STEPS) for _ in range(CONCURRENT_RUNS)))
+
+    started = time.perf_counter()
+    asyncio.run(many())
+    return CONCURRENT_RUNS / (time.perf_counter() - started)
+
+
+def measure(module_name: str, budget_s: float) -> dict[str, Any]:
+    started = time.perf_counter()
+    module = importlib.import_module(module_name)
+    import_s = time.perf_counter() - started
+    run_once: RunOnce = module.run_once
+    result: dict[str, Any] = {"framework": module.NAME, "import_s": import_s, "per_step_us": {}}
+    for steps in SIZES:
+        repeats = 5 if steps < 500 else 3
+        result["per_step_us"][str(steps)] = per_step_us(run_once, steps, repeats)
+        if time.perf_counter() - started > budget_s:
+            break
+    result["runs_per_s_1000_concurrent"] = concurrent_runs_per_s(run_once)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("module")
+    parser.add_argument("--budget-s", type=float, default=300.0)
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).parent))
+    print(json.dumps(measure(args.module, args.budget_s)))
+
+
+if __name__ == "__main__":
+    main()

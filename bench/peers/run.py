@@ -1,0 +1,82 @@
+"""Engine overhead vs peers: one process per framework, all in one invocation.
+
+    python bench/peers/run.py --peers-python PATH [--out docs/benchmarks-peers.json]
+
+loopwright and the floor run under this interpreter (the project's venv); the peers run
+under `--peers-python` (a separate venv from bench/peers/requirements.txt). Writes the JSON
+results, a Markdown table and a PNG chart of per-step overhead vs N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+OURS = ["peer_floor", "peer_loopwright"]
+PEERS = ["peer_pydantic_ai", "peer_langgraph", "peer_openai_agents", "peer_smolagents"]
+
+
+def measure(python: str, module: str, budget_s: float) -> dict[str, Any]:
+    command = [python, str(HERE / "_harness.py"), module, "--budget-s", str(budget_s)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=budget_s * 3)
+    if done.returncode != 0:
+        return {"framework": module, "error": done.stderr.strip().splitlines()[-1:]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    floor = next(r for r in results if r["framework"].startswith("hand-written"))
+    lines = [
+        "| framework | µs/step N=20 | N=100 | N=500 | vs floor (N=500) | import s "
+        "| runs/s (1,000 concurrent) | peak RSS MB |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['framework']} | failed: {r['error']} | | | | | | |")
+            continue
+        steps = r["per_step_us"]
+        ratio = steps["500"] / floor["per_step_us"]["500"] if "500" in steps else float("nan")
+        cells = [f"{steps.get(n, float('nan')):,.0f}" for n in ("20", "100", "500")]
+        lines.append(
+            f"| {r['framework']} | {' | '.join(cells)} | {ratio:,.1f}x | {r['import_s']:.2f} "
+            f"| {r['runs_per_s_1000_concurrent']:,.0f} | {r['peak_rss_mb']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--peers-python", required=True)
+    parser.add_argument("--out", default="docs/benchmarks-peers.json")
+    parser.add_argument("--chart", default="docs/overhead-vs-n.png")
+    parser.add_argument("--budget-s", type=float, default=240.0)
+    args = parser.parse_args()
+    results = [measure(sys.executable, m, args.budget_s) for m in OURS]
+    results += [measure(args.peers_python, m, args.budget_s) for m in PEERS]
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    subprocess.run([args.peers_python, str(HERE / "chart.py"), args.out, args.chart], check=True)
+    print(table(results))
+    ours = next(r for r in results if r["framework"] == "loopwright")
+    peers = [
+        r
+        for r in results
+        if r["framework"] not in {"loopwright"}
+        and "error" not in r
+        and not r["framework"].startswith("hand-written")
+    ]
+    if peers:
+        fastest = min(peers, key=lambda r: r["per_step_us"]["20"])
+        lead = fastest["per_step_us"]["20"] / ours["per_step_us"]["20"]
+        name = fastest["framework"]
+        print(f"\nloopwright vs the fastest peer at N=20 ({name}): {lead:.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
