@@ -1,0 +1,80 @@
+"""Rolling back a task run: a new task run (parent = the original) that walks its change log."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+
+from loopwright.agent import new_run_id
+from loopwright.clock import Clock, SystemClock
+from loopwright.errors import TaskRunError
+from loopwright.events import (
+    Event,
+    FunctionResult,
+    RunFinished,
+    RunStarted,
+    TaskComplete,
+    TaskStart,
+)
+from loopwright.safety.operations import OperationSafety, SnapshotHook, execute_undo
+from loopwright.tasks._emitter import Emitter, EventSink, discard
+from loopwright.tasks._models import TaskRunState
+from loopwright.tasks._state import StateFileExporter
+
+
+async def rollback_task_run(
+    state: TaskRunState,
+    *,
+    sink: EventSink | None = None,
+    snapshot_hooks: Mapping[str, SnapshotHook] | None = None,
+    exporter: StateFileExporter | None = None,
+    clock: Clock | None = None,
+) -> AsyncIterator[Event]:
+    """Undo `state.change_log` newest first; events of a new run with parent_run_id set."""
+    if state.status == "rolled_back":
+        raise TaskRunError(f"task run {state.task_id} was already rolled back")
+    if state.status == "running":
+        raise TaskRunError(f"task run {state.task_id} is still running")
+    run_id = new_run_id()
+    emitter = Emitter(run_id, sink or discard, clock or SystemClock())
+    emit = emitter.emit
+    yield await emit(
+        RunStarted,
+        kind="task",
+        request=f"rollback {state.task_id}",
+        options={"rollback_of": state.task_id, "task_file": state.task_file},
+        tenant=state.client_name,
+        parent_run_id=state.task_id,
+    )
+    yield await emit(
+        TaskStart, task_name=f"rollback:{state.task_name}", total_steps=len(state.change_log)
+    )
+    safety = OperationSafety(
+        workspace=Path(state.workspace or "."),
+        backup_dir=Path(state.workspace or "."),
+        snapshot_hooks=dict(snapshot_hooks or {}),
+    )
+    failures = 0
+    for outcome in execute_undo(state.change_log, safety):
+        failures += not outcome.ok
+        yield await emit(
+            FunctionResult,
+            step=outcome.entry.step,
+            function="undo",
+            arguments={"action": outcome.entry.action, "resource_id": outcome.entry.resource_id},
+            result=outcome.message if outcome.ok else None,
+            success=outcome.ok,
+            error=None if outcome.ok else outcome.message,
+        )
+    undone = len(state.change_log) - failures
+    summary = f"undid {undone} of {len(state.change_log)} change(s) of {state.task_id}"
+    status = "completed" if failures == 0 else "failed"
+    yield await emit(
+        TaskComplete, task_name=f"rollback:{state.task_name}", status=status, summary=summary
+    )
+    yield await emit(RunFinished, status=status, answer=summary, steps=len(state.change_log))
+    if failures == 0:
+        state.status = "rolled_back"
+        state.summary = f"rolled back by {run_id}"
+        if exporter is not None:
+            exporter.save(state)

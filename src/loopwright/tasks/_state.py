@@ -1,0 +1,120 @@
+"""Task run state: folded from the run's events, exported as the seed's JSON state file.
+
+The event log is the state. `apply_event` is the one reducer, used live by the executor and
+by `rebuild_state` for a finished or crashed run. `StateFileExporter` writes
+`{root}/clients/{client_name}/task-runs/{task_id}.json` (seed 004) after every step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from loopwright.errors import TaskRunError
+from loopwright.events import (
+    ChangeRecorded,
+    Event,
+    RunFinished,
+    RunStarted,
+    StepComplete,
+    StepStart,
+    TaskComplete,
+    TaskStart,
+)
+from loopwright.safety.operations import ChangeEntry
+from loopwright.tasks._models import StepResult, TaskRunState
+
+_FINAL_STATUS = {"completed": "completed", "rolled_back": "rolled_back", "cancelled": "cancelled"}
+
+
+def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str, float]]) -> None:
+    """Update `state` with one event of its run (`started`: step -> (type, start time))."""
+    if isinstance(event, RunStarted):
+        options: dict[str, Any] = event.options
+        state.started_at = event.ts
+        state.status = "running"
+        state.client_name = event.tenant
+        state.task_file = str(options.get("task_file") or "")
+        state.inputs = dict(options.get("inputs") or {})
+        state.workspace = str(options.get("workspace") or "")
+    elif isinstance(event, TaskStart):
+        state.task_name = event.task_name
+    elif isinstance(event, StepStart):
+        state.current_step = event.step
+        started[event.step] = (event.step_type, event.ts)
+    elif isinstance(event, ChangeRecorded):
+        state.change_log.append(
+            ChangeEntry(
+                event.action,
+                event.resource_type,
+                event.resource_id,
+                event.backup_path,
+                event.ts,
+                event.step,
+            )
+        )
+    elif isinstance(event, StepComplete):
+        step_type, started_at = started.get(event.step, ("", None))
+        state.steps_completed.append(
+            StepResult(
+                step_name=event.step,
+                type=step_type,
+                status=event.status,
+                result=event.result,
+                error=event.error,
+                started_at=started_at,
+                completed_at=event.ts,
+            )
+        )
+        if event.status in {"completed", "skipped"}:
+            state.current_step = None
+    elif isinstance(event, TaskComplete):
+        state.summary = event.summary
+    elif isinstance(event, RunFinished):
+        state.status = _FINAL_STATUS.get(event.status, "failed")  # type: ignore[assignment]
+
+
+def rebuild_state(events: Iterable[Event]) -> TaskRunState:
+    """The TaskRunState of a run, from its events (as stored)."""
+    state: TaskRunState | None = None
+    started: dict[str, tuple[str, float]] = {}
+    for event in events:
+        if state is None:
+            if not isinstance(event, RunStarted) or event.kind != "task":
+                raise TaskRunError(f"run {event.run_id} is not a task run")
+            state = TaskRunState(task_id=event.run_id)
+        apply_event(state, event, started)
+    if state is None:
+        raise TaskRunError("no events: the run does not exist")
+    return state
+
+
+class StateFileExporter:
+    """Writes the seed's JSON state file, atomically, under `root`."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).expanduser()
+
+    def path_for(self, client_name: str, task_id: str) -> Path:
+        return self.root / "clients" / client_name / "task-runs" / f"{task_id}.json"
+
+    def save(self, state: TaskRunState) -> Path:
+        path = self.path_for(state.client_name, state.task_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        text = json.dumps(state.to_dict(), indent=2, ensure_ascii=False, default=str)
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+    def backup_dir(self, client_name: str, task_id: str) -> Path:
+        return self.root / "clients" / client_name / "task-runs" / task_id / "backups"
+
+    def find(self, task_id: str) -> TaskRunState:
+        """The exported state of a run, whichever client it belongs to."""
+        for path in sorted(self.root.glob(f"clients/*/task-runs/{task_id}.json")):
+            return TaskRunState.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        raise TaskRunError(f"no task run {task_id!r} under {self.root}")
