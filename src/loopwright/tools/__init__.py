@@ -1,14 +1,16 @@
 """Tools: definition (`@tool`), registry, execution and the built-in tools."""
 
+from loopwright.tools._context import ToolContext
 from loopwright.tools._executor import ToolExecutor, render_output, truncate_output
 from loopwright.tools._registry import ToolRegistry
 from loopwright.tools._resolve import resolve_tool, resolve_tools
-from loopwright.tools._tool import Effect, Tool, ToolContext, tool
+from loopwright.tools._tool import EFFECTS, Effect, Tool, tool
 from loopwright.tools._workspace import resolve_in_workspace
 from loopwright.tools.builtin import BUILTIN_TOOLS
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "EFFECTS",
     "Effect",
     "Tool",
     "ToolContext",

@@ -5,38 +5,35 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, get_args, overload
 
+from loopwright.errors import ToolDefinitionError, ToolError
 from loopwright.messages import ToolSpec
-from loopwright.tools._schema import schema_from_function
+from loopwright.tools._context import ToolContext
+from loopwright.tools._schema import Convert, schema_from_function
 from loopwright.tools._validate import Check, compile_validator
 
 Effect = Literal["read", "write", "destructive"]
+"""What a tool does to the world: `read` changes nothing, `write` changes files or state
+that can be restored, `destructive` may lose data or act outside (delete, run programs)."""
+EFFECTS: tuple[str, ...] = get_args(Effect)
 F = TypeVar("F", bound=Callable[..., Any])
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 
-
-@dataclass
-class ToolContext:
-    """What a running tool may know about its run. Declare a parameter `ctx: ToolContext`."""
-
-    run_id: str = ""
-    workspace: Path = field(default_factory=Path.cwd)
-    modified_files: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    """Path (relative to the workspace) -> (sha256 before the run, sha256 now)."""
-    readable_roots: list[Path] = field(default_factory=list)
-    """Folders outside the workspace that read-only tools may read (e.g. a skill's folder)."""
-
-    def record_write(self, rel_path: str, before: str | None, after: str | None) -> None:
-        first_before = self.modified_files.get(rel_path, (before, None))[0]
-        self.modified_files[rel_path] = (first_before, after)
+__all__ = ["EFFECTS", "Effect", "Tool", "ToolContext", "tool"]
 
 
 @dataclass(frozen=True)
 class Tool:
-    """A callable the model can use. Build one with `@tool` or `Tool.from_function`."""
+    """A callable the model can use. Build one with `@tool` or `Tool.from_function`.
+
+    `effect` and `idempotent` are declarations the engine relies on: resume re-runs an
+    interrupted call only when the tool is idempotent, and the task runner's safety layer
+    asks for approval or a backup according to the effect.
+    """
 
     name: str
     description: str
@@ -46,6 +43,8 @@ class Tool:
     idempotent: bool = True
     timeout: float | None = None
     context_param: str | None = None
+    converters: Mapping[str, Convert] = field(default_factory=dict)
+    """Parameter -> converter from its JSON value (Enum and dataclass parameters)."""
 
     @functools.cached_property
     def is_async(self) -> bool:
@@ -71,21 +70,44 @@ class Tool:
         idempotent: bool | None = None,
         timeout: float | None = None,
     ) -> Tool:
-        schema, doc, context_param = schema_from_function(function)
+        where = getattr(function, "__qualname__", repr(function))
+        if not callable(function):
+            raise ToolDefinitionError(f"{where} is not callable")
+        tool_name = str(name or getattr(function, "__name__", ""))
+        if not _TOOL_NAME.match(tool_name):
+            raise ToolDefinitionError(
+                f"{where}: tool name {tool_name!r} must be 1-64 letters, digits, '_', '-' or '.'"
+            )
+        if effect not in EFFECTS:
+            raise ToolDefinitionError(f"{where}: effect must be one of {EFFECTS}, not {effect!r}")
+        if timeout is not None and timeout <= 0:
+            raise ToolDefinitionError(f"{where}: timeout must be positive, not {timeout!r}")
+        schema = schema_from_function(function)
         return cls(
-            name=name or function.__name__,
-            description=description or doc,
-            parameters=schema,
+            name=tool_name,
+            description=description or schema.description,
+            parameters=schema.parameters,
             function=function,
             effect=effect,
             idempotent=(effect == "read") if idempotent is None else idempotent,
             timeout=timeout,
-            context_param=context_param,
+            context_param=schema.context_param,
+            converters=schema.converters,
         )
+
+    def _convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        kwargs = dict(arguments)
+        for name, convert in self.converters.items():
+            if name in kwargs:
+                try:
+                    kwargs[name] = convert(kwargs[name])
+                except (TypeError, ValueError) as exc:
+                    raise ToolError(f"invalid argument {name!r}: {exc}") from None
+        return kwargs
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> Any:
         """Call the function (sync ones in a worker thread) with validated arguments."""
-        kwargs = dict(arguments)
+        kwargs = self._convert(arguments) if self.converters else dict(arguments)
         if self.context_param:
             kwargs[self.context_param] = ctx
         if self.is_async:
@@ -123,8 +145,14 @@ def tool(
 ) -> Tool | Callable[[F], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
-    The schema comes from the signature, the descriptions from the docstring
-    (first paragraph for the tool, `name: text` lines under Args: for parameters).
+    The schema comes from the signature, the descriptions from the docstring (its prose
+    for the tool; Google, Sphinx or NumPy parameter docs for the parameters). Sync
+    functions run in a worker thread. A parameter annotated `ToolContext` receives the
+    run's context and is not part of the schema.
+
+    `effect` ("read", "write" or "destructive") and `idempotent` (default: True only for
+    "read") tell resume and the safety layer what a call does; `timeout` (seconds)
+    overrides the executor's per-call timeout.
     """
 
     def wrap(fn: F) -> Tool:

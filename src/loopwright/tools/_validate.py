@@ -27,22 +27,37 @@ _PRIMITIVES: dict[str, tuple[type, ...]] = {
 
 
 def _is_type(value: Any, name: str) -> bool:
+    if name == "null":
+        return value is None
     if isinstance(value, bool) and name in ("integer", "number"):
         return False
     return isinstance(value, _PRIMITIVES[name])
 
 
-def _flat_property_types(schema: dict[str, Any]) -> dict[str, str] | None:
-    """{name: type} when every property is exactly {"type": primitive, ...docs}; else None."""
+def _type_name(value: Any) -> str:
+    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _is_type(value, name):
+            return name
+    return type(value).__name__
+
+
+def _expected(types: tuple[str, ...]) -> str:
+    return " or ".join(repr(t) for t in types)
+
+
+def _flat_property_types(schema: dict[str, Any]) -> dict[str, tuple[str, ...]] | None:
+    """{name: allowed types} when every property is {"type": primitive(s), ...docs}."""
     allowed_keys = {"type", "description", "default", "title"}
-    types: dict[str, str] = {}
+    simple = set(_PRIMITIVES) - {"object", "array"} | {"null"}
+    types: dict[str, tuple[str, ...]] = {}
     for name, prop in (schema.get("properties") or {}).items():
         if not isinstance(prop, dict) or set(prop) - allowed_keys:
             return None
         kind = prop.get("type")
-        if kind not in _PRIMITIVES or kind in ("object", "array"):
+        kinds = tuple(kind) if isinstance(kind, list) else (kind,)
+        if not kinds or any(k not in simple for k in kinds):
             return None
-        types[name] = kind
+        types[name] = kinds
     return types
 
 
@@ -60,22 +75,49 @@ def _fast_check(schema: dict[str, Any]) -> Check | None:
     def check(arguments: dict[str, Any]) -> str | None:
         for name in required:
             if name not in arguments:
-                return f"invalid arguments (arguments): {name!r} is a required property"
+                return f"invalid arguments: missing required argument {name!r}"
         for name, value in arguments.items():
-            kind = types.get(name)
-            if kind is None:
+            kinds = types.get(name)
+            if kinds is None:
                 if closed:
-                    return f"invalid arguments (arguments): unexpected argument {name!r}"
+                    return unexpected_argument(name, list(types))
                 continue
-            if not _is_type(value, kind):
-                return f"invalid arguments ({name}): {value!r} is not of type {kind!r}"
+            if not any(_is_type(value, kind) for kind in kinds):
+                return (
+                    f"invalid arguments ({name}): {value!r} is not of type "
+                    f"{_expected(kinds)} (got {_type_name(value)})"
+                )
         return None
 
     return check
 
 
+def unexpected_argument(name: str, known: list[str]) -> str:
+    takes = ", ".join(known) if known else "no arguments"
+    return f"invalid arguments: unexpected argument {name!r} (this tool takes: {takes})"
+
+
+def _describe_error(error: jsonschema.exceptions.ValidationError) -> str:
+    path = [str(p) for p in error.absolute_path]
+    where = "/".join(path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        wanted: list[str] = list(error.validator_value or ())  # type: ignore[arg-type]
+        missing = [n for n in wanted if n not in error.instance]
+        name = "/".join([*path, missing[0]]) if missing else where
+        return f"invalid arguments: missing required argument {name!r}"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        known = list(schema.get("properties") or ())
+        extra = [n for n in error.instance if n not in known]
+        if extra:
+            return unexpected_argument("/".join([*path, extra[0]]), known)
+    if not path:
+        return f"invalid arguments: {error.message}"
+    return f"invalid arguments ({where}): {error.message}"
+
+
 def compile_validator(schema: dict[str, Any]) -> Check:
-    """A checker for `schema`, compiled once per tool."""
+    """A checker for `schema`, compiled once per tool. Messages name the argument."""
     fast = _fast_check(schema)
     if fast is not None:
         return fast
@@ -85,7 +127,6 @@ def compile_validator(schema: dict[str, Any]) -> Check:
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
         if error is None:
             return None
-        where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-        return f"invalid arguments ({where}): {error.message}"
+        return _describe_error(error)
 
     return check
