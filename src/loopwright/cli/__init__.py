@@ -13,6 +13,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._run",
     "loopwright.cli._parse",
     "loopwright.cli._skills",
+    "loopwright.cli._eval",
 ]
 
 

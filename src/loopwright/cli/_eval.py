@@ -1,0 +1,75 @@
+"""`loopwright eval FOLDER --model SPEC`: run the tool-use evaluation suite."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
+from loopwright.models import Model, ScriptedModel, resolve_model
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("eval", help="run a tool-use evaluation suite")
+    parser.add_argument("folder", help="folder with tasks.yaml (and tools.py)")
+    parser.add_argument(
+        "--model", default="local", help="model spec; scripted:DIR uses DIR/<id>.json"
+    )
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument("--only", default="", help="comma-separated task ids")
+    parser.add_argument("--report", default="eval-report.json", help="JSON report path")
+    parser.set_defaults(handler=eval_command)
+
+
+def model_chooser(spec: str, base_url: str | None) -> Callable[[EvalTask], Model]:
+    prefix, _, rest = spec.partition(":")
+    if prefix == "scripted" and Path(rest).is_dir():
+        folder = Path(rest)
+        return lambda task: ScriptedModel.from_file(folder / f"{task.id}.json", strict=False)
+    shared = resolve_model(spec, base_url=base_url)
+    return lambda task: shared
+
+
+def print_report(report: EvalReport, console: Console) -> None:
+    table = Table("task", "level", "pass", "iterations", "tokens", "wall s", "problem")
+    for o in report.outcomes:
+        table.add_row(
+            o.id,
+            str(o.level),
+            "[green]yes[/]" if o.passed else "[red]no[/]",
+            str(o.iterations),
+            f"{o.input_tokens + o.output_tokens:,}",
+            f"{o.wall_s:.1f}",
+            "; ".join(o.problems)[:80],
+        )
+    console.print(table)
+    summary = report.to_dict()
+    levels = ", ".join(f"L{k} {p}/{t}" for k, (p, t) in report.by_level().items())
+    console.print(
+        f"[bold]{report.model}[/]: success {summary['success_rate']:.0%} "
+        f"({sum(o.passed for o in report.outcomes)}/{len(report.outcomes)}), "
+        f"mean iterations {summary['mean_iterations']:.1f}, tokens {summary['total_tokens']:,}, "
+        f"wall {summary['wall_s']:.0f}s  [{levels}]"
+    )
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    suite = load_suite(args.folder)
+    only = {i.strip() for i in args.only.split(",") if i.strip()} or None
+    console = Console(highlight=False)
+
+    def progress(outcome: TaskOutcome) -> None:
+        mark = "[green]✓[/]" if outcome.passed else "[red]✗[/]"
+        console.print(f"{mark} {outcome.id} ({outcome.wall_s:.1f}s)")
+
+    chooser = model_chooser(args.model, args.base_url)
+    report = asyncio.run(run_suite(suite, chooser, only=only, on_outcome=progress))
+    print_report(report, console)
+    report.write_json(args.report)
+    console.print(f"report written to {args.report}")
+    return 0

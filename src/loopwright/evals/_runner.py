@@ -1,0 +1,111 @@
+"""Run an evaluation suite against a model; report per task and overall."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.evals._suite import EvalSuite, EvalTask
+from loopwright.models import Model
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    id: str
+    level: int
+    passed: bool
+    problems: list[str]
+    iterations: int
+    tool_calls: list[str]
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+    answer: str | None
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    model: str
+    outcomes: list[TaskOutcome]
+
+    @property
+    def success_rate(self) -> float:
+        return sum(o.passed for o in self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+
+    def by_level(self) -> dict[int, tuple[int, int]]:
+        levels: dict[int, tuple[int, int]] = {}
+        for o in self.outcomes:
+            passed, total = levels.get(o.level, (0, 0))
+            levels[o.level] = (passed + o.passed, total + 1)
+        return dict(sorted(levels.items()))
+
+    def to_dict(self) -> dict[str, Any]:
+        count = len(self.outcomes) or 1
+        return {
+            "model": self.model,
+            "success_rate": self.success_rate,
+            "mean_iterations": sum(o.iterations for o in self.outcomes) / count,
+            "total_tokens": sum(o.input_tokens + o.output_tokens for o in self.outcomes),
+            "wall_s": sum(o.wall_s for o in self.outcomes),
+            "by_level": {
+                str(k): {"passed": p, "total": t} for k, (p, t) in self.by_level().items()
+            },
+            "tasks": [asdict(o) for o in self.outcomes],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+async def run_task(task: EvalTask, suite: EvalSuite, model: Model) -> TaskOutcome:
+    with tempfile.TemporaryDirectory(prefix=f"eval-{task.id}-") as tmp:
+        workspace = Path(tmp)
+        for name, text in task.files.items():
+            (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / name).write_text(text, encoding="utf-8")
+        options = AgentOptions(max_iterations=task.max_iterations)
+        agent = AgentExecutor(model, suite.tools_for(task), options=options, workspace=workspace)
+        started = time.perf_counter()
+        result = await agent.run(task.request)
+        wall = time.perf_counter() - started
+        problems = task.expect.failures(result, workspace)
+    return TaskOutcome(
+        id=task.id,
+        level=task.level,
+        passed=not problems,
+        problems=problems,
+        iterations=result.iterations,
+        tool_calls=[s.tool_name for s in result.steps],
+        input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens,
+        wall_s=round(wall, 3),
+        answer=result.answer,
+    )
+
+
+async def run_suite(
+    suite: EvalSuite,
+    model_for_task: Callable[[EvalTask], Model],
+    *,
+    only: set[str] | None = None,
+    on_outcome: Callable[[TaskOutcome], None] | None = None,
+) -> EvalReport:
+    """Run the tasks one at a time (a local model serves one call at a time anyway)."""
+    outcomes: list[TaskOutcome] = []
+    name = ""
+    for task in suite.tasks:
+        if only and task.id not in only:
+            continue
+        model = model_for_task(task)
+        name = model.name
+        outcome = await run_task(task, suite, model)
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return EvalReport(name, outcomes)

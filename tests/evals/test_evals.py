@@ -1,0 +1,99 @@
+"""The evaluation suite runner, driven by per-task scripts (ScriptedModel)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from loopwright.cli import main
+from loopwright.errors import ConfigurationError
+from loopwright.evals import load_suite
+
+EVALS = Path(__file__).parents[2] / "evals"
+
+
+def act(tool: str, **args: object) -> str:
+    return json.dumps({"thought": f"use {tool}", "action": tool, "action_input": args})
+
+
+def final(answer: str) -> str:
+    return json.dumps({"thought": "done", "final_answer": answer})
+
+
+def small_suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    shutil.copy(EVALS / "tools.py", folder / "tools.py")
+    tasks = {
+        "levels": {1: "one call", 4: "recovery", 5: "no tool", 6: "file"},
+        "tasks": [
+            {"id": "add", "level": 1, "request": "17+25", "tools": ["add"],
+             "expect": {"answer_contains": ["42"], "calls": ["add"]}},
+            {"id": "flaky", "level": 4, "request": "ACME?", "tools": ["stock_price"],
+             "expect": {"answer_contains": ["123.45"], "calls": ["stock_price", "stock_price"]}},
+            {"id": "none", "level": 5, "request": "capital of France", "tools": ["add"],
+             "expect": {"answer_contains": ["Paris"], "no_calls": True}},
+            {"id": "file", "level": 6, "request": "sum numbers.txt", "tools": ["read", "add"],
+             "files": {"numbers.txt": "19\n23\n"},
+             "expect": {"answer_contains": ["42"], "calls": ["read", "add"]}},
+        ],
+    }  # fmt: skip
+    (folder / "tasks.yaml").write_text(json.dumps(tasks))  # JSON is valid YAML
+    return folder
+
+
+def scripts(tmp_path: Path) -> Path:
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    replies = {
+        "add": [act("add", a=17, b=25), final("17 + 25 = 42")],
+        "flaky": [act("stock_price", symbol="ACME"), act("stock_price", symbol="ACME"), final("123.45")],
+        "none": [act("add", a=1, b=1), final("Paris")],  # calls a tool it did not need: fails
+        "file": [act("read", path="numbers.txt"), final("42")],  # skipped the add call: fails
+    }  # fmt: skip
+    for task_id, script in replies.items():
+        (folder / f"{task_id}.json").write_text(json.dumps(script))
+    return folder
+
+
+def test_eval_command_scores_tasks_and_writes_report(tmp_path: Path) -> None:
+    report_path = tmp_path / "report.json"
+    code = main(
+        ["eval", str(small_suite(tmp_path)), "--model", f"scripted:{scripts(tmp_path)}",
+         "--report", str(report_path)]
+    )  # fmt: skip
+    report = json.loads(report_path.read_text())
+    assert code == 0
+    outcomes = {t["id"]: t for t in report["tasks"]}
+    assert outcomes["add"]["passed"] and outcomes["flaky"]["passed"]
+    assert not outcomes["none"]["passed"]
+    assert "expected no tool calls" in outcomes["none"]["problems"][0]
+    assert not outcomes["file"]["passed"]
+    assert "expected calls ['read', 'add'] in order" in outcomes["file"]["problems"][0]
+    assert report["success_rate"] == 0.5
+    assert report["by_level"]["4"] == {"passed": 1, "total": 1}
+    assert outcomes["flaky"]["iterations"] == 3
+
+
+def test_file_checks_and_only(tmp_path: Path) -> None:
+    suite = small_suite(tmp_path)
+    code = main(
+        ["eval", str(suite), "--model", f"scripted:{scripts(tmp_path)}", "--only", "add",
+         "--report", str(tmp_path / "r.json")]
+    )  # fmt: skip
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and [t["id"] for t in report["tasks"]] == ["add"]
+
+
+def test_suite_errors_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match=r"no tasks\.yaml"):
+        load_suite(tmp_path)
+    (tmp_path / "tasks.yaml").write_text("tasks: [{id: x, level: 1, request: r, tools: [nope]}]")
+    with pytest.raises(ConfigurationError, match=r"task 'x' uses unknown tools \['nope'\]"):
+        load_suite(tmp_path)
+    (tmp_path / "tasks.yaml").write_text("tasks: [{id: x, level: 1, tools: []}]")
+    with pytest.raises(ConfigurationError, match="task 1 has no 'request'"):
+        load_suite(tmp_path)
