@@ -14,6 +14,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._parse",
     "loopwright.cli._skills",
     "loopwright.cli._eval",
+    "loopwright.cli._task",
 ]
 
 
