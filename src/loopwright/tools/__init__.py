@@ -6,11 +6,13 @@ from loopwright.tools._registry import ToolRegistry
 from loopwright.tools._resolve import resolve_tool, resolve_tools
 from loopwright.tools._tool import EFFECTS, Effect, Tool, tool
 from loopwright.tools._workspace import resolve_in_workspace
-from loopwright.tools.builtin import BUILTIN_TOOLS
+from loopwright.tools._workspace_context import workspace_context
+from loopwright.tools.builtin import BUILTIN_TOOLS, OPT_IN_TOOLS
 
 __all__ = [
     "BUILTIN_TOOLS",
     "EFFECTS",
+    "OPT_IN_TOOLS",
     "Effect",
     "Tool",
     "ToolContext",
@@ -22,4 +24,5 @@ __all__ = [
     "resolve_tools",
     "tool",
     "truncate_output",
+    "workspace_context",
 ]

@@ -2,65 +2,104 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from loopwright.errors import ConfigurationError
 from loopwright.tools._tool import Tool
-from loopwright.tools.builtin import BUILTIN_TOOLS
+from loopwright.tools.builtin import BUILTIN_TOOLS, OPT_IN_TOOLS
 
 
-def _as_tool(obj: object, where: str) -> Tool:
+def _as_tool(obj: object, spec: str) -> Tool:
     if isinstance(obj, Tool):
         return obj
     if callable(obj):
         return Tool.from_function(obj)
-    raise ConfigurationError(f"{where} is not a function or a tool")
+    raise ConfigurationError(f"tool {spec!r}: {type(obj).__name__} is not a function or a tool")
 
 
-def _load_from_file(file: str, attr: str) -> object:
+def _functions_in(module: ModuleType) -> str:
+    names = [
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and (isinstance(value, Tool) or callable(value))
+        and getattr(value, "__module__", module.__name__) == module.__name__
+    ]  # fmt: skip
+    return ", ".join(sorted(names)) or "none"
+
+
+def _load_file(file: str, spec: str) -> ModuleType:
     path = Path(file)
     if not path.is_file():
-        raise ConfigurationError(f"tool file not found: {file}")
-    name = f"loopwright_user_tools_{abs(hash(path.resolve()))}"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ConfigurationError(f"cannot import {file}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    if not hasattr(module, attr):
-        raise ConfigurationError(f"{file} has no function {attr!r}")
-    return getattr(module, attr)
+        raise ConfigurationError(f"tool {spec!r}: file not found: {file}")
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    name = f"loopwright_user_tools_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ConfigurationError(f"tool {spec!r}: cannot import {file}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ConfigurationError(
+            f"tool {spec!r}: importing {file} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    return module
 
 
-def resolve_tool(spec: str) -> Tool:
+def _import(target: str, spec: str) -> ModuleType:
+    try:
+        return importlib.import_module(target)
+    except ImportError as exc:
+        raise ConfigurationError(f"tool {spec!r}: cannot import module {target!r}: {exc}") from None
+    except Exception as exc:
+        raise ConfigurationError(
+            f"tool {spec!r}: importing module {target!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def resolve_tool(spec: str, *, allow_commands: bool = False) -> Tool:
+    """One tool from a spec: a built-in name, `module:function` or `file.py:function`.
+
+    `run_command` runs programs, so naming it also needs `allow_commands=True`.
+    """
     spec = spec.strip()
     if spec in BUILTIN_TOOLS:
         return BUILTIN_TOOLS[spec]
+    if spec in OPT_IN_TOOLS:
+        if not allow_commands:
+            raise ConfigurationError(
+                f"tool {spec!r} runs programs on this machine and is off by default; "
+                "enable it explicitly with --allow-commands (or allow_commands=True)"
+            )
+        return OPT_IN_TOOLS[spec]
     if ":" not in spec:
-        known = ", ".join(sorted(BUILTIN_TOOLS))
+        known = ", ".join(sorted([*BUILTIN_TOOLS, *OPT_IN_TOOLS]))
         raise ConfigurationError(
             f"unknown tool {spec!r}: use a built-in ({known}), module:function "
             "or path/to/file.py:function"
         )
     target, attr = spec.rsplit(":", 1)
-    if target.endswith(".py"):
-        return _as_tool(_load_from_file(target, attr), spec)
-    try:
-        module = importlib.import_module(target)
-    except ImportError as exc:
-        raise ConfigurationError(f"cannot import {target!r} for tool {spec!r}: {exc}") from None
+    if not target or not attr:
+        raise ConfigurationError(f"tool {spec!r}: expected module:function or file.py:function")
+    module = _load_file(target, spec) if target.endswith(".py") else _import(target, spec)
     if not hasattr(module, attr):
-        raise ConfigurationError(f"module {target!r} has no function {attr!r}")
+        where = target if target.endswith(".py") else f"module {target!r}"
+        raise ConfigurationError(
+            f"tool {spec!r}: {where} has no function {attr!r} (it has: {_functions_in(module)})"
+        )
     return _as_tool(getattr(module, attr), spec)
 
 
-def resolve_tools(specs: str | list[str]) -> list[Tool]:
+def resolve_tools(specs: str | list[str], *, allow_commands: bool = False) -> list[Tool]:
     """Tools from a comma-separated string or a list of specs."""
     items = specs.split(",") if isinstance(specs, str) else specs
-    return [resolve_tool(item) for item in items if item.strip()]
+    return [resolve_tool(item, allow_commands=allow_commands) for item in items if item.strip()]

@@ -1,9 +1,18 @@
-"""Built-in tools. File tools are confined to the run's workspace root."""
+"""Built-in tools. File tools are confined to the run's workspace root.
+
+`BUILTIN_TOOLS` are the tools `--tools` enables by name. `OPT_IN_TOOLS` (`run_command`)
+need an explicit opt-in as well (`--allow-commands`, `resolve_tools(allow_commands=True)`).
+"""
 
 from __future__ import annotations
 
-from loopwright.tools._tool import Tool, ToolContext, tool
-from loopwright.tools._workspace import resolve_readable
+from loopwright.errors import ToolError
+from loopwright.tools._context import ToolContext
+from loopwright.tools._tool import Tool, tool
+from loopwright.tools._workspace import decode_text, resolve_readable
+from loopwright.tools.command import run_command
+from loopwright.tools.files import edit_file, write_file
+from loopwright.tools.search import glob, grep
 
 
 @tool
@@ -28,13 +37,19 @@ def read(
         end_line: last line to return
     """
     file = resolve_readable(ctx.workspace, ctx.readable_roots, path)
-    text = file.read_text(encoding="utf-8", errors="replace")
+    if file.is_dir():
+        raise ToolError(f"{path!r} is a folder; use list_files to see what is in it")
+    text = decode_text(file.read_bytes(), path)
     if start_line is None and end_line is None:
         return text
     lines = text.splitlines(keepends=True)
-    start = max(1, start_line or 1)
-    end = min(len(lines), end_line or len(lines))
-    return "".join(lines[start - 1 : end])
+    start = start_line or 1
+    end = len(lines) if end_line is None else end_line
+    if start > len(lines):
+        raise ToolError(f"{path!r} has {len(lines)} lines; start_line {start} is past the end")
+    if start < 1 or end < start:
+        raise ToolError(f"invalid line range {start}-{end}: lines are numbered from 1")
+    return "".join(lines[start - 1 : min(end, len(lines))])
 
 
 @tool
@@ -45,6 +60,8 @@ def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
         path: folder path relative to the workspace root
     """
     folder = resolve_readable(ctx.workspace, ctx.readable_roots, path)
+    if not folder.is_dir():
+        raise ToolError(f"{path!r} is a file, not a folder; use read to see its content")
     entries = []
     for child in sorted(folder.iterdir()):
         if child.name.startswith(".git"):
@@ -53,4 +70,8 @@ def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
     return entries
 
 
-BUILTIN_TOOLS: dict[str, Tool] = {t.name: t for t in (echo, read, list_files)}
+BUILTIN_TOOLS: dict[str, Tool] = {
+    t.name: t for t in (echo, read, list_files, write_file, edit_file, grep, glob)
+}
+OPT_IN_TOOLS: dict[str, Tool] = {run_command.name: run_command}
+"""Built-ins that `--tools` enables only with an explicit opt-in (they run programs)."""
