@@ -42,7 +42,7 @@ async def test_skill_reads_workspace_file_and_its_own_supporting_file(tmp_path: 
     events = [e async for e in executor.execute("app.py", task_id="t-1", session_id="s-1")]
 
     assert isinstance(events[0], RunStarted)
-    assert events[0].tools == ["read", "list_files"]  # allowed-tools, grep not in this run
+    assert events[0].tools == ["read", "list_files", "grep"]  # the skill's allowed-tools
     observations = [e.result for e in events if isinstance(e, ToolCallFinished)]
     assert "def load(items=[]):" in observations[0]
     assert "Mutable default arguments" in observations[1]
