@@ -57,6 +57,9 @@ def read_document(path: Path) -> tuple[LineDict, str]:
     if path.suffix == ".md":
         text, body, offset = split_front_matter(text, file)
     data = load_yaml(text, file, line_offset=offset)
+    if data is None and path.suffix == ".md":
+        data = LineDict()
+        data.key_lines = {}
     if not isinstance(data, LineDict):
         raise TaskParseError(file, "expected a mapping of task fields (name, steps, ...)", 1)
     return data, body

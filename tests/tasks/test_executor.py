@@ -1,0 +1,389 @@
+"""TaskExecutor: the streaming contract, args_from/condition, gates, hooks, failures, state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from task_helpers import load, make_executor, write_task
+
+from loopwright.agent import AgentOptions
+from loopwright.errors import ConfigurationError
+from loopwright.events import (
+    ChangeRecorded,
+    ConfirmationRequired,
+    Event,
+    FunctionResult,
+    GateDecided,
+    RunFinished,
+    RunStarted,
+    StepComplete,
+    StreamChunk,
+    TaskComplete,
+    TaskStart,
+    Warning,
+)
+from loopwright.models import ScriptedModel
+from loopwright.runtime import Runtime
+from loopwright.store import InMemoryRunStore
+from loopwright.tasks import TaskExecutor, TaskSettings, rebuild_state
+
+PIPELINE = """
+name: pipeline
+inputs:
+  file: notes.txt
+  loud: true
+steps:
+  - name: measure
+    type: tool
+    tool: count_lines
+    args_from:
+      path: inputs.file
+  - name: first_word
+    type: tool
+    tool: shout
+    condition: inputs.loud and results.measure.lines >= 2
+    args_from:
+      text: results.measure.words[0]
+  - name: never
+    type: tool
+    tool: shout
+    condition: results.measure.lines > 100
+    args: {text: unreachable}
+"""
+
+
+async def collect(executor: TaskExecutor, loaded, *args, **kwargs) -> list[Event]:  # type: ignore[no-untyped-def]
+    return [e async for e in executor.execute(loaded.definition, *args, **kwargs)]
+
+
+def by_type(events: list[Event], kind: type) -> list:  # type: ignore[type-arg]
+    return [e for e in events if isinstance(e, kind)]
+
+
+async def test_streaming_contract_and_args_from_condition_across_steps(
+    tmp_path: Path, workspace: Path
+) -> None:
+    loaded = load(tmp_path, PIPELINE)
+    executor, sink, _ = make_executor(loaded, workspace)
+    events = await collect(executor, loaded, "measure my notes", {}, "acme")
+    assert isinstance(events[0], RunStarted) and events[0].kind == "task"
+    assert events[0].tenant == "acme" and events[0].options["inputs"]["file"] == "notes.txt"
+    assert isinstance(events[1], TaskStart) and events[1].total_steps == 3
+    assert [type(e) for e in events[-2:]] == [TaskComplete, RunFinished]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert sink.events == events
+    shout = [e for e in by_type(events, FunctionResult) if e.function == "shout"]
+    assert shout[0].arguments == {"text": "alpha"} and shout[0].result == "ALPHA"
+    statuses = {e.step: e.status for e in by_type(events, StepComplete)}
+    assert statuses == {"measure": "completed", "first_word": "completed", "never": "skipped"}
+    assert events[-1].status == "completed"
+
+
+async def test_condition_false_on_input_skips_and_records_it(
+    tmp_path: Path, workspace: Path
+) -> None:
+    loaded = load(tmp_path, PIPELINE)
+    executor, _, _ = make_executor(loaded, workspace)
+    state = await executor.run(loaded.definition, "", {"loud": False})
+    skipped = [s.step_name for s in state.steps_completed if s.status == "skipped"]
+    assert skipped == ["first_word", "never"]
+    assert state.status == "completed"
+
+
+async def test_missing_required_input_is_a_clear_error(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, PIPELINE.replace("file: notes.txt", "file: null"))
+    executor, sink, _ = make_executor(loaded, workspace)
+    with pytest.raises(ConfigurationError, match="needs input"):
+        await collect(executor, loaded)
+    assert sink.events == []
+
+
+async def test_args_from_a_missing_value_fails_the_step(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, PIPELINE)
+    executor, _, _ = make_executor(loaded, workspace)
+    state = await executor.run(loaded.definition, "", {"file": "notes.txt"})
+    assert state.status == "completed"
+    loaded = load(tmp_path, PIPELINE.replace("words[0]", "words[9]"))
+    executor, _, _ = make_executor(loaded, workspace)
+    state = await executor.run(loaded.definition)
+    failed = state.steps_completed[-1]
+    assert (failed.step_name, failed.status) == ("first_word", "failed")
+    assert "words[9] does not exist" in (failed.error or "")
+    assert state.status == "failed" and state.current_step == "first_word"
+
+
+GATED = """
+name: gated
+steps:
+  - name: approve
+    type: gate
+    message_template: "Shout at {inputs.who}?"
+  - name: shout
+    type: tool
+    tool: shout
+    args_from: {text: inputs.who}
+"""
+
+
+async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, GATED)
+    executor, _, gates = make_executor(loaded, workspace)
+    stream = executor.execute(loaded.definition, "", {"who": "bob"})
+    seen: list[Event] = []
+    async for event in stream:
+        seen.append(event)
+        if isinstance(event, ConfirmationRequired):
+            break
+    gate = seen[-1]
+    assert gate.message == "Shout at bob?" and gate.timeout_s == 300
+    assert [g.request_id for g in gates.pending()] == [gate.request_id]
+    next_event = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0)
+    assert not next_event.done()  # paused on the gate
+    assert gates.decide(gate.request_id, True, "alice")
+    decided = await next_event
+    assert isinstance(decided, GateDecided) and decided.approved and decided.decided_by == "alice"
+    rest = [e async for e in stream]
+    assert rest[-1].status == "completed"
+    assert by_type(rest, FunctionResult)[0].result == "BOB"
+    assert gates.pending() == [] and not gates.decide(gate.request_id, False, "late")
+
+
+async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, GATED)
+    executor, _, gates = make_executor(loaded, workspace)
+    events: list[Event] = []
+    async for event in executor.execute(loaded.definition, "", {"who": "bob"}):
+        events.append(event)
+        if isinstance(event, ConfirmationRequired):
+            gates.decide(event.request_id, False, "carol")
+    assert by_type(events, StepComplete)[0].status == "rejected"
+    assert not by_type(events, FunctionResult)
+    assert events[-1].status == "cancelled" and "carol" in events[-1].answer
+
+
+async def test_gate_timeout_aborts_and_saves_state(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, GATED)
+    executor, _, gates = make_executor(loaded, workspace, gate_timeout_s=0.05)
+    events = await collect(executor, loaded, "", {"who": "bob"})
+    complete = by_type(events, StepComplete)[0]
+    assert complete.status == "timed_out"
+    assert events[-1].status == "failed"
+    assert gates.pending() == []
+    saved = json.loads(next((workspace.parent / "state").rglob("*.json")).read_text())
+    assert saved["status"] == "failed" and saved["current_step"] == "approve"
+
+
+HOOKED = """
+name: hooked
+steps:
+  - name: main
+    type: tool
+    tool: shout
+    args: {text: main}
+"""
+
+
+async def test_pre_hook_failure_aborts_before_the_steps(tmp_path: Path, workspace: Path) -> None:
+    write_task(
+        tmp_path,
+        "---\nsteps:\n  - {name: check, type: tool, tool: fail_check}\n---\n",
+        "hooks/pre-task.md",
+    )
+    loaded = load(tmp_path, HOOKED)
+    executor, _, _ = make_executor(loaded, workspace)
+    events = await collect(executor, loaded)
+    assert [e.step for e in by_type(events, StepComplete)] == ["pre-task:check"]
+    assert events[-1].status == "failed" and "pre-task hook failed" in events[-1].answer
+
+
+async def test_post_hook_failure_is_a_warning(tmp_path: Path, workspace: Path) -> None:
+    write_task(
+        tmp_path,
+        "---\nsteps:\n  - {name: check, type: tool, tool: fail_check}\n---\n",
+        "hooks/post-analysis.md",
+    )
+    loaded = load(tmp_path, HOOKED)
+    executor, _, _ = make_executor(loaded, workspace)
+    events = await collect(executor, loaded)
+    assert [e.step for e in by_type(events, StepComplete)] == ["main", "post-task:check"]
+    warnings = [w.message for w in by_type(events, Warning)]
+    assert any("post-task hook failed" in w and "the check failed" in w for w in warnings)
+    assert events[-1].status == "completed"
+
+
+WRITES = """
+name: writes
+steps:
+  - name: approve
+    type: gate
+  - name: first
+    type: tool
+    tool: write_text
+    args: {path: notes.txt, content: "overwritten"}
+  - name: second
+    type: tool
+    tool: write_text
+    args: {path: new/../created.txt, content: "new file"}
+  - name: boom
+    type: tool
+    tool: explode
+    args: {path: notes.txt}
+  - name: after
+    type: tool
+    tool: shout
+    args: {text: never}
+"""
+
+
+async def approve_all(executor: TaskExecutor, loaded, gates) -> list[Event]:  # type: ignore[no-untyped-def]
+    events: list[Event] = []
+    async for event in executor.execute(loaded.definition):
+        events.append(event)
+        if isinstance(event, ConfirmationRequired):
+            gates.decide(event.request_id, True, "test")
+    return events
+
+
+async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
+    tmp_path: Path, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_bytes(b"caf\xc3\xa9\r\nno newline at end")
+    before = (workspace / "notes.txt").read_bytes()
+    loaded = load(tmp_path, WRITES)
+    executor, _, gates = make_executor(loaded, workspace)
+    events = await approve_all(executor, loaded, gates)
+    steps = [e.step for e in by_type(events, StepComplete)]
+    assert steps == ["approve", "first", "second", "boom"]  # 'after' never ran
+    assert (workspace / "notes.txt").read_text() == "overwritten"
+    assert "loopwright task rollback" in events[-1].answer
+    changes = by_type(events, ChangeRecorded)
+    assert [c.action for c in changes] == ["modify", "create", "modify"]
+    from loopwright.tasks import rollback_task_run
+
+    state = rebuild_state(events)
+    undo = [e async for e in rollback_task_run(state)]
+    assert undo[-1].status == "completed" and undo[0].parent_run_id == events[0].run_id
+    assert (workspace / "notes.txt").read_bytes() == before
+    assert not (workspace / "created.txt").exists()
+
+
+async def test_rollback_on_failure_undoes_in_the_same_run(tmp_path: Path, workspace: Path) -> None:
+    before = (workspace / "notes.txt").read_bytes()
+    loaded = load(tmp_path, WRITES)
+    executor, _, gates = make_executor(loaded, workspace, rollback_on_failure=True)
+    events = await approve_all(executor, loaded, gates)
+    undos = [e for e in by_type(events, FunctionResult) if e.function == "undo"]
+    assert len(undos) == 3 and all(u.success for u in undos)
+    assert events[-1].status == "rolled_back"
+    assert (workspace / "notes.txt").read_bytes() == before
+
+
+async def test_an_ungated_write_step_gets_a_gate(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, WRITES)
+    executor, _, gates = make_executor(loaded, workspace)
+    events = await approve_all(executor, loaded, gates)
+    asked = [e.step for e in by_type(events, ConfirmationRequired)]
+    # 'first' follows an approved gate; 'second' and 'boom' were not gated by the task
+    assert asked == ["approve", "second", "boom"]
+    assert "will write using write_text" in by_type(events, ConfirmationRequired)[1].message
+
+
+async def test_rejecting_an_added_gate_keeps_the_file(tmp_path: Path, workspace: Path) -> None:
+    loaded = load(tmp_path, WRITES.replace("  - name: approve\n    type: gate\n", ""))
+    executor, _, gates = make_executor(loaded, workspace)
+    events: list[Event] = []
+    async for event in executor.execute(loaded.definition):
+        events.append(event)
+        if isinstance(event, ConfirmationRequired):
+            gates.decide(event.request_id, False, "ops")
+    assert (workspace / "notes.txt").read_text() == "alpha beta\ngamma\n"
+    assert not by_type(events, ChangeRecorded)
+    assert events[-1].status == "cancelled"
+
+
+AGENT = """
+name: explain
+steps:
+  - name: measure
+    type: tool
+    tool: count_lines
+    args: {path: notes.txt}
+  - name: explain
+    type: agent
+    description: "Explain a file of {results.measure.lines} lines."
+  - name: loud
+    type: tool
+    tool: shout
+    args_from: {text: results.explain}
+"""
+
+
+async def test_agent_step_streams_its_text_and_feeds_later_steps(
+    tmp_path: Path, workspace: Path
+) -> None:
+    model = ScriptedModel(['{"thought": "two lines", "final_answer": "short notes"}'])
+    loaded = load(tmp_path, AGENT)
+    executor, sink, _ = make_executor(loaded, workspace, model=model)
+    events = await collect(executor, loaded, "explain the notes")
+    chunks = [e.chunk for e in by_type(events, StreamChunk)]
+    assert chunks == ["two lines", "short notes"]
+    assert "Explain a file of 2 lines." in model.requests[0].messages[-1].content
+    assert by_type(events, FunctionResult)[-1].result == "SHORT NOTES"
+    child = [e for e in sink.events if e.run_id != events[0].run_id]
+    assert isinstance(child[0], RunStarted) and child[0].parent_run_id == events[0].run_id
+
+
+CALL = '{"action": "count_lines", "action_input": {"path": "notes.txt"}}'
+ONE_ITERATION = AgentOptions(max_iterations=1)
+
+
+async def test_agent_step_retries_once_with_a_simpler_prompt(
+    tmp_path: Path, workspace: Path
+) -> None:
+    # the first attempt calls a tool and runs out of iterations; the second answers
+    model = ScriptedModel([CALL, '{"final_answer": "fine"}'], strict=False)
+    loaded = load(tmp_path, AGENT)
+    executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
+    events = await collect(executor, loaded)
+    assert any("retrying once" in w.message for w in by_type(events, Warning))
+    assert "Do not call any tool" in model.requests[-1].messages[-1].content
+    assert events[-1].status == "completed"
+
+
+async def test_agent_step_failing_twice_aborts(tmp_path: Path, workspace: Path) -> None:
+    model = ScriptedModel([CALL], strict=False)  # then the script runs out
+    loaded = load(tmp_path, AGENT)
+    executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
+    events = await collect(executor, loaded)
+    assert by_type(events, StepComplete)[-1].status == "failed"
+    assert events[-1].status == "failed" and "failed twice" in events[-1].answer
+
+
+async def test_state_from_the_store_matches_the_json_export(
+    tmp_path: Path, workspace: Path
+) -> None:
+    runtime = Runtime(InMemoryRunStore())
+    loaded = load(tmp_path, PIPELINE)
+    executor = TaskExecutor.for_task(
+        loaded,
+        settings=TaskSettings(workspace=workspace, state_root=tmp_path / "st"),
+        sink=runtime.publish,
+    )
+    events = await collect(executor, loaded, "go", {}, "acme")
+    run_id = events[0].run_id
+    record = runtime.store.get_run(run_id)
+    assert record is not None and record.kind == "task" and record.status == "completed"
+    rebuilt = rebuild_state(runtime.store.events(run_id))
+    exported = json.loads(
+        (tmp_path / "st" / "clients" / "acme" / "task-runs" / f"{run_id}.json").read_text()
+    )
+    assert rebuilt.to_dict() == exported
+    assert [s["step_name"] for s in exported["steps_completed"]] == [
+        "measure",
+        "first_word",
+        "never",
+    ]
