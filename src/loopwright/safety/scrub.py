@@ -1,13 +1,59 @@
 """Secret scrubbing: every observation passes through here before anyone sees it.
 
-Minimal version: exact values of configured secrets. The full detector set lands with
-the guardrails issue.
+A `Scrubber` replaces secrets with `[REDACTED:<kind>]`. It finds them three ways:
+
+- **exact values**: secrets the user names (`--secret`, `--secrets-file`, `secrets=`) and
+  the values of environment variables whose names look secret (`*_TOKEN`, `*_API_KEY`,
+  `*PASSWORD*`, ...), so a key with no known format is still caught;
+- **formats**: provider tokens (AWS, GCP, Azure, GitHub, GitLab, Slack, Stripe, OpenAI,
+  Anthropic, Hugging Face, npm, PyPI), private key blocks, JWTs (see `_secret_patterns`);
+- **context**: bearer and basic auth headers, passwords in URLs and connection strings,
+  and `password=` / `secret:` / `"token": ...` assignments in env, YAML, JSON and INI.
+
+`Scrubber()` has every detector; `Scrubber.default()` (what AgentExecutor uses) also
+catches the secret-looking environment values; `Scrubber(detectors=())` only exact
+values. Recall, false positives and speed: docs/scrubbing.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import re
+import string
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from loopwright.errors import ConfigurationError
+from loopwright.safety._secret_patterns import ALL_DETECTORS, Detector
+
+MIN_SECRET_CHARS = 6
+MIN_ENV_SECRET_CHARS = 8
+_SECRET_NAME_PARTS = frozenset(
+    [
+        "KEY",
+        "APIKEY",
+        "TOKEN",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "AUTH",
+        "PAT",
+        "DSN",
+        "PRIVATE",
+    ]
+)
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+"""Lower-casing that keeps every index (str.lower can change the length of non-ASCII text)."""
+_WORD_CHAR = re.compile(r"\w")
+_NOT_SECRET_NAMES = frozenset(
+    {"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "PWD", "OLDPWD", "KEYTIMEOUT", "XAUTHORITY"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,16 +62,123 @@ class ScrubResult:
     redactions: int
 
 
-class Scrubber:
-    """Replaces secrets with `[REDACTED:<kind>]`."""
+def looks_secret(name: str) -> bool:
+    """An environment variable name such as `GITHUB_TOKEN`, `DB_PASSWORD`, `OPENAI_API_KEY`."""
+    upper = name.upper()
+    if upper in _NOT_SECRET_NAMES:
+        return False
+    parts = [p for p in re.split(r"[_\-.]", upper) if p]
+    return any(part in _SECRET_NAME_PARTS for part in parts) or upper.endswith(
+        ("KEY", "TOKEN", "SECRET", "PASSWORD")
+    )
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The values of environment variables whose names look secret (long enough to match)."""
+    env = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in env.items()
+        if looks_secret(name) and len(value.strip()) >= MIN_ENV_SECRET_CHARS
+    }
+
+
+def read_secrets_file(path: str | Path) -> list[str]:
+    """Secrets from a file: one per line, or dotenv `NAME=value` lines; `#` starts a comment."""
+    file = Path(path)
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read secrets file {file}: {exc.strerror}") from None
+    values: list[str] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if re.match(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=", line):
+            line = line.split("=", 1)[1].strip().strip("\"'")
+        values.append(line)
+    return values
+
+
+class Scrubber:
+    """Replaces secrets with `[REDACTED:<kind>]`. Cheap when there is nothing to find."""
+
+    def __init__(
+        self,
+        secrets: Iterable[str] = (),
+        *,
+        env_secrets: Mapping[str, str] | None = None,
+        detectors: Iterable[Detector] | None = None,
+    ) -> None:
+        self.secrets = tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}))
+        self.env_secrets = dict(env_secrets or {})
+        self.detectors = ALL_DETECTORS if detectors is None else tuple(detectors)
+        exact: dict[str, str] = {value: "configured" for value in self.secrets}
+        for name, value in self.env_secrets.items():
+            exact.setdefault(value.strip(), f"env:{name}")
+        self._exact_kinds = exact
+        ordered = sorted(exact, key=len, reverse=True)
+        self._exact = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    @classmethod
+    def default(
+        cls, secrets: Iterable[str] = (), *, environ: Mapping[str, str] | None = None
+    ) -> Scrubber:
+        """Every detector, the secret-looking environment values, and `secrets`."""
+        return cls(secrets, env_secrets=secret_env_values(environ))
+
+    def with_secrets(self, secrets: Iterable[str]) -> Scrubber:
+        """The same scrubber, also catching the exact values `secrets`."""
+        return Scrubber(
+            [*self.secrets, *secrets], env_secrets=self.env_secrets, detectors=self.detectors
+        )
 
     def scrub(self, text: str) -> ScrubResult:
+        if not text:
+            return ScrubResult(text, 0)
         count = 0
-        for secret in self._secrets:
-            if secret in text:
-                count += text.count(secret)
-                text = text.replace(secret, "[REDACTED:configured]")
+        if self._exact is not None:
+            text, found = self._exact.subn(self._exact_replacement, text)
+            count += found
+        if not self.detectors:
+            return ScrubResult(text, count)
+        lowered = text.translate(_ASCII_LOWER)
+        for detector in self.detectors:
+            if detector.hints and not any(hint in lowered for hint in detector.hints):
+                continue
+            text, found = _apply(detector, text, lowered)
+            if found:
+                count += found
+                lowered = text.translate(_ASCII_LOWER)
         return ScrubResult(text, count)
+
+    def _exact_replacement(self, match: re.Match[str]) -> str:
+        return f"[REDACTED:{self._exact_kinds[match.group(0)]}]"
+
+
+def _apply(detector: Detector, text: str, lowered: str) -> tuple[str, int]:
+    """Replace every accepted match of one detector; keeps context such as `password=`."""
+    pieces: list[str] = []
+    position = 0
+    count = 0
+    group = detector.group
+    for match in detector.pattern.finditer(lowered if detector.lowercase else text):
+        start, end = match.span(group)
+        if start < 0 or start < position:
+            continue
+        if detector.word_start and match.start() > 0 and _WORD_CHAR.match(text, match.start() - 1):
+            continue
+        if detector.accept is not None and not detector.accept(text, match):
+            continue
+        start -= detector.back
+        if text[start] in "\"'" and end - start >= 2 and text[end - 1] == text[start]:
+            start, end = start + 1, end - 1
+        pieces.append(text[position:start])
+        pieces.append(f"[REDACTED:{detector.kind}]")
+        position = end
+        count += 1
+    if not count:
+        return text, 0
+    pieces.append(text[position:])
+    return "".join(pieces), count
