@@ -23,12 +23,14 @@ def _as_tool(obj: object, spec: str) -> Tool:
 
 
 def _functions_in(module: ModuleType) -> str:
-    names = [
-        name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and (isinstance(value, Tool) or callable(value))
-        and getattr(value, "__module__", module.__name__) == module.__name__
-    ]  # fmt: skip
+    """The public functions and tools defined in `module` (for error messages)."""
+    names = []
+    for name, value in vars(module).items():
+        function = value.function if isinstance(value, Tool) else value
+        if name.startswith("_") or not callable(function) or isinstance(function, type):
+            continue
+        if getattr(function, "__module__", None) == module.__name__:
+            names.append(name)
     return ", ".join(sorted(names)) or "none"
 
 
