@@ -214,10 +214,12 @@ class TaskRun:
             status, summary = self.abort
             changes = len(self.emitter.state.change_log)
             if changes and self.settings.rollback_on_failure:
+                undone = 0
                 async for event in self._undo():
+                    undone += isinstance(event, FunctionResult) and event.success
                     yield event
-                status = "rolled_back"
-                summary += f"; {changes} change(s) rolled back"
+                status = "rolled_back" if undone == changes else "failed"
+                summary += f"; {undone} of {changes} change(s) rolled back"
             elif changes:
                 summary += (
                     f"; {changes} change(s) can be undone with: "

@@ -27,7 +27,7 @@ from loopwright.events import (
 from loopwright.messages import ToolCall
 from loopwright.safety.operations import before_operation, classify_operation
 from loopwright.tasks._models import StepDefinition
-from loopwright.tools import ToolRegistry
+from loopwright.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
     from loopwright.tasks._run import TaskRun
@@ -56,38 +56,10 @@ async def run_tool_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncI
         return
     operation = classify_operation(tool, arguments)
     if operation != "read":
-        if not run.just_approved and run.settings.auto_gate:
-            message = (
-                f"Step {name!r} will {operation} using {tool.name} "
-                f"{json.dumps(arguments, ensure_ascii=False, default=str)}. Go ahead?"
-            )
-            async for event in await_gate(run, name, message, run.settings.gate_timeout_s):
-                yield event
-            if run.gate_outcome != "approved":
-                yield await run.stop_at_gate(name)
-                return
-        try:
-            entries = before_operation(
-                tool, arguments, run.safety, step=name, now=run.emitter.clock.time()
-            )
-        except LoopwrightError as exc:
-            yield await run.fail_step(name, f"backup before {tool.name} failed: {exc}")
+        async for event in _guard_write(run, tool, arguments, name, operation):
+            yield event
+        if run.abort is not None:
             return
-        for entry in entries:
-            yield await run.emit(
-                ChangeRecorded,
-                step=name,
-                action=entry.action,
-                resource_type=entry.resource_type,
-                resource_id=entry.resource_id,
-                backup_path=entry.backup_path,
-            )
-        if not entries:
-            yield await run.emit(
-                Warning,
-                message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
-                "(no path argument, no snapshot hook); it cannot be rolled back",
-            )
     call = ToolCall(id=f"{run.run_id}:{name}", name=tool.name, arguments=arguments)
     outcome = await run.tool_executor.execute(call)
     value = None if outcome.is_error else decode_result(outcome.content)
@@ -105,6 +77,44 @@ async def run_tool_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncI
         yield await run.fail_step(name, error)
         return
     yield await run.complete_step(step, name, value)
+
+
+async def _guard_write(
+    run: TaskRun, tool: Tool, arguments: dict[str, Any], name: str, operation: str
+) -> AsyncIterator[Event]:
+    """The safety authority's part: a gate if none just approved, then a backup."""
+    if not run.just_approved and run.settings.auto_gate:
+        message = (
+            f"Step {name!r} will {operation} using {tool.name} "
+            f"{json.dumps(arguments, ensure_ascii=False, default=str)}. Go ahead?"
+        )
+        async for event in await_gate(run, name, message, run.settings.gate_timeout_s):
+            yield event
+        if run.gate_outcome != "approved":
+            yield await run.stop_at_gate(name)
+            return
+    try:
+        entries = before_operation(
+            tool, arguments, run.safety, step=name, now=run.emitter.clock.time()
+        )
+    except LoopwrightError as exc:
+        yield await run.fail_step(name, f"backup before {tool.name} failed: {exc}")
+        return
+    for entry in entries:
+        yield await run.emit(
+            ChangeRecorded,
+            step=name,
+            action=entry.action,
+            resource_type=entry.resource_type,
+            resource_id=entry.resource_id,
+            backup_path=entry.backup_path,
+        )
+    if not entries:
+        yield await run.emit(
+            Warning,
+            message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
+            "(no path argument, no snapshot hook); it cannot be rolled back",
+        )
 
 
 async def run_agent_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncIterator[Event]:
