@@ -97,3 +97,11 @@ def test_suite_errors_name_the_problem(tmp_path: Path) -> None:
     (tmp_path / "tasks.yaml").write_text("tasks: [{id: x, level: 1, tools: []}]")
     with pytest.raises(ConfigurationError, match="task 1 has no 'request'"):
         load_suite(tmp_path)
+
+
+def test_the_shipped_suite_has_40_tasks_over_7_levels() -> None:
+    suite = load_suite(EVALS)
+    assert len(suite.tasks) >= 40
+    assert sorted({t.level for t in suite.tasks}) == [1, 2, 3, 4, 5, 6, 7]
+    choosing = [t for t in suite.tasks if t.level == 3]
+    assert all(len(t.tools) == 10 for t in choosing)
