@@ -43,6 +43,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="an MCP server: a command (stdio) or an http(s) URL; repeatable",
     )
     parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let --tools name run_command (it runs programs in the workspace; off by default)",
+    )
+    parser.add_argument(
         "--allow-skill-commands",
         action="store_true",
         help="let the skill's !`command` lines run (off by default)",
@@ -82,6 +87,8 @@ def skill_extra(args: argparse.Namespace) -> dict[str, object]:
         extra.update(skill=args.skill, allow_skill_commands=args.allow_skill_commands)
     if args.mcp:
         extra["mcp"] = list(args.mcp)
+    if getattr(args, "allow_commands", False):
+        extra["allow_commands"] = True
     return extra
 
 

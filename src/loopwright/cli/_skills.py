@@ -57,5 +57,5 @@ def prompt_command(args: argparse.Namespace) -> int:
         extra=extra,
     )
     model = ScriptedModel([], tool_mode=args.tool_mode, name="prompt-preview")
-    print(build_agent(spec, model=model).system_prompt(), end="")
+    print(build_agent(spec, model=model).system_prompt(spec.request), end="")
     return 0

@@ -55,11 +55,14 @@ def build_agent(
 ) -> AgentExecutor:
     """The AgentExecutor a spec describes. The spec is recorded in the run's options.
 
-    `extra` keys understood here: `skill` (a skill folder to run), `allow_skill_commands`.
+    `extra` keys understood here: `skill` (a skill folder to run), `allow_skill_commands`,
+    `allow_commands` (lets `tools` name `run_command`).
     `extra_tools` are tools from outside the spec's names (MCP servers listed in
     `extra["mcp"]`, connected by the caller for the run's lifetime).
     """
-    registry = ToolRegistry([*resolve_tools(list(spec.tools)), *extra_tools])
+    allow_commands = bool(spec.extra.get("allow_commands"))
+    tools = resolve_tools(list(spec.tools), allow_commands=allow_commands)
+    registry = ToolRegistry([*tools, *extra_tools])
     option_data = {**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}}
     parts: PromptParts | None = None
     readable: list[Path] = []
