@@ -14,10 +14,12 @@ from loopwright.agent._effects import RecordedEffects
 from loopwright.agent._loop import AgentRun, EventSink
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._result import ExecutionResult
-from loopwright.agent._setup import RunSetup, Verifier
+from loopwright.agent._setup import RunSetup
+from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
 from loopwright.events import Event
 from loopwright.guards import (
+    DEFAULT_PRICES,
     Budget,
     CostLedger,
     MaxIterations,
@@ -61,7 +63,7 @@ class AgentExecutor:
         policies: Sequence[StopPolicy] = (),
         prices: dict[str, tuple[float, float]] | None = None,
         clock: Clock | None = None,
-        verifier: Verifier | None = None,
+        verifier: VerifierSpec | None = None,
         readable_roots: Sequence[str | Path] = (),
     ) -> None:
         self.model = model
@@ -72,12 +74,12 @@ class AgentExecutor:
         self.prompt_parts = prompt_parts or PromptParts()
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
-        self.scrubber = scrubber or Scrubber()
+        self.scrubber = scrubber or Scrubber.default()
         self.workspace = Path(workspace or Path.cwd()).resolve()
         self.extra_policies = tuple(policies)
         self.prices = prices
         self.clock = clock or SystemClock()
-        self.verifier = verifier
+        self.verifier = as_verifier(verifier)
         self.readable_roots = [Path(root).resolve() for root in readable_roots]
 
     @property
@@ -111,7 +113,7 @@ class AgentExecutor:
         return [*policies, *self.extra_policies]
 
     def _setup(self, request: str, run_id: str, tenant: str, parent: str | None) -> RunSetup:
-        ledger = CostLedger() if self.prices is None else CostLedger(prices=dict(self.prices))
+        ledger = CostLedger(prices={**DEFAULT_PRICES, **(self.prices or {})})
         context = ToolContext(
             run_id=run_id, workspace=self.workspace, readable_roots=list(self.readable_roots)
         )

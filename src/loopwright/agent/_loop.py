@@ -27,7 +27,7 @@ from loopwright.events import (
     ToolCallStarted,
     VerificationFinished,
 )
-from loopwright.guards import LoopState, Nudge, Stop
+from loopwright.guards import LoopState, Nudge, Stop, timeout_stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import correction_message, iteration_note, observation_text
@@ -133,14 +133,20 @@ class AgentRun:
                 iteration=self.state.iteration,
                 max_iterations=self.state.max_iterations,
             )
-            outcome = await self._think()
+            try:
+                outcome = await self._think()
+            except TimeoutError:
+                outcome = self._timed_out()
             if isinstance(outcome, Stop):
                 return await self._stopped(outcome)
             if isinstance(outcome, ParsedFinal):
                 return self._result("completed", answer=outcome.answer)
             if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
                 return self._result("failed", reason="parse_error", message=outcome.message)
-            nudge = await self._act(outcome)
+            try:
+                nudge = await self._act(outcome)
+            except TimeoutError:
+                nudge = self._timed_out()
             if isinstance(nudge, Stop):
                 return await self._stopped(nudge)
 
@@ -149,6 +155,11 @@ class AgentRun:
         attempts = self.setup.options.parse_retries + 1
         problem = "no reply"
         for attempt in range(1, attempts + 1):
+            if attempt > 1:  # a correction is a model call too: budget and clock apply
+                self._refresh_state()
+                stop = self._first_stop("before_model_call")
+                if isinstance(stop, Stop) and stop.reason != "max_iterations":
+                    return stop
             response = await self._call_model()
             outcome = self._with_stable_ids(response, self.setup.parse(response))
             self._remember_reply(response, outcome)
@@ -324,6 +335,11 @@ class AgentRun:
             state.new_observation.append(new_observation)
             state.workspace_changed.append(changes > state.workspace_changes)
             state.workspace_changes = changes
+
+    def _timed_out(self) -> Stop:
+        options = self.setup.options
+        elapsed = self.setup.clock.monotonic() - self.state.started_at
+        return timeout_stop(elapsed, options.timeout_s, options.iteration_timeout_s)
 
     def _first_stop(self, hook: str) -> Stop | Nudge | None:
         nudge: Nudge | None = None

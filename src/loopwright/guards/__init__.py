@@ -1,7 +1,13 @@
 """Stop policies (guardrails): iterations, repetition, wall clock, budget, no progress."""
 
 from loopwright.guards._budget import DEFAULT_PRICES, Budget, CostLedger
-from loopwright.guards._policies import MaxIterations, NoProgress, Repetition, WallClock
+from loopwright.guards._policies import (
+    MaxIterations,
+    NoProgress,
+    Repetition,
+    WallClock,
+    timeout_stop,
+)
 from loopwright.guards._policy import BasePolicy, LoopState, Nudge, Stop, StopPolicy
 
 __all__ = [
@@ -17,4 +23,5 @@ __all__ = [
     "Stop",
     "StopPolicy",
     "WallClock",
+    "timeout_stop",
 ]

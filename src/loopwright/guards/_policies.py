@@ -72,6 +72,22 @@ class WallClock(BasePolicy):
         return self._check(state)
 
 
+def timeout_stop(
+    elapsed: float, run_timeout_s: float | None, iteration_timeout_s: float | None
+) -> Stop:
+    """The stop for a model or tool call cut off by `asyncio.timeout`: the whole run's
+    limit if it is spent, else the per-iteration one."""
+    if run_timeout_s is not None and elapsed >= run_timeout_s * 0.999:
+        return Stop(
+            "timeout", f"Stopped: the run took {elapsed:.1f}s, over its {run_timeout_s:g}s limit."
+        )
+    limit = f" of {iteration_timeout_s:g}s" if iteration_timeout_s else ""
+    return Stop(
+        "iteration_timeout",
+        f"Stopped: a model call did not finish within the per-iteration limit{limit}.",
+    )
+
+
 class NoProgress(BasePolicy):
     """Stop after `limit` tool rounds in a row with no new observation and no file change."""
 

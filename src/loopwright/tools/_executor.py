@@ -72,12 +72,12 @@ class ToolExecutor:
             text, is_error = self._failure(call.name, f"timed out after {limit:g}s"), True
         except Exception as exc:
             text, is_error = self._failure(call.name, f"{type(exc).__name__}: {exc}"), True
-        text, truncated = truncate_output(text, self.max_output_chars)
-        scrubbed = self.scrubber.scrub(text)
+        scrubbed = self.scrubber.scrub(text)  # before truncating: a cut must not split a secret
+        content, truncated = truncate_output(scrubbed.text, self.max_output_chars)
         return ToolResult(
             call_id=call.id,
             tool_name=call.name,
-            content=scrubbed.text,
+            content=content,
             is_error=is_error,
             duration_ms=(time.perf_counter() - started) * 1000,
             truncated=truncated,

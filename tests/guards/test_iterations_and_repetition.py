@@ -1,0 +1,145 @@
+"""Max iterations (tiers and explicit numbers), repetition and no progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from guard_helpers import call, final
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.events import RunStopped
+from loopwright.models import ScriptedModel
+from loopwright.tools import ToolContext, tool
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: what to look up
+    """
+    return f"value of {key}"
+
+
+@tool
+def status() -> str:
+    """Report the same status every time."""
+    return "still waiting"
+
+
+@tool
+def poll(attempt: int) -> str:
+    """Poll a job; it never changes.
+
+    Args:
+        attempt: the attempt number
+    """
+    return "job pending"
+
+
+@tool
+def write_note(ctx: ToolContext, name: str) -> str:
+    """Write a note file into the workspace.
+
+    Args:
+        name: file name
+    """
+    (ctx.workspace / name).write_text("note")
+    ctx.record_write(name, None, "h")
+    return "job pending"
+
+
+def endless(tool_name: str, count: int, **args: Any) -> list[str]:
+    return [call(tool_name, key=f"k{i}", **args) for i in range(count)]
+
+
+@pytest.mark.parametrize(("tier", "limit"), [("trivial", 5), ("standard", 10), ("complex", 20)])
+async def test_tier_limits_stop_an_endless_run(tier: Any, limit: int) -> None:
+    model = ScriptedModel(endless("lookup", 30), strict=False)
+    result = await AgentExecutor(model, [lookup], options=AgentOptions(tier=tier)).run("loop")
+    assert result.status == "stopped" and result.reason == "max_iterations"
+    assert result.iterations == limit
+    assert len(model.requests) == limit
+
+
+async def test_explicit_limit_overrides_tier() -> None:
+    model = ScriptedModel(endless("lookup", 30), strict=False)
+    options = AgentOptions(tier="complex", max_iterations=3)
+    result = await AgentExecutor(model, [lookup], options=options).run("loop")
+    assert (result.reason, len(model.requests)) == ("max_iterations", 3)
+
+
+async def test_run_that_finishes_within_the_limit_is_not_stopped() -> None:
+    model = ScriptedModel([*endless("lookup", 4), final("found")])
+    options = AgentOptions(tier="trivial")
+    result = await AgentExecutor(model, [lookup], options=options).run("find it")
+    assert result.status == "completed" and result.answer == "found"
+    assert result.iterations == 5
+
+
+async def test_third_identical_call_stops_and_second_gets_a_nudge() -> None:
+    model = ScriptedModel([call("lookup", key="same")] * 5, strict=False)
+    events: list[Any] = []
+
+    async def collect(event: Any) -> None:
+        events.append(event)
+
+    result = await AgentExecutor(model, [lookup]).run("repeat", on_event=collect)
+    assert result.status == "stopped" and result.reason == "repetition"
+    assert len(model.requests) == 3 and len(result.steps) == 3
+    second_observation = model.requests[2].messages[-1].content
+    assert "same call" in second_observation and "Do not repeat it" in second_observation
+    assert "Do not repeat it" not in model.requests[1].messages[-1].content
+    stop = next(e for e in events if isinstance(e, RunStopped))
+    assert stop.reason == "repetition" and "3 times in a row" in stop.message
+
+
+async def test_repetition_threshold_is_configurable() -> None:
+    model = ScriptedModel([call("lookup", key="same")] * 6, strict=False)
+    options = AgentOptions(repetition_threshold=5)
+    result = await AgentExecutor(model, [lookup], options=options).run("repeat")
+    assert result.reason == "repetition" and len(result.steps) == 5
+
+
+async def test_same_tool_with_different_arguments_is_not_repetition() -> None:
+    replies = [call("lookup", key="a"), call("lookup", key="b"), call("lookup", key="c")]
+    model = ScriptedModel([*replies, final("done")])
+    result = await AgentExecutor(model, [lookup]).run("three lookups")
+    assert result.status == "completed"
+
+
+async def test_no_new_information_for_five_rounds_stops() -> None:
+    model = ScriptedModel([call("poll", attempt=i) for i in range(12)], strict=False)
+    options = AgentOptions(tier="complex")
+    result = await AgentExecutor(model, [poll], options=options).run("wait for the job")
+    assert result.status == "stopped" and result.reason == "no_progress"
+    # the first poll is new information; the next five are not
+    assert len(result.steps) == 6
+
+
+async def test_no_progress_limit_is_configurable() -> None:
+    model = ScriptedModel([call("poll", attempt=i) for i in range(12)], strict=False)
+    options = AgentOptions(tier="complex", no_progress_limit=2)
+    result = await AgentExecutor(model, [poll], options=options).run("wait")
+    assert result.reason == "no_progress" and len(result.steps) == 3
+
+
+async def test_new_observations_are_progress() -> None:
+    model = ScriptedModel([*endless("lookup", 8), final("all found")])
+    options = AgentOptions(tier="complex")
+    result = await AgentExecutor(model, [lookup], options=options).run("look up eight keys")
+    assert result.status == "completed"
+
+
+async def test_workspace_changes_are_progress(tmp_path: Path) -> None:
+    replies = [call("write_note", name=f"n{i}.txt") for i in range(8)]
+    model = ScriptedModel([*replies, final("notes written")])
+    agent = AgentExecutor(
+        model, [write_note], options=AgentOptions(tier="complex"), workspace=tmp_path
+    )
+    result = await agent.run("write eight notes")
+    assert result.status == "completed"
+    assert len(result.modified_files) == 8
