@@ -17,7 +17,7 @@ from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
-from loopwright.events import Event
+from loopwright.events import Event, RunStarted
 from loopwright.guards import (
     DEFAULT_PRICES,
     Budget,
@@ -33,7 +33,7 @@ from loopwright.models import Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.safety.scrub import Scrubber
-from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry
+from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
 
 
 def new_run_id() -> str:
@@ -86,8 +86,21 @@ class AgentExecutor:
     def tool_mode(self) -> str:
         return self.options.tool_mode or self.model.preferred_tool_mode
 
-    def system_prompt(self) -> str:
-        """The exact system prompt the model gets (the same at every iteration)."""
+    def system_prompt(self, request: str | None = None) -> str:
+        """The exact system prompt the model gets (the same at every iteration).
+
+        Given the request, it carries the WORKSPACE section (root, git repository and
+        branch, the files the request names) when the agent has workspace tools.
+        """
+        return self._prompt(self.workspace_section(request) if request is not None else "")
+
+    def workspace_section(self, request: str) -> str:
+        """Seed 003's workspace context, for agents with tools that take a ToolContext."""
+        if self.prompt_parts.workspace_section or not any(t.context_param for t in self.tools):
+            return ""
+        return workspace_context(self.workspace, request)
+
+    def _prompt(self, workspace_section: str) -> str:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         parts = dataclasses.replace(
@@ -95,6 +108,8 @@ class AgentExecutor:
             tools=tuple(self.tools.specs()),
             tool_mode="native" if self.tool_mode == "native" else "prompted",
         )
+        if workspace_section:
+            parts = dataclasses.replace(parts, workspace_section=workspace_section)
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
@@ -112,7 +127,20 @@ class AgentExecutor:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]
 
-    def _setup(self, request: str, run_id: str, tenant: str, parent: str | None) -> RunSetup:
+    def _setup(
+        self,
+        request: str,
+        run_id: str,
+        tenant: str,
+        parent: str | None,
+        recorded: Sequence[Event] = (),
+    ) -> RunSetup:
+        section = _recorded_workspace_section(recorded)
+        section = self.workspace_section(request) if section is None else section
+        options = self.options
+        if section:  # recorded in run_started, so a resumed run gets the same prompt
+            extra = {**options.extra, "workspace_context": section}
+            options = dataclasses.replace(options, extra=extra)
         ledger = CostLedger(prices={**DEFAULT_PRICES, **(self.prices or {})})
         context = ToolContext(
             run_id=run_id, workspace=self.workspace, readable_roots=list(self.readable_roots)
@@ -128,8 +156,8 @@ class AgentExecutor:
             model=self.model,
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
-            options=self.options,
-            system_prompt=self.system_prompt(),
+            options=options,
+            system_prompt=self._prompt(section),
             parse=self.parse,
             ledger=ledger,
             policies=self._policies(ledger),
@@ -155,7 +183,7 @@ class AgentExecutor:
         completed model and tool calls are taken from them instead of being repeated.
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
-        setup = self._setup(request, run_id, tenant, parent_run_id)
+        setup = self._setup(request, run_id, tenant, parent_run_id, recorded)
         sink = on_event or _discard
         result = await AgentRun(setup, sink, RecordedEffects.from_events(recorded)).execute()
         check = getattr(self.model, "assert_exhausted", None)
@@ -184,6 +212,13 @@ class AgentExecutor:
     def run_sync(self, request: str, **kwargs: Any) -> ExecutionResult:
         """`run` for code that is not async."""
         return asyncio.run(self.run(request, **kwargs))
+
+
+def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
+    """The workspace section an earlier process of this run used (None: no earlier one)."""
+    if not recorded or not isinstance(recorded[0], RunStarted):
+        return None
+    return str(recorded[0].options.get("extra", {}).get("workspace_context") or "")
 
 
 async def _discard(event: Event) -> None:
