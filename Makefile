@@ -30,8 +30,23 @@ unit: setup
 
 test: lint typecheck unit
 
-bench: setup
-	$(PY) bench/overhead.py
+PEERS_VENV := bench/.venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+# Regenerates every benchmark figure; the tables land in bench/results/ and docs/.
+bench: setup $(PEERS_STAMP)
+	mkdir -p bench/results
+	$(PY) bench/overhead.py | tee bench/results/overhead.md
+	$(PY) bench/peers/run.py --peers-python $(PEERS_VENV)/bin/python \
+		--out bench/results/peers.json --chart docs/overhead-vs-n.png | tee bench/results/peers.md
+	for script in bench/scrub.py bench/store.py bench/scale.py bench/server_load.py; do \
+		if [ -f $$script ]; then $(PY) $$script | tee bench/results/$$(basename $$script .py).md; fi; \
+	done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
