@@ -40,7 +40,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     data = content.encode("utf-8")
     rel = _commit(ctx, path, before, data)
     verb = "created" if before is None else "overwrote"
-    return f"{verb} {rel} ({len(data):,} bytes, {content.count(chr(10)) + 1:,} lines)"
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return f"{verb} {rel} ({len(data):,} bytes, {lines:,} lines)"
 
 
 def _line_numbers(text: str, old: str) -> list[int]:
