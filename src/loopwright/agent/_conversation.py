@@ -15,6 +15,8 @@ from loopwright.messages import Message
 
 PROTECTED_TAIL = 2
 MIN_KEEP_CHARS = 200
+NOTE_CHARS = 80
+"""Room for the "[... N characters cut ...]" note that replaces the cut text."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -64,7 +66,7 @@ class Conversation:
                 break
             excess_chars = (self.total_tokens - limit) * 4
             message = self.messages[index]
-            keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars)
+            keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars - NOTE_CHARS)
             if keep >= len(message.content):
                 continue
             self._replace(

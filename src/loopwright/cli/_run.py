@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from loopwright.agent import AgentOptions, ExecutionResult
+from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ExecutionResult
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import Event
 from loopwright.runtime import RunSpec, build_agent
+from loopwright.safety.scrub import read_secrets_file
 
 DEFAULT_MODEL = "local"
 
@@ -34,6 +35,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--max-cost", type=float, default=None, help="USD")
     parser.add_argument("--repetition-threshold", type=int, default=3)
     parser.add_argument("--no-progress-limit", type=int, default=5)
+    parser.add_argument("--context-window", type=int, default=None, help="tokens")
+    parser.add_argument(
+        "--verify", default=None, metavar="CMD", help="check the workspace at the end (shell)"
+    )
+    parser.add_argument(
+        "--secret", action="append", default=[], metavar="VALUE", help="redact VALUE; repeatable"
+    )
+    parser.add_argument(
+        "--secrets-file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="redact every value in PATH (one per line, or NAME=value lines); repeatable",
+    )
     parser.add_argument("--skill", default=None, help="run a skill folder (SKILL.md)")
     parser.add_argument(
         "--mcp",
@@ -66,6 +81,7 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
         max_cost=args.max_cost,
         repetition_threshold=args.repetition_threshold,
         no_progress_limit=args.no_progress_limit,
+        context_window=getattr(args, "context_window", None),
     )
 
 
@@ -89,7 +105,21 @@ def skill_extra(args: argparse.Namespace) -> dict[str, object]:
         extra["mcp"] = list(args.mcp)
     if getattr(args, "allow_commands", False):
         extra["allow_commands"] = True
+    if getattr(args, "verify", None):
+        extra["verify"] = args.verify
     return extra
+
+
+def guarded(agent: AgentExecutor, args: argparse.Namespace) -> AgentExecutor:
+    """Add the secrets the user named (never recorded in the run) and the verifier."""
+    secrets = list(getattr(args, "secret", []))
+    for path in getattr(args, "secrets_file", []):
+        secrets += read_secrets_file(path)
+    if secrets:
+        agent.scrubber = agent.scrubber.with_secrets(secrets)
+    if getattr(args, "verify", None):
+        agent.verifier = CommandVerifier(args.verify)
+    return agent
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -103,14 +133,15 @@ def run_command(args: argparse.Namespace) -> int:
         from loopwright.mcp import MCPConnections
 
         async with MCPConnections(args.mcp) as servers:
-            agent = build_agent(spec, extra_tools=servers.tools())
+            agent = guarded(build_agent(spec, extra_tools=servers.tools()), args)
             return await agent.run(args.request, on_event=show)
 
     try:
         if args.mcp:
             result = asyncio.run(run_with_mcp())
         else:
-            result = asyncio.run(build_agent(spec).run(args.request, on_event=show))
+            agent = guarded(build_agent(spec), args)
+            result = asyncio.run(agent.run(args.request, on_event=show))
     finally:
         view.close()
     return 0 if result.success else 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -50,6 +50,8 @@ class LiveView:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self._status: Status | None = None
+        self._tokens = 0
+        self._limits: dict[str, Any] = {}
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
@@ -75,14 +77,26 @@ class LiveView:
         elif isinstance(event, ToolCallStarted):
             self._spin(f"Calling {event.tool_name}...")
 
+    def _budget(self) -> str:
+        """Budget used so far, against the run's limits: `1,200/5,000 tokens · 30s limit`."""
+        limit = self._limits.get("max_tokens_total")
+        parts = [f"{self._tokens:,}/{limit:,} tokens" if limit else f"{self._tokens:,} tokens"]
+        if self._limits.get("max_cost"):
+            parts.append(f"max ${self._limits['max_cost']:g}")
+        if self._limits.get("timeout_s"):
+            parts.append(f"{self._limits['timeout_s']:g}s limit")
+        return " · ".join(parts)
+
     def _line(self, event: Event) -> str | None:
+        if isinstance(event, ModelResponded):
+            usage = event.response.get("usage") or {}
+            self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         if isinstance(event, RunStarted):
+            self._limits = dict(event.options)
             tools = ", ".join(event.tools) or "none"
             return f"[bold]▶ {escape(event.request)}[/]\n  [dim]model {escape(event.model)} · tools {escape(tools)} · run {event.run_id}[/]"
         if isinstance(event, IterationStarted):
-            return (
-                f"[cyan]Iteration {event.iteration}/{event.max_iterations}[/] [dim]Thinking...[/]"
-            )
+            return f"[cyan]Iteration {event.iteration}/{event.max_iterations}[/] [dim]{self._budget()} · Thinking...[/]"
         if isinstance(event, ModelResponded):
             return f"  [italic]{escape(event.thought)}[/]" if event.thought else None
         if isinstance(event, ParseFailed):
@@ -120,7 +134,8 @@ class LiveView:
         usage = event.usage
         tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
         cost = f" · ${event.cost:.4f}" if event.cost else ""
-        footer = f"[dim]{event.status} · {event.steps} tool calls · {tokens:,} tokens{cost}[/]"
+        status = f"{event.status} ({event.reason})" if event.reason else event.status
+        footer = f"[dim]{status} · {event.steps} tool calls · {tokens:,} tokens{cost}[/]"
         if event.answer is not None:
             return f"[bold green]✓ Final Answer:[/] {escape(event.answer)}\n{footer}"
         return footer

@@ -29,6 +29,8 @@ class CostLedger:
     total_usage: Usage = field(default_factory=Usage)
     """Kept as calls are recorded, so reading it costs nothing per step."""
     total_cost: float = 0.0
+    last_call: Usage = field(default_factory=Usage)
+    """The most recent call's usage: the next call's input is at least as long."""
 
     def price_of(self, model: str) -> tuple[float, float]:
         return self.prices.get(model, (0.0, 0.0))
@@ -41,13 +43,16 @@ class CostLedger:
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
         self.total_usage = self.total_usage + usage
         self.total_cost += self.cost_of(model, usage)
+        self.last_call = usage
 
 
 class Budget(BasePolicy):
     """Refuse a model call that would take the run past its token or cost budget.
 
-    The next call's input is known (`state.next_input_tokens`); its output is estimated
-    from the largest output so far, so a call that would clearly overrun is not made.
+    The next call's input is estimated as the larger of the conversation's own count
+    (`state.next_input_tokens`) and the input the provider reported for the last call (the
+    conversation only grows); its output as the largest output so far. A call that would
+    take the run over the budget is not made.
     """
 
     def __init__(
@@ -63,7 +68,8 @@ class Budget(BasePolicy):
 
     def before_model_call(self, state: LoopState) -> Stop | None:
         used = self.ledger.total_usage
-        projected = Usage(state.next_input_tokens, state.largest_output_tokens)
+        next_input = max(state.next_input_tokens, self.ledger.last_call.input_tokens)
+        projected = Usage(next_input, state.largest_output_tokens)
         if self.max_tokens_total is not None:
             after = used.total_tokens + projected.total_tokens
             if after > self.max_tokens_total:

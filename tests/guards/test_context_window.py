@@ -1,0 +1,91 @@
+"""The conversation stays within the context window: old observations are cut first."""
+
+from __future__ import annotations
+
+from guard_helpers import call, final
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent._conversation import Conversation, estimate_tokens
+from loopwright.messages import Message
+from loopwright.models import ScriptedModel
+from loopwright.tools import tool
+
+SYSTEM = "You are a careful assistant. " * 20
+
+
+def recount(conversation: Conversation) -> int:
+    """The token count from scratch, to check the running one against."""
+    total = estimate_tokens(conversation.system.content)
+    for message in conversation.messages:
+        total += estimate_tokens(message.content) + 8 * len(message.tool_calls)
+    return total
+
+
+def build(observations: list[str]) -> Conversation:
+    conversation = Conversation(SYSTEM)
+    conversation.append(Message.user("Summarise the logs."))
+    for index, text in enumerate(observations):
+        conversation.append(Message.assistant(f"reading log {index}"))
+        conversation.append(Message.user(text), observation=True)
+    return conversation
+
+
+def test_old_observations_are_shortened_first_keeping_head_and_tail() -> None:
+    logs = [f"HEAD{i} " + "x" * 8000 + f" TAIL{i}" for i in range(3)]
+    conversation = build(logs)
+    assert conversation.total_tokens > 5000
+    shortened = conversation.fit(4000)
+    assert shortened >= 1
+    assert conversation.total_tokens <= 4000
+    oldest = conversation.messages[2].content
+    assert oldest.startswith("HEAD0") and oldest.endswith("TAIL0")
+    assert "characters cut to fit the context window" in oldest
+    newest = conversation.messages[-1].content
+    assert newest == logs[-1]  # the newest turn is never cut
+
+
+def test_system_prompt_and_request_are_never_cut() -> None:
+    conversation = build(["y" * 20_000, "z" * 20_000])
+    conversation.fit(1000)
+    messages = conversation.request_messages()
+    assert messages[0].content == SYSTEM
+    assert messages[1].content == "Summarise the logs."
+
+
+def test_token_count_is_kept_up_to_date_incrementally() -> None:
+    conversation = build(["a" * 4000, "b" * 6000, "c" * 100])
+    assert conversation.total_tokens == recount(conversation)
+    conversation.fit(1500)
+    assert conversation.total_tokens == recount(conversation)
+    conversation.append(Message.user("more"))
+    assert conversation.total_tokens == recount(conversation)
+
+
+def test_fit_without_a_limit_changes_nothing() -> None:
+    conversation = build(["a" * 4000])
+    before = conversation.total_tokens
+    assert conversation.fit(None) == 0
+    assert conversation.total_tokens == before
+
+
+async def test_agent_requests_stay_within_the_window() -> None:
+    @tool
+    def read_log(name: str) -> str:
+        """Read a big log file.
+
+        Args:
+            name: the log name
+        """
+        return f"START {name} " + "log line\n" * 1500 + f"END {name}"
+
+    replies = [call("read_log", name=f"log{i}") for i in range(4)]
+    model = ScriptedModel([*replies, final("summary")])
+    options = AgentOptions(context_window=6000)
+    result = await AgentExecutor(model, [read_log], options=options).run("read all logs")
+    assert result.status == "completed"
+    last = model.requests[-1].messages
+    total_chars = sum(len(m.content) for m in last)
+    assert total_chars // 4 <= 6000 + 200  # the estimate the loop works with
+    first_observation = next(m.content for m in last if "START log0" in m.content)
+    assert "characters cut" in first_observation and "END log0" in first_observation
+    assert "characters cut" not in last[-1].content  # the newest observation is whole
