@@ -17,6 +17,7 @@ values. Recall, false positives and speed: docs/scrubbing.md.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import string
@@ -62,6 +63,7 @@ class ScrubResult:
     redactions: int
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_secret(name: str) -> bool:
     """An environment variable name such as `GITHUB_TOKEN`, `DB_PASSWORD`, `OPENAI_API_KEY`."""
     upper = name.upper()
