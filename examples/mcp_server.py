@@ -1,7 +1,7 @@
 """A small MCP server (official SDK) to try `loopwright run --mcp`.
 
-    python examples/mcp_server.py                    # stdio
-    python examples/mcp_server.py --http 8000        # streamable HTTP on 127.0.0.1:8000/mcp
+python examples/mcp_server.py                    # stdio
+python examples/mcp_server.py --http 8000        # streamable HTTP on 127.0.0.1:8000/mcp
 """
 
 from __future__ import annotations
