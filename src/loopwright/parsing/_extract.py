@@ -1,0 +1,90 @@
+"""Find JSON in a model's text: code fences, balanced braces in prose, truncated tails.
+
+Malformed JSON (single quotes, trailing commas, comments, Python literals, truncation) is
+repaired with the json-repair library, but only for snippets that name a known key, so
+repair never turns plain prose into a bogus action.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import json_repair
+
+MAX_CANDIDATES = 20
+MAX_REPAIR_CHARS = 200_000
+_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_KNOWN_KEY = re.compile(
+    r"""["']?(action|action_input|final_answer|name|arguments|parameters|tool|function|"""
+    r"""tool_calls|thought|answer)["']?\s*:""",
+)
+
+
+def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
+    """(language, body) of each ``` fenced block (an unclosed last fence runs to the end)."""
+    for match in _FENCE.finditer(text):
+        yield match.group(1).lower(), match.group(2)
+
+
+def _closing_index(text: str, start: int) -> int | None:
+    """Index of the bracket closing the one at `start`, honouring strings; None if none."""
+    stack: list[str] = []
+    pairs = {"{": "}", "[": "]"}
+    in_string = False
+    escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in pairs:
+            stack.append(pairs[char])
+        elif char in "}]":
+            if not stack or stack.pop() != char:
+                return None
+            if not stack:
+                return index
+    return None
+
+
+def json_snippets(text: str) -> Iterator[str]:
+    """Top-level {...} / [...] snippets in order; an unclosed one runs to the end of text."""
+    position = 0
+    found = 0
+    while found < MAX_CANDIDATES:
+        match = re.search(r"[\[{]", text[position:])
+        if match is None:
+            return
+        start = position + match.start()
+        end = _closing_index(text, start)
+        if end is None:
+            yield text[start:]
+            return
+        yield text[start : end + 1]
+        found += 1
+        position = end + 1
+
+
+def decode(snippet: str) -> Any | None:
+    """The JSON value of a snippet, repaired if it is malformed but clearly meant as JSON."""
+    try:
+        return json.loads(snippet)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    if len(snippet) > MAX_REPAIR_CHARS or not _KNOWN_KEY.search(snippet):
+        return None
+    try:
+        value = json_repair.loads(snippet)
+    except Exception:  # the repair library can fail on adversarial input
+        return None
+    return value if isinstance(value, dict | list) and value else None

@@ -1,0 +1,80 @@
+"""`Thought: / Action: / Action Input: / Final Answer:` text, and plain text as the answer."""
+
+from __future__ import annotations
+
+import re
+
+from loopwright.messages import ModelResponse, ToolCall
+from loopwright.parsing._extract import decode
+from loopwright.parsing._layers import split_thinking
+from loopwright.parsing._result import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
+from loopwright.parsing._shapes import FINAL_ACTIONS
+
+_OBSERVATION = re.compile(r"^\s*Observation\s*:", re.M | re.I)
+_ACTION = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*(.+)$", re.M | re.I)
+_ACTION_INPUT = re.compile(r"^[ \t]*Action[ \t]+Input[ \t]*:[ \t]*(.*)", re.M | re.I | re.S)
+_FINAL = re.compile(r"^[ \t]*Final[ \t]+Answer[ \t]*:[ \t]*(.*)", re.M | re.I | re.S)
+_THOUGHT = re.compile(r"^[ \t]*Thought[ \t]*:[ \t]*", re.M | re.I)
+
+EXPECTED_FORMAT = (
+    'reply with one JSON object: {"thought": "...", "action": "<tool name>", '
+    '"action_input": {...}} to call a tool, or {"thought": "...", "final_answer": "..."} '
+    "to finish"
+)
+
+
+def _thought_before(text: str, end: int) -> str | None:
+    thought = _THOUGHT.sub("", text[:end]).strip()
+    return thought or None
+
+
+def _arguments(raw: str) -> dict[str, object]:
+    raw = raw.strip().strip("`").strip()
+    if raw.startswith("json"):
+        raw = raw[4:].strip()
+    if not raw:
+        return {}
+    value = decode(raw) if raw[0] in "{[" else None
+    return value if isinstance(value, dict) else {"input": raw}
+
+
+class ReActTextParser:
+    """The classic ReAct text format; text after a hallucinated `Observation:` is ignored."""
+
+    name = "react"
+
+    def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        text, thinking = split_thinking(response.text)
+        cut = _OBSERVATION.search(text)
+        if cut is not None:
+            text = text[: cut.start()]
+        action = _ACTION.search(text)
+        final = _FINAL.search(text)
+        if action is not None and (final is None or action.start() < final.start()):
+            name = action.group(1).strip().strip("`'\"").strip()
+            rest = text[action.end() :]
+            given = _ACTION_INPUT.search(rest)
+            raw = given.group(1) if given else ""
+            thought = _thought_before(text, action.start()) or thinking
+            if name.lower() in FINAL_ACTIONS:
+                return ParsedFinal(raw.strip(), thought)
+            return ParsedAction((ToolCall("call_0", name, _arguments(raw)),), thought)
+        if final is not None:
+            return ParsedFinal(
+                final.group(1).strip(), _thought_before(text, final.start()) or thinking
+            )
+        return None
+
+
+class PlainTextParser:
+    """Content with no action in it is the final answer; empty content is a parse error."""
+
+    name = "text"
+
+    def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        text, thinking = split_thinking(response.text)
+        if text:
+            return ParsedFinal(text, thinking)
+        if thinking:
+            return ParseFailure(f"the reply held only reasoning and no answer: {EXPECTED_FORMAT}")
+        return ParseFailure(f"the reply was empty: {EXPECTED_FORMAT}")

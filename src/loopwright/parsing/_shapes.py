@@ -1,0 +1,119 @@
+"""Interpret a decoded JSON value as tool calls or a final answer, whatever its shape.
+
+Shapes seen from real models: seed 000's {"thought","action","action_input","is_final"} and
+{"final_answer"}; {"name","arguments"} (Qwen/Hermes, OpenAI-in-text); {"name","parameters"}
+(Llama 3.x); {"tool","args"}, {"function":{"name","arguments"}}; {"tool_calls":[...]};
+arrays of calls (Mistral). "Final" is decided from the action, not from `is_final` alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from loopwright.messages import ToolCall
+from loopwright.parsing._result import ParsedAction, ParsedFinal, ParseOutcome
+
+FINAL_ACTIONS = {"final answer", "final_answer", "finalanswer", "final", "answer", "finish"}
+NAME_KEYS = ("action", "name", "tool", "tool_name", "function", "function_name", "recipient_name")
+ARGUMENT_KEYS = ("action_input", "arguments", "parameters", "args", "input", "tool_input", "params")
+FINAL_KEYS = ("final_answer", "finalAnswer", "answer", "response", "final")
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            return {"input": raw}
+        return decoded if isinstance(decoded, dict) else {"input": decoded}
+    if raw is None:
+        return {}
+    return {"input": raw}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _thought(data: dict[str, Any]) -> str | None:
+    for key in ("thought", "thoughts", "reasoning", "reason"):
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _call_from_object(data: dict[str, Any], index: int) -> ToolCall | None:
+    nested = data.get("function")
+    if isinstance(nested, dict) and isinstance(nested.get("name"), str):
+        return ToolCall(f"call_{index}", nested["name"], _arguments(nested.get("arguments")))
+    for name_key in NAME_KEYS:
+        name = data.get(name_key)
+        if isinstance(name, str) and name.strip():
+            raw_args = next((data[k] for k in ARGUMENT_KEYS if k in data), None)
+            return ToolCall(f"call_{index}", name.strip(), _arguments(raw_args))
+    return None
+
+
+def _final_from_object(data: dict[str, Any]) -> str | None:
+    for key in FINAL_KEYS:
+        if key in data and data[key] is not None and not isinstance(data[key], bool):
+            return _text(data[key])
+    return None
+
+
+def _final_action_answer(call: ToolCall) -> str | None:
+    """An "action" that is really the final answer (`Final Answer`, `final_answer`...)."""
+    if call.name.strip().lower() not in FINAL_ACTIONS:
+        return None
+    args = call.arguments
+    for key in ("input", "answer", "final_answer", "text", "response", "content"):
+        if key in args:
+            return _text(args[key])
+    return _text(args) if args else ""
+
+
+def outcome_from_object(data: dict[str, Any]) -> ParseOutcome | None:
+    """The outcome one JSON object stands for, or None when it is not a call or an answer."""
+    thought = _thought(data)
+    calls = data.get("tool_calls")
+    if isinstance(calls, list):
+        return outcome_from_list(calls, thought)
+    call = _call_from_object(data, 0)
+    if call is not None:
+        answer = _final_action_answer(call)
+        if answer is not None:
+            return ParsedFinal(answer, thought)
+        return ParsedAction((call,), thought)
+    answer = _final_from_object(data)
+    if answer is not None:
+        return ParsedFinal(answer, thought)
+    return None
+
+
+def outcome_from_list(items: list[Any], thought: str | None = None) -> ParseOutcome | None:
+    calls: list[ToolCall] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            return None
+        call = _call_from_object(item, index)
+        if call is None:
+            return None
+        answer = _final_action_answer(call)
+        if answer is not None:
+            return (
+                ParsedFinal(answer, thought) if not calls else ParsedAction(tuple(calls), thought)
+            )
+        calls.append(call)
+    return ParsedAction(tuple(calls), thought) if calls else None
+
+
+def outcome_from_value(value: Any) -> ParseOutcome | None:
+    if isinstance(value, dict):
+        return outcome_from_object(value)
+    if isinstance(value, list):
+        return outcome_from_list(value)
+    return None
