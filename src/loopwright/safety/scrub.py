@@ -24,6 +24,7 @@ import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loopwright.errors import ConfigurationError
 from loopwright.safety._secret_patterns import ALL_DETECTORS, Detector
@@ -76,11 +77,26 @@ def looks_secret(name: str) -> bool:
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The values of environment variables whose names look secret (long enough to match)."""
-    env = os.environ if environ is None else environ
+    """The values of environment variables whose names look secret (long enough to match).
+
+    For the process environment the answer is cached until the environment changes: it is
+    asked for every run, and reading os.environ item by item is slow.
+    """
+    if environ is not None:
+        return _secret_values(environ.items())
+    snapshot = tuple(getattr(os.environ, "_data", os.environ).items())
+    return dict(_process_env_secrets(snapshot))
+
+
+@functools.lru_cache(maxsize=4)
+def _process_env_secrets(snapshot: tuple[tuple[Any, Any], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(_secret_values(os.environ.items()).items())
+
+
+def _secret_values(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {
         name: value
-        for name, value in env.items()
+        for name, value in items
         if looks_secret(name) and len(value.strip()) >= MIN_ENV_SECRET_CHARS
     }
 
