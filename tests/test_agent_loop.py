@@ -117,9 +117,9 @@ async def test_system_prompt_is_identical_across_iterations(add_tool: Any) -> No
     systems = {r.messages[0].content for r in model.requests}
     assert len(systems) == 1
     assert "iteration" not in next(iter(systems)).lower().split("rules")[0]
-    assert model.requests[2].messages[-1].content.endswith("[Current iteration: 3/10]")
+    assert model.requests[2].messages[-1].content.endswith("[Iteration 3 of at most 10]")
     # earlier messages carry no iteration note: the prompt prefix stays cacheable
-    assert "[Current iteration" not in model.requests[2].messages[2].content
+    assert "[Iteration" not in model.requests[2].messages[2].content
 
 
 async def test_parsed_calls_get_stable_ids(add_tool: Any) -> None:

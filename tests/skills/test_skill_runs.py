@@ -64,7 +64,7 @@ async def test_execute_sync_returns_execution_result(tmp_path: Path) -> None:
     )
     result = await executor.execute_sync("app.py")
     assert result.success and result.answer == "looks fine"
-    assert "[Current iteration: 1/3]" in model.requests[0].messages[-1].content
+    assert "[Iteration 1 of at most 3]" in model.requests[0].messages[-1].content
 
 
 async def test_skill_run_stops_at_its_iteration_limit(tmp_path: Path) -> None:

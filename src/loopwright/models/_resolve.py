@@ -11,8 +11,16 @@ from loopwright.models._scripted import ScriptedModel
 ModelFactory = Callable[[str, str | None], Model]
 """(name after the prefix, base_url) -> Model"""
 
+
+def _local(name: str, base_url: str | None) -> Model:
+    from loopwright.models._local import local_model  # llama.cpp is imported only when used
+
+    return local_model(name, base_url)
+
+
 _FACTORIES: dict[str, ModelFactory] = {
     "scripted": lambda name, _base_url: ScriptedModel.from_file(name),
+    "local": _local,
 }
 
 
@@ -23,6 +31,8 @@ def register_model_factory(prefix: str, factory: ModelFactory) -> None:
 def resolve_model(spec: str, *, base_url: str | None = None) -> Model:
     """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
     prefix, _, name = spec.partition(":")
+    if not prefix:
+        raise ConfigurationError("empty model spec (try local, ollama:NAME, openai:NAME)")
     factory = _FACTORIES.get(prefix)
     if factory is None:
         known = ", ".join(sorted(_FACTORIES))

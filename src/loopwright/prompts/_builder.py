@@ -106,8 +106,11 @@ class PromptBuilder:
 
 
 def iteration_note(iteration: int, max_iterations: int) -> str:
-    """Goes in the newest message, never the system prompt (keeps the prompt cache warm)."""
-    return f"[Current iteration: {iteration}/{max_iterations}]"
+    """Goes in the newest message, never the system prompt (keeps the prompt cache warm).
+
+    Worded without an `i/n` fraction: small models copied "3/10" into tool arguments.
+    """
+    return f"[Iteration {iteration} of at most {max_iterations}]"
 
 
 def observation_text(tool_name: str, content: str) -> str:

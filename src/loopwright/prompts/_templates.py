@@ -13,6 +13,7 @@ AVAILABLE TOOLS:
 RULES:
 - Think step by step about how to accomplish the task
 - Use tools to gather information and perform actions; never invent a tool's result
+- Call one tool per reply, and use each result for the next step
 - If a tool fails, try an alternative approach
 - Continue until the task is complete or you cannot make progress
 - Provide clear, actionable final answers

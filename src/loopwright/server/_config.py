@@ -1,0 +1,87 @@
+"""What a server serves: the runtime, who may use it (tokens -> tenants), what runs may use."""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from loopwright.errors import ConfigurationError
+from loopwright.runtime import RunHandle, Runtime
+from loopwright.tools import BUILTIN_TOOLS
+
+DEFAULT_TENANT = "default"
+
+
+class GateDecider(Protocol):
+    """Decides pending gates of task runs (the task runner's GateBroker)."""
+
+    def decide(self, request_id: str, approved: bool, decided_by: str) -> bool:
+        """True if `request_id` was pending and now has its decision."""
+        ...
+
+
+class TaskLauncher(Protocol):
+    """Starts a task run from its name or file and inputs (the task runner)."""
+
+    def start_task(
+        self, runtime: Runtime, task: str, inputs: dict[str, Any], *, tenant: str
+    ) -> RunHandle:
+        """Start the run; raise a UsageError (e.g. TaskParseError) for a bad task."""
+        ...
+
+
+@dataclass
+class ServerConfig:
+    runtime: Runtime = field(default_factory=Runtime)
+    tokens: Mapping[str, str] | None = None
+    """token -> tenant. None: no authentication, every request is tenant `default`."""
+    allowed_tools: frozenset[str] = frozenset(BUILTIN_TOOLS)
+    """Tool specs a request may name. Arbitrary `module:function` specs are not offered."""
+    default_model: str = "local"
+    workspace: str | None = None
+    gates: GateDecider | None = None
+    tasks: TaskLauncher | None = None
+
+
+def load_token_file(path: str | Path) -> dict[str, str]:
+    """Read a TOML token file: a `[tokens]` table mapping each token to its tenant."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigurationError(f"token file not found: {file}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"{file}: not valid TOML: {exc}") from None
+    table = data.get("tokens")
+    if not isinstance(table, dict) or not table:
+        raise ConfigurationError(f"{file}: needs a non-empty [tokens] table (token = tenant)")
+    tokens: dict[str, str] = {}
+    for token, tenant in table.items():
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise ConfigurationError(f"{file}: tenant of a token must be a non-empty string")
+        if len(token) < 8:
+            raise ConfigurationError(f"{file}: token for {tenant!r} is shorter than 8 characters")
+        tokens[token] = tenant.strip()
+    return tokens
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
+    """Refuse to serve beyond loopback without tokens."""
+    if not is_loopback(host) and not tokens:
+        raise ConfigurationError(
+            f"refusing to listen on {host} without tokens: pass --token-file "
+            "(TOML with a [tokens] table) or bind to 127.0.0.1"
+        )

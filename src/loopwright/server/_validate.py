@@ -1,0 +1,127 @@
+"""Request bodies checked field by field: bad input is a 4xx that names the field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from loopwright.agent import AgentOptions
+from loopwright.errors import ConfigurationError
+from loopwright.runtime import RunSpec
+from loopwright.server._config import ServerConfig
+from loopwright.server._http import ApiError
+
+AGENT_FIELDS = frozenset({"prompt", "model", "tools", "options", "base_url"})
+TASK_FIELDS = frozenset({"task", "inputs"})
+
+# Options a request may set, with the JSON types each accepts.
+OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "max_iterations": (int,),
+    "tier": (str,),
+    "tool_mode": (str,),
+    "parse_retries": (int,),
+    "temperature": (int, float),
+    "max_output_tokens": (int,),
+    "timeout_s": (int, float),
+    "iteration_timeout_s": (int, float),
+    "tool_timeout_s": (int, float),
+    "max_tokens_total": (int,),
+    "max_cost": (int, float),
+    "repetition_threshold": (int,),
+    "no_progress_limit": (int,),
+    "context_window": (int,),
+}
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    task: str
+    inputs: dict[str, Any]
+
+
+def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | TaskRequest:
+    """An agent run (`prompt`, `model`, `tools`, `options`) or a task run (`task`, `inputs`)."""
+    has_prompt, has_task = "prompt" in body, "task" in body
+    if has_prompt == has_task:
+        raise ApiError(422, "give either 'prompt' (an agent run) or 'task' (a task run)")
+    allowed = AGENT_FIELDS if has_prompt else TASK_FIELDS
+    for name in body:
+        if name not in allowed:
+            kind = "an agent run" if has_prompt else "a task run"
+            raise ApiError(422, f"unknown field for {kind}", field=name)
+    if has_task:
+        return _task_request(body)
+    return _agent_spec(body, config)
+
+
+def _task_request(body: dict[str, Any]) -> TaskRequest:
+    task = body["task"]
+    if not isinstance(task, str) or not task.strip():
+        raise ApiError(422, "must be a non-empty string", field="task")
+    inputs = body.get("inputs", {})
+    if not isinstance(inputs, dict):
+        raise ApiError(422, "must be an object", field="inputs")
+    return TaskRequest(task.strip(), inputs)
+
+
+def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
+    prompt = body["prompt"]
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ApiError(422, "must be a non-empty string", field="prompt")
+    model = body.get("model") or config.default_model
+    if not isinstance(model, str):
+        raise ApiError(422, "must be a string like 'ollama:qwen3:8b'", field="model")
+    base_url = body.get("base_url")
+    if base_url is not None and not isinstance(base_url, str):
+        raise ApiError(422, "must be a string", field="base_url")
+    return RunSpec(
+        request=prompt,
+        model=model,
+        base_url=base_url,
+        tools=_tools(body.get("tools", []), config),
+        workspace=config.workspace,
+        options=_options(body.get("options", {})),
+    )
+
+
+def _tools(value: Any, config: ServerConfig) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ApiError(422, "must be a list of tool names", field="tools")
+    offered = ", ".join(sorted(config.allowed_tools)) or "none"
+    for index, name in enumerate(value):
+        if not isinstance(name, str):
+            raise ApiError(422, "must be a string", field=f"tools[{index}]")
+        if name not in config.allowed_tools:
+            raise ApiError(
+                422,
+                f"tool {name!r} is not offered by this server (offered: {offered})",
+                field=f"tools[{index}]",
+            )
+    return tuple(value)
+
+
+def _options(value: Any) -> AgentOptions:
+    if not isinstance(value, dict):
+        raise ApiError(422, "must be an object", field="options")
+    for name, item in value.items():
+        types = OPTION_TYPES.get(name)
+        if types is None:
+            known = ", ".join(sorted(OPTION_TYPES))
+            raise ApiError(422, f"unknown option (known: {known})", field=f"options.{name}")
+        if item is not None and (isinstance(item, bool) or not isinstance(item, types)):
+            expected = " or ".join(t.__name__ for t in types)
+            raise ApiError(422, f"must be {expected}", field=f"options.{name}")
+    try:
+        return AgentOptions.from_dict(value)
+    except ConfigurationError as exc:
+        raise ApiError(422, str(exc), field="options") from None
+
+
+def parse_gate_decision(body: dict[str, Any]) -> bool:
+    for name in body:
+        if name != "approve":
+            raise ApiError(422, "unknown field (expected only 'approve')", field=name)
+    approve = body.get("approve")
+    if not isinstance(approve, bool):
+        raise ApiError(422, "required, true or false", field="approve")
+    return approve
