@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,8 @@ class RunHandle:
 
     run_id: str
     task: asyncio.Task[Any]
-    subscribers: list[asyncio.Queue[Event]] = field(default_factory=list)
+    subscribers: list[asyncio.Queue[Event | None]] = field(default_factory=list)
+    """Live subscribers' queues; `None` is put in each when the run's task ends."""
 
     async def wait(self) -> Any:
         return await self.task
@@ -57,6 +58,7 @@ class Runtime:
         task = asyncio.get_running_loop().create_task(body(self.publish), name=run_id)
         handle = RunHandle(run_id, task)
         self.handles[run_id] = handle
+        task.add_done_callback(lambda _: _wake_subscribers(handle))
         return handle
 
     def start_agent(
@@ -92,9 +94,9 @@ class Runtime:
             await handle.task
         return True
 
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncIterator[Event]:
+    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
         """Events of `run_id` with seq > after: stored ones, then live ones until it ends."""
-        queue: asyncio.Queue[Event] = asyncio.Queue()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
         handle = self.handles.get(run_id)
         live = handle is not None and not handle.done
         if handle is not None and live:
@@ -107,13 +109,21 @@ class Runtime:
                 if isinstance(event, RunFinished):
                     return
             while live:
-                event = await queue.get()
-                if event.seq <= last:
+                item = await queue.get()
+                if item is None:  # the run's task ended (even without run_finished)
+                    return
+                if item.seq <= last:
                     continue
-                yield event
-                last = event.seq
-                if isinstance(event, RunFinished):
+                yield item
+                last = item.seq
+                if isinstance(item, RunFinished):
                     return
         finally:
             if handle is not None and queue in handle.subscribers:
                 handle.subscribers.remove(queue)
+
+
+def _wake_subscribers(handle: RunHandle) -> None:
+    """The run's task is over: subscribers still waiting must not wait forever."""
+    for queue in handle.subscribers:
+        queue.put_nowait(None)

@@ -7,7 +7,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunHandle, Runtime
@@ -16,6 +16,7 @@ from loopwright.tools import BUILTIN_TOOLS
 DEFAULT_TENANT = "default"
 
 
+@runtime_checkable
 class GateDecider(Protocol):
     """Decides pending gates of task runs (the task runner's GateBroker)."""
 
@@ -25,12 +26,22 @@ class GateDecider(Protocol):
 
 
 class TaskLauncher(Protocol):
-    """Starts a task run from its name or file and inputs (the task runner)."""
+    """Starts a task run from its name and inputs (server/_tasks.py: FolderTaskLauncher)."""
 
     def start_task(
-        self, runtime: Runtime, task: str, inputs: dict[str, Any], *, tenant: str
+        self,
+        runtime: Runtime,
+        task: str,
+        inputs: dict[str, Any],
+        *,
+        tenant: str,
+        model: str | None = None,
     ) -> RunHandle:
-        """Start the run; raise a UsageError (e.g. TaskParseError) for a bad task."""
+        """Start the run; raise an ApiError naming the field for a bad request."""
+        ...
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The tasks offered: name, description, inputs."""
         ...
 
 
@@ -44,7 +55,13 @@ class ServerConfig:
     default_model: str = "local"
     workspace: str | None = None
     gates: GateDecider | None = None
+    """Decides task runs' gates; defaults to `tasks` when that is a GateDecider too."""
     tasks: TaskLauncher | None = None
+
+    def gate_decider(self) -> GateDecider | None:
+        if self.gates is not None:
+            return self.gates
+        return self.tasks if isinstance(self.tasks, GateDecider) else None
 
 
 def load_token_file(path: str | Path) -> dict[str, str]:

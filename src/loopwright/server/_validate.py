@@ -12,7 +12,7 @@ from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError
 
 AGENT_FIELDS = frozenset({"prompt", "model", "tools", "options", "base_url"})
-TASK_FIELDS = frozenset({"task", "inputs"})
+TASK_FIELDS = frozenset({"task", "inputs", "model"})
 
 # Options a request may set, with the JSON types each accepts.
 OPTION_TYPES: dict[str, tuple[type, ...]] = {
@@ -37,6 +37,7 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
 class TaskRequest:
     task: str
     inputs: dict[str, Any]
+    model: str | None = None
 
 
 def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | TaskRequest:
@@ -61,7 +62,10 @@ def _task_request(body: dict[str, Any]) -> TaskRequest:
     inputs = body.get("inputs", {})
     if not isinstance(inputs, dict):
         raise ApiError(422, "must be an object", field="inputs")
-    return TaskRequest(task.strip(), inputs)
+    model = body.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise ApiError(422, "must be a model spec string like 'ollama:qwen3:8b'", field="model")
+    return TaskRequest(task.strip(), inputs, model)
 
 
 def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:

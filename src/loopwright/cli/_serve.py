@@ -1,0 +1,79 @@
+"""`loopwright serve`: the HTTP API, live events and the dashboard on one port."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from loopwright.errors import ConfigurationError
+
+DEFAULT_STORE = "~/.loopwright/runs.db"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("serve", help="serve the HTTP API and the web dashboard")
+    parser.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    parser.add_argument(
+        "--token-file", default=None, help="TOML file with a [tokens] table: token = tenant"
+    )
+    parser.add_argument(
+        "--store", default=DEFAULT_STORE, help=f"run store file (default {DEFAULT_STORE})"
+    )
+    parser.add_argument("--tasks", default=None, metavar="DIR", help="task files to offer")
+    parser.add_argument("--model", default="local", help="default model spec for runs")
+    parser.add_argument("--workspace", default=".", help="root for file tools (default: .)")
+    parser.set_defaults(handler=serve_command)
+
+
+def open_run_store(path: str) -> Any:
+    """The SQLite store at `path` (`:memory:` keeps runs in memory only)."""
+    from loopwright import store
+
+    if path == ":memory:":
+        return store.InMemoryRunStore()
+    opener = getattr(store, "open_store", None)
+    if opener is None:  # pragma: no cover - until the SQLite store lands
+        print("loopwright: no persistent store available; runs kept in memory", file=sys.stderr)
+        return store.InMemoryRunStore()
+    file = Path(path).expanduser()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    return opener(file)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from loopwright.runtime import Runtime
+    from loopwright.server import (
+        FolderTaskLauncher,
+        ServerConfig,
+        check_bind,
+        create_app,
+        load_token_file,
+    )
+    from loopwright.tasks import TaskSettings
+
+    if not 0 <= args.port <= 65535:
+        raise ConfigurationError(f"--port {args.port}: must be between 0 and 65535")
+    tokens = load_token_file(args.token_file) if args.token_file else None
+    check_bind(args.host, tokens)
+    workspace = Path(args.workspace).resolve()
+    tasks = None
+    if args.tasks:
+        settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
+        tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
+    config = ServerConfig(
+        runtime=Runtime(open_run_store(args.store)),
+        tokens=tokens,
+        default_model=args.model,
+        workspace=str(workspace),
+        tasks=tasks,
+    )
+    where = f"http://{args.host}:{args.port}"
+    auth = f"{len(tokens)} token(s)" if tokens else "no tokens (loopback only)"
+    print(f"loopwright: serving the dashboard and the API on {where} ({auth})", file=sys.stderr)
+    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,32 @@
+"""The HTTP API, live events (SSE, WebSocket) and the web dashboard.
+
+    app = create_app(ServerConfig(runtime=Runtime(store), tokens={"s3cr3t-token": "acme"}))
+
+`loopwright serve` runs it with uvicorn; see docs/server.md.
+"""
+
+from loopwright.server._app import create_app
+from loopwright.server._config import (
+    GateDecider,
+    ServerConfig,
+    TaskLauncher,
+    check_bind,
+    is_loopback,
+    load_token_file,
+)
+from loopwright.server._http import ApiError
+from loopwright.server._openapi import openapi_schema
+from loopwright.server._tasks import FolderTaskLauncher
+
+__all__ = [
+    "ApiError",
+    "FolderTaskLauncher",
+    "GateDecider",
+    "ServerConfig",
+    "TaskLauncher",
+    "check_bind",
+    "create_app",
+    "is_loopback",
+    "load_token_file",
+    "openapi_schema",
+]

@@ -1,0 +1,94 @@
+"""The ASGI app: the API under /api, the dashboard at / (static files, no build step)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from loopwright.errors import UsageError
+from loopwright.server._auth import tenant_of
+from loopwright.server._config import ServerConfig
+from loopwright.server._http import ApiError, error_response, json_response
+from loopwright.server._live import run_events, run_websocket
+from loopwright.server._openapi import openapi_schema
+from loopwright.server._runs import (
+    cancel_run,
+    config_of,
+    create_run,
+    decide_gate,
+    get_run,
+    list_runs,
+    resume_run,
+)
+
+STATIC = Path(__file__).parent / "static"
+
+
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+async def openapi(request: Request) -> JSONResponse:
+    return json_response(openapi_schema())
+
+
+async def info(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    return json_response(
+        {
+            "tenant": tenant,
+            "auth": config.tokens is not None,
+            "tools": sorted(config.allowed_tools),
+            "default_model": config.default_model,
+            "tasks": config.tasks.describe() if config.tasks is not None else [],
+        }
+    )
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def _usage_error(request: Request, exc: Exception) -> Response:
+    return error_response(ApiError(422, str(exc)))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(ApiError(exc.status_code, str(exc.detail)))
+
+
+def create_app(config: ServerConfig | None = None) -> Starlette:
+    """The API and the dashboard over one Runtime (and its RunStore)."""
+    routes = [
+        Route("/", index),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Route("/api/openapi.json", openapi),
+        Route("/api/info", info),
+        Route("/api/runs", create_run, methods=["POST"]),
+        Route("/api/runs", list_runs, methods=["GET"]),
+        Route("/api/runs/{run_id}", get_run, methods=["GET"]),
+        Route("/api/runs/{run_id}/events", run_events, methods=["GET"]),
+        WebSocketRoute("/api/runs/{run_id}/ws", run_websocket),
+        Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+        Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),
+        Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            ApiError: _api_error,
+            UsageError: _usage_error,
+            HTTPException: _http_error,
+        },
+    )
+    app.state.config = config or ServerConfig()
+    return app

@@ -1,0 +1,170 @@
+"""A run's events: as JSON, as Server-Sent Events, over a WebSocket.
+
+Each starts after a `seq` the client gives (`?after=`, or SSE's `Last-Event-ID`): stored
+events first, then live ones, nothing missed and nothing twice (Runtime.subscribe). Every
+event is sent exactly as the events codec writes it (`encode_event`), `v` included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from loopwright.events import Event, encode_event, event_to_dict
+from loopwright.runtime import Runtime
+from loopwright.server._auth import tenant_of
+from loopwright.server._config import ServerConfig
+from loopwright.server._gates import pending_gates
+from loopwright.server._http import ApiError, int_param, json_response
+from loopwright.server._runs import config_of, owned_run
+
+MAX_SEQ = 2**53
+HEARTBEAT_S = 15.0
+
+
+async def run_events(request: Request) -> Response:
+    """GET /api/runs/{id}/events: a JSON page of events, or SSE with `Accept: text/event-stream`."""
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    record = owned_run(config, request.path_params["run_id"], tenant)
+    after = int_param(request, "after", 0, high=MAX_SEQ)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        last_id = request.headers.get("last-event-id", "").strip()
+        if last_id:
+            if not last_id.isdigit():
+                raise ApiError(422, "must be the seq of an event", field="Last-Event-ID")
+            after = max(after, int(last_id))
+        return StreamingResponse(
+            _sse(config.runtime, record.run_id, after),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+    limit = int_param(request, "limit", 1000, low=1, high=10000)
+    events = config.runtime.store.events(record.run_id, after=after)[:limit]
+    record = owned_run(config, record.run_id, tenant)
+    return _events_page(record.run_id, events, record.last_seq, record.status)
+
+
+def _events_page(run_id: str, events: list[Event], last_seq: int, status: str) -> JSONResponse:
+    return json_response(
+        {
+            "run_id": run_id,
+            "events": [event_to_dict(e) for e in events],
+            "last_seq": last_seq,
+            "more": bool(events) and events[-1].seq < last_seq,
+            "status": status,
+        }
+    )
+
+
+async def _with_heartbeat(
+    events: AsyncIterator[Event], interval: float
+) -> AsyncIterator[Event | None]:
+    """`events`, with a None whenever `interval` seconds pass without one."""
+    queue: asyncio.Queue[Event | StopAsyncIteration | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for event in events:
+                await queue.put(event)
+        finally:
+            await queue.put(StopAsyncIteration())
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(interval):
+                    item = await queue.get()
+            except TimeoutError:
+                yield None
+                continue
+            if isinstance(item, StopAsyncIteration):
+                return
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _sse(runtime: Runtime, run_id: str, after: int) -> AsyncIterator[bytes]:
+    yield b"retry: 2000\n\n"
+    async with contextlib.aclosing(runtime.subscribe(run_id, after=after)) as events:
+        async for event in _with_heartbeat(events, HEARTBEAT_S):
+            if event is None:
+                yield b": keep-alive\n\n"
+                continue
+            yield f"id: {event.seq}\ndata: {encode_event(event)}\n\n".encode()
+    record = runtime.store.get_run(run_id)
+    end = {"run_id": run_id, "status": record.status if record else "unknown"}
+    yield f"event: end\ndata: {json.dumps(end)}\n\n".encode()
+
+
+async def run_websocket(websocket: WebSocket) -> None:
+    """WS /api/runs/{id}/ws?after=SEQ: events as text frames; the client may send gate
+    decisions (`{"type": "confirm", "request_id": ..., "approve": true}`, seed 004)."""
+    await websocket.accept()
+    config: ServerConfig = websocket.app.state.config
+    try:
+        tenant = tenant_of(websocket, config.tokens)
+        record = owned_run(config, websocket.path_params["run_id"], tenant)
+        raw_after = websocket.query_params.get("after") or "0"
+        if not raw_after.isdigit():
+            raise ApiError(422, f"must be an integer, got {raw_after!r}", field="after")
+    except ApiError as exc:
+        await websocket.close(code=4000 + exc.status, reason=str(exc)[:120])
+        return
+    sender = asyncio.create_task(_send_events(websocket, config.runtime, record.run_id, raw_after))
+    receiver = asyncio.create_task(_receive(websocket, config, record.run_id, tenant))
+    done, pending = await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    for task in pending:
+        with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect):
+            await task
+    if sender in done and sender.exception() is None:
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect):
+            await websocket.close(code=1000, reason="run finished")
+
+
+async def _send_events(websocket: WebSocket, runtime: Runtime, run_id: str, after: str) -> None:
+    async with contextlib.aclosing(runtime.subscribe(run_id, after=int(after))) as events:
+        async for event in events:
+            await websocket.send_text(encode_event(event))
+
+
+async def _receive(websocket: WebSocket, config: ServerConfig, run_id: str, tenant: str) -> None:
+    while True:
+        try:
+            message = json.loads(await websocket.receive_text())
+        except json.JSONDecodeError:
+            await _ws_error(websocket, "message is not JSON")
+            continue
+        if not isinstance(message, dict) or message.get("type") != "confirm":
+            await _ws_error(websocket, "expected {'type': 'confirm', 'request_id', 'approve'}")
+            continue
+        request_id, approve = message.get("request_id"), message.get("approve")
+        if not isinstance(approve, bool):
+            await _ws_error(websocket, "required, true or false", field="approve")
+            continue
+        pending = {g["request_id"] for g in pending_gates(config.runtime.store.events(run_id))}
+        decider = config.gate_decider()
+        if not isinstance(request_id, str) or request_id not in pending or decider is None:
+            await _ws_error(websocket, f"no pending gate {request_id!r}", field="request_id")
+            continue
+        decider.decide(request_id, approve, f"ws:{tenant}")
+
+
+async def _ws_error(websocket: WebSocket, message: str, *, field: str | None = None) -> None:
+    error: dict[str, Any] = {"status": 422, "message": message}
+    if field is not None:
+        error["field"] = field
+    await websocket.send_text(json.dumps({"type": "error", "error": error}))

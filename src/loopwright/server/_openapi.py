@@ -1,0 +1,268 @@
+"""The API's OpenAPI 3.1 schema, written by hand (served at /api/openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopwright.server._validate import OPTION_TYPES
+
+_JSON_TYPES = {int: "integer", float: "number", str: "string"}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    text = {
+        401: "missing or unknown token",
+        404: "no such run for this tenant",
+        409: "the run is not in a state that allows this",
+        422: "a field is invalid; `error.field` names it",
+    }
+    return {str(code): _json(_ref("Error"), text[code]) for code in codes}
+
+
+RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
+AFTER = {
+    "name": "after",
+    "in": "query",
+    "description": "only events with a larger seq",
+    "schema": {"type": "integer", "minimum": 0, "default": 0},
+}
+
+_OPTIONS = {
+    name: {"type": [_JSON_TYPES[t] for t in types] if len(types) > 1 else _JSON_TYPES[types[0]]}
+    for name, types in OPTION_TYPES.items()
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {
+                    "status": {"type": "integer"},
+                    "message": {"type": "string"},
+                    "field": {"type": "string", "description": "the field at fault"},
+                },
+                "required": ["status", "message"],
+            }
+        },
+    },
+    "AgentRunRequest": {
+        "type": "object",
+        "required": ["prompt"],
+        "additionalProperties": False,
+        "properties": {
+            "prompt": {"type": "string", "minLength": 1},
+            "model": {"type": "string", "examples": ["local", "ollama:qwen3:8b"]},
+            "base_url": {"type": "string"},
+            "tools": {"type": "array", "items": {"type": "string"}},
+            "options": {"type": "object", "properties": _OPTIONS, "additionalProperties": False},
+        },
+    },
+    "TaskRunRequest": {
+        "type": "object",
+        "required": ["task"],
+        "additionalProperties": False,
+        "properties": {
+            "task": {"type": "string", "description": "a task name offered by the server"},
+            "inputs": {"type": "object"},
+            "model": {"type": "string", "description": "for the task's agent steps"},
+        },
+    },
+    "Run": {
+        "type": "object",
+        "properties": {
+            "run_id": {"type": "string"},
+            "kind": {"enum": ["agent", "task"]},
+            "status": {"type": "string"},
+            "request": {"type": "string"},
+            "model": {"type": "string"},
+            "input_tokens": {"type": "integer"},
+            "output_tokens": {"type": "integer"},
+            "cost": {"type": "number"},
+            "answer": {"type": ["string", "null"]},
+            "reason": {"type": ["string", "null"]},
+            "last_seq": {"type": "integer"},
+            "live": {"type": "boolean", "description": "running in this server process"},
+            "pending_gates": {"type": "array", "items": _ref("Gate")},
+        },
+    },
+    "Gate": {
+        "type": "object",
+        "properties": {
+            "request_id": {"type": "string"},
+            "step": {"type": "string"},
+            "message": {"type": "string"},
+            "seq": {"type": "integer"},
+            "timeout_s": {"type": "number"},
+        },
+    },
+    "Event": {
+        "type": "object",
+        "description": "one event as the events codec writes it (see docs/architecture.md)",
+        "required": ["v", "type", "run_id", "seq", "ts"],
+        "properties": {
+            "v": {"type": "integer"},
+            "type": {"type": "string"},
+            "run_id": {"type": "string"},
+            "seq": {"type": "integer"},
+            "ts": {"type": "number"},
+        },
+        "additionalProperties": True,
+    },
+    "EventPage": {
+        "type": "object",
+        "properties": {
+            "run_id": {"type": "string"},
+            "events": {"type": "array", "items": _ref("Event")},
+            "last_seq": {"type": "integer"},
+            "more": {"type": "boolean", "description": "ask again with after=the last seq"},
+            "status": {"type": "string"},
+        },
+    },
+}
+
+
+def _paths() -> dict[str, Any]:
+    run_json = _json(_ref("Run"), "the run")
+    return {
+        "/api/runs": {
+            "post": {
+                "summary": "Start an agent run (prompt) or a task run (task)",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"oneOf": [_ref("AgentRunRequest"), _ref("TaskRunRequest")]}
+                        }
+                    },
+                },
+                "responses": {"201": run_json, **_errors(401, 422)},
+            },
+            "get": {
+                "summary": "List the tenant's runs, newest first",
+                "parameters": [
+                    {"name": "status", "in": "query", "schema": {"type": "string"}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100}},
+                ],
+                "responses": {
+                    "200": _json(
+                        {"type": "object", "properties": {"runs": {"items": _ref("Run")}}},
+                        "runs",
+                    ),
+                    **_errors(401, 422),
+                },
+            },
+        },
+        "/api/runs/{run_id}": {
+            "get": {
+                "summary": "One run, with its pending gates",
+                "parameters": [RUN_ID],
+                "responses": {"200": run_json, **_errors(401, 404)},
+            }
+        },
+        "/api/runs/{run_id}/events": {
+            "get": {
+                "summary": "The run's events: JSON, or SSE with Accept: text/event-stream",
+                "description": (
+                    "SSE: each event is `id: <seq>` + `data: <event JSON>`; a reconnecting "
+                    "client sends Last-Event-ID and gets only later events. The stream ends "
+                    "with `event: end` after run_finished."
+                ),
+                "parameters": [
+                    RUN_ID,
+                    AFTER,
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "events",
+                        "content": {
+                            "application/json": {"schema": _ref("EventPage")},
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    },
+                    **_errors(401, 404, 422),
+                },
+            }
+        },
+        "/api/runs/{run_id}/ws": {
+            "get": {
+                "summary": "WebSocket: the run's events as text frames (after=SEQ)",
+                "description": (
+                    "Each frame is one event JSON. The client may send "
+                    '`{"type": "confirm", "request_id": ..., "approve": true}` to decide a '
+                    "gate. Closes 1000 after run_finished; 4401/4404/4422 for errors."
+                ),
+                "parameters": [RUN_ID, AFTER],
+                "responses": {"101": {"description": "switching protocols"}},
+            }
+        },
+        "/api/runs/{run_id}/cancel": {
+            "post": {
+                "summary": "Cancel a live run",
+                "parameters": [RUN_ID],
+                "responses": {"200": run_json, **_errors(401, 404, 409)},
+            }
+        },
+        "/api/runs/{run_id}/gates/{gate_id}": {
+            "post": {
+                "summary": "Approve or reject a pending gate",
+                "parameters": [
+                    RUN_ID,
+                    {**RUN_ID, "name": "gate_id"},
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["approve"],
+                                "properties": {"approve": {"type": "boolean"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": _json({"type": "object"}, "decided"),
+                    **_errors(401, 404, 409, 422),
+                },
+            }
+        },
+        "/api/runs/{run_id}/resume": {
+            "post": {
+                "summary": "Resume an interrupted agent run from its log",
+                "parameters": [RUN_ID],
+                "responses": {"202": run_json, **_errors(401, 404, 409)},
+            }
+        },
+        "/api/info": {
+            "get": {
+                "summary": "What this server offers: tools, tasks, default model",
+                "responses": {"200": _json({"type": "object"}, "info"), **_errors(401)},
+            }
+        },
+    }
+
+
+def openapi_schema() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "loopwright", "version": "1"},
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": _paths(),
+    }

@@ -1,0 +1,179 @@
+"""Run routes: start, list, get, cancel, resume a run, and decide its gates."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from typing import Any, get_args
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from loopwright.errors import ConfigurationError, UsageError
+from loopwright.events import RunStarted
+from loopwright.models import Model, resolve_model
+from loopwright.runtime import EventSink, RunHandle, RunSpec, Runtime, build_agent
+from loopwright.server._auth import tenant_of
+from loopwright.server._config import ServerConfig
+from loopwright.server._gates import gate_was_asked, pending_gates
+from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
+from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
+from loopwright.store import RunRecord, StoredStatus
+
+STATUSES = frozenset(get_args(StoredStatus))
+FIRST_EVENT_TIMEOUT_S = 30.0
+LEASE_TTL_S = 3600.0
+
+
+def config_of(request: Request) -> ServerConfig:
+    config: ServerConfig = request.app.state.config
+    return config
+
+
+def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -> dict[str, Any]:
+    """A run as the API shows it: the stored row, whether it is live here, its gates."""
+    data = record.to_dict()
+    handle = config.runtime.handles.get(record.run_id)
+    data["live"] = handle is not None and not handle.done
+    if detail:
+        data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
+    return data
+
+
+def owned_run(config: ServerConfig, run_id: str, tenant: str) -> RunRecord:
+    """The caller's run, or 404 (also for another tenant's run: ids can't be probed)."""
+    record = config.runtime.store.get_run(run_id, tenant=tenant)
+    if record is None:
+        raise not_found(run_id)
+    return record
+
+
+async def create_run(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    parsed = parse_run_request(await json_body(request), config)
+    if isinstance(parsed, TaskRequest):
+        if config.tasks is None:
+            message = "this server offers no tasks (serve with --tasks DIR)"
+            raise ApiError(422, message, field="task")
+        handle = config.tasks.start_task(
+            config.runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
+        )
+    else:
+        spec = dataclasses.replace(parsed, tenant=tenant)
+        agent = build_agent(spec, model=_model(spec))
+        handle = config.runtime.start_agent(agent, spec.request, tenant=tenant)
+    record = await _first_record(config.runtime, handle, tenant)
+    return json_response(run_view(config, record, detail=True), 201)
+
+
+def _model(spec: RunSpec) -> Model:
+    try:
+        return resolve_model(spec.model, base_url=spec.base_url)
+    except ConfigurationError as exc:
+        raise ApiError(422, str(exc), field="model") from None
+
+
+async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> RunRecord:
+    """Wait until the new run's `run_started` is stored, so GET finds it at once."""
+    first = None
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(FIRST_EVENT_TIMEOUT_S):
+            async with contextlib.aclosing(runtime.subscribe(handle.run_id)) as events:
+                first = await anext(events, None)
+    record = runtime.store.get_run(handle.run_id, tenant=tenant)
+    if first is not None and record is not None:
+        return record
+    if handle.done and handle.task.exception() is not None:
+        error = handle.task.exception()
+        status = 422 if isinstance(error, UsageError) else 500
+        raise ApiError(status, f"the run could not start: {error}")
+    raise ApiError(500, f"run {handle.run_id} did not start within {FIRST_EVENT_TIMEOUT_S:g}s")
+
+
+async def list_runs(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    status = request.query_params.get("status") or None
+    if status is not None and status not in STATUSES:
+        known = ", ".join(sorted(STATUSES))
+        raise ApiError(422, f"unknown status {status!r} (one of: {known})", field="status")
+    limit = int_param(request, "limit", 100, low=1, high=1000)
+    rows = config.runtime.store.list_runs(tenant=tenant, status=status, limit=limit)
+    return json_response({"runs": [run_view(config, row) for row in rows]})
+
+
+async def get_run(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    record = owned_run(config, request.path_params["run_id"], tenant)
+    return json_response(run_view(config, record, detail=True))
+
+
+async def cancel_run(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    record = owned_run(config, request.path_params["run_id"], tenant)
+    if not await config.runtime.cancel(record.run_id):
+        raise ApiError(409, f"run {record.run_id} is not running here (status {record.status})")
+    record = owned_run(config, record.run_id, tenant)
+    return json_response(run_view(config, record, detail=True))
+
+
+async def decide_gate(request: Request) -> JSONResponse:
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    record = owned_run(config, request.path_params["run_id"], tenant)
+    gate_id = request.path_params["gate_id"]
+    approve = parse_gate_decision(await json_body(request))
+    events = config.runtime.store.events(record.run_id)
+    if not gate_was_asked(events, gate_id):
+        raise ApiError(404, f"run {record.run_id} has no gate {gate_id!r}")
+    if gate_id not in {g["request_id"] for g in pending_gates(events)}:
+        raise ApiError(409, f"gate {gate_id!r} is no longer pending")
+    decider = config.gate_decider()
+    if decider is None or not decider.decide(gate_id, approve, f"api:{tenant}"):
+        raise ApiError(409, f"gate {gate_id!r} is not waiting in this server")
+    return json_response({"run_id": record.run_id, "request_id": gate_id, "approved": approve})
+
+
+async def resume_run(request: Request) -> JSONResponse:
+    """Continue an interrupted agent run from its log: done model and tool calls are reused."""
+    config = config_of(request)
+    tenant = tenant_of(request, config.tokens)
+    record = owned_run(config, request.path_params["run_id"], tenant)
+    runtime = config.runtime
+    handle = runtime.handles.get(record.run_id)
+    if handle is not None and not handle.done:
+        raise ApiError(409, f"run {record.run_id} is already running")
+    if record.status not in ("running", "interrupted"):
+        raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
+    if record.kind != "agent":
+        raise ApiError(409, "only agent runs can be resumed; start the task again")
+    recorded = runtime.store.events(record.run_id)
+    started = recorded[0] if recorded else None
+    spec_data = None
+    if isinstance(started, RunStarted):
+        spec_data = started.options.get("extra", {}).get("spec")
+    if not isinstance(spec_data, dict):
+        raise ApiError(409, f"run {record.run_id} has no recorded spec to rebuild it from")
+    spec = RunSpec.from_dict(spec_data)
+    agent = build_agent(spec, model=_model(spec))
+    owner = f"server-{os.getpid()}"
+    if not runtime.store.acquire_lease(record.run_id, owner, LEASE_TTL_S):
+        raise ApiError(409, f"run {record.run_id} is being resumed elsewhere")
+    runtime.store.set_status(record.run_id, "running")
+
+    async def body(sink: EventSink) -> Any:
+        try:
+            return await agent.run(
+                spec.request, run_id=record.run_id, tenant=tenant, on_event=sink, recorded=recorded
+            )
+        finally:
+            runtime.store.release_lease(record.run_id, owner)
+
+    runtime.start(record.run_id, body)
+    record = owned_run(config, record.run_id, tenant)
+    return json_response(run_view(config, record, detail=True), 202)

@@ -1,0 +1,128 @@
+"""Task runs over HTTP: the task files a server offers, started by name, with a GateBroker.
+
+A request names a task (its `name`, or its file's stem) in the server's task folder; it
+never gives a path, so a client cannot make the server load an arbitrary file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from loopwright.agent import new_run_id
+from loopwright.errors import ConfigurationError, TaskParseError
+from loopwright.models import Model, resolve_model
+from loopwright.runtime import EventSink, RunHandle, Runtime
+from loopwright.server._http import ApiError
+from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings, load_task
+from loopwright.tasks._loader import TASK_SUFFIXES
+
+
+class FolderTaskLauncher:
+    """Starts the task files of one folder; decides their gates (one GateBroker)."""
+
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        settings: TaskSettings | None = None,
+        default_model: str | None = None,
+    ) -> None:
+        self.folder = Path(folder).resolve()
+        if not self.folder.is_dir():
+            raise ConfigurationError(f"task folder not found: {self.folder}")
+        self.settings = settings or TaskSettings()
+        self.default_model = default_model
+        self.broker = GateBroker()
+
+    def names(self) -> list[str]:
+        """The tasks offered: `name` of every valid task file in the folder."""
+        names = []
+        for file in self._files():
+            try:
+                names.append(load_task(file).definition.name)
+            except TaskParseError:
+                continue
+        return sorted(set(names))
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Name, description and inputs (with defaults; None = required) of each task."""
+        described = []
+        for file in self._files():
+            try:
+                task = load_task(file).definition
+            except TaskParseError:
+                continue
+            described.append(
+                {"name": task.name, "description": task.description, "inputs": task.inputs}
+            )
+        return sorted(described, key=lambda t: str(t["name"]))
+
+    def decide(self, request_id: str, approved: bool, decided_by: str) -> bool:
+        return self.broker.decide(request_id, approved, decided_by)
+
+    def start_task(
+        self,
+        runtime: Runtime,
+        task: str,
+        inputs: dict[str, Any],
+        *,
+        tenant: str,
+        model: str | None = None,
+    ) -> RunHandle:
+        loaded = self._find(task)
+        definition = loaded.definition
+        for name in inputs:
+            if name not in definition.inputs:
+                known = ", ".join(sorted(definition.inputs)) or "none"
+                raise ApiError(
+                    422, f"task {definition.name!r} has no such input (inputs: {known})",
+                    field=f"inputs.{name}",
+                )  # fmt: skip
+        missing = sorted(
+            n for n, default in definition.inputs.items() if default is None and n not in inputs
+        )
+        if missing:
+            raise ApiError(422, "required input missing", field=f"inputs.{missing[0]}")
+        executor = TaskExecutor.for_task(
+            loaded,
+            self._model(loaded, model),
+            settings=dataclasses.replace(self.settings),
+            sink=runtime.publish,
+            gates=self.broker,
+        )
+        run_id = new_run_id()
+
+        async def body(sink: EventSink) -> None:  # events reach the sink via the executor
+            async for _ in executor.execute(
+                definition, definition.name, inputs, tenant, run_id=run_id
+            ):
+                pass
+
+        return runtime.start(run_id, body)
+
+    def _model(self, loaded: LoadedTask, spec: str | None) -> Model | None:
+        if not any(step.type == "agent" for step in loaded.definition.steps):
+            return None
+        spec = spec or self.default_model
+        if spec is None:
+            raise ApiError(422, "this task has agent steps: give a model spec", field="model")
+        try:
+            return resolve_model(spec)
+        except ConfigurationError as exc:
+            raise ApiError(422, str(exc), field="model") from None
+
+    def _files(self) -> list[Path]:
+        return sorted(p for p in self.folder.iterdir() if p.suffix in TASK_SUFFIXES)
+
+    def _find(self, task: str) -> LoadedTask:
+        for file in self._files():
+            try:
+                loaded = load_task(file)
+            except TaskParseError:
+                continue
+            if task in (loaded.definition.name, file.stem):
+                return loaded
+        offered = ", ".join(self.names()) or "none"
+        raise ApiError(422, f"no task {task!r} on this server (offered: {offered})", field="task")
