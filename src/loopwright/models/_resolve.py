@@ -18,9 +18,30 @@ def _local(name: str, base_url: str | None) -> Model:
     return local_model(name, base_url)
 
 
+def _ollama(name: str, base_url: str | None) -> Model:
+    from loopwright.models._ollama import ollama_model
+
+    return ollama_model(name, base_url)
+
+
+def _openai(name: str, base_url: str | None) -> Model:
+    from loopwright.models._openai import openai_model
+
+    return openai_model(name, base_url)
+
+
+def _anthropic(name: str, base_url: str | None) -> Model:
+    from loopwright.models._anthropic import anthropic_model
+
+    return anthropic_model(name, base_url)
+
+
 _FACTORIES: dict[str, ModelFactory] = {
     "scripted": lambda name, _base_url: ScriptedModel.from_file(name),
     "local": _local,
+    "ollama": _ollama,
+    "openai": _openai,
+    "anthropic": _anthropic,
 }
 
 

@@ -1,0 +1,149 @@
+"""`ollama:NAME`: Ollama's `/api/chat`, whole (`stream: false`) or streamed as NDJSON.
+
+Tools go in `tools`; the model's calls come back in `message.tool_calls` with arguments as
+JSON objects and no ids (ids are made here, so every call in a run has its own); tool results
+go back as `{"role": "tool", "content", "tool_name"}`. Usage is `prompt_eval_count` in,
+`eval_count` out. The server is `--base-url`, else `OLLAMA_HOST`, else localhost:11434.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from loopwright.errors import ModelError
+from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
+from loopwright.models._base import ToolMode
+from loopwright.models._http import HttpClient, Transient, ndjson
+from loopwright.models._wire import HttpModel, TextSink, prompted_view, to_response, with_call_ids
+
+DEFAULT_OLLAMA_URL = "http://localhost:11434"
+
+
+def ollama_base_url(base_url: str | None = None) -> str:
+    """`--base-url`, else `OLLAMA_HOST` (a bare `host:port` is fine), else the default."""
+    url = base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL
+    return url if "://" in url else f"http://{url}"
+
+
+def tool_json(spec: ToolSpec) -> dict[str, Any]:
+    """A tool in the `{"type": "function", "function": {...}}` shape Ollama and OpenAI share."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        },
+    }
+
+
+def _wire(message: Message) -> dict[str, Any]:
+    data: dict[str, Any] = {"role": message.role, "content": message.content or ""}
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {"function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
+        ]
+    if message.role == "tool" and message.name:
+        data["tool_name"] = message.name
+    return data
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    return Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0))
+
+
+class OllamaModel(HttpModel):
+    """A model served by Ollama."""
+
+    provider = "ollama"
+    path = "/api/chat"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        tool_mode: ToolMode = "prompted",
+        stream: bool = False,
+        on_text: TextSink | None = None,
+        max_output_tokens: int | None = None,
+        context: int | None = None,
+        **http: Any,
+    ) -> None:
+        client = HttpClient(
+            "ollama",
+            ollama_base_url(base_url),
+            hint="is Ollama running? try `ollama serve` (or set OLLAMA_HOST or --base-url)",
+            status_hints={404: f"is the model pulled? try `ollama pull {model}`"},
+            **http,
+        )
+        super().__init__(
+            model,
+            client,
+            tool_mode=tool_mode,
+            stream=stream,
+            on_text=on_text,
+            max_output_tokens=max_output_tokens,
+        )
+        self.context = context
+
+    def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        messages = request.messages if request.tools else prompted_view(request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_wire(m) for m in messages],
+            "stream": stream,
+        }
+        if request.tools:
+            body["tools"] = [tool_json(t) for t in request.tools]
+        options: dict[str, Any] = {}
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+        if limit := request.max_output_tokens or self.max_output_tokens:
+            options["num_predict"] = limit
+        if self.context:
+            options["num_ctx"] = self.context
+        if options:
+            body["options"] = options
+        if request.json_output:
+            body["format"] = "json"
+        return body
+
+    def read_reply(self, data: Any) -> ModelResponse:
+        if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
+            raise self._unexpected(data)
+        message = with_call_ids(data["message"])
+        return to_response(message, _usage(data), self.name, data.get("done_reason"))
+
+    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
+        texts: list[str] = []
+        calls: list[Any] = []
+        async for chunk in ndjson(reply):
+            if not isinstance(chunk, dict) or "error" in chunk:
+                raise self._unexpected(chunk)
+            message = chunk.get("message") or {}
+            piece = message.get("content") or ""
+            texts.append(piece)
+            self.emit_text(piece)
+            calls.extend(message.get("tool_calls") or ())
+            if chunk.get("done"):
+                whole: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+                if calls:
+                    whole = with_call_ids({**whole, "tool_calls": calls})
+                return to_response(whole, _usage(chunk), self.name, chunk.get("done_reason"))
+        raise Transient("the stream ended before the reply was complete (no `done: true`)")
+
+    def _unexpected(self, data: Any) -> ModelError:
+        detail = data.get("error") if isinstance(data, dict) and "error" in data else data
+        shown = self.client.redact(str(detail))[:300]
+        url = self.client.url(self.path)
+        return ModelError(f"ollama at {url} answered: {shown}", provider="ollama", url=url)
+
+
+def ollama_model(name: str, base_url: str | None = None) -> OllamaModel:
+    """The factory behind `--model ollama:NAME`."""
+    return OllamaModel(name, base_url=base_url)

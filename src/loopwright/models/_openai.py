@@ -1,0 +1,223 @@
+"""`openai:NAME`: chat completions on OpenAI or any OpenAI-compatible server.
+
+`--base-url` (else `OPENAI_BASE_URL`, else https://api.openai.com/v1) points it at vLLM,
+llama.cpp's server, LM Studio... `OPENAI_API_KEY` is sent as a bearer token; it is not
+needed for a server on this machine (loopback).
+
+Tools go in `tools` (no `tool_choice`: llama.cpp's server answers `"auto"` with the call in
+the content, which the parser chain reads); calls come back in `tool_calls` with arguments
+as a JSON string, streamed as deltas assembled by `index`; results go back as
+`{"role": "tool", "tool_call_id", "content"}`. Usage is `usage.prompt_tokens` /
+`completion_tokens` (streamed with `stream_options: {"include_usage": true}`).
+
+llama.cpp server quirks handled here: an assistant message is always sent with a string
+`content` (`null` gets HTTP 500), and JSON output is asked for with `{"type":
+"json_object"}`, never `json_schema` (also HTTP 500).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from loopwright.errors import ConfigurationError, ModelError
+from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
+from loopwright.models._base import ToolMode
+from loopwright.models._http import HttpClient, Secret, Transient, loads, sse
+from loopwright.models._ollama import tool_json
+from loopwright.models._wire import (
+    HttpModel,
+    TextSink,
+    is_loopback,
+    prompted_view,
+    to_response,
+    with_call_ids,
+)
+
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
+
+
+def openai_base_url(base_url: str | None = None) -> str:
+    return base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL
+
+
+def _wire(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    data: dict[str, Any] = {"role": message.role, "content": message.content or ""}
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return data
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
+
+
+class _ToolCallDeltas:
+    """Tool calls streamed in pieces: `{"index", "id"?, "function": {"name"?, "arguments"?}}`."""
+
+    def __init__(self) -> None:
+        self.slots: dict[int, dict[str, Any]] = {}
+
+    def add(self, delta: dict[str, Any]) -> None:
+        index = delta.get("index")
+        slot = self.slots.setdefault(
+            index if isinstance(index, int) else len(self.slots),
+            {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+        )
+        if delta.get("id"):
+            slot["id"] = delta["id"]
+        function = delta.get("function") or {}
+        if function.get("name") and not slot["function"]["name"]:
+            slot["function"]["name"] = function["name"]
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments)
+        if arguments:
+            slot["function"]["arguments"] += arguments
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [self.slots[index] for index in sorted(self.slots)]
+
+
+class OpenAIModel(HttpModel):
+    """A model behind an OpenAI-compatible chat completions endpoint."""
+
+    provider = "openai"
+    path = "/chat/completions"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        tool_mode: ToolMode | None = None,
+        stream: bool = False,
+        on_text: TextSink | None = None,
+        max_output_tokens: int | None = None,
+        **http: Any,
+    ) -> None:
+        url = openai_base_url(base_url)
+        self.official = urlsplit(url).hostname == "api.openai.com"
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        if not key and not is_loopback(url):
+            raise ConfigurationError(
+                f"openai:{model} at {url} needs an API key: set OPENAI_API_KEY (a server on "
+                "this machine needs none; for another server without keys, set any value)"
+            )
+        secret = Secret(key)
+        client = HttpClient(
+            "openai",
+            url,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+            secrets=(secret,),
+            hint=(
+                "check your network connection"
+                if self.official
+                else "is the server running? check --base-url (it usually ends in /v1)"
+            ),
+            auth_hint="set OPENAI_API_KEY to a valid key",
+            status_hints={404: "check the model name, and that --base-url ends in /v1"},
+            **http,
+        )
+        super().__init__(
+            model,
+            client,
+            tool_mode=tool_mode or ("native" if self.official else "prompted"),
+            stream=stream,
+            on_text=on_text,
+            max_output_tokens=max_output_tokens,
+        )
+
+    def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        messages = request.messages if request.tools else prompted_view(request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_wire(m) for m in messages],
+            "stream": stream,
+        }
+        if request.tools:
+            body["tools"] = [tool_json(t) for t in request.tools]
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if limit := request.max_output_tokens or self.max_output_tokens:
+            # api.openai.com's newer models refuse max_tokens; other servers ignore the new name
+            body["max_completion_tokens" if self.official else "max_tokens"] = limit
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if request.json_output:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def read_reply(self, data: Any) -> ModelResponse:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise self._unexpected(data)
+        choice = choices[0]
+        message = with_call_ids(choice.get("message") or {})
+        usage = _usage(data.get("usage"))
+        return to_response(message, usage, self.name, choice.get("finish_reason"))
+
+    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
+        texts: list[str] = []
+        deltas = _ToolCallDeltas()
+        usage = Usage()
+        finish: str | None = None
+        done = False
+        async for _event, data in sse(reply):
+            if data.strip() == "[DONE]":
+                done = True
+                break
+            chunk = loads(data, "a streamed event")
+            if not isinstance(chunk, dict) or "error" in chunk:
+                raise Transient(f"the stream carried an error: {self._detail(chunk)}")
+            if chunk.get("usage"):
+                usage = _usage(chunk["usage"])
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                piece = delta.get("content") or ""
+                texts.append(piece)
+                self.emit_text(piece)
+                for call in delta.get("tool_calls") or ():
+                    deltas.add(call)
+                finish = choice.get("finish_reason") or finish
+        if not done and finish is None:
+            raise Transient("the stream ended before the reply was complete (no [DONE])")
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+        if deltas.slots:
+            message = with_call_ids({**message, "tool_calls": deltas.calls()})
+        return to_response(message, usage, self.name, finish)
+
+    def _detail(self, data: Any) -> str:
+        if isinstance(data, dict) and "error" in data:
+            error = data["error"]
+            data = error.get("message", error) if isinstance(error, dict) else error
+        return self.client.redact(str(data))[:300]
+
+    def _unexpected(self, data: Any) -> ModelError:
+        url = self.client.url(self.path)
+        return ModelError(
+            f"openai at {url} answered without a choice: {self._detail(data)}",
+            provider="openai",
+            url=url,
+        )
+
+
+def openai_model(name: str, base_url: str | None = None) -> OpenAIModel:
+    """The factory behind `--model openai:NAME` (and `--base-url` for compatible servers)."""
+    return OpenAIModel(name, base_url=base_url)

@@ -1,0 +1,153 @@
+"""What the HTTP adapters share: the call itself, prompted-mode messages, reading replies."""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
+from loopwright.models._base import ToolMode
+from loopwright.models._http import HttpClient, loads
+from loopwright.parsing.messages import response_from_message
+
+TextSink = Callable[[str], None]
+"""Called with each piece of text as a streamed reply arrives."""
+
+
+def fresh_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"
+
+
+def with_call_ids(message: dict[str, Any]) -> dict[str, Any]:
+    """The message with an id on every tool call (some servers send none)."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    named = [
+        {**call, "id": call.get("id") or fresh_call_id()} if isinstance(call, dict) else call
+        for call in calls
+    ]
+    return {**message, "tool_calls": named}
+
+
+def is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def observation(message: Message) -> Message:
+    """A tool result as user text, the way prompted mode sends observations."""
+    return Message.user(f"Observation from {message.name or 'the tool'}: {message.content}")
+
+
+def prompted_view(messages: tuple[Message, ...]) -> list[Message]:
+    """Messages for a request without native tools: providers refuse tool turns then."""
+    out: list[Message] = []
+    for message in messages:
+        if message.role == "tool":
+            out.append(observation(message))
+        elif message.tool_calls:
+            out.append(dataclasses.replace(message, tool_calls=()))
+        else:
+            out.append(message)
+    return out
+
+
+def to_response(
+    message: dict[str, Any], usage: Usage, model: str, finish_reason: str | None
+) -> ModelResponse:
+    """A ModelResponse from an assistant message in OpenAI, Ollama or Anthropic shape.
+
+    A message whose tool calls cannot be read (arguments that are not a JSON object) is
+    passed on as text: the parser chain repairs it or tells the model what was wrong.
+    """
+    read = response_from_message(message)
+    if isinstance(read, str):
+        text = message.get("content")
+        raw = json.dumps(message.get("tool_calls") or text, ensure_ascii=False)
+        shown = text if isinstance(text, str) and text else ""
+        return ModelResponse(
+            text=f"{shown}\n{raw}".strip(), usage=usage, model=model, finish_reason=finish_reason
+        )
+    return dataclasses.replace(read, usage=usage, model=model, finish_reason=finish_reason)
+
+
+class HttpModel:
+    """Base of the HTTP adapters: one POST per call, whole or streamed."""
+
+    provider: ClassVar[str] = ""
+    path: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        client: HttpClient,
+        *,
+        tool_mode: ToolMode,
+        stream: bool = False,
+        on_text: TextSink | None = None,
+        max_output_tokens: int | None = None,
+    ) -> None:
+        self.model = model
+        self.client = client
+        self.tool_mode: ToolMode = tool_mode
+        self.stream = stream
+        self.on_text = on_text
+        self.max_output_tokens = max_output_tokens
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        return self.tool_mode
+
+    @property
+    def base_url(self) -> str:
+        return self.client.base_url
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r}, "
+            f"tool_mode={self.tool_mode!r}, stream={self.stream})"
+        )
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.request_body(request, stream=self.stream)
+        if self.stream:
+            return await self.client.post(self.path, body, self.read_stream)
+        return await self.client.post(self.path, body, self._read_whole)
+
+    async def _read_whole(self, reply: httpx.Response) -> ModelResponse:
+        data = loads(await reply.aread(), f"the reply of {self.provider}")
+        return self.read_reply(data)
+
+    def emit_text(self, piece: str) -> None:
+        if piece and self.on_text is not None:
+            self.on_text(piece)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    # Each adapter fills these in.
+    def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def read_reply(self, data: Any) -> ModelResponse:
+        raise NotImplementedError
+
+    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
+        raise NotImplementedError
