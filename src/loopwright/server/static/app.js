@@ -1,0 +1,358 @@
+// loopwright dashboard: run list, start form, live run page. Plain JS, no build step.
+"use strict";
+
+const state = { token: localStorage.getItem("loopwright.token") || "", info: null, cleanup: null };
+const view = document.getElementById("view");
+
+// --- API ------------------------------------------------------------------------------
+
+class ApiFailure extends Error {
+  constructor(status, error) {
+    super(error && error.field ? `${error.field}: ${error.message.replace(`${error.field}: `, "")}` : (error && error.message) || `HTTP ${status}`);
+    this.status = status;
+    this.field = error && error.field;
+  }
+}
+
+async function api(path, options = {}) {
+  const headers = { Accept: "application/json", ...(options.headers || {}) };
+  if (state.token) headers.Authorization = `Bearer ${state.token}`;
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method: options.method || "GET",
+    headers,
+    body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+  });
+  const data = await response.json().catch(() => ({}));
+  if (response.status === 401) askToken();
+  if (!response.ok) throw new ApiFailure(response.status, data.error);
+  return data;
+}
+
+function askToken() {
+  const dialog = document.getElementById("token-dialog");
+  if (!dialog.open) dialog.showModal();
+}
+
+document.getElementById("token-form").addEventListener("submit", () => {
+  state.token = document.getElementById("token-input").value.trim();
+  localStorage.setItem("loopwright.token", state.token);
+  state.info = null;
+  route();
+});
+
+async function info() {
+  if (!state.info) {
+    state.info = await api("/api/info");
+    document.getElementById("who").textContent = state.info.auth ? `tenant ${state.info.tenant}` : "";
+  }
+  return state.info;
+}
+
+// --- helpers --------------------------------------------------------------------------
+
+function mount(templateId) {
+  const node = document.getElementById(templateId).content.cloneNode(true);
+  view.replaceChildren(node);
+  return view;
+}
+
+function fmtTokens(run) {
+  const total = (run.input_tokens || 0) + (run.output_tokens || 0);
+  return total ? total.toLocaleString() : "–";
+}
+
+function fmtCost(cost) {
+  return cost ? `$${cost.toFixed(4)}` : "–";
+}
+
+function ago(ts) {
+  const s = Math.max(0, Date.now() / 1000 - ts);
+  if (s < 60) return `${Math.round(s)}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(ts * 1000).toLocaleDateString();
+}
+
+function badge(node, status) {
+  node.textContent = status;
+  node.className = `badge status-${status}`;
+}
+
+// --- run list -------------------------------------------------------------------------
+
+async function showRuns() {
+  mount("tpl-runs");
+  const tbody = view.querySelector("tbody");
+  const empty = view.querySelector(".empty");
+  const refresh = async () => {
+    const { runs } = await api("/api/runs?limit=200");
+    const rows = runs.map((run) => {
+      const tr = document.createElement("tr");
+      tr.dataset.runId = run.run_id;
+      tr.tabIndex = 0;
+      const status = el("span");
+      badge(status, run.status);
+      const cells = [
+        status,
+        el("span", "request", run.request),
+        el("span", "muted", run.kind),
+        el("span", "mono small", run.model || "–"),
+        el("span", "", fmtTokens(run)),
+        el("span", "", fmtCost(run.cost)),
+        el("span", "muted", ago(run.created_at)),
+      ];
+      cells.forEach((cell, i) => {
+        const td = document.createElement("td");
+        if (i === 4 || i === 5) td.className = "num";
+        td.append(cell);
+        tr.append(td);
+      });
+      const open = () => (location.hash = `#/runs/${run.run_id}`);
+      tr.addEventListener("click", open);
+      tr.addEventListener("keydown", (e) => e.key === "Enter" && open());
+      return tr;
+    });
+    tbody.replaceChildren(...rows);
+    empty.hidden = runs.length > 0;
+  };
+  await refresh();
+  const timer = setInterval(() => refresh().catch(() => {}), 3000);
+  state.cleanup = () => clearInterval(timer);
+}
+
+// --- start form -----------------------------------------------------------------------
+
+async function showNew() {
+  mount("tpl-new");
+  const server = await info();
+  const form = view.querySelector("#run-form");
+  let kind = "agent";
+  form.model.placeholder = server.default_model;
+  const toolBox = view.querySelector(".tools");
+  for (const name of server.tools) {
+    const label = el("label", "check");
+    const box = document.createElement("input");
+    Object.assign(box, { type: "checkbox", name: "tools", value: name, checked: name === "echo" });
+    label.append(box, ` ${name}`);
+    toolBox.append(label);
+  }
+  const select = form.task;
+  for (const task of server.tasks) select.append(new Option(task.name, task.name));
+  const taskInputs = () => {
+    const task = server.tasks.find((t) => t.name === select.value);
+    view.querySelector(".task-description").textContent = task ? task.description : "No tasks on this server (serve with --tasks DIR).";
+    const box = view.querySelector(".inputs");
+    box.replaceChildren();
+    for (const [name, def] of Object.entries(task ? task.inputs : {})) {
+      const label = el("label", "", `${name}${def === null ? " *" : ""}`);
+      const input = document.createElement("input");
+      Object.assign(input, { name: `input:${name}`, placeholder: def === null ? "required" : String(def) });
+      label.append(input);
+      box.append(label);
+    }
+  };
+  select.addEventListener("change", taskInputs);
+  taskInputs();
+  view.querySelectorAll(".tab").forEach((tab) =>
+    tab.addEventListener("click", () => {
+      kind = tab.dataset.kind;
+      view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
+      view.querySelector(".kind-agent").hidden = kind !== "agent";
+      view.querySelector(".kind-task").hidden = kind !== "task";
+    }),
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const error = view.querySelector(".form-error");
+    error.hidden = true;
+    try {
+      const run = await api("/api/runs", { method: "POST", body: kind === "agent" ? agentBody(form) : taskBody(form) });
+      location.hash = `#/runs/${run.run_id}`;
+    } catch (failure) {
+      error.textContent = failure.message;
+      error.hidden = false;
+    }
+  });
+}
+
+function agentBody(form) {
+  const body = { prompt: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
+  if (form.model.value.trim()) body.model = form.model.value.trim();
+  if (form.max_iterations.value) body.options = { max_iterations: Number(form.max_iterations.value) };
+  return body;
+}
+
+function taskBody(form) {
+  const inputs = {};
+  for (const input of form.querySelectorAll("input[name^='input:']")) {
+    if (input.value !== "") inputs[input.name.slice(6)] = input.value;
+  }
+  const body = { task: form.task.value, inputs };
+  if (form.task_model.value.trim()) body.model = form.task_model.value.trim();
+  return body;
+}
+
+// --- run page -------------------------------------------------------------------------
+
+async function showRun(runId) {
+  mount("tpl-run");
+  const field = (name) => view.querySelector(`[data-field=${name}]`);
+  const run = await api(`/api/runs/${encodeURIComponent(runId)}`);
+  badge(field("status"), run.status);
+  field("request").replaceChildren(withRedactions(run.request));
+  field("run_id").textContent = run.run_id;
+  field("model").textContent = run.model || "–";
+  field("model").title = run.model || "";
+  const cancel = view.querySelector("[data-action=cancel]");
+  cancel.hidden = !run.live;
+  cancel.addEventListener("click", () => api(`/api/runs/${runId}/cancel`, { method: "POST" }).catch((f) => alert(f.message)));
+
+  const gates = view.querySelector(".gates");
+  const outcome = view.querySelector(".outcome");
+  const timeline = new Timeline(view.querySelector(".timeline"), {
+    onGate: (gate) => gates.append(gateCard(runId, gate)),
+    onGateGone: (id) => gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove(),
+    onStats: (s) => {
+      field("iteration").textContent = s.maxIterations ? `${s.iteration} / ${s.maxIterations}` : "–";
+      field("tokens").textContent = (s.input + s.output).toLocaleString();
+      field("cost").textContent = `$${s.cost.toFixed(4)}`;
+      field("tool_calls").textContent = s.toolCalls;
+    },
+    onFinished: (ev) => {
+      badge(field("status"), ev.status);
+      cancel.hidden = true;
+      showOutcome(outcome, ev);
+    },
+  });
+  const live = new LiveEvents(runId, timeline, field("conn"), field("follow"));
+  live.connect();
+  state.cleanup = () => live.close();
+}
+
+function gateCard(runId, gate) {
+  const card = el("div", "gate-card");
+  card.dataset.requestId = gate.request_id;
+  const text = el("div", "gate-text");
+  text.append(el("strong", "", `Approval needed · ${gate.step}`), el("p", "", gate.message));
+  const approve = el("button", "btn primary approve", "Approve");
+  const reject = el("button", "btn danger reject", "Reject");
+  const decide = async (ok) => {
+    approve.disabled = reject.disabled = true;
+    try {
+      await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body: { approve: ok } });
+      card.classList.add("decided");
+    } catch (failure) {
+      approve.disabled = reject.disabled = false;
+      alert(failure.message);
+    }
+  };
+  approve.addEventListener("click", () => decide(true));
+  reject.addEventListener("click", () => decide(false));
+  const buttons = el("div", "gate-buttons");
+  buttons.append(reject, approve);
+  card.append(text, buttons);
+  return card;
+}
+
+function showOutcome(box, ev) {
+  box.hidden = false;
+  box.className = `outcome panel outcome-${ev.status}`;
+  const parts = [];
+  if (ev.status === "completed") {
+    parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
+  } else {
+    parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));
+    if (ev.answer) parts.push(el("div", "answer", ev.answer));
+    const partial = ev.partial || {};
+    if (partial.last_thought) parts.push(el("p", "muted", `Last thought: ${partial.last_thought}`));
+    if (partial.steps && partial.steps.length) {
+      parts.push(el("h3", "", `Work kept (${partial.steps.length} steps)`));
+      const list = el("ol", "partial-steps mono");
+      for (const step of partial.steps) list.append(el("li", "", pretty(step)));
+      parts.push(list);
+    } else if (Object.keys(partial).length) {
+      parts.push(el("pre", "mono", pretty(partial)));
+    }
+  }
+  box.replaceChildren(...parts);
+}
+
+// Live events over a WebSocket; on a dropped connection, reconnect from the last seq seen.
+class LiveEvents {
+  constructor(runId, timeline, conn, follow) {
+    Object.assign(this, { runId, timeline, conn, follow, lastSeq: 0, closed: false, retries: 0, queue: [], frame: 0 });
+  }
+
+  url() {
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    const token = state.token ? `&access_token=${encodeURIComponent(state.token)}` : "";
+    return `${proto}://${location.host}/api/runs/${encodeURIComponent(this.runId)}/ws?after=${this.lastSeq}${token}`;
+  }
+
+  setConn(text, cls) {
+    this.conn.textContent = text;
+    this.conn.className = `conn ${cls}`;
+  }
+
+  connect() {
+    this.ws = new WebSocket(this.url());
+    this.ws.onopen = () => {
+      this.retries = 0;
+      this.setConn("live", "on");
+    };
+    this.ws.onmessage = (msg) => {
+      const ev = JSON.parse(msg.data);
+      if (ev.seq === undefined) return; // a reply to something we sent
+      if (ev.seq <= this.lastSeq) return; // never twice
+      this.lastSeq = ev.seq;
+      this.queue.push(ev);
+      if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+    };
+    this.ws.onclose = (e) => {
+      if (this.closed) return;
+      if (e.code === 1000) return this.setConn("finished", "done");
+      if (e.code >= 4000) return this.setConn(e.reason || `error ${e.code}`, "off");
+      const delay = Math.min(10000, 500 * 2 ** this.retries++);
+      this.setConn(`reconnecting (after seq ${this.lastSeq})`, "off");
+      this.timer = setTimeout(() => this.connect(), delay);
+    };
+  }
+
+  flush() {
+    this.frame = 0;
+    const batch = this.queue;
+    this.queue = [];
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    this.timeline.applyBatch(batch);
+    if (this.follow.checked && atBottom) window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close();
+  }
+}
+
+// --- routing --------------------------------------------------------------------------
+
+async function route() {
+  if (state.cleanup) state.cleanup();
+  state.cleanup = null;
+  const hash = location.hash || "#/";
+  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", hash === a.getAttribute("href")));
+  try {
+    const match = hash.match(/^#\/runs\/([^/]+)$/);
+    if (match) await showRun(decodeURIComponent(match[1]));
+    else if (hash === "#/new") await showNew();
+    else await showRuns();
+  } catch (failure) {
+    const box = el("section", "panel");
+    box.append(el("h1", "", failure.status === 404 ? "Not found" : "Something went wrong"), el("p", "error-text", failure.message));
+    view.replaceChildren(box);
+  }
+}
+
+window.addEventListener("hashchange", route);
+route();

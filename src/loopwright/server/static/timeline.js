@@ -1,0 +1,287 @@
+// The run page's timeline: one DOM row per event worth showing, appended incrementally
+// (rows are never re-rendered; a tool call's row is filled in when the call finishes).
+"use strict";
+
+const REDACTED = /\[REDACTED(?::[^\]]*)?\]/g;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.append(withRedactions(String(text)));
+  return node;
+}
+
+// Text with every [REDACTED:...] marker shown as a visible badge (never as HTML).
+function withRedactions(text) {
+  const frag = document.createDocumentFragment();
+  let last = 0;
+  for (const match of text.matchAll(REDACTED)) {
+    frag.append(text.slice(last, match.index));
+    const mark = document.createElement("mark");
+    mark.className = "redacted";
+    mark.title = "scrubbed before the model, the log and this page saw it";
+    mark.textContent = match[0];
+    frag.append(mark);
+    last = match.index + match[0].length;
+  }
+  frag.append(text.slice(last));
+  return frag;
+}
+
+function fmtMs(ms) {
+  if (ms === undefined || ms === null) return "";
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+function fmtTime(ts) {
+  return new Date(ts * 1000).toLocaleTimeString([], { hour12: false });
+}
+
+function pretty(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+class Timeline {
+  constructor(list, hooks) {
+    this.list = list;
+    this.hooks = hooks; // {onGate(gate), onGateGone(requestId), onFinished(ev), onStats(stats)}
+    this.toolRows = new Map();
+    this.stepRows = new Map();
+    this.pendingGates = new Map();
+    this.stats = { iteration: 0, maxIterations: 0, input: 0, output: 0, toolCalls: 0, cost: 0 };
+    this.frag = null;
+  }
+
+  // Apply a batch of events (seq order) with one DOM insertion.
+  applyBatch(events) {
+    this.frag = document.createDocumentFragment();
+    for (const ev of events) this.apply(ev);
+    this.list.append(this.frag);
+    this.frag = null;
+    this.hooks.onStats(this.stats);
+  }
+
+  add(row) {
+    (this.frag || this.list).append(row);
+    return row;
+  }
+
+  row(kind, ev, title) {
+    const li = el("li", `tl tl-${kind}`);
+    li.dataset.seq = ev.seq;
+    const head = el("div", "tl-head");
+    head.append(el("span", "tl-kind", title), el("span", "tl-time", fmtTime(ev.ts)));
+    li.append(head);
+    return li;
+  }
+
+  apply(ev) {
+    const handler = this[`on_${ev.type}`];
+    if (handler) handler.call(this, ev);
+  }
+
+  on_run_started(ev) {
+    const li = this.row("start", ev, ev.kind === "task" ? "Task run started" : "Run started");
+    const tools = (ev.tools || []).join(", ") || "none";
+    li.append(el("div", "tl-body muted", `model ${ev.model || "–"} · tools: ${tools}`));
+    this.add(li);
+  }
+
+  on_iteration_started(ev) {
+    this.stats.iteration = ev.iteration;
+    this.stats.maxIterations = ev.max_iterations;
+    const li = el("li", "tl tl-iteration");
+    li.dataset.seq = ev.seq;
+    li.append(el("span", "", `Iteration ${ev.iteration} of ${ev.max_iterations}`));
+    this.add(li);
+  }
+
+  on_model_response(ev) {
+    const usage = (ev.response && ev.response.usage) || {};
+    this.stats.input += usage.input_tokens || 0;
+    this.stats.output += usage.output_tokens || 0;
+    if (ev.thought) {
+      const li = this.row("thought", ev, "Thought");
+      li.append(el("div", "tl-body", ev.thought));
+      this.add(li);
+    }
+    if (ev.final_answer !== null && ev.final_answer !== undefined) {
+      const li = this.row("answer", ev, "Final answer");
+      li.append(el("div", "tl-body", ev.final_answer));
+      this.add(li);
+    }
+  }
+
+  on_parse_error(ev) {
+    const li = this.row("warn", ev, ev.will_retry ? "Unreadable reply — correcting" : "Unreadable reply");
+    li.append(el("div", "tl-body", ev.message));
+    this.add(li);
+  }
+
+  toolRow(ev, iteration, name) {
+    let li = this.toolRows.get(ev.call_id);
+    if (li) return li;
+    li = el("li", "tl tl-tool running");
+    li.dataset.seq = ev.seq;
+    li.dataset.callId = ev.call_id;
+    const head = el("div", "tl-head");
+    head.append(
+      el("span", "tl-iter", `#${iteration}`),
+      el("span", "tl-tool-name", name),
+      el("span", "tl-status", "running…"),
+      el("span", "tl-duration", ""),
+      el("span", "tl-time", fmtTime(ev.ts)),
+    );
+    li.append(head, el("div", "tl-args mono", ""), el("div", "tl-result mono", ""));
+    this.toolRows.set(ev.call_id, li);
+    this.add(li);
+    return li;
+  }
+
+  on_tool_call_started(ev) {
+    const li = this.toolRow(ev, ev.iteration, ev.tool_name);
+    li.querySelector(".tl-args").replaceChildren(withRedactions(JSON.stringify(ev.arguments)));
+  }
+
+  on_tool_call(ev) {
+    this.stats.toolCalls += 1;
+    const li = this.toolRow(ev, ev.iteration_number, ev.tool_name);
+    li.classList.remove("running");
+    li.classList.add(ev.is_error ? "error" : "ok");
+    li.querySelector(".tl-status").textContent = ev.is_error ? "error" : "ok";
+    li.querySelector(".tl-duration").textContent = fmtMs(ev.duration_ms);
+    li.querySelector(".tl-args").replaceChildren(withRedactions(ev.args_summary));
+    const result = li.querySelector(".tl-result");
+    result.replaceChildren(withRedactions(ev.result_summary));
+    if (ev.redactions) {
+      result.append(el("span", "tag redaction-count", `${ev.redactions} redacted`));
+    }
+    if (ev.truncated) result.append(el("span", "tag", "truncated"));
+  }
+
+  on_run_stopped(ev) {
+    const li = this.row("warn", ev, `Stopped: ${ev.reason}`);
+    li.append(el("div", "tl-body", ev.message));
+    this.add(li);
+  }
+
+  on_run_error(ev) {
+    const li = this.row("error", ev, `Error: ${ev.error_type}`);
+    li.append(el("div", "tl-body", ev.message));
+    this.add(li);
+  }
+
+  on_warning(ev) {
+    const li = this.row("warn", ev, "Warning");
+    li.append(el("div", "tl-body", ev.message));
+    this.add(li);
+  }
+
+  on_verification(ev) {
+    const li = this.row(ev.outcome === "pass" ? "ok" : "warn", ev, `Verification: ${ev.outcome}`);
+    li.append(el("div", "tl-body mono", [...ev.passed.map((p) => `✓ ${p}`), ...ev.failed.map((f) => `✗ ${f}`)].join("\n")));
+    this.add(li);
+  }
+
+  on_task_start(ev) {
+    const li = this.row("start", ev, `Task ${ev.task_name}`);
+    li.append(el("div", "tl-body muted", `${ev.total_steps} steps`));
+    this.add(li);
+  }
+
+  on_step_start(ev) {
+    const li = el("li", `tl tl-step running step-${ev.step_type}`);
+    li.dataset.seq = ev.seq;
+    li.dataset.step = ev.step;
+    const head = el("div", "tl-head");
+    head.append(
+      el("span", "tl-iter", `step ${ev.step_index + 1}`),
+      el("span", "tl-tool-name", ev.step),
+      el("span", "tag", ev.step_type),
+      el("span", "tl-status", "running…"),
+      el("span", "tl-time", fmtTime(ev.ts)),
+    );
+    li.append(head, el("div", "tl-result mono", ""));
+    this.stepRows.set(ev.step, li);
+    this.add(li);
+  }
+
+  stepBody(step) {
+    const li = this.stepRows.get(step);
+    return li ? li.querySelector(".tl-result") : null;
+  }
+
+  on_function_result(ev) {
+    const body = this.stepBody(ev.step);
+    const text = ev.success ? `${ev.function} → ${pretty(ev.result)}` : `${ev.function} failed: ${ev.error}`;
+    const line = el("div", ev.success ? "" : "error-text", text);
+    if (body) body.append(line);
+  }
+
+  on_stream(ev) {
+    const body = this.stepBody(ev.step);
+    if (body) body.append(el("span", "stream", ev.chunk));
+  }
+
+  on_confirmation_required(ev) {
+    const li = this.row("gate", ev, `Approval needed: ${ev.step}`);
+    li.append(el("div", "tl-body", ev.message));
+    this.add(li);
+    const gate = { request_id: ev.request_id, step: ev.step, message: ev.message, timeout_s: ev.timeout_s, ts: ev.ts };
+    this.pendingGates.set(ev.request_id, gate);
+    this.hooks.onGate(gate);
+  }
+
+  dropGate(requestId) {
+    if (this.pendingGates.delete(requestId)) this.hooks.onGateGone(requestId);
+  }
+
+  on_gate_decision(ev) {
+    const li = this.row(ev.approved ? "ok" : "error", ev, ev.approved ? "Approved" : "Rejected");
+    li.append(el("div", "tl-body muted", `${ev.step} · by ${ev.decided_by}`));
+    this.add(li);
+    this.dropGate(ev.request_id);
+  }
+
+  on_step_complete(ev) {
+    const li = this.stepRows.get(ev.step);
+    if (li) {
+      li.classList.remove("running");
+      li.classList.add(ev.status === "completed" ? "ok" : ev.status === "skipped" ? "skipped" : "error");
+      li.querySelector(".tl-status").textContent = ev.status;
+      const body = li.querySelector(".tl-result");
+      if (ev.error) body.append(el("div", "error-text", ev.error));
+      else if (ev.status === "skipped") body.append(el("div", "muted", pretty(ev.result)));
+    }
+    for (const [id, gate] of this.pendingGates) if (gate.step === ev.step) this.dropGate(id);
+  }
+
+  on_change_recorded(ev) {
+    const body = this.stepBody(ev.step);
+    if (body) body.append(el("div", "muted", `backup of ${ev.resource_type} ${ev.resource_id} taken`));
+  }
+
+  on_task_complete(ev) {
+    const li = this.row(ev.status === "completed" ? "ok" : "warn", ev, `Task ${ev.status}`);
+    li.append(el("div", "tl-body", ev.summary));
+    this.add(li);
+  }
+
+  on_run_finished(ev) {
+    const usage = ev.usage || {};
+    if (usage.input_tokens !== undefined) this.stats.input = usage.input_tokens;
+    if (usage.output_tokens !== undefined) this.stats.output = usage.output_tokens;
+    this.stats.cost = ev.cost || 0;
+    for (const id of [...this.pendingGates.keys()]) this.dropGate(id);
+    const li = this.row(ev.status === "completed" ? "ok" : "warn", ev, `Run ${ev.status}`);
+    if (ev.reason && ev.status !== "completed") li.append(el("div", "tl-body muted", `reason: ${ev.reason}`));
+    this.add(li);
+    this.hooks.onFinished(ev);
+  }
+}
+
+window.Timeline = Timeline;
+window.withRedactions = withRedactions;
+window.el = el;
+window.pretty = pretty;

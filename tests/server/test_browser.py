@@ -1,0 +1,183 @@
+"""The dashboard in a real Chromium (Debian's, driven by Playwright): start runs from the
+form, watch the timeline fill in live, approve a gate and see the task continue.
+
+Set LOOPWRIGHT_SCREENSHOT=docs/dashboard.png to keep the run page's screenshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server_helpers import TOKENS, LiveServer, live_server, make_config, write_script
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 20_000
+
+GATED_TASK = """\
+name: publish-notes
+description: List the workspace, ask a person, then write NOTES.md.
+tools: [list_files, write_file]
+inputs:
+  title: null
+steps:
+  - name: survey
+    type: tool
+    tool: list_files
+  - name: approve
+    type: gate
+    message_template: "Write NOTES.md titled {inputs.title}?"
+  - name: write
+    type: tool
+    tool: write_file
+    args_from:
+      content: inputs.title
+    args:
+      path: NOTES.md
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "publish-notes.yaml").write_text(GATED_TASK)
+    with live_server(make_config(tmp_path, tasks_dir=tasks)) as live:
+        yield live
+
+
+@pytest.fixture
+def page(browser: object, server: LiveServer) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+SECRET = "AKIA" + "Z7Q4LMNB2XK9PQRS"
+
+
+def agent_script(path: Path) -> str:
+    """Four tool calls: an echo, a failing read, a read of a file with a secret; an answer."""
+    replies = [
+        {"thought": "Start by echoing the plan.", "action": "echo", "action_input": {"text": "plan: inspect, then report"}},
+        {"thought": "Check the configuration file.", "action": "read", "action_input": {"path": "missing.cfg"}},
+        {"thought": "The file is missing; read the credentials file instead.", "action": "read", "action_input": {"path": "credentials.ini"}},
+        {"thought": "Confirm the summary.", "action": "echo", "action_input": {"text": "3 checks done"}},
+        {"thought": "All checks are done, so I can report.", "final_answer": "Checked the plan and the credentials; missing.cfg does not exist."},
+    ]
+    return write_script(path, [json.dumps(r) for r in replies])
+
+
+def test_start_an_agent_run_from_the_form(page: object, server: LiveServer, tmp_path: Path) -> None:
+    spec = agent_script(tmp_path / "agent.json")
+    (tmp_path / "ws" / "credentials.ini").write_text(f"[deploy]\naws_access_key_id = {SECRET}\n")
+    p = page
+    p.goto(server.url + "/#/new")  # type: ignore[attr-defined]
+    p.fill("textarea[name=prompt]", "Check the deployment configuration")  # type: ignore[attr-defined]
+    p.fill("input[name=model]", spec)  # type: ignore[attr-defined]
+    p.check("input[name=tools][value=read]")  # type: ignore[attr-defined]
+    p.click("button[type=submit]")  # type: ignore[attr-defined]
+
+    p.wait_for_url("**/#/runs/run_*")  # type: ignore[attr-defined]
+    tools = p.locator(".tl-tool")  # type: ignore[attr-defined]
+    outcome = p.locator("[data-testid=outcome]")  # type: ignore[attr-defined]
+    outcome.wait_for(state="visible")
+    assert "missing.cfg does not exist" in outcome.inner_text()
+    assert tools.count() == 4
+    assert p.locator(".tl-tool.error").count() == 1  # type: ignore[attr-defined]
+    assert p.locator(".tl-tool.error .tl-tool-name").inner_text() == "read"  # type: ignore[attr-defined]
+    redacted = p.locator("mark.redacted").first  # type: ignore[attr-defined]
+    assert redacted.inner_text().startswith("[REDACTED:")
+    assert SECRET not in p.content()  # type: ignore[attr-defined]
+    assert p.locator(".tl-thought").count() == 5  # type: ignore[attr-defined]
+    assert p.locator("[data-field=status]").inner_text() == "completed"  # type: ignore[attr-defined]
+
+    shot = tmp_path / "run-page.png"
+    p.screenshot(path=str(shot), full_page=True)  # type: ignore[attr-defined]
+    assert shot.stat().st_size > 10_000
+    keep = os.environ.get("LOOPWRIGHT_SCREENSHOT")
+    if keep:
+        shutil.copy(shot, keep)
+
+    p.click("a[data-nav=runs]")  # type: ignore[attr-defined]
+    row = p.locator("[data-testid=run-list] tbody tr").first  # type: ignore[attr-defined]
+    row.wait_for()
+    assert "Check the deployment configuration" in row.inner_text()
+    assert "completed" in row.inner_text()
+
+
+def test_approve_a_gate_and_the_task_continues(
+    page: object, server: LiveServer, tmp_path: Path
+) -> None:
+    p = page
+    p.goto(server.url + "/#/new")  # type: ignore[attr-defined]
+    p.click(".tab[data-kind=task]")  # type: ignore[attr-defined]
+    p.select_option("select[name=task]", "publish-notes")  # type: ignore[attr-defined]
+    p.fill("input[name='input:title']", "Release 1.4")  # type: ignore[attr-defined]
+    p.click("button[type=submit]")  # type: ignore[attr-defined]
+
+    p.wait_for_url("**/#/runs/run_*")  # type: ignore[attr-defined]
+    gate = p.locator(".gate-card")  # type: ignore[attr-defined]
+    gate.wait_for()
+    assert "Write NOTES.md titled Release 1.4?" in gate.inner_text()
+    survey = p.locator(".tl-step[data-step=survey]")  # type: ignore[attr-defined]
+    assert "completed" in survey.inner_text()
+    assert p.locator(".tl-step[data-step=write]").count() == 0  # type: ignore[attr-defined]
+    assert p.locator("[data-field=conn]").inner_text() == "live"  # type: ignore[attr-defined]
+
+    p.click(".gate-card button.approve")  # type: ignore[attr-defined]
+    p.locator("[data-testid=outcome]").wait_for(state="visible")  # type: ignore[attr-defined]
+    write = p.locator(".tl-step[data-step=write]")  # type: ignore[attr-defined]
+    assert "completed" in write.inner_text()
+    assert p.locator(".gate-card").count() == 0  # type: ignore[attr-defined]
+    assert "by api:default" in p.locator(".tl-ok", has_text="Approved").inner_text()  # type: ignore[attr-defined]
+    assert (tmp_path / "ws" / "NOTES.md").read_text() == "Release 1.4"
+
+
+def test_a_token_server_asks_for_the_token(browser: object, tmp_path: Path) -> None:
+    with live_server(make_config(tmp_path, tokens=TOKENS)) as live:
+        context = browser.new_context()  # type: ignore[attr-defined]
+        p = context.new_page()
+        p.set_default_timeout(TIMEOUT_MS)
+        p.goto(live.url + "/")
+        dialog = p.locator("#token-dialog")
+        dialog.wait_for(state="visible")
+        p.fill("#token-input", "acme-token-1234")
+        p.click("#token-form button[type=submit]")
+        p.locator("[data-testid=run-list]").wait_for()
+        p.goto(live.url + "/#/new")
+        p.locator("#who").filter(has_text="tenant acme").wait_for()
+        context.close()
