@@ -10,7 +10,8 @@ that goes back to the model instead of up the stack::
     │   ├── UnknownToolError        a tool name that is not registered
     │   ├── SkillError              a SKILL.md folder that is not valid
     │   ├── TaskParseError          a task file that is not valid (file_path, message, line)
-    │   └── TaskMatchError          no task (or more than one) matches a free-text request
+    │   ├── TaskMatchError          no task (or more than one) matches a free-text request
+    │   └── RunNotFound             no run with that id in the store (or not yours)
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -82,6 +83,14 @@ class TaskParseError(UsageError):
 
 class TaskMatchError(UsageError):
     """No task's trigger keywords match a request, or several match equally well."""
+
+
+class RunNotFound(UsageError):
+    """No run with that id in the store (or it belongs to another tenant)."""
+
+    def __init__(self, run_id: str, where: str = "") -> None:
+        self.run_id = run_id
+        super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
 
 
 class RunError(LoopwrightError):

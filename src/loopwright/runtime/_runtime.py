@@ -14,7 +14,8 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
 from loopwright.agent._executor import new_run_id
-from loopwright.events import Event, RunFinished
+from loopwright.events import Event, RunFinished, RunStarted
+from loopwright.runtime._lease import LeaseKeeper
 from loopwright.store import InMemoryRunStore, RunStore
 
 EventSink = Callable[[Event], Awaitable[None]]
@@ -44,10 +45,16 @@ class Runtime:
     def __init__(self, store: RunStore | None = None) -> None:
         self.store: RunStore = store if store is not None else InMemoryRunStore()
         self.handles: dict[str, RunHandle] = {}
+        self.leases = LeaseKeeper(self.store)
+        """Leases of the runs executed here: taken at run_started, released at run_finished."""
 
     async def publish(self, event: Event) -> None:
         """Append to the store first; only then let subscribers see it."""
+        if isinstance(event, RunStarted) and event.run_id not in self.leases.held:
+            self.leases.hold(event.run_id)
         self.store.append(event)
+        if isinstance(event, RunFinished):
+            self.leases.release(event.run_id)
         handle = self.handles.get(event.run_id)
         if handle is not None:
             for queue in handle.subscribers:

@@ -77,8 +77,11 @@ def build_agent(
         )
         option_data["allowed_tools"] = list(allowed) if allowed is not None else None
         readable.append(skill_dir)
+    model = model or resolve_model(spec.model, base_url=spec.base_url)
+    # recorded in run_started, so a replay without the model builds the same prompt
+    option_data["tool_mode"] = spec.options.tool_mode or model.preferred_tool_mode
     return AgentExecutor(
-        model or resolve_model(spec.model, base_url=spec.base_url),
+        model,
         registry,
         options=AgentOptions.from_dict(option_data),
         prompt_parts=parts,

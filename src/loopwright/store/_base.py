@@ -41,8 +41,20 @@ class RunRecord:
         return data
 
 
+@dataclass(frozen=True)
+class Lease:
+    """Who is executing a run, and until when their claim holds unless renewed."""
+
+    owner: str
+    expires_at: float
+
+
 class RunStore(Protocol):
-    """Append-only event log per run. Appends happen before any subscriber sees the event."""
+    """Append-only event log per run. Appends happen before any subscriber sees the event.
+
+    A process executing a run holds its lease and renews it (runtime's LeaseKeeper); a
+    persistent store reports a `running` run whose lease has lapsed as `interrupted`.
+    """
 
     def append(self, event: Event) -> None:
         """Store one event. `run_started` creates the run; `run_finished` closes it."""
@@ -69,5 +81,9 @@ class RunStore(Protocol):
         ...
 
     def release_lease(self, run_id: str, owner: str) -> None: ...
+
+    def lease(self, run_id: str) -> Lease | None:
+        """The run's current lease holder (expired or not), if any."""
+        ...
 
     def close(self) -> None: ...

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 
+from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
 from loopwright.events import Event, RunFinished, RunStarted, TaskComplete, TaskStart
-from loopwright.store._base import RunRecord, StoredStatus
+from loopwright.store._base import Lease, RunRecord, StoredStatus
 
 
 def record_after(record: RunRecord | None, event: Event) -> RunRecord:
@@ -52,7 +52,8 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
 
 
 class InMemoryRunStore:
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        self.clock = clock or SystemClock()
         self._events: dict[str, list[Event]] = {}
         self._runs: dict[str, RunRecord] = {}
         self._leases: dict[str, tuple[str, float]] = {}
@@ -90,7 +91,7 @@ class InMemoryRunStore:
         self._runs[run_id] = dataclasses.replace(record, status=status)
 
     def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
-        now = time.time()
+        now = self.clock.time()
         holder = self._leases.get(run_id)
         if holder is not None and holder[0] != owner and holder[1] > now:
             return False
@@ -100,6 +101,10 @@ class InMemoryRunStore:
     def release_lease(self, run_id: str, owner: str) -> None:
         if self._leases.get(run_id, ("", 0.0))[0] == owner:
             del self._leases[run_id]
+
+    def lease(self, run_id: str) -> Lease | None:
+        holder = self._leases.get(run_id)
+        return None if holder is None else Lease(*holder)
 
     def close(self) -> None:
         return None

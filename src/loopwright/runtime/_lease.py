@@ -1,0 +1,91 @@
+"""LeaseKeeper: this process's claim on the runs it is executing, renewed by a heartbeat.
+
+A run is `running` only while some process holds an unexpired lease on it. The keeper
+takes the lease when a run starts (or is resumed), renews every lease it holds from a
+daemon thread every `ttl_s / 3` seconds (so a long model or tool call does not let it
+lapse), and releases it when the run finishes. If the process dies, the lease lapses
+after at most `ttl_s` and the store reports the run as `interrupted`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+
+from loopwright.errors import ResumeConflict, StoreError
+from loopwright.store import RunStore
+
+DEFAULT_LEASE_TTL_S = 30.0
+
+
+def new_owner_id() -> str:
+    """`host:pid:random`, unique per process and keeper."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class LeaseKeeper:
+    def __init__(
+        self, store: RunStore, *, owner: str | None = None, ttl_s: float = DEFAULT_LEASE_TTL_S
+    ) -> None:
+        self.store = store
+        self.owner = owner or new_owner_id()
+        self.ttl_s = ttl_s
+        self.held: set[str] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, run_id: str) -> None:
+        """Take the run's lease; ResumeConflict if another live process holds it."""
+        if not self.store.acquire_lease(run_id, self.owner, self.ttl_s):
+            lease = self.store.lease(run_id)
+            holder = f" by {lease.owner}" if lease is not None else ""
+            raise ResumeConflict(
+                f"run {run_id} is being executed{holder}: it cannot be resumed twice at "
+                f"once (its lease lapses {self.ttl_s:g}s after that process stops)"
+            )
+        with self._lock:
+            self.held.add(run_id)
+            if self._thread is None or self._wake.is_set() or not self._thread.is_alive():
+                self._wake = threading.Event()  # a fresh one: an ending thread keeps its own
+                self._thread = threading.Thread(
+                    target=self._heartbeat, args=(self._wake,), name="loopwright-lease", daemon=True
+                )
+                self._thread.start()
+
+    def release(self, run_id: str) -> None:
+        with self._lock:
+            if run_id not in self.held:
+                return
+            self.held.discard(run_id)
+            if not self.held:
+                self._wake.set()
+        self.store.release_lease(run_id, self.owner)
+
+    def beat(self) -> list[str]:
+        """Renew every lease held now; the runs whose lease was lost to another owner."""
+        with self._lock:
+            runs = sorted(self.held)
+        lost = []
+        for run_id in runs:
+            try:
+                if not self.store.acquire_lease(run_id, self.owner, self.ttl_s):
+                    lost.append(run_id)
+            except StoreError:
+                continue  # a busy or closed store: try again at the next beat
+        return lost
+
+    def _heartbeat(self, wake: threading.Event) -> None:
+        while not wake.wait(self.ttl_s / 3):
+            self.beat()
+            with self._lock:
+                if not self.held:
+                    return
+
+    def close(self) -> None:
+        """Release every lease held (a run left unfinished then shows as interrupted)."""
+        for run_id in sorted(self.held):
+            self.release(run_id)
+        self._wake.set()

@@ -1,0 +1,108 @@
+"""The SQLite store's schema: DDL per version, applied in order by `migrate`.
+
+A loopwright store is marked with `PRAGMA application_id` and carries its schema version
+in `PRAGMA user_version`. `MIGRATIONS[n]` takes a store from version n-1 to version n
+(version 0 is an empty file). Each version has a frozen fixture in tests/fixtures.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from loopwright.errors import StoreError
+
+APPLICATION_ID = 0x4C575254  # "LWRT"
+"""Marks a SQLite file as a loopwright run store."""
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            request TEXT NOT NULL,
+            model TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_seq INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0,
+            answer TEXT,
+            reason TEXT,
+            parent_run_id TEXT,
+            options TEXT NOT NULL DEFAULT '{}',
+            tools TEXT NOT NULL DEFAULT '[]'
+        )""",
+        "CREATE INDEX runs_by_tenant ON runs (tenant, created_at)",
+        "CREATE INDEX runs_by_created ON runs (created_at)",
+        """CREATE TABLE events (
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            ts REAL NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE leases (
+            run_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        )""",
+    ),
+}
+
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def _user_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def check_and_migrate(conn: sqlite3.Connection, path: str) -> int:
+    """Bring the store at `path` to SCHEMA_VERSION; the version it had before.
+
+    Raises StoreError for a file that is not a loopwright store (another SQLite database,
+    or not SQLite at all) and for a store written by a newer loopwright.
+    """
+    try:
+        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = _user_tables(conn)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a loopwright run store ({exc})") from None
+    if application_id != APPLICATION_ID and (tables or version):
+        raise StoreError(
+            f"{path} is not a loopwright run store (a SQLite database with other tables: "
+            f"{', '.join(sorted(tables)) or 'none'})"
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} was written by a newer loopwright (store schema v{version}; this "
+            f"version reads up to v{SCHEMA_VERSION}): upgrade loopwright to open it"
+        )
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        _apply(conn, target)
+    return version
+
+
+def _apply(conn: sqlite3.Connection, target: int) -> None:
+    """One migration in one transaction: its DDL, then the new version number."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if current >= target:  # another process migrated it meanwhile
+            conn.execute("ROLLBACK")
+            return
+        for statement in MIGRATIONS[target]:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {target}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,265 @@
+"""SqliteRunStore: the default run store, one SQLite file in WAL mode.
+
+Each append is one short transaction (the event row and the run's row together), so a
+process killed at any moment leaves every run with a gap-free prefix of its events.
+`synchronous=NORMAL` in WAL mode loses nothing when a process dies; only a power cut can
+drop the last few commits, never corrupt the file.
+
+A run whose row says `running` but whose lease has lapsed (its process stopped renewing
+it) is reported as `interrupted`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from loopwright.clock import Clock, SystemClock
+from loopwright.errors import StoreError
+from loopwright.events import Event, EventDecodeError, RunStarted, decode_event, encode_event
+from loopwright.store._base import Lease, RunRecord, StoredStatus
+from loopwright.store._memory import record_after
+from loopwright.store._schema import check_and_migrate
+
+_INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
+_INSERT_RUN = """INSERT INTO runs (run_id, tenant, kind, status, request, model, created_at,
+    updated_at, last_seq, input_tokens, output_tokens, cost, answer, reason, parent_run_id,
+    options, tools) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+_UPDATE_RUN = """UPDATE runs SET status = ?, request = ?, updated_at = ?, last_seq = ?,
+    input_tokens = ?, output_tokens = ?, cost = ?, answer = ?, reason = ? WHERE run_id = ?"""
+_SELECT_RUN = """SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
+    r.updated_at, r.last_seq, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
+    r.parent_run_id, r.options, r.tools, l.expires_at
+    FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
+_SHOWN_STATUS = """(CASE WHEN r.status = 'running' AND (l.expires_at IS NULL
+    OR l.expires_at <= :now) THEN 'interrupted' ELSE r.status END)"""
+
+
+class SqliteRunStore:
+    """The RunStore protocol over one SQLite file (created, with its folders, on first use).
+
+    `clock` decides when leases lapse (inject a MockClock in tests). Safe to share
+    between threads (the lease heartbeat renews from its own thread).
+    """
+
+    def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
+        self.path = str(path)
+        self.clock = clock or SystemClock()
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.path = str(Path(self.path).expanduser())
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open run store {self.path}: {exc}") from None
+        try:
+            self._conn.execute("PRAGMA busy_timeout = 10000")
+            self.migrated_from = check_and_migrate(self._conn, self.path)
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            self._conn.close()
+            raise
+        self._records: dict[str, RunRecord] = {}
+
+    # --- writing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"run store {self.path}: {exc}") from None
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:
+                conn.execute("ROLLBACK")
+                self._records.clear()
+                raise StoreError(f"run store {self.path}: {exc}") from None
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._records.clear()
+                raise
+
+    def append(self, event: Event) -> None:
+        with self._transaction() as conn:
+            self._append(conn, event)
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        with self._transaction() as conn:
+            for event in events:
+                self._append(conn, event)
+
+    def _append(self, conn: sqlite3.Connection, event: Event) -> None:
+        run_id = event.run_id
+        previous = None if isinstance(event, RunStarted) else self._current(conn, run_id)
+        record = record_after(previous, event)
+        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, encode_event(event)))
+        if previous is None:
+            conn.execute(_INSERT_RUN, _run_row(record))
+        else:
+            conn.execute(
+                _UPDATE_RUN,
+                (
+                    record.status,
+                    record.request,
+                    record.updated_at,
+                    record.last_seq,
+                    record.input_tokens,
+                    record.output_tokens,
+                    record.cost,
+                    record.answer,
+                    record.reason,
+                    run_id,
+                ),
+            )
+        self._records[run_id] = record
+
+    def _current(self, conn: sqlite3.Connection, run_id: str) -> RunRecord | None:
+        """The run's row as stored (cached; re-read if another writer moved it on)."""
+        row = conn.execute("SELECT last_seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        cached = self._records.get(run_id)
+        if cached is not None and cached.last_seq == row[0]:
+            return cached
+        full = conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
+        return _record(full, now=None)
+
+    def set_status(self, run_id: str, status: StoredStatus) -> None:
+        with self._transaction() as conn:
+            changed = conn.execute(
+                "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                (status, self.clock.time(), run_id),
+            ).rowcount
+            self._records.pop(run_id, None)
+        if not changed:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
+                (run_id, after),
+            ).fetchall()
+        try:
+            return [decode_event(row[0]) for row in rows]
+        except EventDecodeError as exc:
+            raise StoreError(f"run {run_id} in {self.path}: {exc}") from None
+
+    def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
+        with self._lock:
+            row = self._conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
+        if row is None or (tenant is not None and row[1] != tenant):
+            return None
+        return _record(row, now=self.clock.time())
+
+    def list_runs(
+        self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[RunRecord]:
+        now = self.clock.time()
+        where: list[str] = []
+        params: dict[str, object] = {"now": now, "limit": limit}
+        if tenant is not None:
+            where.append("r.tenant = :tenant")
+            params["tenant"] = tenant
+        if status is not None:
+            where.append(f"{_SHOWN_STATUS} = :status")
+            params["status"] = status
+        sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY r.created_at DESC, r.run_id LIMIT :limit"
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        return [_record(row, now=now) for row in rows]
+
+    # --- leases ----------------------------------------------------------------------------
+
+    def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
+        now = self.clock.time()
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT owner, expires_at FROM leases WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None and row[0] != owner and row[1] > now:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO leases (run_id, owner, expires_at) VALUES (?, ?, ?)",
+                (run_id, owner, now + ttl_s),
+            )
+        return True
+
+    def release_lease(self, run_id: str, owner: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM leases WHERE run_id = ? AND owner = ?", (run_id, owner))
+
+    def lease(self, run_id: str) -> Lease | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT owner, expires_at FROM leases WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        return None if row is None else Lease(str(row[0]), float(row[1]))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _run_row(record: RunRecord) -> tuple[Any, ...]:
+    return (
+        record.run_id,
+        record.tenant,
+        record.kind,
+        record.status,
+        record.request,
+        record.model,
+        record.created_at,
+        record.updated_at,
+        record.last_seq,
+        record.input_tokens,
+        record.output_tokens,
+        record.cost,
+        record.answer,
+        record.reason,
+        record.parent_run_id,
+        json.dumps(record.options, ensure_ascii=False, default=str),
+        json.dumps(list(record.tools), ensure_ascii=False),
+    )
+
+
+def _record(row: Sequence[Any], *, now: float | None) -> RunRecord:
+    """A row of _SELECT_RUN; with `now`, a running run whose lease lapsed is `interrupted`."""
+    status = row[3]
+    if now is not None and status == "running" and (row[17] is None or row[17] <= now):
+        status = "interrupted"
+    return RunRecord(
+        run_id=row[0],
+        tenant=row[1],
+        kind=row[2],
+        status=status,
+        request=row[4],
+        model=row[5],
+        created_at=row[6],
+        updated_at=row[7],
+        last_seq=row[8],
+        input_tokens=row[9],
+        output_tokens=row[10],
+        cost=row[11],
+        answer=row[12],
+        reason=row[13],
+        parent_run_id=row[14],
+        options=json.loads(row[15]),
+        tools=tuple(json.loads(row[16])),
+    )
