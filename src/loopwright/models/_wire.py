@@ -65,22 +65,41 @@ def prompted_view(messages: tuple[Message, ...]) -> list[Message]:
     return out
 
 
+def _call_text(call: Any) -> str:
+    """One tool call as `{"name": ..., "arguments": ...}` text, its arguments left as sent."""
+    if not isinstance(call, dict):
+        return json.dumps(call, ensure_ascii=False)
+    function = call.get("function", call)
+    name = json.dumps(function.get("name"), ensure_ascii=False)
+    raw = function.get("arguments", function.get("input"))
+    arguments = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    return f'{{"name": {name}, "arguments": {arguments or "{}"}}}'
+
+
 def to_response(
     message: dict[str, Any], usage: Usage, model: str, finish_reason: str | None
 ) -> ModelResponse:
     """A ModelResponse from an assistant message in OpenAI, Ollama or Anthropic shape.
 
     A message whose tool calls cannot be read (arguments that are not a JSON object) is
-    passed on as text: the parser chain repairs it or tells the model what was wrong.
+    passed on as text, each call as `{"name": ..., "arguments": ...}` with the arguments as
+    the model wrote them: the parser chain repairs them or tells the model what was wrong.
     """
     read = response_from_message(message)
     if isinstance(read, str):
-        text = message.get("content")
-        raw = json.dumps(message.get("tool_calls") or text, ensure_ascii=False)
-        shown = text if isinstance(text, str) and text else ""
-        return ModelResponse(
-            text=f"{shown}\n{raw}".strip(), usage=usage, model=model, finish_reason=finish_reason
-        )
+        content = message.get("content")
+        texts: list[str] = []
+        calls: list[Any] = list(message.get("tool_calls") or ())
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    calls.append(block)
+                elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+        text = "\n".join([*filter(None, texts), *(_call_text(c) for c in calls)])
+        return ModelResponse(text=text, usage=usage, model=model, finish_reason=finish_reason)
     return dataclasses.replace(read, usage=usage, model=model, finish_reason=finish_reason)
 
 
