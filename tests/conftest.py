@@ -28,6 +28,15 @@ def _block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _run_store_in_tmp(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLI runs are stored by default: keep them out of ~/.loopwright during tests."""
+    folder = tmp_path_factory.mktemp("store")
+    monkeypatch.setenv("LOOPWRIGHT_STORE", str(folder / "runs.db"))
+
+
 @tool
 async def add(a: int, b: int) -> int:
     """Add two integers.

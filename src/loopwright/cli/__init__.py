@@ -15,6 +15,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._skills",
     "loopwright.cli._eval",
     "loopwright.cli._task",
+    "loopwright.cli._runs",
     "loopwright.cli._serve",
 ]
 

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
+from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ExecutionResult
+from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.errors import ConfigurationError
 from loopwright.events import Event
-from loopwright.runtime import RunSpec, build_agent
+from loopwright.runtime import RunSpec, Runtime, build_agent, continue_spec
 from loopwright.safety.scrub import read_secrets_file
+from loopwright.store import RunStore
 
 DEFAULT_MODEL = "local"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("run", help="run an agent on a request")
-    parser.add_argument("request", help="what the agent should do")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="model spec (default: local)")
+    parser.add_argument(
+        "request", nargs="?", default=None, help="what the agent should do (--continue: a note)"
+    )
+    parser.add_argument("--model", default=None, help="model spec (default: local)")
     parser.add_argument("--base-url", default=None, help="server URL for the model provider")
     parser.add_argument(
         "--tools",
@@ -67,6 +74,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="let the skill's !`command` lines run (off by default)",
     )
+    parser.add_argument("--tenant", default="default", help="tenant (client) the run belongs to")
+    parser.add_argument(
+        "--continue",
+        dest="continue_run",
+        default=None,
+        metavar="RUN_ID",
+        help="follow up a stopped run: a new run is given its remaining work",
+    )
+    add_store_argument(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -85,16 +101,51 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
     )
 
 
+def _absolute_model(model: str) -> str:
+    """`scripted:FILE` with FILE made absolute, so `runs resume` works from any folder."""
+    prefix, sep, name = model.partition(":")
+    if prefix == "scripted" and sep and Path(name).is_file():
+        return f"scripted:{Path(name).resolve()}"
+    return model
+
+
+def _absolute_tool(spec: str) -> str:
+    file, sep, function = spec.rpartition(":")
+    if sep and file.endswith(".py") and Path(file).is_file():
+        return f"{Path(file).resolve()}:{function}"
+    return spec
+
+
+def tools_from_args(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(_absolute_tool(t.strip()) for t in args.tools.split(",") if t.strip())
+
+
 def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    """The run's spec, with paths made absolute: it is recorded so the run can be resumed."""
+    if not args.request:
+        raise ConfigurationError("loopwright run needs a request (or --continue RUN_ID)")
     return RunSpec(
         request=args.request,
-        model=args.model,
+        model=_absolute_model(args.model or DEFAULT_MODEL),
         base_url=args.base_url,
-        tools=tuple(t.strip() for t in args.tools.split(",") if t.strip()),
-        workspace=args.workspace,
+        tools=tools_from_args(args),
+        workspace=str(Path(args.workspace or ".").resolve()),
+        tenant=args.tenant,
         options=options_from_args(args),
         extra=skill_extra(args),
     )
+
+
+def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
+    """`--continue RUN_ID`: the stopped run's spec, a fresh budget, and what was given again."""
+    overrides: dict[str, Any] = {"options": options_from_args(args), "request": args.request}
+    if args.model:
+        overrides.update(model=_absolute_model(args.model), base_url=args.base_url)
+    if args.tools:
+        overrides["tools"] = tools_from_args(args)
+    if args.workspace:
+        overrides["workspace"] = str(Path(args.workspace).resolve())
+    return continue_spec(store, args.continue_run, overrides)[0]
 
 
 def skill_extra(args: argparse.Namespace) -> dict[str, object]:
@@ -117,31 +168,45 @@ def guarded(agent: AgentExecutor, args: argparse.Namespace) -> AgentExecutor:
         secrets += read_secrets_file(path)
     if secrets:
         agent.scrubber = agent.scrubber.with_secrets(secrets)
-    if getattr(args, "verify", None):
-        agent.verifier = CommandVerifier(args.verify)
+    verify = agent.options.extra.get("spec", {}).get("extra", {}).get("verify")
+    if verify:
+        agent.verifier = CommandVerifier(str(verify))
     return agent
 
 
 def run_command(args: argparse.Namespace) -> int:
-    spec = spec_from_args(args)
-    view = JsonLinesView() if args.json else LiveView()
+    """Run (or follow up) an agent; every event is stored, then shown."""
+    store = store_from_args(args)
+    runtime = Runtime(store)
+    view: JsonLinesView | LiveView | None = None
+    try:
+        spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
+        view = JsonLinesView() if args.json else LiveView()
+        result = asyncio.run(_run(spec, args, runtime, view))
+    finally:
+        if view is not None:
+            view.close()
+        runtime.leases.close()
+        store.close()
+    return 0 if result.success else 1
 
+
+async def _run(
+    spec: RunSpec, args: argparse.Namespace, runtime: Runtime, view: JsonLinesView | LiveView
+) -> ExecutionResult:
     async def show(event: Event) -> None:
+        await runtime.publish(event)
         view.show(event)
 
-    async def run_with_mcp() -> ExecutionResult:
-        from loopwright.mcp import MCPConnections
+    async def run(agent: AgentExecutor) -> ExecutionResult:
+        return await guarded(agent, args).run(
+            spec.request, tenant=spec.tenant, parent_run_id=args.continue_run, on_event=show
+        )
 
-        async with MCPConnections(args.mcp) as servers:
-            agent = guarded(build_agent(spec, extra_tools=servers.tools()), args)
-            return await agent.run(args.request, on_event=show)
+    servers = list(spec.extra.get("mcp") or ())
+    if not servers:
+        return await run(build_agent(spec))
+    from loopwright.mcp import MCPConnections
 
-    try:
-        if args.mcp:
-            result = asyncio.run(run_with_mcp())
-        else:
-            agent = guarded(build_agent(spec), args)
-            result = asyncio.run(agent.run(args.request, on_event=show))
-    finally:
-        view.close()
-    return 0 if result.success else 1
+    async with MCPConnections(servers) as connections:
+        return await run(build_agent(spec, extra_tools=connections.tools()))

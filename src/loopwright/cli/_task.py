@@ -11,8 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
-from loopwright.errors import ConfigurationError, TaskParseError
+from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
 from loopwright.events import (
     ConfirmationRequired,
     Event,
@@ -21,12 +22,14 @@ from loopwright.events import (
     StepComplete,
     StreamChunk,
 )
-from loopwright.runtime import Runtime
+from loopwright.runtime import Runtime, task_state
+from loopwright.store import RunStore
 from loopwright.tasks import (
     GateBroker,
     LoadedTask,
     StateFileExporter,
     TaskExecutor,
+    TaskRunState,
     TaskSettings,
     choose_task,
     load_task,
@@ -60,12 +63,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument(
         "--rollback-on-failure", action="store_true", help="undo the changes if a step fails"
     )
+    add_store_argument(run)
     run.set_defaults(handler=run_command)
 
     rollback = sub.add_parser("rollback", help="undo the changes of a task run")
     rollback.add_argument("run_id")
     rollback.add_argument("--state-dir", default=DEFAULT_STATE_DIR)
     rollback.add_argument("--json", action="store_true")
+    add_store_argument(rollback)
     rollback.set_defaults(handler=rollback_command)
 
 
@@ -168,7 +173,8 @@ def run_command(args: argparse.Namespace) -> int:
         rollback_on_failure=args.rollback_on_failure,
     )
     view = TaskView(args.json)
-    runtime = Runtime()
+    store = store_from_args(args)
+    runtime = Runtime(store)
     gates = GateBroker()
     executor = TaskExecutor.for_task(
         loaded, model, settings=settings, sink=runtime.publish, gates=gates
@@ -189,27 +195,46 @@ def run_command(args: argparse.Namespace) -> int:
         status = asyncio.run(run())
     finally:
         view.close()
+        runtime.leases.close()
+        store.close()
     return 0 if status == "completed" else 1
+
+
+def stored_state(store: RunStore, exporter: StateFileExporter, run_id: str) -> TaskRunState:
+    """The run's state from the store; the JSON state file for runs the store does not hold."""
+    try:
+        return task_state(store, run_id)
+    except RunNotFound:
+        return exporter.find(run_id)
 
 
 def rollback_command(args: argparse.Namespace) -> int:
     exporter = StateFileExporter(Path(args.state_dir).expanduser())
-    state = exporter.find(args.run_id)
-    hooks: dict[str, Any] = {}
-    if state.task_file and Path(state.task_file).is_file():
-        hooks = load_task(state.task_file).snapshot_hooks
+    store = store_from_args(args)
+    runtime = Runtime(store)
     view = TaskView(args.json)
 
     async def run() -> str:
+        state = stored_state(store, exporter, args.run_id)
+        hooks: dict[str, Any] = {}
+        if state.task_file and Path(state.task_file).is_file():
+            hooks = load_task(state.task_file).snapshot_hooks
         status = "failed"
-        async for event in rollback_task_run(state, snapshot_hooks=hooks, exporter=exporter):
+        rollback = rollback_task_run(
+            state, sink=runtime.publish, snapshot_hooks=hooks, exporter=exporter
+        )
+        async for event in rollback:
             view.show(event)
             if isinstance(event, RunFinished):
                 status = event.status
+        if status == "completed" and store.get_run(args.run_id) is not None:
+            store.set_status(args.run_id, "rolled_back")
         return status
 
     try:
         status = asyncio.run(run())
     finally:
         view.close()
+        runtime.leases.close()
+        store.close()
     return 0 if status == "completed" else 1

@@ -1,0 +1,230 @@
+"""`loopwright runs list|show|resume|replay|export`: the stored runs.
+
+Every command takes `--store PATH` (default `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+from typing import Any
+
+from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.events import (
+    Event,
+    ModelResponded,
+    RunFinished,
+    RunStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    event_to_dict,
+)
+from loopwright.runtime import (
+    Runtime,
+    export_run,
+    find_run,
+    replay_run,
+    resume_agent_run,
+)
+from loopwright.safety.scrub import read_secrets_file
+from loopwright.store import RunRecord, SqliteRunStore, open_store
+
+STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancelled", "rolled_back")
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="PATH",
+        help="run store file (default: $LOOPWRIGHT_STORE, else ~/.loopwright/runs.db)",
+    )
+
+
+def store_from_args(args: argparse.Namespace) -> SqliteRunStore:
+    return open_store(getattr(args, "store", None))
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("runs", help="list, show, resume, replay and export stored runs")
+    sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="the stored runs, newest first")
+    listing.add_argument("--status", choices=STATUSES, default=None)
+    listing.add_argument("--tenant", default=None, help="only this tenant's (client's) runs")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true", help="one JSON array")
+    listing.set_defaults(handler=list_command)
+
+    show = sub.add_parser("show", help="a run's timeline: every event")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true", help="one JSON event per line")
+    show.set_defaults(handler=show_command)
+
+    resume = sub.add_parser("resume", help="continue an interrupted run where it stopped")
+    resume.add_argument("run_id")
+    resume.add_argument("--json", action="store_true", help="print one JSON event per line")
+    resume.add_argument("--secret", action="append", default=[], metavar="VALUE")
+    resume.add_argument("--secrets-file", action="append", default=[], metavar="PATH")
+    resume.set_defaults(handler=resume_command)
+
+    replay = sub.add_parser("replay", help="re-run the loop on recorded replies; report divergence")
+    replay.add_argument("run_id")
+    replay.add_argument("--json", action="store_true")
+    replay.set_defaults(handler=replay_command)
+
+    export = sub.add_parser("export", help="a run as one JSON document")
+    export.add_argument("run_id")
+    export.set_defaults(handler=export_command)
+
+    for action in (listing, show, resume, replay, export):
+        add_store_argument(action)
+
+
+def _when(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def list_command(args: argparse.Namespace) -> int:
+    store = store_from_args(args)
+    try:
+        runs = store.list_runs(tenant=args.tenant, status=args.status, limit=args.limit)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False))
+        return 0
+    if not runs:
+        print("no runs")
+        return 0
+    print(f"{'RUN':<22} {'STATUS':<12} {'KIND':<5} {'TENANT':<10} {'STARTED':<19} REQUEST")
+    for run in runs:
+        print(
+            f"{run.run_id:<22} {run.status:<12} {run.kind:<5} {_short(run.tenant, 10):<10} "
+            f"{_when(run.created_at)} {_short(run.request, 60)}"
+        )
+    return 0
+
+
+def _summary(event: Event) -> str:
+    """One line about an event, for the timeline."""
+    if isinstance(event, RunStarted):
+        return f"{event.kind} run: {_short(event.request, 80)} (model {event.model})"
+    if isinstance(event, ModelResponded):
+        if event.final_answer is not None:
+            return f"final answer: {_short(event.final_answer, 80)}"
+        calls = ", ".join(str(a.get("tool")) for a in event.actions)
+        thought = f"{_short(event.thought, 60)} → " if event.thought else ""
+        return f"{thought}{calls or 'no action'}"
+    if isinstance(event, ToolCallStarted):
+        return f"{event.tool_name}({_short(json.dumps(event.arguments), 80)})"
+    if isinstance(event, ToolCallFinished):
+        mark = "error" if event.is_error else "ok"
+        return f"{event.tool_name} {mark}: {event.result_summary}"
+    if isinstance(event, RunFinished):
+        answer = f": {_short(event.answer, 80)}" if event.answer else ""
+        reason = f" ({event.reason})" if event.reason else ""
+        return f"{event.status}{reason}{answer}"
+    data = event_to_dict(event)
+    rest = {k: v for k, v in data.items() if k not in ("run_id", "seq", "ts", "type", "v")}
+    return _short(json.dumps(rest, ensure_ascii=False, default=str), 100)
+
+
+def show_command(args: argparse.Namespace) -> int:
+    store = store_from_args(args)
+    try:
+        record = find_run(store, args.run_id)
+        events = store.events(record.run_id)
+    finally:
+        store.close()
+    if args.json:
+        view = JsonLinesView()
+        for event in events:
+            view.show(event)
+        return 0
+    print(_header(record))
+    start = events[0].ts if events else record.created_at
+    for event in events:
+        print(f"{event.seq:>5}  +{event.ts - start:8.3f}s  {event.type:<22} {_summary(event)}")
+    return 0
+
+
+def _header(record: RunRecord) -> str:
+    parent = f" · follow-up of {record.parent_run_id}" if record.parent_run_id else ""
+    lines = [
+        f"run {record.run_id} · {record.kind} · {record.status} · tenant {record.tenant}{parent}",
+        f"  request: {_short(record.request, 100)}",
+        f"  started {_when(record.created_at)} · last event {record.last_seq} · "
+        f"{record.input_tokens + record.output_tokens:,} tokens",
+    ]
+    if record.answer:
+        lines.append(f"  answer: {_short(record.answer, 100)}")
+    return "\n".join(lines)
+
+
+def resume_command(args: argparse.Namespace) -> int:
+    store = store_from_args(args)
+    runtime = Runtime(store)
+    view = JsonLinesView() if args.json else LiveView()
+    secrets = list(args.secret)
+    for path in args.secrets_file:
+        secrets += read_secrets_file(path)
+
+    def prepare(agent: AgentExecutor) -> AgentExecutor:
+        if secrets:
+            agent.scrubber = agent.scrubber.with_secrets(secrets)
+        return agent
+
+    async def show(event: Event) -> None:
+        view.show(event)
+
+    async def resume() -> ExecutionResult:
+        return await resume_agent_run(runtime, args.run_id, on_event=show, prepare=prepare)
+
+    try:
+        result = asyncio.run(resume())
+    finally:
+        view.close()
+        runtime.leases.close()
+        store.close()
+    return 0 if result.success else 1
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    store = store_from_args(args)
+    try:
+        report = asyncio.run(replay_run(store, args.run_id))
+    finally:
+        store.close()
+    if args.json:
+        data: dict[str, Any] = {"run_id": report.run_id, "events": report.events, "ok": report.ok}
+        if report.divergence is not None:
+            divergence = report.divergence
+            data.update(
+                seq=divergence.seq,
+                iteration=report.iteration,
+                recorded=divergence.expected,
+                now=divergence.actual,
+            )
+        print(json.dumps(data, indent=2))
+    else:
+        print(("✓ " if report.ok else "✗ ") + report.describe())
+    return 0 if report.ok else 1
+
+
+def export_command(args: argparse.Namespace) -> int:
+    store = store_from_args(args)
+    try:
+        document = export_run(store, args.run_id)
+    finally:
+        store.close()
+    print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    return 0

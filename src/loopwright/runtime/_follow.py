@@ -1,0 +1,92 @@
+"""Follow-ups from stored runs: `loopwright run --continue RUN_ID`.
+
+A stopped run is not resumed (it ended for a reason); a new run, linked to it by
+`parent_run_id`, is given the remaining work (`agent.follow_up_request`) and a fresh budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from loopwright.agent import CompletedStep, ExecutionResult, VerificationResult, follow_up_request
+from loopwright.errors import UsageError
+from loopwright.events import (
+    Event,
+    ModelResponded,
+    RunFinished,
+    RunStopped,
+    ToolCallFinished,
+    VerificationFinished,
+)
+from loopwright.messages import Usage
+from loopwright.runtime._resume import find_run, recorded_spec
+from loopwright.runtime._spec import RunSpec
+from loopwright.store import RunStore
+
+CONTINUABLE = ("stopped", "failed", "cancelled")
+
+
+def stored_result(events: Sequence[Event]) -> ExecutionResult:
+    """The ExecutionResult of a finished run, rebuilt from its events."""
+    run_id = events[0].run_id if events else ""
+    steps: list[CompletedStep] = []
+    fields: dict[str, Any] = {}
+    for event in events:
+        if isinstance(event, ToolCallFinished):
+            steps.append(
+                CompletedStep(
+                    event.iteration_number,
+                    event.tool_name,
+                    event.arguments,
+                    event.result,
+                    event.is_error,
+                )
+            )
+        elif isinstance(event, ModelResponded) and event.thought:
+            fields["last_thought"] = event.thought
+        elif isinstance(event, RunStopped):
+            fields["message"] = event.message
+        elif isinstance(event, VerificationFinished):
+            fields["verification"] = VerificationResult(
+                event.outcome, tuple(event.passed), tuple(event.failed), event.output
+            )
+        elif isinstance(event, RunFinished):
+            partial = event.partial or {}
+            fields.update(
+                status=event.status,
+                answer=event.answer,
+                reason=event.reason,
+                usage=Usage.from_dict(event.usage),
+                cost=event.cost,
+                modified_files=tuple(partial.get("modified_files") or ()),
+            )
+    fields.setdefault("status", "failed")
+    return ExecutionResult(run_id=run_id, steps=tuple(steps), **fields)
+
+
+def continue_spec(store: RunStore, run_id: str, overrides: dict[str, Any]) -> tuple[RunSpec, str]:
+    """The spec of a follow-up to the stored run `run_id`, and the follow-up request.
+
+    `overrides` holds RunSpec fields the user gave again (model, tools, options...); the
+    rest is the stopped run's. A non-empty `overrides["request"]` is added as a note.
+    """
+    record = find_run(store, run_id)
+    if record.kind != "agent":
+        raise UsageError(f"run {run_id} is a task run: only agent runs can be continued")
+    if record.status not in CONTINUABLE:
+        hint = (
+            f"resume it with: loopwright runs resume {run_id}"
+            if record.status in ("interrupted", "running")
+            else "it completed"
+        )
+        raise UsageError(f"run {run_id} is {record.status}, not stopped: {hint}")
+    events = store.events(run_id)
+    spec = recorded_spec(events)
+    request = follow_up_request(stored_result(events), spec.request)
+    note = str(overrides.pop("request", "") or "")
+    if note:
+        request += f"\n\nAlso: {note}"
+    spec = dataclasses.replace(spec, **overrides, request=request, tenant=record.tenant)
+    return spec, request
