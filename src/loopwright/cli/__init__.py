@@ -17,6 +17,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._task",
     "loopwright.cli._runs",
     "loopwright.cli._serve",
+    "loopwright.cli._models",
 ]
 
 
