@@ -125,3 +125,123 @@ def sse_events(response: httpx.Response) -> Iterator[tuple[str | None, str, str 
             name = line[6:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].strip())
+
+
+WAIT_S = 20.0
+
+
+def ws_connect(server: LiveServer, run_id: str, *, after: int = 0, token: str | None = None) -> Any:
+    from websockets.sync.client import connect
+
+    query = f"?after={after}" + (f"&access_token={token}" if token else "")
+    return connect(f"{server.ws_url}/api/runs/{run_id}/ws{query}", open_timeout=WAIT_S)
+
+
+def ws_events(
+    server: LiveServer,
+    run_id: str,
+    *,
+    after: int = 0,
+    token: str | None = None,
+    until: str | None = None,
+) -> list[dict[str, Any]]:
+    """Events from the WebSocket until the server closes it (or an event of type `until`)."""
+    from websockets.exceptions import ConnectionClosedOK
+
+    events: list[dict[str, Any]] = []
+    with ws_connect(server, run_id, after=after, token=token) as ws:
+        try:
+            while True:
+                event = json.loads(ws.recv(timeout=WAIT_S))
+                events.append(event)
+                if until is not None and event["type"] == until:
+                    break
+        except ConnectionClosedOK:
+            pass
+    return events
+
+
+def sse_stream(
+    server: LiveServer,
+    run_id: str,
+    *,
+    after: int | None = None,
+    last_event_id: int | None = None,
+    headers: dict[str, str] | None = None,
+    until: str | None = None,
+) -> tuple[list[dict[str, Any]], list[str | None], dict[str, Any] | None]:
+    """(events, their SSE ids, the `end` message or None) of one SSE connection."""
+    request_headers = {"Accept": "text/event-stream", **(headers or {})}
+    if last_event_id is not None:
+        request_headers["Last-Event-ID"] = str(last_event_id)
+    params = {"after": after} if after is not None else {}
+    events: list[dict[str, Any]] = []
+    ids: list[str | None] = []
+    end = None
+    url = f"{server.url}/api/runs/{run_id}/events"
+    with httpx.stream("GET", url, headers=request_headers, params=params, timeout=WAIT_S) as resp:
+        assert resp.status_code == 200, resp.read()
+        for ident, data, name in sse_events(resp):
+            if name == "end":
+                end = json.loads(data)
+                break
+            event = json.loads(data)
+            events.append(event)
+            ids.append(ident)
+            if until is not None and event["type"] == until:
+                break
+    return events, ids, end
+
+
+def wait_finished(
+    server: LiveServer, run_id: str, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Follow the run's SSE stream to its end; return the run as GET shows it."""
+    _, _, end = sse_stream(server, run_id, headers=headers)
+    assert end is not None
+    response = httpx.get(f"{server.url}/api/runs/{run_id}", headers=headers or {})
+    run: dict[str, Any] = response.json()
+    return run
+
+
+def start_run(
+    server: LiveServer, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    response = httpx.post(f"{server.url}/api/runs", json=body, headers=headers or {})
+    assert response.status_code == 201, response.text
+    run: dict[str, Any] = response.json()
+    return run
+
+
+def seqs(events: list[dict[str, Any]]) -> list[int]:
+    return [int(e["seq"]) for e in events]
+
+
+GATED_TASK = """\
+name: publish-notes
+description: List the workspace, ask a person, then write NOTES.md.
+tools: [list_files, write_file]
+inputs:
+  title: null
+steps:
+  - name: survey
+    type: tool
+    tool: list_files
+  - name: approve
+    type: gate
+    message_template: "Write NOTES.md titled {inputs.title}?"
+  - name: write
+    type: tool
+    tool: write_file
+    args_from:
+      content: inputs.title
+    args:
+      path: NOTES.md
+"""
+
+
+def tasks_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "tasks"
+    folder.mkdir(exist_ok=True)
+    (folder / "publish-notes.yaml").write_text(GATED_TASK)
+    return folder

@@ -13,8 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from server_helpers import TOKENS, LiveServer, live_server, make_config, write_script
+from server_helpers import (
+    TOKENS,
+    LiveServer,
+    live_server,
+    make_config,
+    tasks_folder,
+    write_script,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -31,28 +37,6 @@ CHROMIUM_ARGS = [
 ]
 TIMEOUT_MS = 20_000
 
-GATED_TASK = """\
-name: publish-notes
-description: List the workspace, ask a person, then write NOTES.md.
-tools: [list_files, write_file]
-inputs:
-  title: null
-steps:
-  - name: survey
-    type: tool
-    tool: list_files
-  - name: approve
-    type: gate
-    message_template: "Write NOTES.md titled {inputs.title}?"
-  - name: write
-    type: tool
-    tool: write_file
-    args_from:
-      content: inputs.title
-    args:
-      path: NOTES.md
-"""
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
@@ -67,10 +51,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    (tasks / "publish-notes.yaml").write_text(GATED_TASK)
-    with live_server(make_config(tmp_path, tasks_dir=tasks)) as live:
+    with live_server(make_config(tmp_path, tasks_dir=tasks_folder(tmp_path))) as live:
         yield live
 
 
@@ -92,11 +73,30 @@ SECRET = "AKIA" + "Z7Q4LMNB2XK9PQRS"
 def agent_script(path: Path) -> str:
     """Four tool calls: an echo, a failing read, a read of a file with a secret; an answer."""
     replies = [
-        {"thought": "Start by echoing the plan.", "action": "echo", "action_input": {"text": "plan: inspect, then report"}},
-        {"thought": "Check the configuration file.", "action": "read", "action_input": {"path": "missing.cfg"}},
-        {"thought": "The file is missing; read the credentials file instead.", "action": "read", "action_input": {"path": "credentials.ini"}},
-        {"thought": "Confirm the summary.", "action": "echo", "action_input": {"text": "3 checks done"}},
-        {"thought": "All checks are done, so I can report.", "final_answer": "Checked the plan and the credentials; missing.cfg does not exist."},
+        {
+            "thought": "Start by echoing the plan.",
+            "action": "echo",
+            "action_input": {"text": "plan: inspect, then report"},
+        },
+        {
+            "thought": "Check the configuration file.",
+            "action": "read",
+            "action_input": {"path": "missing.cfg"},
+        },
+        {
+            "thought": "The file is missing; read the credentials file instead.",
+            "action": "read",
+            "action_input": {"path": "credentials.ini"},
+        },
+        {
+            "thought": "Confirm the summary.",
+            "action": "echo",
+            "action_input": {"text": "3 checks done"},
+        },
+        {
+            "thought": "All checks are done, so I can report.",
+            "final_answer": "Checked the plan and the credentials; missing.cfg does not exist.",
+        },
     ]
     return write_script(path, [json.dumps(r) for r in replies])
 

@@ -1,0 +1,228 @@
+"""The API over real HTTP against uvicorn: start, list, get, events, cancel, gates, resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import (
+    LiveServer,
+    echo_script,
+    live_server,
+    make_config,
+    start_run,
+    tasks_folder,
+    wait_finished,
+    write_script,
+    ws_events,
+)
+
+from loopwright.events import event_from_dict, event_to_dict
+from loopwright.runtime import Runtime
+from loopwright.store import InMemoryRunStore
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    with live_server(make_config(tmp_path, tasks_dir=tasks_folder(tmp_path))) as live:
+        yield live
+
+
+def test_an_agent_run_starts_and_finishes(server: LiveServer, tmp_path: Path) -> None:
+    spec = echo_script(tmp_path / "s.json", 3, answer="all echoed")
+    created = start_run(server, {"prompt": "echo thrice", "model": spec, "tools": ["echo"]})
+    assert created["kind"] == "agent"
+    assert created["request"] == "echo thrice"
+    assert created["tenant"] == "default"
+
+    run = wait_finished(server, created["run_id"])
+    assert run["status"] == "completed"
+    assert run["answer"] == "all echoed"
+    assert run["output_tokens"] > 0
+    assert run["live"] is False
+    assert run["pending_gates"] == []
+
+    listed = httpx.get(f"{server.url}/api/runs").json()["runs"]
+    assert [r["run_id"] for r in listed] == [created["run_id"]]
+    assert listed[0]["status"] == "completed"
+    assert httpx.get(f"{server.url}/api/runs", params={"status": "failed"}).json()["runs"] == []
+
+
+def test_events_as_json_pages_in_the_codecs_wire_format(server: LiveServer, tmp_path: Path) -> None:
+    run_id = start_run(
+        server, {"prompt": "p", "model": echo_script(tmp_path / "s.json", 4), "tools": ["echo"]}
+    )["run_id"]
+    wait_finished(server, run_id)
+    url = f"{server.url}/api/runs/{run_id}/events"
+    page = httpx.get(url).json()
+    events = page["events"]
+    assert [e["seq"] for e in events] == list(range(1, page["last_seq"] + 1))
+    assert page["more"] is False and page["status"] == "completed"
+    for wire in events:  # exactly what the codec writes, and it decodes back
+        assert wire["v"] == 1
+        assert event_to_dict(event_from_dict(wire)) == wire
+    tool_calls = [e for e in events if e["type"] == "tool_call"]
+    assert len(tool_calls) == 4
+    assert {"tool_name", "args_summary", "result_summary", "iteration_number"} <= set(tool_calls[0])
+
+    later = httpx.get(url, params={"after": 5, "limit": 3}).json()
+    assert [e["seq"] for e in later["events"]] == [6, 7, 8]
+    assert later["more"] is True
+
+
+def test_a_task_run_waits_at_its_gate_until_approved(server: LiveServer, tmp_path: Path) -> None:
+    created = start_run(server, {"task": "publish-notes", "inputs": {"title": "Hello"}})
+    assert created["kind"] == "task"
+    run_id = created["run_id"]
+    events = ws_events(server, run_id, until="confirmation_required")
+    gate = events[-1]
+    run = httpx.get(f"{server.url}/api/runs/{run_id}").json()
+    assert run["live"] is True
+    assert [g["request_id"] for g in run["pending_gates"]] == [gate["request_id"]]
+    assert run["pending_gates"][0]["message"] == "Write NOTES.md titled Hello?"
+    assert not (tmp_path / "ws" / "NOTES.md").exists()
+
+    decided = httpx.post(
+        f"{server.url}/api/runs/{run_id}/gates/{gate['request_id']}", json={"approve": True}
+    )
+    assert decided.status_code == 200
+    assert decided.json() == {"run_id": run_id, "request_id": gate["request_id"], "approved": True}
+    run = wait_finished(server, run_id)
+    assert run["status"] == "completed"
+    assert (tmp_path / "ws" / "NOTES.md").read_text() == "Hello"
+    rest = httpx.get(f"{server.url}/api/runs/{run_id}/events", params={"after": gate["seq"]}).json()
+    decision = rest["events"][0]
+    assert decision["type"] == "gate_decision"
+    assert decision["approved"] is True and decision["decided_by"] == "api:default"
+
+    again = httpx.post(
+        f"{server.url}/api/runs/{run_id}/gates/{gate['request_id']}", json={"approve": True}
+    )
+    assert again.status_code == 409
+
+
+def test_a_rejected_gate_cancels_the_task(server: LiveServer, tmp_path: Path) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "No"}})["run_id"]
+    gate = ws_events(server, run_id, until="confirmation_required")[-1]
+    response = httpx.post(
+        f"{server.url}/api/runs/{run_id}/gates/{gate['request_id']}", json={"approve": False}
+    )
+    assert response.status_code == 200
+    run = wait_finished(server, run_id)
+    assert run["status"] == "cancelled"
+    assert not (tmp_path / "ws" / "NOTES.md").exists()
+
+
+def test_a_gate_decided_over_the_websocket(server: LiveServer, tmp_path: Path) -> None:
+    """Seed 004: the WebSocket handler confirms a gate by its request id."""
+    from server_helpers import ws_connect
+
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "Via WS"}})["run_id"]
+    seen: list[dict[str, object]] = []
+    with ws_connect(server, run_id) as ws:
+        while not seen or seen[-1]["type"] != "confirmation_required":
+            seen.append(json.loads(ws.recv(timeout=20)))
+        ws.send(json.dumps({"type": "confirm", "request_id": "gate_nope", "approve": True}))
+        error = json.loads(ws.recv(timeout=20))
+        assert error["type"] == "error" and error["error"]["field"] == "request_id"
+        ws.send(
+            json.dumps({"type": "confirm", "request_id": seen[-1]["request_id"], "approve": True})
+        )
+        while seen[-1]["type"] != "run_finished":
+            seen.append(json.loads(ws.recv(timeout=20)))
+    decision = next(e for e in seen if e["type"] == "gate_decision")
+    assert decision["decided_by"] == "ws:default"
+    assert seen[-1]["status"] == "completed"
+    assert (tmp_path / "ws" / "NOTES.md").read_text() == "Via WS"
+
+
+def test_cancel_a_live_run(server: LiveServer) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "x"}})["run_id"]
+    ws_events(server, run_id, until="confirmation_required")
+    response = httpx.post(f"{server.url}/api/runs/{run_id}/cancel")
+    assert response.status_code == 200
+    assert response.json()["status"] == "cancelled"
+    assert response.json()["live"] is False
+    events = httpx.get(f"{server.url}/api/runs/{run_id}/events").json()["events"]
+    assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "cancelled"
+    again = httpx.post(f"{server.url}/api/runs/{run_id}/cancel")
+    assert again.status_code == 409
+    assert "not running" in again.json()["error"]["message"]
+
+
+def test_resume_an_interrupted_agent_run(tmp_path: Path) -> None:
+    """A run cut off after its second tool call continues from its log: the recorded model
+    replies and tool results are reused, only the rest is asked of the model."""
+    first = Runtime(InMemoryRunStore())
+    spec = echo_script(tmp_path / "full.json", 3, answer="resumed fine")
+    with live_server(make_config(tmp_path, store=first.store)) as live:
+        run_id = start_run(live, {"prompt": "p", "model": spec, "tools": ["echo"]})["run_id"]
+        wait_finished(live, run_id)
+    events = first.store.events(run_id)
+    second_call = [e for e in events if e.type == "tool_call"][1]
+    kept = [e for e in events if e.seq <= second_call.seq]  # the process "crashed" here
+
+    # the model file now holds only what the model has not answered yet
+    replies = json.loads((tmp_path / "full.json").read_text())
+    write_script(tmp_path / "full.json", replies[2:])
+    store = InMemoryRunStore()
+    store.append_many(kept)
+    store.set_status(run_id, "interrupted")
+    with live_server(make_config(tmp_path, store=store)) as live:
+        response = httpx.post(f"{live.url}/api/runs/{run_id}/resume")
+        assert response.status_code == 202, response.text
+        run = wait_finished(live, run_id)
+        assert run["status"] == "completed"
+        assert run["answer"] == "resumed fine"
+        resumed = httpx.get(f"{live.url}/api/runs/{run_id}/events").json()["events"]
+        assert [e["seq"] for e in resumed] == list(range(1, len(resumed) + 1))
+        assert len([e for e in resumed if e["type"] == "tool_call"]) == 3
+        again = httpx.post(f"{live.url}/api/runs/{run_id}/resume")
+        assert again.status_code == 409
+        assert "already ended (completed)" in again.json()["error"]["message"]
+
+
+def test_a_task_run_cannot_be_resumed(server: LiveServer) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "x"}})["run_id"]
+    ws_events(server, run_id, until="confirmation_required")
+    live = httpx.post(f"{server.url}/api/runs/{run_id}/resume")
+    assert live.status_code == 409 and "already running" in live.json()["error"]["message"]
+    httpx.post(f"{server.url}/api/runs/{run_id}/cancel")
+    over = httpx.post(f"{server.url}/api/runs/{run_id}/resume")
+    assert over.status_code == 409
+
+
+def test_openapi_schema_lists_every_endpoint(server: LiveServer) -> None:
+    schema = httpx.get(f"{server.url}/api/openapi.json").json()
+    assert schema["openapi"].startswith("3.1")
+    paths = schema["paths"]
+    assert set(paths["/api/runs"]) == {"get", "post"}
+    for path in (
+        "/api/runs/{run_id}",
+        "/api/runs/{run_id}/events",
+        "/api/runs/{run_id}/ws",
+        "/api/runs/{run_id}/cancel",
+        "/api/runs/{run_id}/gates/{gate_id}",
+        "/api/runs/{run_id}/resume",
+    ):
+        assert path in paths
+    assert (
+        "max_iterations"
+        in schema["components"]["schemas"]["AgentRunRequest"]["properties"]["options"]["properties"]
+    )
+
+
+def test_info_and_the_dashboard_are_served(server: LiveServer) -> None:
+    info = httpx.get(f"{server.url}/api/info").json()
+    assert "echo" in info["tools"] and info["auth"] is False
+    assert info["tasks"][0]["name"] == "publish-notes"
+    assert info["tasks"][0]["inputs"] == {"title": None}
+    page = httpx.get(server.url + "/")
+    assert page.status_code == 200 and "<title>loopwright</title>" in page.text
+    for asset in ("app.js", "timeline.js", "style.css"):
+        assert httpx.get(f"{server.url}/static/{asset}").status_code == 200
+    missing = httpx.get(f"{server.url}/api/nope")
+    assert missing.status_code == 404 and missing.json()["error"]["status"] == 404
