@@ -1,11 +1,19 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
 
+from loopwright.models._anthropic import AnthropicModel
 from loopwright.models._base import Model, ToolMode
+from loopwright.models._http import RetryPolicy
+from loopwright.models._ollama import OllamaModel
+from loopwright.models._openai import OpenAIModel
 from loopwright.models._resolve import register_model_factory, resolve_model
 from loopwright.models._scripted import ScriptedModel, response_from_item
 
 __all__ = [
+    "AnthropicModel",
     "Model",
+    "OllamaModel",
+    "OpenAIModel",
+    "RetryPolicy",
     "ScriptedModel",
     "ToolMode",
     "register_model_factory",
