@@ -3,6 +3,9 @@ resolve, and how a tool call the model garbled reaches the parser chain."""
 
 from __future__ import annotations
 
+import json
+
+import httpx
 import pytest
 from model_helpers import ANTHROPIC_KEY, OPENAI_KEY, TOOL_SPECS, Wire, json_reply, make_model
 
@@ -152,6 +155,39 @@ async def test_a_garbled_native_call_reaches_the_parser_chain_as_text() -> None:
     response = await make_model("openai", wire).complete(request)
     assert response.tool_calls == ()
     assert '"name": "add"' in response.text
+    outcome = parse_reply(response)
+    assert isinstance(outcome, ParsedAction)
+    assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 1, "b": 2})]
+
+
+async def test_a_garbled_streamed_tool_use_reaches_the_parser_chain_as_text() -> None:
+    events = [
+        ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_9", "name": "add", "input": {}},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"a": 1, "b": 2'},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    wire = Wire(httpx.Response(200, content=body.encode()))
+    request = ModelRequest(messages=NATIVE_HISTORY[:2], tools=(TOOL_SPECS["add"],))
+    response = await make_model("anthropic", wire, stream=True).complete(request)
+    assert response.tool_calls == () and response.finish_reason == "tool_use"
     outcome = parse_reply(response)
     assert isinstance(outcome, ParsedAction)
     assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 1, "b": 2})]
