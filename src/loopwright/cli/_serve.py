@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,36 @@ def serve_command(args: argparse.Namespace) -> int:
         workspace=str(workspace),
         tasks=tasks,
     )
-    where = f"http://{args.host}:{args.port}"
-    auth = f"{len(tokens)} token(s)" if tokens else "no tokens (loopback only)"
+    sock = listen(args.host, args.port)
+    host, port = sock.getsockname()[:2]
+    where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
     print(f"loopwright: serving the dashboard and the API on {where} ({auth})", file=sys.stderr)
-    uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+    sys.stderr.flush()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config), log_level="warning", ws="websockets-sansio")
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        config.runtime.store.close()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: any free port; the message names the real one)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigurationError(f"--host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    return sock

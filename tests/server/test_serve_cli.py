@@ -1,0 +1,107 @@
+"""`loopwright serve` as a real process, and examples/http_client.py against a live server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from server_helpers import TOKENS, echo_script, live_server, make_config
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOPWRIGHT = [sys.executable, "-m", "loopwright"]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LOOPWRIGHT, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_serve_refuses_a_public_address_without_tokens() -> None:
+    result = run_cli("serve", "--host", "0.0.0.0", "--store", ":memory:")
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without tokens" in result.stderr
+    assert "--token-file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "token file not found"),
+        ("tokens = 3", "non-empty [tokens] table"),
+        ("[tokens]\nshort = 'acme'", "shorter than 8 characters"),
+        ("[tokens\n", "not valid TOML"),
+    ],
+)
+def test_serve_rejects_a_bad_token_file(tmp_path: Path, content: str | None, says: str) -> None:
+    file = tmp_path / "tokens.toml"
+    if content is not None:
+        file.write_text(content)
+    result = run_cli("serve", "--token-file", str(file), "--store", ":memory:")
+    assert result.returncode == 2
+    assert says in result.stderr
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`loopwright serve --port 0` with a token file; yields (url, workspace)."""
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text("[tokens]\n" + "".join(f'"{t}" = "{n}"\n' for t, n in TOKENS.items()))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    process = subprocess.Popen(
+        [*LOOPWRIGHT, "serve", "--port", "0", "--store", ":memory:", "--token-file", str(tokens),
+         "--workspace", str(workspace)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # printed once the socket listens
+        assert "serving the dashboard and the API on http://127.0.0.1:" in line, line
+        assert "2 token(s)" in line
+        url = line.split(" on ")[1].split()[0]
+        yield url, workspace
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_serve_runs_the_api_with_tokens(served: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = served
+    assert httpx.get(f"{url}/api/runs").status_code == 401
+    spec = echo_script(tmp_path / "s.json", 1, answer="served")
+    headers = {"Authorization": "Bearer acme-token-1234"}
+    created = httpx.post(
+        f"{url}/api/runs", json={"prompt": "p", "model": spec, "tools": ["echo"]}, headers=headers
+    )
+    assert created.status_code == 201
+    assert created.json()["tenant"] == "acme"
+    assert httpx.get(url + "/").status_code == 200
+
+
+def test_the_http_client_example(tmp_path: Path) -> None:
+    spec = echo_script(tmp_path / "s.json", 2, answer="two echoes")
+    with live_server(make_config(tmp_path, tokens=TOKENS)) as server:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "examples" / "http_client.py"), "Echo twice",
+             "--url", server.url, "--token", "globex-token-5678", "--model", spec, "--tools", "echo"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0].startswith("run run_")
+        assert sum("✓ " in line and "echo(" in line for line in lines) == 2
+        assert lines[-1] == "completed: two echoes"
+        run_id = lines[0].split()[1]
+        run = httpx.get(
+            f"{server.url}/api/runs/{run_id}", headers={"Authorization": "Bearer globex-token-5678"}
+        )
+        assert run.json()["tenant"] == "globex"
+        assert run.json()["answer"] == "two echoes"
