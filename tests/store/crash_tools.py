@@ -6,13 +6,15 @@ line only if the file does not have it yet), so an interrupted call is simply re
 
 Both take a moment before and after their effect, so a kill can land on either side of it.
 With LOOPWRIGHT_TEST_HANG_AFTER=TEXT in the environment, the call that writes TEXT hangs
-after writing (the test kills the process there: effect done, result never recorded).
+after writing and says so on stderr (the test kills the process there: the effect is
+done, its result never recorded).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from loopwright import tool
@@ -20,6 +22,8 @@ from loopwright import tool
 
 async def _after_effect(text: str) -> None:
     if os.environ.get("LOOPWRIGHT_TEST_HANG_AFTER") == text:
+        sys.stderr.write(f"hanging after {text}\n")  # stdout carries the --json events
+        sys.stderr.flush()
         await asyncio.Event().wait()
     await asyncio.sleep(0.002)
 

@@ -5,6 +5,9 @@ takes the lease when a run starts (or is resumed), renews every lease it holds f
 daemon thread every `ttl_s / 3` seconds (so a long model or tool call does not let it
 lapse), and releases it when the run finishes. If the process dies, the lease lapses
 after at most `ttl_s` and the store reports the run as `interrupted`.
+
+A lease whose owner is a process on this host that no longer exists is taken over at
+once (owners are `host:pid:random`): a resume right after a crash need not wait.
 """
 
 from __future__ import annotations
@@ -25,6 +28,23 @@ def new_owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+def owner_is_gone(owner: str) -> bool:
+    """True only if `owner` names a process on this host that has certainly exited."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 class LeaseKeeper:
     def __init__(
         self, store: RunStore, *, owner: str | None = None, ttl_s: float = DEFAULT_LEASE_TTL_S
@@ -41,11 +61,18 @@ class LeaseKeeper:
         """Take the run's lease; ResumeConflict if another live process holds it."""
         if not self.store.acquire_lease(run_id, self.owner, self.ttl_s):
             lease = self.store.lease(run_id)
+            if lease is not None and owner_is_gone(lease.owner):
+                self.store.release_lease(run_id, lease.owner)
+                if self.store.acquire_lease(run_id, self.owner, self.ttl_s):
+                    return self._held(run_id)
             holder = f" by {lease.owner}" if lease is not None else ""
             raise ResumeConflict(
                 f"run {run_id} is being executed{holder}: it cannot be resumed twice at "
                 f"once (its lease lapses {self.ttl_s:g}s after that process stops)"
             )
+        self._held(run_id)
+
+    def _held(self, run_id: str) -> None:
         with self._lock:
             self.held.add(run_id)
             if self._thread is None or self._wake.is_set() or not self._thread.is_alive():
