@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def _options(count: int) -> Any:
     return AgentOptions(max_iterations=count + 2, no_progress_limit=count + 2)
 
 
-async def recorded_run(spec: RunSpec, *, run_id: str = "run_test") -> list[Event]:
+def recorded_run(spec: RunSpec, *, run_id: str = "run_test") -> list[Event]:
     """Every event of a full run of `spec` (not stored anywhere)."""
     events: list[Event] = []
 
@@ -60,7 +61,7 @@ async def recorded_run(spec: RunSpec, *, run_id: str = "run_test") -> list[Event
         events.append(event)
 
     agent: AgentExecutor = build_agent(spec)
-    result = await agent.run(spec.request, run_id=run_id, on_event=keep)
+    result = asyncio.run(agent.run(spec.request, run_id=run_id, on_event=keep))
     assert result.success, result
     return events
 

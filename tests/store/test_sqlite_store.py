@@ -29,8 +29,8 @@ def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
     )
 
 
-async def test_a_run_is_stored_event_by_event_and_survives_reopening(tmp_path: Path) -> None:
-    events = await recorded_run(line_spec(tmp_path, 2))
+def test_a_run_is_stored_event_by_event_and_survives_reopening(tmp_path: Path) -> None:
+    events = recorded_run(line_spec(tmp_path, 2))
     path = tmp_path / "deep" / "folder" / "runs.db"
     store = open_store(path)
     for event in events:

@@ -1,0 +1,80 @@
+"""Replay: a stored run is a regression test; a changed prompt or tool shows a divergence."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from store_helpers import TOOLS_FILE, line_spec, lines, recorded_run
+
+from loopwright import AgentExecutor
+from loopwright.cli import main
+from loopwright.models import Model
+from loopwright.runtime import RunSpec, build_agent, replay_run
+from loopwright.store import SqliteRunStore
+from loopwright.tools import resolve_tools
+
+
+def stored(tmp_path: Path, spec: RunSpec, run_id: str) -> SqliteRunStore:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append_many(recorded_run(spec, run_id=run_id))
+    return store
+
+
+def test_replaying_a_stored_run_reports_no_divergence_and_runs_no_tool(tmp_path: Path) -> None:
+    store = stored(tmp_path, line_spec(tmp_path, 3), "r_same")
+    (tmp_path / "lines.txt").unlink()
+    report = asyncio.run(replay_run(store, "r_same"))
+    assert report.ok, report.describe()
+    assert report.events == len(store.events("r_same"))
+    assert lines(tmp_path / "lines.txt") == []  # replay served the recorded tool results
+
+
+def test_a_deliberately_changed_prompt_shows_the_divergence_and_its_step(tmp_path: Path) -> None:
+    store = stored(tmp_path, line_spec(tmp_path, 2), "r_changed")
+
+    def changed_prompt(spec: RunSpec, model: Model) -> AgentExecutor:
+        tools = resolve_tools(list(spec.tools))
+        return AgentExecutor(model, tools, options=build_agent(spec, model=model).options,
+                             system_prompt="You are a different agent now.")  # fmt: skip
+
+    report = asyncio.run(replay_run(store, "r_changed", build=changed_prompt))
+    assert not report.ok and report.divergence is not None
+    assert report.divergence.seq == 3 and report.iteration == 1  # the first model call
+    assert "model request" in report.divergence.expected
+    assert report.divergence.expected != report.divergence.actual
+    assert "(iteration 1)" in report.describe()
+
+
+def test_runs_replay_cli_passes_then_fails_after_a_tool_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools_file = tmp_path / "my_tools.py"
+    shutil.copy(TOOLS_FILE, tools_file)
+    spec = line_spec(tmp_path, 2)
+    spec = RunSpec.from_dict({**spec.to_dict(), "tools": [f"{tools_file}:append_line"]})
+    stored(tmp_path, spec, "r_cli")
+    store_arg = ["--store", str(tmp_path / "runs.db")]
+    assert main(["runs", "replay", "r_cli", *store_arg]) == 0
+    assert "replayed 12 events, no divergence" in capsys.readouterr().out
+
+    text = tools_file.read_text().replace("Append one line of text", "Append a line of prose")
+    tools_file.write_text(text)  # the tool's description (part of the prompt) changed
+    replay = [sys.executable, "-m", "loopwright", "runs", "replay", "r_cli", *store_arg]
+    done = subprocess.run(replay, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "diverged at event 3: recorded model request" in done.stdout
+    assert "(iteration 1)" in done.stdout
+
+
+def test_an_unfinished_run_is_not_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append_many(recorded_run(line_spec(tmp_path, 1), run_id="r_open")[:4])
+    assert main(["runs", "replay", "r_open", "--store", store.path]) == 2
+    assert "has not finished (interrupted): resume it first" in capsys.readouterr().err
