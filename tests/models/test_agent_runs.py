@@ -4,13 +4,22 @@ an httpx.MockTransport serving recorded replies: native tool call -> tool -> fin
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
-from model_helpers import EXCHANGES, Wire, file_reply, json_reply, make_model
+from model_helpers import (
+    ANTHROPIC_KEY,
+    EXCHANGES,
+    OPENAI_KEY,
+    Wire,
+    file_reply,
+    json_reply,
+    make_model,
+)
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import ModelResponded, RunFinished
+from loopwright.events import ModelResponded, RunFinished, encode_event
 from loopwright.tools import tool
 
 
@@ -121,3 +130,23 @@ async def test_prompted_run_against_an_openai_compatible_server() -> None:
     assert second["messages"][-2] == {"role": "assistant", "content": json.dumps(action)}
     assert second["messages"][-1]["role"] == "user"
     assert "Observation from add: 42" in second["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "key"), [("openai", OPENAI_KEY), ("anthropic", ANTHROPIC_KEY)]
+)
+async def test_keys_stay_out_of_events_and_logs(
+    provider: str, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = RUNS[(provider, False)]
+    wire = Wire(_recorded(provider, first), _recorded(provider, second))
+    model = make_model(provider, wire)
+    caplog.set_level(logging.DEBUG)
+    events = [event async for event in AgentExecutor(model, [add, multiply]).stream("17 + 25?")]
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    wire_log = "\n".join(encode_event(event) for event in events)
+    assert key not in wire_log and key not in caplog.text
+    assert any(
+        provider in record.getMessage() or "HTTP" in record.getMessage()
+        for record in caplog.records
+    )
