@@ -220,3 +220,14 @@ async def test_anthropic_overloaded_mid_stream_is_retried_and_bad_request_is_not
     with pytest.raises(ModelError, match="invalid_request_error"):
         await model.complete(REQUEST)
     assert len(wire.requests) == 1
+
+
+async def test_a_stream_dropped_every_time_says_so() -> None:
+    cut = b'data: {"choices":[{"index":0,"delta":{"content":"17'
+    wire = Wire(*[httpx.Response(200, stream=CutStream(cut)) for _ in range(2)])
+    model = make_model("openai", wire, stream=True, retry=RetryPolicy(max_retries=1))
+    with pytest.raises(ModelError) as caught:
+        await model.complete(REQUEST)
+    assert not isinstance(caught.value, ModelUnavailableError)
+    assert "dropped the connection during the reply" in str(caught.value)
+    assert "2 attempts" in str(caught.value)

@@ -303,8 +303,15 @@ class HttpClient:
 
     def _unreachable(self, url: str, exc: httpx.TransportError) -> ModelError:
         reason = self.redact(str(exc) or type(exc).__name__)
-        return ModelUnavailableError(
-            f"{self.provider} at {url} could not be reached ({reason}): {self.hint}",
+        if isinstance(exc, httpx.ConnectError):
+            return ModelUnavailableError(
+                f"{self.provider} at {url} could not be reached ({reason}): {self.hint}",
+                provider=self.provider,
+                url=url,
+            )
+        return ModelError(  # connected, then lost the connection during the reply
+            f"{self.provider} at {url} dropped the connection during the reply "
+            f"({reason}; {self.retry.max_retries + 1} attempts)",
             provider=self.provider,
             url=url,
         )
