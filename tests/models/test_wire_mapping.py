@@ -191,3 +191,20 @@ async def test_a_garbled_streamed_tool_use_reaches_the_parser_chain_as_text() ->
     outcome = parse_reply(response)
     assert isinstance(outcome, ParsedAction)
     assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 1, "b": 2})]
+
+
+async def test_crlf_framed_sse_with_ping_comments_as_llama_cpp_python_sends_it() -> None:
+    """llama-cpp-python's server streams through sse-starlette: CRLF lines, `: ping` comments."""
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": '{"final'}}]},
+        {"choices": [{"index": 0, "delta": {"content": '_answer": "42"}'}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    frames = [f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in chunks]
+    frames.insert(1, ": ping - 2026-11-22 14:00:00.000000\r\n\r\n")
+    body = "".join([*frames, "data: [DONE]\r\n\r\n"]).encode()
+    wire = Wire(httpx.Response(200, content=body, headers={"content-type": "text/event-stream"}))
+    model = make_model("openai", wire, stream=True, base_url="http://127.0.0.1:8080/v1")
+    response = await model.complete(ModelRequest(messages=NATIVE_HISTORY[:2]))
+    assert response.text == '{"final_answer": "42"}'
+    assert response.finish_reason == "stop"
