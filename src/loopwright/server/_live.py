@@ -124,14 +124,14 @@ async def run_websocket(websocket: WebSocket) -> None:
         return
     sender = asyncio.create_task(_send_events(websocket, config.runtime, record.run_id, raw_after))
     receiver = asyncio.create_task(_receive(websocket, config, record.run_id, tenant))
-    done, pending = await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
+    await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    finished = sender.done() and not sender.cancelled() and sender.exception() is None
+    for task in (sender, receiver):
         task.cancel()
-    for task in pending:
-        with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect):
-            await task
-    if sender in done and sender.exception() is None:
-        with contextlib.suppress(RuntimeError, WebSocketDisconnect):
+        with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, OSError):
+            await task  # a client that went away ends either task; nothing to report
+    if finished:
+        with contextlib.suppress(RuntimeError, WebSocketDisconnect, OSError):
             await websocket.close(code=1000, reason="run finished")
 
 
