@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from loopwright._frozen import quick_init
+
 SCHEMA_VERSION = 1
 
 RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"]
@@ -268,6 +270,10 @@ EVENT_TYPES: dict[str, type[Any]] = {
         StepComplete, TaskComplete, ChangeRecorded,
     )
 }  # fmt: skip
+
+
+for _cls in EVENT_TYPES.values():
+    quick_init(_cls)  # several events per agent step: keep building them cheap
 
 
 class EventDecodeError(ValueError):

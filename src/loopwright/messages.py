@@ -19,6 +19,12 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # The dataclass repr, written out: it is hashed into every request fingerprint,
+        # and the generated one (with its recursion guard) is several times slower.
+        name = type(self).__qualname__
+        return f"{name}(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r})"
+
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 

@@ -92,12 +92,14 @@ class Conversation:
 
     def request_messages(self, note: str | None = None) -> tuple[Message, ...]:
         """System prompt + history; `note` goes at the end of the newest message only."""
-        messages = [self.system, *self.messages]
-        if note and len(messages) > 1:
-            last = messages[-1]
-            separator = "\n\n" if last.content else ""
-            messages[-1] = dataclasses.replace(last, content=f"{last.content}{separator}{note}")
-        return tuple(messages)
+        history = self.messages
+        if not note or not history:
+            return (self.system, *history)
+        last = history[-1]
+        separator = "\n\n" if last.content else ""
+        content = f"{last.content}{separator}{note}"
+        noted = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
+        return (self.system, *history[:-1], noted)
 
 
 def _link(previous: bytes, message: Message) -> bytes:

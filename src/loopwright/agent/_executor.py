@@ -184,8 +184,7 @@ class AgentExecutor:
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
         setup = self._setup(request, run_id, tenant, parent_run_id, recorded)
-        sink = on_event or _discard
-        result = await AgentRun(setup, sink, RecordedEffects.from_events(recorded)).execute()
+        result = await AgentRun(setup, on_event, RecordedEffects.from_events(recorded)).execute()
         check = getattr(self.model, "assert_exhausted", None)
         if result.success and getattr(self.model, "strict", False) and callable(check):
             check()
@@ -219,10 +218,6 @@ def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
     if not recorded or not isinstance(recorded[0], RunStarted):
         return None
     return str(recorded[0].options.get("extra", {}).get("workspace_context") or "")
-
-
-async def _discard(event: Event) -> None:
-    return None
 
 
 EventCallback = Callable[[Event], Awaitable[None]]

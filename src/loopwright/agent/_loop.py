@@ -6,8 +6,8 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from loopwright.agent._conversation import Conversation
 from loopwright.agent._effects import RecordedEffects
@@ -27,14 +27,16 @@ from loopwright.events import (
     ToolCallStarted,
     VerificationFinished,
 )
-from loopwright.guards import LoopState, Nudge, Stop, timeout_stop
+from loopwright.guards import BasePolicy, LoopState, Nudge, Stop, StopPolicy, timeout_stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import correction_message, iteration_note, observation_text
+from loopwright.tools import run_with_timeout
 
 EventSink = Callable[[Event], Awaitable[None]]
-T = TypeVar("T")
 SUMMARY_CHARS = 160
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
+"""Tool arguments as canonical JSON (built once: `json.dumps` with options is slower)."""
 
 
 def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -42,21 +44,20 @@ def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-async def _with_timeout(awaitable: Awaitable[T], seconds: float | None) -> T:
-    if seconds is None:
-        return await awaitable
-    async with asyncio.timeout(seconds):
-        return await awaitable
-
-
 class AgentRun:
     """Runs one request to the end. Every effect's result goes into an event."""
 
-    def __init__(self, setup: RunSetup, sink: EventSink, recorded: RecordedEffects) -> None:
+    def __init__(self, setup: RunSetup, sink: EventSink | None, recorded: RecordedEffects) -> None:
         self.setup = setup
         self.sink = sink
         self.recorded = recorded
         self.seq = 0
+        self._replaying_until = recorded.last_seq
+        self._time = setup.clock.time
+        native = setup.tool_mode == "native"
+        self._tool_specs = tuple(setup.tools.specs()) if native else ()
+        self._tool_names = [spec.name for spec in self._tool_specs]
+        self._hooks = _policy_hooks(setup.policies)
         self.state = LoopState(
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
@@ -72,14 +73,12 @@ class AgentRun:
         self._signature = ""
 
     async def emit(self, event_type: type[Any], **fields: Any) -> None:
-        self.seq += 1
-        event: Event = event_type(
-            run_id=self.setup.run_id, seq=self.seq, ts=self.setup.clock.time(), **fields
-        )
-        if self.seq <= self.recorded.last_seq:
+        self.seq = seq = self.seq + 1
+        event: Event = event_type(run_id=self.setup.run_id, seq=seq, ts=self._time(), **fields)
+        if seq <= self._replaying_until:
             self.recorded.check(event)
-            return
-        await self.sink(event)
+        elif self.sink is not None:
+            await self.sink(event)
 
     async def execute(self) -> ExecutionResult:
         setup = self.setup
@@ -186,19 +185,19 @@ class AgentRun:
         setup = self.setup
         self.conversation.fit(setup.options.context_window)
         note = iteration_note(self.state.iteration, self.state.max_iterations)
-        messages = self.conversation.request_messages(note)
         request = ModelRequest(
-            messages=messages,
-            tools=tuple(setup.tools.specs()) if setup.tool_mode == "native" else (),
+            messages=self.conversation.request_messages(note),
+            tools=self._tool_specs,
             temperature=setup.options.temperature,
             max_output_tokens=setup.options.max_output_tokens,
         )
-        self._digest = self.conversation.digest(note, [t.name for t in request.tools])
+        self._digest = self.conversation.digest(note, self._tool_names)
         started = time.perf_counter()
         response = self.recorded.next_model_response()
         if response is None:
+            call = setup.model.complete(request)
             timeout = self._effect_timeout(setup.options.iteration_timeout_s)
-            response = await _with_timeout(setup.model.complete(request), timeout)
+            response = await (call if timeout is None else run_with_timeout(call, timeout))
         self._model_ms = (time.perf_counter() - started) * 1000
         setup.ledger.record(setup.model.name, response.usage)
         self.state.largest_output_tokens = max(
@@ -218,11 +217,11 @@ class AgentRun:
         return dataclasses.replace(outcome, calls=calls)
 
     def _effect_timeout(self, per_effect: float | None) -> float | None:
-        limits = [per_effect] if per_effect else []
-        if self.setup.options.timeout_s:
-            remaining = self.setup.options.timeout_s - self.state.elapsed
-            limits.append(max(0.001, remaining))
-        return min(limits) if limits else None
+        run_limit = self.setup.options.timeout_s
+        if not run_limit:
+            return per_effect or None
+        remaining = max(0.001, run_limit - self.state.elapsed)
+        return min(per_effect, remaining) if per_effect else remaining
 
     def _remember_reply(self, response: ModelResponse, outcome: ParseOutcome) -> None:
         calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
@@ -284,25 +283,13 @@ class AgentRun:
             tool_name=call.name,
             arguments=call.arguments,
         )
-        arguments_json = json.dumps(call.arguments, sort_keys=True, default=str)
+        arguments_json = _CANONICAL_JSON.encode(call.arguments)
         self._signature = f"{call.name}({arguments_json})"
-        result = self.recorded.tool_results.get(call.id)
-        if (
-            result is None
-            and self.recorded.interrupted(call.id)
-            and not setup.is_idempotent(call.name)
-        ):
-            result = ToolResult(
-                call.id,
-                call.name,
-                f"The call to '{call.name}' was interrupted before it finished (the process "
-                "stopped). Its effect is unknown: check the current state before retrying.",
-                is_error=True,
-            )
+        result = self._recorded_result(call) if self._replaying_until else None
         if result is None:
-            result = await _with_timeout(
-                setup.tool_executor.execute(call), self._effect_timeout(None)
-            )
+            execution = setup.tool_executor.execute(call)
+            timeout = self._effect_timeout(None)
+            result = await (execution if timeout is None else run_with_timeout(execution, timeout))
         self.steps.append(
             CompletedStep(
                 self.state.iteration, call.name, call.arguments, result.content, result.is_error
@@ -324,6 +311,21 @@ class AgentRun:
         )
         return result
 
+    def _recorded_result(self, call: ToolCall) -> ToolResult | None:
+        """On resume: the recorded result, or an error when the call was cut off midway."""
+        result = self.recorded.tool_results.get(call.id)
+        if result is not None or not self.recorded.interrupted(call.id):
+            return result
+        if self.setup.is_idempotent(call.name):
+            return None  # safe to run again
+        return ToolResult(
+            call.id,
+            call.name,
+            f"The call to '{call.name}' was interrupted before it finished (the process "
+            "stopped). Its effect is unknown: check the current state before retrying.",
+            is_error=True,
+        )
+
     def _refresh_state(self, *, new_observation: bool | None = None) -> None:
         state = self.state
         state.now = self.setup.clock.monotonic()
@@ -343,8 +345,10 @@ class AgentRun:
 
     def _first_stop(self, hook: str) -> Stop | Nudge | None:
         nudge: Nudge | None = None
-        for policy in self.setup.policies:
-            verdict = getattr(policy, hook)(self.state)
+        for check in self._hooks[hook]:
+            verdict = check(self.state)
+            if verdict is None:
+                continue
             if isinstance(verdict, Stop):
                 return verdict
             if isinstance(verdict, Nudge) and nudge is None:
@@ -386,3 +390,16 @@ def _with_verification(
     result: ExecutionResult, verification: VerificationResult
 ) -> ExecutionResult:
     return dataclasses.replace(result, verification=verification)
+
+
+def _policy_hooks(policies: Sequence[StopPolicy]) -> dict[str, list[Callable[[LoopState], Any]]]:
+    """Each hook's bound checks, leaving out BasePolicy's no-op defaults."""
+    hooks: dict[str, list[Callable[[LoopState], Any]]] = {}
+    for hook in ("before_model_call", "after_tool_calls"):
+        default = getattr(BasePolicy, hook)
+        hooks[hook] = [
+            getattr(policy, hook)
+            for policy in policies
+            if getattr(type(policy), hook, None) is not default
+        ]
+    return hooks

@@ -40,6 +40,10 @@ class CostLedger:
         return (usage.input_tokens * price_in + usage.output_tokens * price_out) / 1_000_000
 
     def record(self, model: str, usage: Usage) -> None:
+        if not (usage.input_tokens or usage.output_tokens):  # nothing to add (scripted, cached)
+            self.usage_by_model.setdefault(model, usage)
+            self.last_call = usage
+            return
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
         self.total_usage = self.total_usage + usage
         self.total_cost += self.cost_of(model, usage)
@@ -67,6 +71,8 @@ class Budget(BasePolicy):
         self.max_cost = max_cost
 
     def before_model_call(self, state: LoopState) -> Stop | None:
+        if self.max_tokens_total is None and self.max_cost is None:
+            return None
         used = self.ledger.total_usage
         next_input = max(state.next_input_tokens, self.ledger.last_call.input_tokens)
         projected = Usage(next_input, state.largest_output_tokens)

@@ -20,6 +20,8 @@ _FUNCTION_TAG = re.compile(r"<function=([\w.-]+)>\s*(.*?)\s*(?:</function>|\Z)",
 
 def split_thinking(text: str) -> tuple[str, str | None]:
     """(text without <think> blocks, the thinking) — reasoning models put it first."""
+    if "<" not in text:  # no tag at all: the common case, no regex needed
+        return text.strip(), None
     thoughts = [m.group(1).strip() for m in _THINK.finditer(text)]
     rest = _THINK.sub("", text).strip()
     return rest, "\n".join(t for t in thoughts if t) or None

@@ -1,6 +1,7 @@
 """Tools: definition (`@tool`), registry, execution and the built-in tools."""
 
 from loopwright.tools._context import ToolContext
+from loopwright.tools._deadline import run_with_timeout
 from loopwright.tools._executor import ToolExecutor, render_output, truncate_output
 from loopwright.tools._registry import ToolRegistry
 from loopwright.tools._resolve import resolve_tool, resolve_tools
@@ -22,6 +23,7 @@ __all__ = [
     "resolve_in_workspace",
     "resolve_tool",
     "resolve_tools",
+    "run_with_timeout",
     "tool",
     "truncate_output",
     "workspace_context",

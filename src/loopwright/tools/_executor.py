@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -11,21 +10,29 @@ from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.prompts.errors import build_error_observation
 from loopwright.safety.scrub import Scrubber
+from loopwright.tools._deadline import run_with_timeout
 from loopwright.tools._registry import ToolRegistry
 from loopwright.tools._tool import ToolContext
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
+_OUTPUT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+"""Built once: `json.dumps` with options builds a new encoder on every call."""
 
 
 def render_output(value: Any) -> str:
     """A tool's return value as the text the model reads."""
     if value is None:
         return ""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int:  # not bool, not IntEnum: their JSON differs from str()
+        return str(value)
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _OUTPUT_JSON.encode(value)
     except (TypeError, ValueError):
         return str(value)
 
@@ -63,7 +70,12 @@ class ToolExecutor:
     async def execute(self, call: ToolCall) -> ToolResult:
         started = time.perf_counter()
         try:
-            text = render_output(await self._run(call))
+            tool = self.registry.get(call.name)
+            problem = tool.check_arguments(call.arguments)
+            if problem is not None:
+                raise ToolError(problem)
+            invocation = tool.invoke(call.arguments, self.context)
+            text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False
         except (ToolError, ModelRetry, UnknownToolError) as exc:
             text, is_error = self._failure(call.name, str(exc)), True
@@ -88,14 +100,6 @@ class ToolExecutor:
         if name in self.registry:
             return self.registry.get(name).timeout or self.timeout
         return self.timeout
-
-    async def _run(self, call: ToolCall) -> Any:
-        tool = self.registry.get(call.name)
-        problem = tool.check_arguments(call.arguments)
-        if problem is not None:
-            raise ToolError(problem)
-        async with asyncio.timeout(self._timeout_for(call.name)):
-            return await tool.invoke(call.arguments, self.context)
 
     def _failure(self, tool_name: str, error: str) -> str:
         self._failures[tool_name] = self._failures.get(tool_name, 0) + 1

@@ -55,7 +55,7 @@ class Tool:
         """The compiled argument check (built once: validating must stay cheap per call)."""
         return compile_validator(self.parameters)
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 

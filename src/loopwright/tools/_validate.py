@@ -41,6 +41,16 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+_EXACT: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+"""Exact Python types that certainly match a JSON type (subclasses take the slow path)."""
+
+
 def _expected(types: tuple[str, ...]) -> str:
     return " or ".join(repr(t) for t in types)
 
@@ -71,6 +81,7 @@ def _fast_check(schema: dict[str, Any]) -> Check | None:
         return None
     required = list(schema.get("required") or ())
     closed = schema.get("additionalProperties") is False
+    exact = {name: {t for kind in kinds for t in _EXACT[kind]} for name, kinds in types.items()}
 
     def check(arguments: dict[str, Any]) -> str | None:
         for name in required:
@@ -81,6 +92,8 @@ def _fast_check(schema: dict[str, Any]) -> Check | None:
             if kinds is None:
                 if closed:
                     return unexpected_argument(name, list(types))
+                continue
+            if type(value) in exact[name]:
                 continue
             if not any(_is_type(value, kind) for kind in kinds):
                 return (
