@@ -9,7 +9,13 @@ import pytest
 from store_helpers import line_spec, recorded_run
 
 from loopwright.errors import StoreError
-from loopwright.events import IterationStarted, RunFinished, RunStarted, event_to_dict
+from loopwright.events import (
+    IterationStarted,
+    RunFinished,
+    RunStarted,
+    encode_event,
+    event_to_dict,
+)
 from loopwright.store import SCHEMA_VERSION, SqliteRunStore, open_store
 
 
@@ -130,3 +136,13 @@ def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match=f"newer loopwright .*v{SCHEMA_VERSION + 1}"):
         open_store(path)
+
+
+def test_stored_events_are_their_wire_form_byte_for_byte(tmp_path: Path) -> None:
+    events = recorded_run(line_spec(tmp_path, 1))
+    store = SqliteRunStore(tmp_path / "runs.db")
+    for event in events:
+        store.append(event)
+    conn = sqlite3.connect(tmp_path / "runs.db")
+    rows = conn.execute("SELECT data FROM events ORDER BY seq").fetchall()
+    assert [row[0] for row in rows] == [encode_event(e) for e in events]

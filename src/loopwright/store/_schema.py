@@ -1,5 +1,9 @@
 """The SQLite store's schema: DDL per version, applied in order by `migrate`.
 
+`runs` holds one row per run, written when the run starts and when an event changes it
+(run_finished, task_start, task_complete); `last_seq` and `updated_at` are read from the
+run's newest event, so most appends are a single INSERT into `events`.
+
 A loopwright store is marked with `PRAGMA application_id` and carries its schema version
 in `PRAGMA user_version`. `MIGRATIONS[n]` takes a store from version n-1 to version n
 (version 0 is an empty file). Each version has a frozen fixture in tests/fixtures.
@@ -24,8 +28,6 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             request TEXT NOT NULL,
             model TEXT NOT NULL,
             created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            last_seq INTEGER NOT NULL,
             input_tokens INTEGER NOT NULL DEFAULT 0,
             output_tokens INTEGER NOT NULL DEFAULT 0,
             cost REAL NOT NULL DEFAULT 0,
