@@ -5,15 +5,28 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WHEELS := $(HOME)/.cache/loopwright/wheels
 
-.PHONY: demo test lint typecheck unit setup setup-local bench clean
+.PHONY: demo test lint typecheck unit setup browser bench clean
 
+LLAMA_VERSION := 0.3.36
+
+# The embedded model runs on llama-cpp-python, which PyPI ships as source only: build its
+# wheel once (about 11 minutes on 2 cores) into a per-user cache, then every venv reuses it.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "building llama-cpp-python $(LLAMA_VERSION) once (about 11 minutes; cached in $(WHEELS))"; \
+		$(PY) -m pip wheel --quiet --no-deps llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS); }
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -e '.[dev,local]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# Debian's Chromium drives the dashboard tests (Playwright never downloads a browser here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+		else echo "the dashboard tests need Chromium: sudo apt-get install chromium"; exit 1; fi; }
+
+setup: $(STAMP) browser
 
 demo: setup
 	$(VENV)/bin/loopwright run "Say hello through the echo tool" --model scripted:examples/echo.json --tools echo

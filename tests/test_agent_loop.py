@@ -117,9 +117,56 @@ async def test_system_prompt_is_identical_across_iterations(add_tool: Any) -> No
     systems = {r.messages[0].content for r in model.requests}
     assert len(systems) == 1
     assert "iteration" not in next(iter(systems)).lower().split("rules")[0]
-    assert model.requests[2].messages[-1].content.endswith("[Iteration 3 of at most 10]")
+    newest = model.requests[2].messages[-1].content
+    assert "[Iteration 3 of at most 10]\nTask: x\n" in newest
     # earlier messages carry no iteration note: the prompt prefix stays cacheable
     assert "[Iteration" not in model.requests[2].messages[2].content
+    # and each request's history is the previous request's, plus the new turns
+    first, third = model.requests[0].messages, model.requests[2].messages
+    assert third[: len(first) - 1] == first[:-1]
+
+
+async def test_prompted_note_restates_the_task_and_latest_results(add_tool: Any) -> None:
+    replies = [call("add", a=n, b=1) for n in range(8)] + [final("done")]
+    model = ScriptedModel(replies)
+    await AgentExecutor(model, [add_tool], options=AgentOptions(max_iterations=20)).run("sum up")
+    assert model.requests[0].messages[-1].content.endswith("[Iteration 1 of at most 20]")
+    note = model.requests[2].messages[-1].content.split("\n\n", 1)[1]
+    assert note.splitlines() == [
+        "[Iteration 3 of at most 20]",
+        "Task: sum up",
+        "Tool results so far:",
+        '- add({"a": 0, "b": 1}) returned 1',
+        '- add({"a": 1, "b": 1}) returned 2',
+        "If the task needs another tool call, make it now; "
+        "if these results answer the task, reply with final_answer.",
+    ]
+    # bounded: only the last six results are restated, however long the run
+    last = model.requests[8].messages[-1].content
+    assert "- (2 earlier results in the conversation above)" in last
+    assert '- add({"a": 1, "b": 1})' not in last and '- add({"a": 7, "b": 1})' in last
+
+
+async def test_native_mode_note_has_no_recap(add_tool: Any) -> None:
+    native = ModelResponse(text="", tool_calls=(ToolCall("c1", "add", {"a": 1, "b": 2}),))
+    model = ScriptedModel([native, "3"])
+    options = AgentOptions(tool_mode="native")
+    await AgentExecutor(model, [add_tool], options=options).run("x")
+    assert model.requests[1].messages[-1].content.endswith("[Iteration 2 of at most 10]")
+
+
+async def test_history_keeps_only_the_action_taken(add_tool: Any) -> None:
+    imagined_chain = call("add", a=1, b=2) + "\n" + final("3") + "\n" + call("add", a=3, b=3)
+    model = ScriptedModel([imagined_chain, final("3")])
+    result = await AgentExecutor(model, [add_tool]).run("1+2")
+    assert [s.arguments for s in result.steps] == [{"a": 1, "b": 2}]
+    remembered = model.requests[1].messages[-2]
+    assert remembered.role == "assistant"
+    assert json.loads(remembered.content) == {
+        "thought": "use add",
+        "action": "add",
+        "action_input": {"a": 1, "b": 2},
+    }
 
 
 async def test_parsed_calls_get_stable_ids(add_tool: Any) -> None:

@@ -40,14 +40,15 @@ class Conversation:
         self.system = Message.system(system_prompt)
         self.messages: list[Message] = []
         self._tokens: list[int] = []
-        self._observations: list[int] = []
+        self._cuttable: dict[int, str] = {}
+        """Observation index -> its full text, while it can still be shortened further."""
         self.total_tokens = estimate_tokens(system_prompt)
         self._chain: list[bytes] = [_link(b"", self.system)]
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
         if observation:
-            self._observations.append(len(self.messages))
+            self._cuttable[len(self.messages)] = message.content
         self.messages.append(message)
         self._tokens.append(tokens)
         self.total_tokens += tokens
@@ -59,7 +60,7 @@ class Conversation:
             return 0
         shortened = 0
         protected_from = len(self.messages) - PROTECTED_TAIL
-        for index in list(self._observations):
+        for index, original in list(self._cuttable.items()):
             if self.total_tokens <= limit:
                 break
             if index >= protected_from:
@@ -69,10 +70,10 @@ class Conversation:
             keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars - NOTE_CHARS)
             if keep >= len(message.content):
                 continue
-            self._replace(
-                index, dataclasses.replace(message, content=shorten(message.content, keep))
-            )
-            self._observations.remove(index)
+            # shortened again from the full text as the run grows, so the note stays exact
+            self._replace(index, dataclasses.replace(message, content=shorten(original, keep)))
+            if keep == MIN_KEEP_CHARS:
+                del self._cuttable[index]
             shortened += 1
         return shortened
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from loopwright.agent._conversation import Conversation
+from loopwright.agent._conversation import Conversation, estimate_tokens
 from loopwright.agent._effects import RecordedEffects
 from loopwright.agent._result import CompletedStep, ExecutionResult, VerificationResult
 from loopwright.agent._setup import RunSetup
@@ -30,13 +30,33 @@ from loopwright.events import (
 from loopwright.guards import BasePolicy, LoopState, Nudge, Stop, StopPolicy, timeout_stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
-from loopwright.prompts import correction_message, iteration_note, observation_text
+from loopwright.prompts import (
+    correction_message,
+    iteration_note,
+    observation_text,
+    progress_note,
+    recap_line,
+)
 from loopwright.tools import run_with_timeout
 
 EventSink = Callable[[Event], Awaitable[None]]
 SUMMARY_CHARS = 160
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
 """Tool arguments as canonical JSON (built once: `json.dumps` with options is slower)."""
+
+
+def acted_on_text(thought: str | None, call: ToolCall) -> str:
+    """The history keeps the one action that was taken, in the prompt's JSON format.
+
+    Small models often write a whole imagined chain in one reply (action, invented
+    observation, final answer...). Only the first action runs; keeping the rest in the
+    history teaches the model its own invented ending, so it is left out (as ReAct runtimes
+    cut a reply at a hallucinated `Observation:`).
+    """
+    action: dict[str, Any] = {"action": call.name, "action_input": call.arguments}
+    if thought:
+        action = {"thought": thought, **action}
+    return json.dumps(action, ensure_ascii=False)
 
 
 def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -65,6 +85,8 @@ class AgentRun:
         )
         self.conversation = Conversation(setup.system_prompt)
         self.steps: list[CompletedStep] = []
+        self.recap: list[str] = []
+        """One line per completed tool call, for the progress note of prompted mode."""
         self.last_thought: str | None = None
         self.seen_observations: set[str] = set()
         self.model_calls = 0
@@ -181,10 +203,20 @@ class AgentRun:
             f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",
         )
 
+    def _iteration_note(self) -> str:
+        """Prompted mode restates the task and the latest results (small models need it)."""
+        state = self.state
+        if self.setup.tool_mode == "prompted":
+            return progress_note(
+                state.iteration, state.max_iterations, self.setup.request, self.recap
+            )
+        return iteration_note(state.iteration, state.max_iterations)
+
     async def _call_model(self) -> ModelResponse:
         setup = self.setup
-        self.conversation.fit(setup.options.context_window)
-        note = iteration_note(self.state.iteration, self.state.max_iterations)
+        note = self._iteration_note()
+        window = setup.options.context_window
+        self.conversation.fit(window - estimate_tokens(note) if window else None)
         request = ModelRequest(
             messages=self.conversation.request_messages(note),
             tools=self._tool_specs,
@@ -226,7 +258,11 @@ class AgentRun:
     def _remember_reply(self, response: ModelResponse, outcome: ParseOutcome) -> None:
         calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
         native = bool(response.tool_calls) and calls == response.tool_calls
-        self.conversation.append(Message.assistant(response.text, calls if native else ()))
+        text = response.text
+        prompted = self.setup.tool_mode == "prompted"
+        if prompted and isinstance(outcome, ParsedAction) and len(calls) == 1 and not native:
+            text = acted_on_text(outcome.thought, calls[0])
+        self.conversation.append(Message.assistant(text, calls if native else ()))
         if not isinstance(outcome, ParseFailure) and outcome.thought:
             self.last_thought = outcome.thought
 
@@ -295,6 +331,10 @@ class AgentRun:
                 self.state.iteration, call.name, call.arguments, result.content, result.is_error
             )
         )
+        if self.setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
+            self.recap.append(
+                recap_line(call.name, call.arguments, result.content, result.is_error)
+            )
         await self.emit(
             ToolCallFinished,
             iteration_number=self.state.iteration,

@@ -7,6 +7,8 @@ from loopwright.prompts._builder import (
     correction_message,
     iteration_note,
     observation_text,
+    progress_note,
+    recap_line,
 )
 from loopwright.prompts.errors import build_error_observation
 
@@ -18,4 +20,6 @@ __all__ = [
     "correction_message",
     "iteration_note",
     "observation_text",
+    "progress_note",
+    "recap_line",
 ]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _templates as templates
@@ -111,6 +111,48 @@ def iteration_note(iteration: int, max_iterations: int) -> str:
     Worded without an `i/n` fraction: small models copied "3/10" into tool arguments.
     """
     return f"[Iteration {iteration} of at most {max_iterations}]"
+
+
+RECAP_STEPS = 6
+RECAP_RESULT_CHARS = 200
+RECAP_TASK_CHARS = 600
+NEXT_STEP_HINT = (
+    "If the task needs another tool call, make it now; "
+    "if these results answer the task, reply with final_answer."
+)
+
+
+def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_error: bool) -> str:
+    """One tool result as the progress note lists it: `add({"a": 1, "b": 2}) returned 3`."""
+    args = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, default=str)
+    outcome = "failed" if is_error else "returned"
+    return f"{tool_name}({args}) {outcome} {_clip(result, RECAP_RESULT_CHARS)}"
+
+
+def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequence[str]) -> str:
+    """The iteration note for prompted mode: the task and the latest tool results, restated.
+
+    Small local models lose the thread after a few observations: measured on the embedded
+    1.5B model, a two-step arithmetic chain looped until the iteration limit with the bare
+    note and finished with this one. Like `iteration_note` it goes in the newest message
+    only, so the system prompt and the history stay a cacheable prefix; it lists at most
+    the last RECAP_STEPS results, so its cost does not grow with the run.
+    """
+    head = iteration_note(iteration, max_iterations)
+    if not recap:
+        return head
+    shown = recap[-RECAP_STEPS:]
+    lines = [head, f"Task: {_clip(request, RECAP_TASK_CHARS)}", "Tool results so far:"]
+    if len(recap) > len(shown):
+        lines.append(f"- ({len(recap) - len(shown)} earlier results in the conversation above)")
+    lines.extend(f"- {line}" for line in shown)
+    lines.append(NEXT_STEP_HINT)
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def observation_text(tool_name: str, content: str) -> str:
