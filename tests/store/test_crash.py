@@ -161,6 +161,8 @@ def test_a_call_killed_after_its_effect_is_rerun_only_if_idempotent(
     proc.wait()
     proc.stderr.close()
     assert lines(tmp_path / "lines.txt") == ["line 1", "line 2"]
+    [killed] = SqliteRunStore(tmp_path / "runs.db").list_runs(status="interrupted")
+    assert killed.last_seq == 1 + 4 + 3  # its lease outlives it, but its process is gone
 
     fate = resume_and_check(Trial(tmp_path, tool, 0, 0.0))
     assert fate.startswith("resumed")

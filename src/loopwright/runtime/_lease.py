@@ -12,37 +12,13 @@ once (owners are `host:pid:random`): a resume right after a crash need not wait.
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
-import uuid
 
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.store import RunStore
+from loopwright.store._owners import new_owner_id, owner_is_gone
 
 DEFAULT_LEASE_TTL_S = 30.0
-
-
-def new_owner_id() -> str:
-    """`host:pid:random`, unique per process and keeper."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-def owner_is_gone(owner: str) -> bool:
-    """True only if `owner` names a process on this host that has certainly exited."""
-    parts = owner.rsplit(":", 2)
-    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
-        return False
-    pid = int(parts[1])
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
 
 
 class LeaseKeeper:

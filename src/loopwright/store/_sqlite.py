@@ -6,7 +6,8 @@ process killed at any moment leaves every run with a gap-free prefix of its even
 drop the last few commits, never corrupt the file.
 
 A run whose row says `running` but whose lease has lapsed (its process stopped renewing
-it) is reported as `interrupted`.
+it), or whose lease holder is a process on this host that has exited, is reported as
+`interrupted`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from loopwright.events import (
 )
 from loopwright.store._base import Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
+from loopwright.store._owners import owner_is_gone
 from loopwright.store._schema import check_and_migrate
 
 _INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
@@ -46,10 +48,8 @@ _LAST_EVENT = """(SELECT e.seq FROM events e WHERE e.run_id = r.run_id ORDER BY 
     LIMIT 1), (SELECT e.ts FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1)"""
 _SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
     {_LAST_EVENT}, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
-    r.parent_run_id, r.options, r.tools, l.expires_at
+    r.parent_run_id, r.options, r.tools, l.expires_at, l.owner
     FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
-_SHOWN_STATUS = """(CASE WHEN r.status = 'running' AND (l.expires_at IS NULL
-    OR l.expires_at <= :now) THEN 'interrupted' ELSE r.status END)"""
 WAL_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 _ROW_EVENTS = (RunFinished, TaskStart, TaskComplete)
@@ -219,14 +219,18 @@ class SqliteRunStore:
         if tenant is not None:
             where.append("r.tenant = :tenant")
             params["tenant"] = tenant
+        live = status in ("running", "interrupted")  # decided by the lease, row by row
         if status is not None:
-            where.append(f"{_SHOWN_STATUS} = :status")
-            params["status"] = status
+            where.append("r.status = :status")
+            params["status"] = "running" if live else status
         sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
-        sql += " ORDER BY r.created_at DESC, r.run_id LIMIT :limit"
+        sql += " ORDER BY r.created_at DESC, r.run_id" + ("" if live else " LIMIT :limit")
         with self._lock:
             rows = self._conn.execute(sql, params).fetchall()
-        return [_record(row, now=now) for row in rows]
+        records = [_record(row, now=now) for row in rows]
+        if live:
+            records = [r for r in records if r.status == status][:limit]
+        return records
 
     # --- leases ----------------------------------------------------------------------------
 
@@ -281,10 +285,13 @@ def _run_row(record: RunRecord) -> tuple[Any, ...]:
 
 
 def _record(row: Sequence[Any], *, now: float | None) -> RunRecord:
-    """A row of _SELECT_RUN; with `now`, a running run whose lease lapsed is `interrupted`."""
+    """A row of _SELECT_RUN; with `now`, a running run is `interrupted` if its lease has
+    lapsed or its owner is a process on this host that has exited."""
     status = row[3]
-    if now is not None and status == "running" and (row[17] is None or row[17] <= now):
-        status = "interrupted"
+    if now is not None and status == "running":
+        expires_at, owner = row[17], row[18]
+        if expires_at is None or expires_at <= now or owner_is_gone(owner):
+            status = "interrupted"
     return RunRecord(
         run_id=row[0],
         tenant=row[1],
