@@ -16,18 +16,19 @@ from server_helpers import (
     start_run,
     tasks_folder,
     wait_finished,
-    write_script,
     ws_events,
 )
 
 from loopwright.events import event_from_dict, event_to_dict
-from loopwright.runtime import Runtime
-from loopwright.store import InMemoryRunStore
+from loopwright.store import InMemoryRunStore, RunStore, open_store
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    with live_server(make_config(tmp_path, tasks_dir=tasks_folder(tmp_path))) as live:
+@pytest.fixture(params=["memory", "sqlite"])
+def server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    """The app over an in-memory store and over a SQLite file."""
+    store = open_store(tmp_path / "runs.db") if request.param == "sqlite" else InMemoryRunStore()
+    config = make_config(tmp_path, store=store, tasks_dir=tasks_folder(tmp_path))
+    with live_server(config) as live:
         yield live
 
 
@@ -153,24 +154,28 @@ def test_cancel_a_live_run(server: LiveServer) -> None:
     assert "not running" in again.json()["error"]["message"]
 
 
-def test_resume_an_interrupted_agent_run(tmp_path: Path) -> None:
+def new_store(kind: str, path: Path) -> RunStore:
+    return open_store(path) if kind == "sqlite" else InMemoryRunStore()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_resume_an_interrupted_agent_run(tmp_path: Path, kind: str) -> None:
     """A run cut off after its second tool call continues from its log: the recorded model
     replies and tool results are reused, only the rest is asked of the model."""
-    first = Runtime(InMemoryRunStore())
-    spec = echo_script(tmp_path / "full.json", 3, answer="resumed fine")
-    with live_server(make_config(tmp_path, store=first.store)) as live:
+    first = new_store(kind, tmp_path / "first.db")
+    spec = echo_script(tmp_path / "script.json", 3, answer="resumed fine")
+    with live_server(make_config(tmp_path, store=first)) as live:
         run_id = start_run(live, {"prompt": "p", "model": spec, "tools": ["echo"]})["run_id"]
         wait_finished(live, run_id)
-    events = first.store.events(run_id)
+    events = first.events(run_id)
     second_call = [e for e in events if e.type == "tool_call"][1]
-    kept = [e for e in events if e.seq <= second_call.seq]  # the process "crashed" here
 
-    # the model file now holds only what the model has not answered yet
-    replies = json.loads((tmp_path / "full.json").read_text())
-    write_script(tmp_path / "full.json", replies[2:])
-    store = InMemoryRunStore()
-    store.append_many(kept)
-    store.set_status(run_id, "interrupted")
+    store = new_store(kind, tmp_path / "crashed.db")  # the process "crashed" after that call
+    store.append_many([e for e in events if e.seq <= second_call.seq])
+    if kind == "memory":
+        store.set_status(run_id, "interrupted")  # SQLite says so by itself: no live lease
+    record = store.get_run(run_id)
+    assert record is not None and record.status == "interrupted"
     with live_server(make_config(tmp_path, store=store)) as live:
         response = httpx.post(f"{live.url}/api/runs/{run_id}/resume")
         assert response.status_code == 202, response.text
@@ -180,9 +185,25 @@ def test_resume_an_interrupted_agent_run(tmp_path: Path) -> None:
         resumed = httpx.get(f"{live.url}/api/runs/{run_id}/events").json()["events"]
         assert [e["seq"] for e in resumed] == list(range(1, len(resumed) + 1))
         assert len([e for e in resumed if e["type"] == "tool_call"]) == 3
+        assert len([e for e in resumed if e["type"] == "model_response"]) == 4
         again = httpx.post(f"{live.url}/api/runs/{run_id}/resume")
         assert again.status_code == 409
         assert "already ended (completed)" in again.json()["error"]["message"]
+
+
+def test_resume_refuses_a_run_another_process_holds(tmp_path: Path) -> None:
+    store = InMemoryRunStore()
+    spec = echo_script(tmp_path / "script.json", 2)
+    with live_server(make_config(tmp_path, store=store)) as live:
+        run_id = start_run(live, {"prompt": "p", "model": spec, "tools": ["echo"]})["run_id"]
+        wait_finished(live, run_id)
+    crashed = InMemoryRunStore()
+    crashed.append_many(store.events(run_id)[:5])
+    assert crashed.acquire_lease(run_id, "another-host:4242:abcdef", 600)
+    with live_server(make_config(tmp_path, store=crashed)) as live:
+        response = httpx.post(f"{live.url}/api/runs/{run_id}/resume")
+        assert response.status_code == 409
+        assert "another-host:4242:abcdef" in response.json()["error"]["message"]
 
 
 def test_a_task_run_cannot_be_resumed(server: LiveServer) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 from server_helpers import (
     TOKENS,
     LiveServer,
@@ -39,11 +40,10 @@ TIMEOUT_MS = 20_000
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
@@ -56,8 +56,8 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def page(browser: object, server: LiveServer) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+def page(browser: Browser, server: LiveServer) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     errors: list[str] = []
@@ -101,83 +101,81 @@ def agent_script(path: Path) -> str:
     return write_script(path, [json.dumps(r) for r in replies])
 
 
-def test_start_an_agent_run_from_the_form(page: object, server: LiveServer, tmp_path: Path) -> None:
+def test_start_an_agent_run_from_the_form(page: Page, server: LiveServer, tmp_path: Path) -> None:
     spec = agent_script(tmp_path / "agent.json")
     (tmp_path / "ws" / "credentials.ini").write_text(f"[deploy]\naws_access_key_id = {SECRET}\n")
-    p = page
-    p.goto(server.url + "/#/new")  # type: ignore[attr-defined]
-    p.fill("textarea[name=prompt]", "Check the deployment configuration")  # type: ignore[attr-defined]
-    p.fill("input[name=model]", spec)  # type: ignore[attr-defined]
-    p.check("input[name=tools][value=read]")  # type: ignore[attr-defined]
-    p.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.goto(server.url + "/#/new")
+    page.fill("textarea[name=prompt]", "Check the deployment configuration")
+    page.fill("input[name=model]", spec)
+    page.check("input[name=tools][value=read]")
+    page.click("button[type=submit]")
 
-    p.wait_for_url("**/#/runs/run_*")  # type: ignore[attr-defined]
-    tools = p.locator(".tl-tool")  # type: ignore[attr-defined]
-    outcome = p.locator("[data-testid=outcome]")  # type: ignore[attr-defined]
+    page.wait_for_url("**/#/runs/run_*")
+    tools = page.locator(".tl-tool")
+    outcome = page.locator("[data-testid=outcome]")
     outcome.wait_for(state="visible")
     assert "missing.cfg does not exist" in outcome.inner_text()
     assert tools.count() == 4
-    assert p.locator(".tl-tool.error").count() == 1  # type: ignore[attr-defined]
-    assert p.locator(".tl-tool.error .tl-tool-name").inner_text() == "read"  # type: ignore[attr-defined]
-    redacted = p.locator("mark.redacted").first  # type: ignore[attr-defined]
+    assert page.locator(".tl-tool.error").count() == 1
+    assert page.locator(".tl-tool.error .tl-tool-name").inner_text() == "read"
+    redacted = page.locator("mark.redacted").first
     assert redacted.inner_text().startswith("[REDACTED:")
-    assert SECRET not in p.content()  # type: ignore[attr-defined]
-    assert p.locator(".tl-thought").count() == 5  # type: ignore[attr-defined]
-    assert p.locator("[data-field=status]").inner_text() == "completed"  # type: ignore[attr-defined]
+    assert SECRET not in page.content()
+    assert page.locator(".tl-thought").count() == 5
+    assert page.locator("[data-field=status]").inner_text() == "completed"
 
     shot = tmp_path / "run-page.png"
-    p.screenshot(path=str(shot), full_page=True)  # type: ignore[attr-defined]
+    page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
     keep = os.environ.get("LOOPWRIGHT_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
 
-    p.click("a[data-nav=runs]")  # type: ignore[attr-defined]
-    row = p.locator("[data-testid=run-list] tbody tr").first  # type: ignore[attr-defined]
+    page.click("a[data-nav=runs]")
+    row = page.locator("[data-testid=run-list] tbody tr").first
     row.wait_for()
     assert "Check the deployment configuration" in row.inner_text()
     assert "completed" in row.inner_text()
 
 
 def test_approve_a_gate_and_the_task_continues(
-    page: object, server: LiveServer, tmp_path: Path
+    page: Page, server: LiveServer, tmp_path: Path
 ) -> None:
-    p = page
-    p.goto(server.url + "/#/new")  # type: ignore[attr-defined]
-    p.click(".tab[data-kind=task]")  # type: ignore[attr-defined]
-    p.select_option("select[name=task]", "publish-notes")  # type: ignore[attr-defined]
-    p.fill("input[name='input:title']", "Release 1.4")  # type: ignore[attr-defined]
-    p.click("button[type=submit]")  # type: ignore[attr-defined]
+    page.goto(server.url + "/#/new")
+    page.click(".tab[data-kind=task]")
+    page.select_option("select[name=task]", "publish-notes")
+    page.fill("input[name='input:title']", "Release 1.4")
+    page.click("button[type=submit]")
 
-    p.wait_for_url("**/#/runs/run_*")  # type: ignore[attr-defined]
-    gate = p.locator(".gate-card")  # type: ignore[attr-defined]
+    page.wait_for_url("**/#/runs/run_*")
+    gate = page.locator(".gate-card")
     gate.wait_for()
     assert "Write NOTES.md titled Release 1.4?" in gate.inner_text()
-    survey = p.locator(".tl-step[data-step=survey]")  # type: ignore[attr-defined]
+    survey = page.locator(".tl-step[data-step=survey]")
     assert "completed" in survey.inner_text()
-    assert p.locator(".tl-step[data-step=write]").count() == 0  # type: ignore[attr-defined]
-    assert p.locator("[data-field=conn]").inner_text() == "live"  # type: ignore[attr-defined]
+    assert page.locator(".tl-step[data-step=write]").count() == 0
+    assert page.locator("[data-field=conn]").inner_text() == "live"
 
-    p.click(".gate-card button.approve")  # type: ignore[attr-defined]
-    p.locator("[data-testid=outcome]").wait_for(state="visible")  # type: ignore[attr-defined]
-    write = p.locator(".tl-step[data-step=write]")  # type: ignore[attr-defined]
+    page.click(".gate-card button.approve")
+    page.locator("[data-testid=outcome]").wait_for(state="visible")
+    write = page.locator(".tl-step[data-step=write]")
     assert "completed" in write.inner_text()
-    assert p.locator(".gate-card").count() == 0  # type: ignore[attr-defined]
-    assert "by api:default" in p.locator(".tl-ok", has_text="Approved").inner_text()  # type: ignore[attr-defined]
+    assert page.locator(".gate-card").count() == 0
+    assert "by api:default" in page.locator(".tl-ok", has_text="Approved").inner_text()
     assert (tmp_path / "ws" / "NOTES.md").read_text() == "Release 1.4"
 
 
-def test_a_token_server_asks_for_the_token(browser: object, tmp_path: Path) -> None:
+def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> None:
     with live_server(make_config(tmp_path, tokens=TOKENS)) as live:
-        context = browser.new_context()  # type: ignore[attr-defined]
-        p = context.new_page()
-        p.set_default_timeout(TIMEOUT_MS)
-        p.goto(live.url + "/")
-        dialog = p.locator("#token-dialog")
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(live.url + "/")
+        dialog = page.locator("#token-dialog")
         dialog.wait_for(state="visible")
-        p.fill("#token-input", "acme-token-1234")
-        p.click("#token-form button[type=submit]")
-        p.locator("[data-testid=run-list]").wait_for()
-        p.goto(live.url + "/#/new")
-        p.locator("#who").filter(has_text="tenant acme").wait_for()
+        page.fill("#token-input", "acme-token-1234")
+        page.click("#token-form button[type=submit]")
+        page.locator("[data-testid=run-list]").wait_for()
+        page.goto(live.url + "/#/new")
+        page.locator("#who").filter(has_text="tenant acme").wait_for()
         context.close()

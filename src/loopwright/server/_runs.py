@@ -5,16 +5,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 from typing import Any, get_args
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from loopwright.errors import ConfigurationError, UsageError
-from loopwright.events import RunStarted
-from loopwright.models import Model, resolve_model
-from loopwright.runtime import EventSink, RunHandle, RunSpec, Runtime, build_agent
+from loopwright.agent import ExecutionResult
+from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
+from loopwright.events import ModelResponded
+from loopwright.models import Model, ScriptedModel, resolve_model
+from loopwright.runtime import (
+    EventSink,
+    RunHandle,
+    RunSpec,
+    Runtime,
+    build_agent,
+    recorded_spec,
+    resume_agent_run,
+)
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import gate_was_asked, pending_gates
@@ -24,7 +32,6 @@ from loopwright.store import RunRecord, StoredStatus
 
 STATUSES = frozenset(get_args(StoredStatus))
 FIRST_EVENT_TIMEOUT_S = 30.0
-LEASE_TTL_S = 3600.0
 
 
 def config_of(request: Request) -> ServerConfig:
@@ -151,29 +158,22 @@ async def resume_run(request: Request) -> JSONResponse:
     if record.status not in ("running", "interrupted"):
         raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
     if record.kind != "agent":
-        raise ApiError(409, "only agent runs can be resumed; start the task again")
-    recorded = runtime.store.events(record.run_id)
-    started = recorded[0] if recorded else None
-    spec_data = None
-    if isinstance(started, RunStarted):
-        spec_data = started.options.get("extra", {}).get("spec")
-    if not isinstance(spec_data, dict):
-        raise ApiError(409, f"run {record.run_id} has no recorded spec to rebuild it from")
-    spec = RunSpec.from_dict(spec_data)
-    agent = build_agent(spec, model=_model(spec))
-    owner = f"server-{os.getpid()}"
-    if not runtime.store.acquire_lease(record.run_id, owner, LEASE_TTL_S):
-        raise ApiError(409, f"run {record.run_id} is being resumed elsewhere")
-    runtime.store.set_status(record.run_id, "running")
+        raise ApiError(409, "task runs are not resumed: roll it back and run the task again")
+    events = runtime.store.events(record.run_id)
+    try:
+        spec = recorded_spec(events)
+    except UsageError as exc:
+        raise ApiError(409, str(exc)) from None
+    model = _model(spec)
+    if isinstance(model, ScriptedModel):  # its replies already in the log are not asked again
+        model.skip(sum(isinstance(e, ModelResponded) for e in events))
+    try:
+        runtime.leases.hold(record.run_id)  # here, so a conflict is this request's 409
+    except ResumeConflict as exc:
+        raise ApiError(409, str(exc)) from None
 
-    async def body(sink: EventSink) -> Any:
-        try:
-            return await agent.run(
-                spec.request, run_id=record.run_id, tenant=tenant, on_event=sink, recorded=recorded
-            )
-        finally:
-            runtime.store.release_lease(record.run_id, owner)
+    async def body(sink: EventSink) -> ExecutionResult:
+        return await resume_agent_run(runtime, record.run_id, model=model)
 
     runtime.start(record.run_id, body)
-    record = owned_run(config, record.run_id, tenant)
-    return json_response(run_view(config, record, detail=True), 202)
+    return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)
