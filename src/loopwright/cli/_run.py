@@ -74,6 +74,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="let the skill's !`command` lines run (off by default)",
     )
+    add_store_options(parser)
+    parser.set_defaults(handler=run_command)
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """Where the run is stored, whose it is, and which stopped run it follows up."""
     parser.add_argument("--tenant", default="default", help="tenant (client) the run belongs to")
     parser.add_argument(
         "--continue",
@@ -83,7 +89,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="follow up a stopped run: a new run is given its remaining work",
     )
     add_store_argument(parser)
-    parser.set_defaults(handler=run_command)
 
 
 def options_from_args(args: argparse.Namespace) -> AgentOptions:
