@@ -13,7 +13,7 @@ import pytest
 from store_helpers import line_spec, lines, recorded_run
 
 from loopwright.clock import MockClock
-from loopwright.errors import ResumeConflict
+from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import RunFinished, RunStarted
 from loopwright.runtime import DEFAULT_LEASE_TTL_S, LeaseKeeper, Runtime, resume_agent_run
 from loopwright.store import SqliteRunStore
@@ -115,3 +115,12 @@ def test_two_resumes_at_once_one_is_refused(tmp_path: Path) -> None:
     assert "r_two is being executed by" in str(errors[0])
     assert len(results) == 1 and results[0].success
     assert lines(tmp_path / "lines.txt") == ["line 1", "line 2", "line 3"]
+
+
+async def test_a_run_that_cannot_be_stored_leaves_no_lease(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append(started("r1"))
+    runtime = Runtime(store)
+    with pytest.raises(StoreError, match="UNIQUE"):
+        await runtime.publish(started("r1"))  # the run id is taken
+    assert runtime.leases.held == set() and store.lease("r1") is None

@@ -52,7 +52,13 @@ class Runtime:
         """Append to the store first; only then let subscribers see it."""
         if isinstance(event, RunStarted) and event.run_id not in self.leases.held:
             self.leases.hold(event.run_id)
-        self.store.append(event)
+            try:
+                self.store.append(event)
+            except BaseException:
+                self.leases.release(event.run_id)
+                raise
+        else:
+            self.store.append(event)
         if isinstance(event, RunFinished):
             self.leases.release(event.run_id)
         handle = self.handles.get(event.run_id)
