@@ -38,7 +38,6 @@ class LiveServer:
         self.server = uvicorn.Server(
             uvicorn.Config(self.app, log_level="warning", ws="websockets-sansio", lifespan="off")
         )
-        self.loop: asyncio.AbstractEventLoop | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     @property
@@ -50,8 +49,15 @@ class LiveServer:
         return f"ws://127.0.0.1:{self.port}"
 
     def _run(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.loop.run_until_complete(self.server.serve(sockets=[self.sock]))
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        await self.server.serve(sockets=[self.sock])
+        # runs still going (a task waiting at its gate) end as `loopwright serve` ends them
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def start(self) -> LiveServer:
         self.thread.start()
