@@ -12,6 +12,8 @@ import httpx
 import pytest
 from server_helpers import TOKENS, echo_script, live_server, make_config
 
+from loopwright.store import open_store
+
 ROOT = Path(__file__).resolve().parents[2]
 LOOPWRIGHT = [sys.executable, "-m", "loopwright"]
 
@@ -49,14 +51,15 @@ def test_serve_rejects_a_bad_token_file(tmp_path: Path, content: str | None, say
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """`loopwright serve --port 0` with a token file; yields (url, workspace)."""
+    """`loopwright serve --port 0` with a token file and a SQLite store file;
+    yields (url, store file)."""
     tokens = tmp_path / "tokens.toml"
     tokens.write_text("[tokens]\n" + "".join(f'"{t}" = "{n}"\n' for t, n in TOKENS.items()))
     workspace = tmp_path / "ws"
     workspace.mkdir()
     process = subprocess.Popen(
-        [*LOOPWRIGHT, "serve", "--port", "0", "--store", ":memory:", "--token-file", str(tokens),
-         "--workspace", str(workspace)],
+        [*LOOPWRIGHT, "serve", "--port", "0", "--store", str(tmp_path / "runs.db"),
+         "--token-file", str(tokens), "--workspace", str(workspace)],
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -66,14 +69,14 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         assert "serving the dashboard and the API on http://127.0.0.1:" in line, line
         assert "2 token(s)" in line
         url = line.split(" on ")[1].split()[0]
-        yield url, workspace
+        yield url, tmp_path / "runs.db"
     finally:
         process.terminate()
         process.wait(timeout=20)
 
 
 def test_serve_runs_the_api_with_tokens(served: tuple[str, Path], tmp_path: Path) -> None:
-    url, _ = served
+    url, store_file = served
     assert httpx.get(f"{url}/api/runs").status_code == 401
     spec = echo_script(tmp_path / "s.json", 1, answer="served")
     headers = {"Authorization": "Bearer acme-token-1234"}
@@ -83,6 +86,15 @@ def test_serve_runs_the_api_with_tokens(served: tuple[str, Path], tmp_path: Path
     assert created.status_code == 201
     assert created.json()["tenant"] == "acme"
     assert httpx.get(url + "/").status_code == 200
+    run_id = created.json()["run_id"]
+    with httpx.stream(
+        "GET", f"{url}/api/runs/{run_id}/events",
+        headers={**headers, "Accept": "text/event-stream"}, timeout=20,
+    ) as stream:  # fmt: skip
+        names = [line for line in stream.iter_lines() if line.startswith("event:")]
+    assert names == ["event: end"]
+    stored = open_store(store_file).get_run(run_id)  # the server's runs are in its store file
+    assert stored is not None and stored.status == "completed" and stored.answer == "served"
 
 
 def test_the_http_client_example(tmp_path: Path) -> None:

@@ -6,11 +6,16 @@ import argparse
 import socket
 import sys
 from pathlib import Path
-from typing import Any
 
 from loopwright.errors import ConfigurationError
-
-DEFAULT_STORE = "~/.loopwright/runs.db"
+from loopwright.store import (
+    DEFAULT_STORE_PATH,
+    STORE_ENV,
+    InMemoryRunStore,
+    RunStore,
+    default_store_path,
+    open_store,
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,7 +26,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--token-file", default=None, help="TOML file with a [tokens] table: token = tenant"
     )
     parser.add_argument(
-        "--store", default=DEFAULT_STORE, help=f"run store file (default {DEFAULT_STORE})"
+        "--store",
+        default=None,
+        help=f"run store file (default ${STORE_ENV} or {DEFAULT_STORE_PATH}; :memory: for none)",
     )
     parser.add_argument("--tasks", default=None, metavar="DIR", help="task files to offer")
     parser.add_argument("--model", default="local", help="default model spec for runs")
@@ -29,19 +36,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=serve_command)
 
 
-def open_run_store(path: str) -> Any:
-    """The SQLite store at `path` (`:memory:` keeps runs in memory only)."""
-    from loopwright import store
-
+def open_run_store(path: str | None) -> RunStore:
+    """The SQLite store at `path` (default: $LOOPWRIGHT_STORE or ~/.loopwright/runs.db);
+    `:memory:` keeps runs in memory only."""
     if path == ":memory:":
-        return store.InMemoryRunStore()
-    opener = getattr(store, "open_store", None)
-    if opener is None:  # pragma: no cover - until the SQLite store lands
-        print("loopwright: no persistent store available; runs kept in memory", file=sys.stderr)
-        return store.InMemoryRunStore()
-    file = Path(path).expanduser()
+        return InMemoryRunStore()
+    file = Path(path).expanduser() if path else default_store_path()
     file.parent.mkdir(parents=True, exist_ok=True)
-    return opener(file)
+    return open_store(file)
 
 
 def serve_command(args: argparse.Namespace) -> int:
