@@ -29,7 +29,8 @@ browser:
 setup: $(STAMP) browser
 
 demo: setup
-	$(VENV)/bin/loopwright run "Say hello through the echo tool" --model scripted:examples/echo.json --tools echo
+	$(VENV)/bin/loopwright run "What is (123 + 456) * 7?" --model local \
+		--tools examples/tools.py:add,examples/tools.py:multiply
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench examples

@@ -113,3 +113,9 @@ def test_first_json_that_means_something_wins() -> None:
 def test_final_answer_object_values_become_text() -> None:
     outcome = parse_reply(ModelResponse(text='{"final_answer": {"total": 3}}'))
     assert isinstance(outcome, ParsedFinal) and outcome.answer == '{"total": 3}'
+
+
+def test_action_line_without_a_tool_name_is_a_parse_error() -> None:
+    outcome = parse_reply(ModelResponse(text='Thought: hmm\nAction: ""\nAction Input: {}'))
+    assert isinstance(outcome, ParseFailure)
+    assert "no tool name" in outcome.message

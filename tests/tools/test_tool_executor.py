@@ -191,3 +191,12 @@ async def test_huge_output_is_truncated_and_says_so() -> None:
     assert result.truncated and not result.is_error
     assert "output truncated: 4,704 of 5,004 characters omitted" in result.content
     assert result.content.startswith("a" * 100) and result.content.endswith("TAIL")
+
+
+async def test_bad_arguments_tell_the_model_how_to_call_the_tool() -> None:
+    content, is_error = await run(executor(), "greet", times=2)
+    assert is_error
+    assert (
+        'greet takes {"name": "string", "times": "integer", "loud": ["boolean", "null"]} '
+        "(required: name)"
+    ) in content

@@ -58,6 +58,10 @@ class ReActTextParser:
             thought = _thought_before(text, action.start()) or thinking
             if name.lower() in FINAL_ACTIONS:
                 return ParsedFinal(raw.strip(), thought)
+            if not name:
+                return ParseFailure(
+                    "the reply has an `Action:` line with no tool name", kind="error"
+                )
             return ParsedAction((ToolCall("call_0", name, _arguments(raw)),), thought)
         if final is not None:
             return ParsedFinal(

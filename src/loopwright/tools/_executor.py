@@ -73,7 +73,7 @@ class ToolExecutor:
             tool = self.registry.get(call.name)
             problem = tool.check_arguments(call.arguments)
             if problem is not None:
-                raise ToolError(problem)
+                raise ToolError(f"{problem}. {tool.usage_hint}")
             invocation = tool.invoke(call.arguments, self.context)
             text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False

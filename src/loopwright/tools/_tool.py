@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -54,6 +55,15 @@ class Tool:
     def check_arguments(self) -> Check:
         """The compiled argument check (built once: validating must stay cheap per call)."""
         return compile_validator(self.parameters)
+
+    @functools.cached_property
+    def usage_hint(self) -> str:
+        """How to call this tool, for an observation after a call with bad arguments."""
+        properties: dict[str, Any] = self.parameters.get("properties") or {}
+        shapes = {name: prop.get("type", "any") for name, prop in properties.items()}
+        required = [n for n in self.parameters.get("required") or () if n in properties]
+        hint = f"{self.name} takes {json.dumps(shapes)}"
+        return f"{hint} (required: {', '.join(required)})" if required else hint
 
     @functools.cached_property
     def spec(self) -> ToolSpec:
