@@ -9,7 +9,9 @@ saying what was cut; the system prompt and the newest turns are never cut.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+from collections.abc import Sequence
 
 from loopwright.messages import Message
 
@@ -43,7 +45,7 @@ class Conversation:
         self._cuttable: dict[int, str] = {}
         """Observation index -> its full text, while it can still be shortened further."""
         self.total_tokens = estimate_tokens(system_prompt)
-        self._chain: list[bytes] = [_link(b"", self.system)]
+        self._chain: list[bytes] = [_first_link(system_prompt)]
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
@@ -86,7 +88,7 @@ class Conversation:
         for later in self.messages[index:]:
             self._chain.append(_link(self._chain[-1], later))
 
-    def digest(self, note: str | None, tool_names: list[str]) -> str:
+    def digest(self, note: str | None, tool_names: Sequence[str]) -> str:
         """A fingerprint of the request: a hash chain, so it costs the same at any length."""
         tail = f"{note}|{','.join(tool_names)}".encode()
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
@@ -101,6 +103,12 @@ class Conversation:
         content = f"{last.content}{separator}{note}"
         noted = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
         return (self.system, *history[:-1], noted)
+
+
+@functools.lru_cache(maxsize=64)
+def _first_link(system_prompt: str) -> bytes:
+    """The chain's start: most runs share a handful of system prompts."""
+    return _link(b"", Message.system(system_prompt))
 
 
 def _link(previous: bytes, message: Message) -> bytes:

@@ -37,6 +37,8 @@ class RecordedEffects:
 
     @classmethod
     def from_events(cls, events: Sequence[Event]) -> RecordedEffects:
+        if not events:
+            return _NOTHING  # nothing to serve: a fresh run
         recorded = cls(events=list(events))
         for event in events:
             if isinstance(event, ModelResponded):
@@ -71,3 +73,7 @@ class RecordedEffects:
     def interrupted(self, call_id: str) -> bool:
         """The call had started in the earlier process but has no recorded result."""
         return call_id in self.started_tools and call_id not in self.tool_results
+
+
+_NOTHING = RecordedEffects()
+"""A fresh run's (shared: with no events, nothing in it is ever taken or changed)."""

@@ -35,6 +35,10 @@ from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
 
+_SYSTEM_CLOCK = SystemClock()
+_NO_PROMPT_PARTS = PromptParts()
+"""Shared defaults (both immutable): fewer objects per run for the garbage collector."""
+
 
 def new_run_id() -> str:
     return f"run_{uuid.uuid4().hex[:16]}"
@@ -67,18 +71,22 @@ class AgentExecutor:
         readable_roots: Sequence[str | Path] = (),
     ) -> None:
         self.model = model
-        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self.options = options or AgentOptions()
-        self.tools = registry.filtered(self.options.allowed_tools)
+        allowed = self.options.allowed_tools
+        if isinstance(tools, ToolRegistry) or allowed is not None:
+            registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+            self.tools = registry.filtered(allowed)  # a copy: the caller's may change later
+        else:
+            self.tools = ToolRegistry(tools)
         self.prompt_builder = prompt_builder or PromptBuilder()
-        self.prompt_parts = prompt_parts or PromptParts()
+        self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
         self.scrubber = scrubber or Scrubber.default()
         self.workspace = Path(workspace or Path.cwd()).resolve()
         self.extra_policies = tuple(policies)
         self.prices = prices
-        self.clock = clock or SystemClock()
+        self.clock = clock or _SYSTEM_CLOCK
         self.verifier = as_verifier(verifier)
         self.readable_roots = [Path(root).resolve() for root in readable_roots]
 
@@ -107,9 +115,8 @@ class AgentExecutor:
             self.prompt_parts,
             tools=tuple(self.tools.specs()),
             tool_mode="native" if self.tool_mode == "native" else "prompted",
+            workspace_section=workspace_section or self.prompt_parts.workspace_section,
         )
-        if workspace_section:
-            parts = dataclasses.replace(parts, workspace_section=workspace_section)
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:

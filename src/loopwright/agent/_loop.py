@@ -76,8 +76,9 @@ class AgentRun:
         self._time = setup.clock.time
         native = setup.tool_mode == "native"
         self._tool_specs = tuple(setup.tools.specs()) if native else ()
-        self._tool_names = [spec.name for spec in self._tool_specs]
-        self._hooks = _policy_hooks(setup.policies)
+        self._tool_names = tuple(spec.name for spec in self._tool_specs)
+        self._before_model_call = _hook(setup.policies, "before_model_call")
+        self._after_tool_calls = _hook(setup.policies, "after_tool_calls")
         self.state = LoopState(
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
@@ -385,7 +386,8 @@ class AgentRun:
 
     def _first_stop(self, hook: str) -> Stop | Nudge | None:
         nudge: Nudge | None = None
-        for check in self._hooks[hook]:
+        checks = self._before_model_call if hook == "before_model_call" else self._after_tool_calls
+        for check in checks:
             verdict = check(self.state)
             if verdict is None:
                 continue
@@ -432,14 +434,11 @@ def _with_verification(
     return dataclasses.replace(result, verification=verification)
 
 
-def _policy_hooks(policies: Sequence[StopPolicy]) -> dict[str, list[Callable[[LoopState], Any]]]:
-    """Each hook's bound checks, leaving out BasePolicy's no-op defaults."""
-    hooks: dict[str, list[Callable[[LoopState], Any]]] = {}
-    for hook in ("before_model_call", "after_tool_calls"):
-        default = getattr(BasePolicy, hook)
-        hooks[hook] = [
-            getattr(policy, hook)
-            for policy in policies
-            if getattr(type(policy), hook, None) is not default
-        ]
-    return hooks
+def _hook(policies: Sequence[StopPolicy], hook: str) -> tuple[Callable[[LoopState], Any], ...]:
+    """The policies' bound checks for `hook`, leaving out BasePolicy's no-op default."""
+    default = getattr(BasePolicy, hook)
+    return tuple(
+        getattr(policy, hook)
+        for policy in policies
+        if getattr(type(policy), hook, None) is not default
+    )

@@ -20,16 +20,20 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+NO_USAGE = Usage()
+"""Usage is immutable: one shared zero."""
+
+
 @dataclass
 class CostLedger:
     """Tokens in/out per model, and their cost from a price table the user can extend."""
 
     prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
-    total_usage: Usage = field(default_factory=Usage)
+    total_usage: Usage = NO_USAGE
     """Kept as calls are recorded, so reading it costs nothing per step."""
     total_cost: float = 0.0
-    last_call: Usage = field(default_factory=Usage)
+    last_call: Usage = NO_USAGE
     """The most recent call's usage: the next call's input is at least as long."""
 
     def price_of(self, model: str) -> tuple[float, float]:

@@ -84,8 +84,11 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str
     """
     if environ is not None:
         return _secret_values(environ.items())
-    snapshot = tuple(getattr(os.environ, "_data", os.environ).items())
-    return dict(_process_env_secrets(snapshot))
+    return dict(_process_env_secrets(_environ_snapshot()))
+
+
+def _environ_snapshot() -> tuple[tuple[Any, Any], ...]:
+    return tuple(getattr(os.environ, "_data", os.environ).items())
 
 
 @functools.lru_cache(maxsize=4)
@@ -145,6 +148,8 @@ class Scrubber:
         cls, secrets: Iterable[str] = (), *, environ: Mapping[str, str] | None = None
     ) -> Scrubber:
         """Every detector, the secret-looking environment values, and `secrets`."""
+        if cls is Scrubber and environ is None and not secrets:
+            return _process_default(_process_env_secrets(_environ_snapshot()))
         return cls(secrets, env_secrets=secret_env_values(environ))
 
     def with_secrets(self, secrets: Iterable[str]) -> Scrubber:
@@ -176,6 +181,13 @@ class Scrubber:
 
     def _exact_replacement(self, match: re.Match[str]) -> str:
         return f"[REDACTED:{self._exact_kinds[match.group(0)]}]"
+
+
+@functools.lru_cache(maxsize=4)
+def _process_default(env_secrets: tuple[tuple[str, str], ...]) -> Scrubber:
+    """`Scrubber.default()` for one state of the process environment, built once: a
+    Scrubber never changes after it is made, and AgentExecutor asks for one per run."""
+    return Scrubber(env_secrets=dict(env_secrets))
 
 
 @functools.lru_cache(maxsize=16)
