@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from loopwright.events import IterationStarted
 from loopwright.runtime import export_run
 from loopwright.store import SqliteRunStore
+from loopwright.store._schema import MIGRATIONS
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "store_v1.db"
 
@@ -64,3 +66,20 @@ def test_a_v1_store_takes_new_events(store: SqliteRunStore) -> None:
     store.append(IterationStarted(run_id="run_fixture_cut", seq=6, ts=1.0, iteration=2))
     record = store.get_run("run_fixture_cut")
     assert record is not None and record.last_seq == 6
+
+
+def test_opening_an_old_store_applies_the_newer_migrations_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "store_v1.db"
+    shutil.copy(FIXTURE, copy)
+    monkeypatch.setitem(MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN label TEXT",))
+    monkeypatch.setitem(MIGRATIONS, 3, ("UPDATE runs SET label = kind || ':' || tenant",))
+    store = SqliteRunStore(copy)
+    assert store.migrated_from == 1
+    store.close()
+    conn = sqlite3.connect(copy)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    labels = conn.execute("SELECT label FROM runs ORDER BY run_id").fetchall()
+    assert [row[0] for row in labels] == ["agent:acme", "agent:acme", "task:acme"]
+    assert SqliteRunStore(copy).migrated_from == 3  # nothing left to apply

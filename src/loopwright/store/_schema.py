@@ -66,11 +66,12 @@ def _user_tables(conn: sqlite3.Connection) -> list[str]:
 
 
 def check_and_migrate(conn: sqlite3.Connection, path: str) -> int:
-    """Bring the store at `path` to SCHEMA_VERSION; the version it had before.
+    """Bring the store at `path` to the latest schema version; the version it had before.
 
     Raises StoreError for a file that is not a loopwright store (another SQLite database,
     or not SQLite at all) and for a store written by a newer loopwright.
     """
+    latest = max(MIGRATIONS)
     try:
         application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -82,12 +83,12 @@ def check_and_migrate(conn: sqlite3.Connection, path: str) -> int:
             f"{path} is not a loopwright run store (a SQLite database with other tables: "
             f"{', '.join(sorted(tables)) or 'none'})"
         )
-    if version > SCHEMA_VERSION:
+    if version > latest:
         raise StoreError(
             f"{path} was written by a newer loopwright (store schema v{version}; this "
-            f"version reads up to v{SCHEMA_VERSION}): upgrade loopwright to open it"
+            f"version reads up to v{latest}): upgrade loopwright to open it"
         )
-    for target in range(version + 1, SCHEMA_VERSION + 1):
+    for target in range(version + 1, latest + 1):
         _apply(conn, target)
     return version
 
