@@ -6,22 +6,29 @@ Set LOOPWRIGHT_SCREENSHOT=docs/dashboard.png to keep the run page's screenshot.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 from server_helpers import (
     TOKENS,
     LiveServer,
     live_server,
     make_config,
+    start_run,
     tasks_folder,
     write_script,
 )
+
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from loopwright.models import register_model_factory
 
 pytestmark = pytest.mark.browser
 
@@ -179,3 +186,82 @@ def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> 
         page.goto(live.url + "/#/new")
         page.locator("#who").filter(has_text="tenant acme").wait_for()
         context.close()
+
+
+class HeldModel:
+    """Answers only when the test lets it: `release(n)` allows n more replies. Each reply is
+    an echo call (distinct text), the last one a final answer."""
+
+    name = "held"
+    preferred_tool_mode = "native"
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        self.made = 0
+        self.allowed = threading.Semaphore(0)
+
+    def release(self, replies: int) -> None:
+        self.allowed.release(replies)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.to_thread(self.allowed.acquire)
+        self.made += 1
+        if self.made <= self.calls:
+            call = ToolCall(f"c{self.made}", "echo", {"text": f"line {self.made}"})
+            return ModelResponse(tool_calls=(call,), usage=Usage(10, 5))
+        return ModelResponse(text="all lines echoed", usage=Usage(10, 5))
+
+
+@pytest.fixture
+def held_model() -> Iterator[HeldModel]:
+    model = HeldModel(calls=300)
+    register_model_factory("held", lambda _name, _url: model)
+    yield model
+    model.release(1000)  # let a run the test left behind finish
+
+
+def tool_rows(page: Page, count: int) -> None:
+    """Wait until the timeline shows `count` finished tool calls."""
+    expect(page.locator(".tl-tool.ok")).to_have_count(count, timeout=TIMEOUT_MS)
+
+
+def test_a_long_run_fills_in_live_without_re_rendering(
+    page: Page, server: LiveServer, held_model: HeldModel
+) -> None:
+    """300 tool calls (1,200+ events) arrive while the page is open; rows are appended,
+    the first row is never replaced, and a dropped connection resumes from the last seq."""
+    body = {"prompt": "echo 300 lines", "model": "held:x", "tools": ["echo"],
+            "options": {"max_iterations": 400}}  # fmt: skip
+    run_id = start_run(server, body)["run_id"]
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    expect(page.locator("[data-field=conn]")).to_have_text("live")
+    held_model.release(1)
+    tool_rows(page, 1)
+    page.evaluate("window.firstRow = document.querySelector('.tl-tool')")
+
+    held_model.release(99)
+    tool_rows(page, 100)
+    page.evaluate("window.loopwrightLive.ws.close(3000, 'test drops the connection')")
+    held_model.release(200)  # these happen while the page is reconnecting
+    tool_rows(page, 300)
+    expect(page.locator("[data-field=conn]")).to_have_text("live")
+    held_model.release(1)
+    expect(page.locator("[data-testid=outcome]")).to_contain_text("all lines echoed")
+
+    assert page.evaluate("window.firstRow === document.querySelector('.tl-tool')")
+    assert page.evaluate("window.firstRow.isConnected")
+    results = page.locator(".tl-tool .tl-result").all_inner_texts()
+    assert results == [f"line {n}" for n in range(1, 301)]  # in order, each once
+    assert page.locator(".tl-iteration").count() == 301
+    assert page.locator("[data-field=tool_calls]").inner_text() == "300"
+    events = httpx.get(f"{server.url}/api/runs/{run_id}/events", params={"limit": 10000}).json()
+    seqs = page.evaluate(
+        "[...document.querySelectorAll('.timeline > li')].map(li => +li.dataset.seq)"
+    )
+    assert len(seqs) == len(set(seqs))  # no event shown twice
+    assert max(seqs) == events["last_seq"]
+    assert len(sockets) == 2 and sockets[0].endswith("after=0")
+    resumed_after = int(sockets[1].rsplit("after=", 1)[1])
+    assert resumed_after >= 400  # the second connection started from the last seq seen

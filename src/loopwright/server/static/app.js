@@ -226,6 +226,7 @@ async function showRun(runId) {
     },
   });
   const live = new LiveEvents(runId, timeline, field("conn"), field("follow"));
+  window.loopwrightLive = live; // for the browser console (and the browser tests)
   live.connect();
   state.cleanup = () => live.close();
 }
