@@ -165,3 +165,11 @@ def test_wrong_method_is_a_json_405(server: LiveServer) -> None:
     response = httpx.delete(f"{server.url}/api/runs")
     assert response.status_code == 405
     assert response.json()["error"]["status"] == 405
+
+
+def test_base_url_only_where_the_server_allows_it(server: LiveServer) -> None:
+    response = httpx.post(
+        f"{server.url}/api/runs", json={"prompt": "p", "base_url": "http://10.0.0.1:11434"}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "base_url"

@@ -33,6 +33,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--tasks", default=None, metavar="DIR", help="task files to offer")
     parser.add_argument("--model", default="local", help="default model spec for runs")
     parser.add_argument("--workspace", default=".", help="root for file tools (default: .)")
+    parser.add_argument(
+        "--allow-base-url", action="store_true", help="let requests give a model base_url"
+    )
     parser.set_defaults(handler=serve_command)
 
 
@@ -51,10 +54,12 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from loopwright.runtime import Runtime
     from loopwright.server import (
+        LOOPBACK_HOSTS,
         FolderTaskLauncher,
         ServerConfig,
         check_bind,
         create_app,
+        is_loopback,
         load_token_file,
     )
     from loopwright.tasks import TaskSettings
@@ -74,6 +79,8 @@ def serve_command(args: argparse.Namespace) -> int:
         default_model=args.model,
         workspace=str(workspace),
         tasks=tasks,
+        allowed_hosts=LOOPBACK_HOSTS if is_loopback(args.host) else None,
+        allow_base_url=args.allow_base_url,
     )
     sock = listen(args.host, args.port)
     host, port = sock.getsockname()[:2]

@@ -7,6 +7,7 @@
 
 from loopwright.server._app import create_app
 from loopwright.server._config import (
+    LOOPBACK_HOSTS,
     GateDecider,
     ServerConfig,
     TaskLauncher,
@@ -19,6 +20,7 @@ from loopwright.server._openapi import openapi_schema
 from loopwright.server._tasks import FolderTaskLauncher
 
 __all__ = [
+    "LOOPBACK_HOSTS",
     "ApiError",
     "FolderTaskLauncher",
     "GateDecider",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -14,6 +15,7 @@ from starlette.staticfiles import StaticFiles
 from loopwright.errors import UsageError
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
+from loopwright.server._guard import BrowserGuard
 from loopwright.server._http import ApiError, error_response, json_response
 from loopwright.server._live import run_events, run_websocket
 from loopwright.server._openapi import openapi_schema
@@ -82,13 +84,15 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),
         Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
     ]
+    config = config or ServerConfig()
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(BrowserGuard, allowed_hosts=config.allowed_hosts)],
         exception_handlers={
             ApiError: _api_error,
             UsageError: _usage_error,
             HTTPException: _http_error,
         },
     )
-    app.state.config = config or ServerConfig()
+    app.state.config = config
     return app

@@ -14,6 +14,7 @@ from loopwright.runtime import RunHandle, Runtime
 from loopwright.tools import BUILTIN_TOOLS
 
 DEFAULT_TENANT = "default"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 @runtime_checkable
@@ -53,6 +54,10 @@ class ServerConfig:
     allowed_tools: frozenset[str] = frozenset(BUILTIN_TOOLS)
     """Tool specs a request may name. Arbitrary `module:function` specs are not offered."""
     default_model: str = "local"
+    allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS
+    """Host names the server answers to (DNS rebinding); None: any (serving beyond loopback)."""
+    allow_base_url: bool = False
+    """Let requests give a model `base_url` (the server would connect wherever it says)."""
     workspace: str | None = None
     gates: GateDecider | None = None
     """Decides task runs' gates; defaults to `tasks` when that is a GateDecider too."""

@@ -78,6 +78,10 @@ def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
     base_url = body.get("base_url")
     if base_url is not None and not isinstance(base_url, str):
         raise ApiError(422, "must be a string", field="base_url")
+    if base_url is not None and not config.allow_base_url:
+        raise ApiError(
+            422, "this server does not take a base_url (--allow-base-url)", field="base_url"
+        )
     return RunSpec(
         request=prompt,
         model=model,
