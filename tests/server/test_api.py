@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import jsonschema
 import pytest
 from server_helpers import (
     LiveServer,
@@ -234,6 +235,29 @@ def test_openapi_schema_lists_every_endpoint(server: LiveServer) -> None:
         "max_iterations"
         in schema["components"]["schemas"]["AgentRunRequest"]["properties"]["options"]["properties"]
     )
+
+
+def test_responses_match_the_openapi_schema(server: LiveServer, tmp_path: Path) -> None:
+    schema = httpx.get(f"{server.url}/api/openapi.json").json()
+
+    def check(component: str, instance: object) -> None:
+        validator = jsonschema.Draft202012Validator(
+            {**schema, "$ref": f"#/components/schemas/{component}"}
+        )
+        validator.validate(instance)
+
+    spec = echo_script(tmp_path / "s.json", 1)
+    body = {"prompt": "p", "model": spec, "tools": ["echo"], "options": {"max_iterations": 3}}
+    check("AgentRunRequest", body)
+    run = start_run(server, body)
+    check("Run", run)
+    check("Run", wait_finished(server, run["run_id"]))
+    page = httpx.get(f"{server.url}/api/runs/{run['run_id']}/events").json()
+    check("EventPage", page)
+    bad = httpx.post(f"{server.url}/api/runs", json={"prompt": ""}).json()
+    check("Error", bad)
+    with pytest.raises(jsonschema.ValidationError):
+        check("AgentRunRequest", {"prompt": "p", "options": {"turbo": 1}})
 
 
 def test_info_and_the_dashboard_are_served(server: LiveServer) -> None:

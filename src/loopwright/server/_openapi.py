@@ -131,7 +131,8 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
-def _paths() -> dict[str, Any]:
+def _collection_paths() -> dict[str, Any]:
+    """Start and list runs."""
     run_json = _json(_ref("Run"), "the run")
     return {
         "/api/runs": {
@@ -162,6 +163,13 @@ def _paths() -> dict[str, Any]:
                 },
             },
         },
+    }
+
+
+def _one_run_paths() -> dict[str, Any]:
+    """GET a run and its events, JSON, SSE or WebSocket."""
+    run_json = _json(_ref("Run"), "the run")
+    return {
         "/api/runs/{run_id}": {
             "get": {
                 "summary": "One run, with its pending gates",
@@ -207,6 +215,13 @@ def _paths() -> dict[str, Any]:
                 "responses": {"101": {"description": "switching protocols"}},
             }
         },
+    }
+
+
+def _action_paths() -> dict[str, Any]:
+    """Acting on a run: cancel, decide a gate, resume; and the server's info."""
+    run_json = _json(_ref("Run"), "the run")
+    return {
         "/api/runs/{run_id}/cancel": {
             "post": {
                 "summary": "Cancel a live run",
@@ -264,5 +279,5 @@ def openapi_schema() -> dict[str, Any]:
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{"bearer": []}],
-        "paths": _paths(),
+        "paths": {**_collection_paths(), **_one_run_paths(), **_action_paths()},
     }
