@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from pathlib import Path
 from typing import Any
 
+from loopwright.agent._bookkeeping import EventSink
 from loopwright.agent._effects import RecordedEffects
-from loopwright.agent._loop import AgentRun, EventSink
+from loopwright.agent._loop import AgentRun
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup

@@ -1,0 +1,119 @@
+"""The bookkeeping of one agent run: its state, its events, its stop policies.
+
+`AgentRun` (agent/_loop.py) is the loop; this base holds what the loop reads and writes
+between effects, kept cheap because it runs several times per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from loopwright.agent._conversation import Conversation
+from loopwright.agent._effects import RecordedEffects
+from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._setup import RunSetup
+from loopwright.events import Event
+from loopwright.guards import BasePolicy, LoopState, Nudge, Stop, StopPolicy, timeout_stop
+
+EventSink = Callable[[Event], Awaitable[None]]
+
+
+class RunBookkeeping:
+    """State, events and policy checks of one run (the loop itself is AgentRun)."""
+
+    def __init__(self, setup: RunSetup, sink: EventSink | None, recorded: RecordedEffects) -> None:
+        self.setup = setup
+        self.sink = sink
+        self.recorded = recorded
+        self.seq = 0
+        self._replaying_until = recorded.last_seq
+        self._time = setup.clock.time
+        native = setup.tool_mode == "native"
+        self._tool_specs = tuple(setup.tools.specs()) if native else ()
+        self._tool_names = tuple(spec.name for spec in self._tool_specs)
+        self._before_model_call = _hook(setup.policies, "before_model_call")
+        self._after_tool_calls = _hook(setup.policies, "after_tool_calls")
+        self.state = LoopState(
+            max_iterations=setup.options.iteration_limit,
+            model_name=setup.model.name,
+            started_at=setup.clock.monotonic(),
+        )
+        self.conversation = Conversation(setup.system_prompt)
+        self.steps: list[CompletedStep] = []
+        self.recap: list[str] = []
+        """One line per completed tool call, for the progress note of prompted mode."""
+        self.last_thought: str | None = None
+        self.seen_observations: set[str] = set()
+        self.model_calls = 0
+        self._digest = ""
+        self._model_ms = 0.0
+        self._signature = ""
+
+    async def emit(self, event_type: type[Any], **fields: Any) -> None:
+        self.seq = seq = self.seq + 1
+        event: Event = event_type(run_id=self.setup.run_id, seq=seq, ts=self._time(), **fields)
+        if seq <= self._replaying_until:
+            self.recorded.check(event)
+        elif self.sink is not None:
+            await self.sink(event)
+
+    def _effect_timeout(self, per_effect: float | None) -> float | None:
+        run_limit = self.setup.options.timeout_s
+        if not run_limit:
+            return per_effect or None
+        remaining = max(0.001, run_limit - self.state.elapsed)
+        return min(per_effect, remaining) if per_effect else remaining
+
+    def _refresh_state(self, *, new_observation: bool | None = None) -> None:
+        state = self.state
+        state.now = self.setup.clock.monotonic()
+        state.usage = self.setup.ledger.total_usage
+        state.cost = self.setup.ledger.total_cost
+        state.next_input_tokens = self.conversation.total_tokens
+        if new_observation is not None:
+            changes = len(self.setup.tool_executor.context.modified_files)
+            state.new_observation.append(new_observation)
+            state.workspace_changed.append(changes > state.workspace_changes)
+            state.workspace_changes = changes
+
+    def _timed_out(self) -> Stop:
+        options = self.setup.options
+        elapsed = self.setup.clock.monotonic() - self.state.started_at
+        return timeout_stop(elapsed, options.timeout_s, options.iteration_timeout_s)
+
+    def _first_stop(self, hook: str) -> Stop | Nudge | None:
+        nudge: Nudge | None = None
+        checks = self._before_model_call if hook == "before_model_call" else self._after_tool_calls
+        for check in checks:
+            verdict = check(self.state)
+            if verdict is None:
+                continue
+            if isinstance(verdict, Stop):
+                return verdict
+            if isinstance(verdict, Nudge) and nudge is None:
+                nudge = verdict
+        return nudge
+
+    def _result(self, status: Any, **fields: Any) -> ExecutionResult:
+        return ExecutionResult(
+            run_id=self.setup.run_id,
+            status=status,
+            steps=tuple(self.steps),
+            iterations=self.state.iteration,
+            usage=self.setup.ledger.total_usage,
+            cost=self.setup.ledger.total_cost,
+            last_thought=self.last_thought,
+            modified_files=tuple(self.setup.tool_executor.context.modified_files),
+            **fields,
+        )
+
+
+def _hook(policies: Sequence[StopPolicy], hook: str) -> tuple[Callable[[LoopState], Any], ...]:
+    """The policies' bound checks for `hook`, leaving out BasePolicy's no-op default."""
+    default = getattr(BasePolicy, hook)
+    return tuple(
+        getattr(policy, hook)
+        for policy in policies
+        if getattr(type(policy), hook, None) is not default
+    )
