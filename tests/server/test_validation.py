@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,26 @@ def test_base_url_only_where_the_server_allows_it(server: LiveServer) -> None:
     )
     assert response.status_code == 422
     assert response.json()["error"]["field"] == "base_url"
+
+
+def test_bad_websocket_messages_get_error_frames(server: LiveServer) -> None:
+    from server_helpers import ws_connect
+
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "w"}})["run_id"]
+    with ws_connect(server, run_id) as ws:
+        while json.loads(ws.recv(timeout=20))["type"] != "confirmation_required":
+            pass
+        for message, field in (
+            ("not json", None),
+            (b"\x00binary", None),
+            (json.dumps({"type": "approve"}), None),
+            (json.dumps({"type": "confirm", "request_id": "x"}), "approve"),
+            (json.dumps({"type": "confirm", "request_id": 5, "approve": True}), "request_id"),
+        ):
+            ws.send(message)
+            reply = json.loads(ws.recv(timeout=20))
+            assert reply["type"] == "error" and "seq" not in reply
+            assert reply["error"].get("field") == field
+    run = httpx.get(f"{server.url}/api/runs/{run_id}").json()
+    assert len(run["pending_gates"]) == 1  # none of that decided the gate
+    httpx.post(f"{server.url}/api/runs/{run_id}/cancel")

@@ -142,28 +142,38 @@ async def _send_events(websocket: WebSocket, runtime: Runtime, run_id: str, afte
 
 
 async def _receive(websocket: WebSocket, config: ServerConfig, run_id: str, tenant: str) -> None:
+    """Gate decisions from the client; anything else gets an error frame (no `seq`)."""
     while True:
-        try:
-            message = json.loads(await websocket.receive_text())
-        except json.JSONDecodeError:
-            await _ws_error(websocket, "message is not JSON")
-            continue
-        if not isinstance(message, dict) or message.get("type") != "confirm":
-            await _ws_error(websocket, "expected {'type': 'confirm', 'request_id', 'approve'}")
-            continue
-        request_id, approve = message.get("request_id"), message.get("approve")
-        if not isinstance(approve, bool):
-            await _ws_error(websocket, "required, true or false", field="approve")
-            continue
-        pending = {g["request_id"] for g in pending_gates(config.runtime.store.events(run_id))}
-        decider = config.gate_decider()
-        if not isinstance(request_id, str) or request_id not in pending or decider is None:
-            await _ws_error(websocket, f"no pending gate {request_id!r}", field="request_id")
-            continue
-        decider.decide(request_id, approve, f"ws:{tenant}")
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        problem = _confirm(config, run_id, tenant, message.get("text"))
+        if problem is not None:
+            await _ws_error(websocket, *problem)
 
 
-async def _ws_error(websocket: WebSocket, message: str, *, field: str | None = None) -> None:
+def _confirm(
+    config: ServerConfig, run_id: str, tenant: str, text: str | None
+) -> tuple[str, str | None] | None:
+    """Decide the gate a `confirm` message names; (message, field) of what is wrong, if any."""
+    try:
+        message = json.loads(text) if text is not None else None
+    except json.JSONDecodeError:
+        return "message is not JSON", None
+    if not isinstance(message, dict) or message.get("type") != "confirm":
+        return "expected {'type': 'confirm', 'request_id': ..., 'approve': true}", None
+    request_id, approve = message.get("request_id"), message.get("approve")
+    if not isinstance(approve, bool):
+        return "required, true or false", "approve"
+    pending = {g["request_id"] for g in pending_gates(config.runtime.store.events(run_id))}
+    decider = config.gate_decider()
+    if not isinstance(request_id, str) or request_id not in pending or decider is None:
+        return f"no pending gate {request_id!r}", "request_id"
+    decider.decide(request_id, approve, f"ws:{tenant}")
+    return None
+
+
+async def _ws_error(websocket: WebSocket, message: str, field: str | None) -> None:
     error: dict[str, Any] = {"status": 422, "message": message}
     if field is not None:
         error["field"] = field

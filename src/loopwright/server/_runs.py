@@ -93,7 +93,7 @@ async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> Run
     record = runtime.store.get_run(handle.run_id, tenant=tenant)
     if first is not None and record is not None:
         return record
-    if handle.done and handle.task.exception() is not None:
+    if handle.done and not handle.task.cancelled() and handle.task.exception() is not None:
         error = handle.task.exception()
         status = 422 if isinstance(error, UsageError) else 500
         raise ApiError(status, f"the run could not start: {error}")
