@@ -1,0 +1,127 @@
+"""End to end on the embedded model, for real: llama.cpp in-process and llama.cpp's own
+OpenAI-compatible server on 127.0.0.1. CPU heavy: pytest runs these one at a time, with
+temperature 0 and a fixed thread count, so the greedy output is reproducible."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from loopwright import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.events import ToolCallFinished
+from loopwright.models import OpenAIModel, RetryPolicy
+from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+from tools import add, multiply  # type: ignore[import-not-found]  # noqa: E402
+
+pytestmark = pytest.mark.model
+CHAIN = "What is (123 + 456) * 7?"
+SERVER_START_LIMIT_S = 300
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Poll the server's model list until it answers (it loads 1 GB first)."""
+    deadline = time.monotonic() + SERVER_START_LIMIT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"llama.cpp server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)  # polling a condition with a deadline, not synchronising on a guess
+    raise RuntimeError(f"llama.cpp server did not answer at {url} within {SERVER_START_LIMIT_S}s")
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(resolve_local_path("")),
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_threads", str(DEFAULT_THREADS), "--n_ctx", "8192",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_serving(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def calls_of(result: ExecutionResult) -> list[tuple[str, dict[str, Any]]]:
+    return [(step.tool_name, step.arguments) for step in result.steps]
+
+
+async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: str) -> None:
+    model = OpenAIModel("qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0))
+    result = await AgentExecutor(model, [add, multiply]).run(CHAIN)
+    assert result.status == "completed", result.reason
+    assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
+    assert result.answer is not None and "4053" in result.answer
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+
+
+async def test_openai_compatible_server_single_call(llama_server: str) -> None:
+    model = OpenAIModel("qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0))
+    result = await AgentExecutor(model, [add, multiply]).run("What is 17 + 25?")
+    assert result.status == "completed", result.reason
+    assert calls_of(result) == [("add", {"a": 17, "b": 25})]
+    assert result.answer is not None and "42" in result.answer
+
+
+async def test_embedded_model_reuses_its_prompt_cache() -> None:
+    model = LocalModel(resolve_local_path(""), threads=DEFAULT_THREADS)
+    agent = AgentExecutor(model, [add, multiply], options=AgentOptions(temperature=0.0))
+    events = [event async for event in agent.stream(CHAIN)]
+    prompt_sizes = [
+        e.response["usage"]["input_tokens"] for e in events if e.type == "model_response"
+    ]
+    calls = [(e.tool_name, e.arguments) for e in events if isinstance(e, ToolCallFinished)]
+    assert calls == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
+    evaluated = model.prompt_tokens_evaluated
+    assert len(evaluated) == len(prompt_sizes) == 3
+    assert evaluated[0] == prompt_sizes[0]  # a cold cache evaluates the whole prompt
+    # later calls evaluate only the new turns: the system prompt and history are a cached
+    # prefix, because the iteration note sits in the newest message only
+    for fresh, whole in zip(evaluated[1:], prompt_sizes[1:], strict=True):
+        assert fresh < whole * 0.4, (evaluated, prompt_sizes)
+
+
+def test_cli_default_model_streams_json_events(tmp_path: Path) -> None:
+    tools = f"{ROOT}/examples/tools.py:add,{ROOT}/examples/tools.py:multiply"
+    command = [sys.executable, "-m", "loopwright", "run", CHAIN, "--tools", tools, "--json"]
+    env = {**os.environ, "LOOPWRIGHT_STORE": str(tmp_path / "runs.db")}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    started = events[0]
+    assert started["type"] == "run_started" and started["model"] == "local"
+    tool_calls = [(e["tool_name"], e["arguments"]) for e in events if e["type"] == "tool_call"]
+    assert tool_calls == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    finished = events[-1]
+    assert finished["type"] == "run_finished" and finished["status"] == "completed"
+    assert "4053" in finished["answer"]
