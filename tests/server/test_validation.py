@@ -197,3 +197,9 @@ def test_bad_websocket_messages_get_error_frames(server: LiveServer) -> None:
     run = httpx.get(f"{server.url}/api/runs/{run_id}").json()
     assert len(run["pending_gates"]) == 1  # none of that decided the gate
     httpx.post(f"{server.url}/api/runs/{run_id}/cancel")
+
+
+def test_a_body_too_large_is_a_413(server: LiveServer) -> None:
+    response = httpx.post(f"{server.url}/api/runs", json={"prompt": "x" * 1_100_000})
+    assert response.status_code == 413
+    assert "larger than 1,000,000 bytes" in response.json()["error"]["message"]

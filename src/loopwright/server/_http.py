@@ -41,9 +41,18 @@ def error_response(error: ApiError) -> JSONResponse:
     return JSONResponse(error.to_dict(), status_code=error.status, headers=headers)
 
 
+MAX_BODY_BYTES = 1_000_000
+
+
 async def json_body(request: Request) -> dict[str, Any]:
     """The request's body as a JSON object, or a 400 that says what is wrong with it."""
-    raw = await request.body()
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ApiError(413, f"request body is larger than {MAX_BODY_BYTES:,} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw.strip():
         raise ApiError(400, "request body is empty: expected a JSON object")
     try:

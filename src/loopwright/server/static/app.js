@@ -342,6 +342,7 @@ async function route() {
   if (state.cleanup) state.cleanup();
   state.cleanup = null;
   const hash = location.hash || "#/";
+  info().catch(() => {}); // who is signed in (and the token prompt, if one is needed)
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", hash === a.getAttribute("href")));
   try {
     const match = hash.match(/^#\/runs\/([^/]+)$/);
