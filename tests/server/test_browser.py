@@ -172,6 +172,28 @@ def test_approve_a_gate_and_the_task_continues(
     assert (tmp_path / "ws" / "NOTES.md").read_text() == "Release 1.4"
 
 
+@pytest.mark.parametrize("button", ["reject", "cancel"])
+def test_reject_a_gate_or_cancel_the_run(
+    page: Page, server: LiveServer, tmp_path: Path, button: str
+) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "No"}})["run_id"]
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    page.locator(".gate-card").wait_for()
+    if button == "reject":
+        page.click(".gate-card button.reject")
+    else:
+        page.click("[data-action=cancel]")
+    outcome = page.locator("[data-testid=outcome]")
+    expect(outcome).to_contain_text("Run cancelled")
+    expect(page.locator("[data-field=status]")).to_have_text("cancelled")
+    assert page.locator(".gate-card").count() == 0
+    assert page.locator("[data-action=cancel]").is_hidden()
+    if button == "reject":
+        assert "by api:default" in page.locator(".tl-error", has_text="Rejected").inner_text()
+    assert page.locator(".tl-step[data-step=write]").count() == 0
+    assert not (tmp_path / "ws" / "NOTES.md").exists()
+
+
 def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> None:
     with live_server(make_config(tmp_path, tokens=TOKENS)) as live:
         context = browser.new_context()
