@@ -109,11 +109,16 @@ class AgentRun(RunBookkeeping):
             stop = self._first_stop("before_model_call")
             if isinstance(stop, Stop):
                 return await self._stopped(stop)
-            self.state.iteration += 1
-            await self.emit(
-                IterationStarted,
-                iteration=self.state.iteration,
-                max_iterations=self.state.max_iterations,
+            state = self.state
+            state.iteration += 1
+            await self.publish(
+                IterationStarted(
+                    run_id=self.run_id,
+                    seq=self.next_seq(),
+                    ts=self.timestamp(),
+                    iteration=state.iteration,
+                    max_iterations=state.max_iterations,
+                )
             )
             try:
                 outcome = await self._think()
@@ -186,7 +191,7 @@ class AgentRun(RunBookkeeping):
         )
         self._digest = self.conversation.digest(note, self._tool_names)
         started = time.perf_counter()
-        response = self.recorded.next_model_response()
+        response = self.recorded.next_model_response() if self._replaying_until else None
         if response is None:
             call = setup.model.complete(request)
             timeout = self._effect_timeout(setup.options.iteration_timeout_s)
@@ -226,8 +231,10 @@ class AgentRun(RunBookkeeping):
             actions = [
                 {"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls
             ]
-        await self.emit(
-            ModelResponded,
+        event = ModelResponded(
+            run_id=self.run_id,
+            seq=self.next_seq(),
+            ts=self.timestamp(),
             iteration=self.state.iteration,
             response=response.to_dict(),
             request_digest=self._digest,
@@ -236,6 +243,7 @@ class AgentRun(RunBookkeeping):
             final_answer=outcome.answer if isinstance(outcome, ParsedFinal) else None,
             duration_ms=round(self._model_ms, 3),
         )
+        await self.publish(event)
 
     async def _act(self, action: ParsedAction) -> Stop | None:
         native = bool(action.calls) and self.conversation.messages[-1].tool_calls == action.calls
@@ -266,13 +274,17 @@ class AgentRun(RunBookkeeping):
 
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         setup = self.setup
-        await self.emit(
-            ToolCallStarted,
-            iteration=self.state.iteration,
+        iteration = self.state.iteration
+        started = ToolCallStarted(
+            run_id=self.run_id,
+            seq=self.next_seq(),
+            ts=self.timestamp(),
+            iteration=iteration,
             call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
         )
+        await self.publish(started)
         arguments_json = _CANONICAL_JSON.encode(call.arguments)
         self._signature = f"{call.name}({arguments_json})"
         result = self._recorded_result(call) if self._replaying_until else None
@@ -281,17 +293,17 @@ class AgentRun(RunBookkeeping):
             timeout = self._effect_timeout(None)
             result = await (execution if timeout is None else run_with_timeout(execution, timeout))
         self.steps.append(
-            CompletedStep(
-                self.state.iteration, call.name, call.arguments, result.content, result.is_error
-            )
+            CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
         )
         if self.setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
             self.recap.append(
                 recap_line(call.name, call.arguments, result.content, result.is_error)
             )
-        await self.emit(
-            ToolCallFinished,
-            iteration_number=self.state.iteration,
+        finished = ToolCallFinished(
+            run_id=self.run_id,
+            seq=self.next_seq(),
+            ts=self.timestamp(),
+            iteration_number=iteration,
             call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
@@ -303,6 +315,7 @@ class AgentRun(RunBookkeeping):
             truncated=result.truncated,
             redactions=result.redactions,
         )
+        await self.publish(finished)
         return result
 
     def _recorded_result(self, call: ToolCall) -> ToolResult | None:
