@@ -168,7 +168,11 @@ def test_approve_a_gate_and_the_task_continues(
     write = page.locator(".tl-step[data-step=write]")
     assert "completed" in write.inner_text()
     assert page.locator(".gate-card").count() == 0
-    assert "by api:default" in page.locator(".tl-ok", has_text="Approved").inner_text()
+    gate_lines = page.locator(".tl-step[data-step=approve] .gate-line").all_inner_texts()
+    assert gate_lines == [
+        "Approval needed: Write NOTES.md titled Release 1.4?",
+        "Approved by api:default",
+    ]
     assert (tmp_path / "ws" / "NOTES.md").read_text() == "Release 1.4"
 
 
@@ -189,7 +193,8 @@ def test_reject_a_gate_or_cancel_the_run(
     assert page.locator(".gate-card").count() == 0
     assert page.locator("[data-action=cancel]").is_hidden()
     if button == "reject":
-        assert "by api:default" in page.locator(".tl-error", has_text="Rejected").inner_text()
+        rejected = page.locator(".tl-step[data-step=approve] .gate-line.rejected")
+        assert rejected.inner_text() == "Rejected by api:default"
     assert page.locator(".tl-step[data-step=write]").count() == 0
     assert not (tmp_path / "ws" / "NOTES.md").exists()
 

@@ -213,6 +213,7 @@ class Timeline {
   }
 
   on_function_result(ev) {
+    this.stats.toolCalls += 1;
     const body = this.stepBody(ev.step);
     const text = ev.success ? `${ev.function} → ${pretty(ev.result)}` : `${ev.function} failed: ${ev.error}`;
     const line = el("div", ev.success ? "" : "error-text", text);
@@ -224,10 +225,22 @@ class Timeline {
     if (body) body.append(el("span", "stream", ev.chunk));
   }
 
-  on_confirmation_required(ev) {
-    const li = this.row("gate", ev, `Approval needed: ${ev.step}`);
-    li.append(el("div", "tl-body", ev.message));
+  // A gate's question and its decision go inside their step's row (in the order they
+  // happened), or in a row of their own when there is no step row.
+  gateLine(ev, kind, text) {
+    const body = this.stepBody(ev.step);
+    if (body) {
+      body.append(el("div", `gate-line ${kind}`, text));
+      const status = this.stepRows.get(ev.step).querySelector(".tl-status");
+      if (kind === "asked") status.textContent = "waiting for approval";
+      return;
+    }
+    const li = this.row(kind === "asked" ? "gate" : kind === "approved" ? "ok" : "error", ev, text);
     this.add(li);
+  }
+
+  on_confirmation_required(ev) {
+    this.gateLine(ev, "asked", `Approval needed: ${ev.message}`);
     const gate = { request_id: ev.request_id, step: ev.step, message: ev.message, timeout_s: ev.timeout_s, ts: ev.ts };
     this.pendingGates.set(ev.request_id, gate);
     this.hooks.onGate(gate);
@@ -238,9 +251,8 @@ class Timeline {
   }
 
   on_gate_decision(ev) {
-    const li = this.row(ev.approved ? "ok" : "error", ev, ev.approved ? "Approved" : "Rejected");
-    li.append(el("div", "tl-body muted", `${ev.step} · by ${ev.decided_by}`));
-    this.add(li);
+    const verdict = ev.approved ? "Approved" : "Rejected";
+    this.gateLine(ev, ev.approved ? "approved" : "rejected", `${verdict} by ${ev.decided_by}`);
     this.dropGate(ev.request_id);
   }
 
