@@ -51,6 +51,24 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def summary(results: list[dict[str, Any]]) -> str:
+    """loopwright against the floor and against the fastest peer, at every N."""
+    ours = next(r for r in results if r["framework"] == "loopwright")
+    floor = next(r for r in results if r["framework"].startswith("hand-written"))
+    peers = [r for r in results if "error" not in r and r not in (ours, floor)]
+    lines = []
+    for n in ("20", "100", "500"):
+        mine = ours["per_step_us"][n]
+        line = f"N={n}: loopwright {mine / floor['per_step_us'][n]:.1f}x the floor"
+        timed = [r for r in peers if n in r["per_step_us"]]
+        if timed:
+            fastest = min(timed, key=lambda r: r["per_step_us"][n])
+            lead = fastest["per_step_us"][n] / mine
+            line += f", {lead:.1f}x faster than the fastest peer ({fastest['framework']})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--peers-python", required=True)
@@ -63,19 +81,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     subprocess.run([args.peers_python, str(HERE / "chart.py"), args.out, args.chart], check=True)
     print(table(results))
-    ours = next(r for r in results if r["framework"] == "loopwright")
-    peers = [
-        r
-        for r in results
-        if r["framework"] not in {"loopwright"}
-        and "error" not in r
-        and not r["framework"].startswith("hand-written")
-    ]
-    if peers:
-        fastest = min(peers, key=lambda r: r["per_step_us"]["20"])
-        lead = fastest["per_step_us"]["20"] / ours["per_step_us"]["20"]
-        name = fastest["framework"]
-        print(f"\nloopwright vs the fastest peer at N=20 ({name}): {lead:.1f}x faster")
+    print()
+    print(summary(results))
 
 
 if __name__ == "__main__":
