@@ -125,3 +125,25 @@ def test_cli_default_model_streams_json_events(tmp_path: Path) -> None:
     finished = events[-1]
     assert finished["type"] == "run_finished" and finished["status"] == "completed"
     assert "4053" in finished["answer"]
+
+
+async def test_skill_folder_runs_on_the_embedded_model(tmp_path: Path) -> None:
+    from loopwright.models import resolve_model
+    from loopwright.skills import AutonomousSkillExecutor, load_skill
+    from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
+
+    skills = ROOT / "examples" / "skills"
+    (tmp_path / "app.py").write_bytes((skills / "code-review-sample" / "app.py").read_bytes())
+    executor = AutonomousSkillExecutor(
+        load_skill(skills / "code-review"),
+        ToolRegistry(BUILTIN_TOOLS.values()),
+        model=resolve_model("local"),
+        workspace=tmp_path,
+    )
+    result = await executor.execute_sync("app.py", task_id="review-1", session_id="s-1")
+    assert result.status == "completed", result.reason
+    reads = [step.arguments.get("path") for step in result.steps if step.tool_name == "read"]
+    assert "app.py" in reads  # it looked at the code before judging it
+    assert {step.tool_name for step in result.steps} <= {"read", "list_files", "grep"}
+    review = (result.answer or "").lower()
+    assert any(word in review for word in ("eval", "except", "mutable", "default"))

@@ -14,12 +14,14 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
 from loopwright.agent._executor import new_run_id
-from loopwright.events import Event, RunFinished, RunStarted
+from loopwright.events import Event, ModelResponded, RunFinished, RunStarted, ToolCallFinished
 from loopwright.runtime._lease import LeaseKeeper
 from loopwright.store import InMemoryRunStore, RunStore
 
 EventSink = Callable[[Event], Awaitable[None]]
 RunBody = Callable[[EventSink], Coroutine[Any, Any, Any]]
+DEFERRED_EVENTS = (ModelResponded, ToolCallFinished)
+"""Always followed by another event of the same run before the loop's next effect."""
 
 
 @dataclass
@@ -46,25 +48,46 @@ class Runtime:
         self.store: RunStore = store if store is not None else InMemoryRunStore()
         self.handles: dict[str, RunHandle] = {}
         self.leases = LeaseKeeper(self.store)
+        self._pending: dict[str, list[Event]] = {}
+        """Per run: replies and results waiting to be stored with the event after them."""
         """Leases of the runs executed here: taken at run_started, released at run_finished."""
 
     async def publish(self, event: Event) -> None:
-        """Append to the store first; only then let subscribers see it."""
-        if isinstance(event, RunStarted) and event.run_id not in self.leases.held:
-            self.leases.hold(event.run_id)
+        """Append to the store first; only then let subscribers see it.
+
+        A model reply or a tool result is stored in one transaction with the event that
+        follows it (the next iteration, tool call or the run's end), which always comes
+        before the next effect starts: the log is durable before every model or tool call,
+        at half the commits. Subscribers never see an event before it is stored.
+        """
+        run_id = event.run_id
+        if isinstance(event, DEFERRED_EVENTS):
+            self._pending.setdefault(run_id, []).append(event)
+            return
+        pending = self._pending.pop(run_id, None)
+        batch: list[Event] = [*pending, event] if pending else [event]
+        if isinstance(event, RunStarted) and run_id not in self.leases.held:
+            self.leases.hold(run_id)
             try:
-                self.store.append(event)
+                self._store_batch(batch)
             except BaseException:
-                self.leases.release(event.run_id)
+                self.leases.release(run_id)
                 raise
         else:
-            self.store.append(event)
+            self._store_batch(batch)
         if isinstance(event, RunFinished):
-            self.leases.release(event.run_id)
-        handle = self.handles.get(event.run_id)
+            self.leases.release(run_id)
+        handle = self.handles.get(run_id)
         if handle is not None:
             for queue in handle.subscribers:
-                queue.put_nowait(event)
+                for stored in batch:
+                    queue.put_nowait(stored)
+
+    def _store_batch(self, batch: list[Event]) -> None:
+        if len(batch) == 1:
+            self.store.append(batch[0])
+        else:
+            self.store.append_many(batch)
 
     def start(self, run_id: str, body: RunBody) -> RunHandle:
         """Run `body(publish)` as a task; its events go through `publish`."""
