@@ -271,3 +271,15 @@ def test_info_and_the_dashboard_are_served(server: LiveServer) -> None:
         assert httpx.get(f"{server.url}/static/{asset}").status_code == 200
     missing = httpx.get(f"{server.url}/api/nope")
     assert missing.status_code == 404 and missing.json()["error"]["status"] == 404
+
+
+def test_finished_runs_leave_no_handle_behind(server: LiveServer, tmp_path: Path) -> None:
+    """A long-lived server forgets finished runs (the store has them)."""
+    runtime = server.config.runtime
+    run_id = start_run(
+        server, {"prompt": "p", "model": echo_script(tmp_path / "s.json", 1), "tools": ["echo"]}
+    )["run_id"]
+    assert wait_finished(server, run_id)["status"] == "completed"
+    assert run_id not in runtime.handles
+    assert len(httpx.get(f"{server.url}/api/runs/{run_id}/events").json()["events"]) > 0
+    assert httpx.post(f"{server.url}/api/runs/{run_id}/cancel").status_code == 409

@@ -72,8 +72,20 @@ async def create_run(request: Request) -> JSONResponse:
         spec = dataclasses.replace(parsed, tenant=tenant)
         agent = build_agent(spec, model=_model(spec))
         handle = config.runtime.start_agent(agent, spec.request, tenant=tenant)
+    forget_when_done(config.runtime, handle)
     record = await _first_record(config.runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
+
+
+def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
+    """Drop the run's handle when it ends: a long-lived server keeps no finished runs in
+    memory (their events are in the store, which is where later readers get them)."""
+
+    def forget(_: object) -> None:
+        if runtime.handles.get(handle.run_id) is handle:
+            del runtime.handles[handle.run_id]
+
+    handle.task.add_done_callback(forget)
 
 
 def _model(spec: RunSpec) -> Model:
@@ -175,5 +187,5 @@ async def resume_run(request: Request) -> JSONResponse:
     async def body(sink: EventSink) -> ExecutionResult:
         return await resume_agent_run(runtime, record.run_id, model=model)
 
-    runtime.start(record.run_id, body)
+    forget_when_done(runtime, runtime.start(record.run_id, body))
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)
