@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from server_helpers import (
     TOKENS,
     LiveServer,
+    echo_script,
     live_server,
     make_config,
     start_run,
@@ -200,18 +201,34 @@ def test_reject_a_gate_or_cancel_the_run(
 
 
 def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> None:
+    """The dashboard asks for a token, then shows only the tenant's runs and follows them
+    live (the WebSocket carries the token as `access_token`)."""
     with live_server(make_config(tmp_path, tokens=TOKENS)) as live:
+        spec = echo_script(tmp_path / "s.json", 2, answer="acme's answer")
+        body = {"prompt": "acme run", "model": spec, "tools": ["echo"]}
+        acme_run = start_run(live, body, {"Authorization": "Bearer acme-token-1234"})["run_id"]
+        sockets: list[str] = []
+        globex_body = {**body, "prompt": "globex run", "model": echo_script(tmp_path / "g.json", 0)}
+        start_run(live, globex_body, {"Authorization": "Bearer globex-token-5678"})
         context = browser.new_context()
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
+        page.on("websocket", lambda ws: sockets.append(ws.url))
         page.goto(live.url + "/")
-        dialog = page.locator("#token-dialog")
-        dialog.wait_for(state="visible")
+        page.locator("#token-dialog").wait_for(state="visible")
         page.fill("#token-input", "acme-token-1234")
         page.click("#token-form button[type=submit]")
-        page.locator("[data-testid=run-list]").wait_for()
-        page.goto(live.url + "/#/new")
-        page.locator("#who").filter(has_text="tenant acme").wait_for()
+        rows = page.locator("[data-testid=run-list] tbody tr")
+        expect(rows).to_have_count(1)
+        assert "acme run" in rows.first.inner_text()
+        expect(page.locator("#who")).to_have_text("tenant acme")
+        rows.first.click()
+        expect(page.locator("[data-testid=outcome]")).to_contain_text("acme's answer")
+        expect(page.locator(".tl-tool.ok")).to_have_count(2)
+        expect(page.locator("[data-field=conn]")).to_have_text("finished")
+        assert sockets == [
+            f"{live.ws_url}/api/runs/{acme_run}/ws?after=0&access_token=acme-token-1234"
+        ]
         context.close()
 
 
