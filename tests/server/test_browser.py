@@ -309,3 +309,28 @@ def test_a_long_run_fills_in_live_without_re_rendering(
     assert len(sockets) == 2 and sockets[0].endswith("after=0")
     resumed_after = int(sockets[1].rsplit("after=", 1)[1])
     assert resumed_after >= 400  # the second connection started from the last seq seen
+
+
+def test_run_text_is_shown_as_text_never_as_html(
+    page: Page, server: LiveServer, tmp_path: Path
+) -> None:
+    html = '<img src=x onerror="window.pwned = 1">'
+    replies = [
+        json.dumps(
+            {"thought": f"thinking {html}", "action": "echo", "action_input": {"text": html}}
+        ),
+        json.dumps({"thought": "done", "final_answer": f"answer {html}"}),
+    ]
+    spec = write_script(tmp_path / "html.json", replies)
+    run_id = start_run(server, {"prompt": f"request {html}", "model": spec, "tools": ["echo"]})[
+        "run_id"
+    ]
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    expect(page.locator("[data-testid=outcome]")).to_contain_text(f"answer {html}")
+    expect(page.locator(".tl-tool .tl-result")).to_have_text(html)
+    assert page.locator("[data-field=request]").inner_text() == f"request {html}"
+    assert page.locator("main img").count() == 0
+    page.goto(f"{server.url}/#/")
+    expect(page.locator("[data-testid=run-list] tbody tr")).to_have_count(1)
+    assert page.locator("main img").count() == 0
+    assert page.evaluate("window.pwned") is None
