@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
 from loopwright.store import InMemoryRunStore, RunStore
@@ -251,3 +252,27 @@ def tasks_folder(tmp_path: Path) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "publish-notes.yaml").write_text(GATED_TASK)
     return folder
+
+
+class HeldModel:
+    """Answers only when the test lets it: `release(n)` allows n more replies. Each reply is
+    an echo call (distinct text), the last one a final answer."""
+
+    name = "held"
+    preferred_tool_mode = "native"
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        self.made = 0
+        self.allowed = threading.Semaphore(0)
+
+    def release(self, replies: int) -> None:
+        self.allowed.release(replies)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.to_thread(self.allowed.acquire)
+        self.made += 1
+        if self.made <= self.calls:
+            call = ToolCall(f"c{self.made}", "echo", {"text": f"line {self.made}"})
+            return ModelResponse(tool_calls=(call,), usage=Usage(10, 5))
+        return ModelResponse(text="all lines echoed", usage=Usage(10, 5))

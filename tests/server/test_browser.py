@@ -6,11 +6,9 @@ Set LOOPWRIGHT_SCREENSHOT=docs/dashboard.png to keep the run page's screenshot.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from server_helpers import (
     TOKENS,
+    HeldModel,
     LiveServer,
     echo_script,
     live_server,
@@ -28,7 +27,6 @@ from server_helpers import (
     write_script,
 )
 
-from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.models import register_model_factory
 
 pytestmark = pytest.mark.browser
@@ -230,30 +228,6 @@ def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> 
             f"{live.ws_url}/api/runs/{acme_run}/ws?after=0&access_token=acme-token-1234"
         ]
         context.close()
-
-
-class HeldModel:
-    """Answers only when the test lets it: `release(n)` allows n more replies. Each reply is
-    an echo call (distinct text), the last one a final answer."""
-
-    name = "held"
-    preferred_tool_mode = "native"
-
-    def __init__(self, calls: int) -> None:
-        self.calls = calls
-        self.made = 0
-        self.allowed = threading.Semaphore(0)
-
-    def release(self, replies: int) -> None:
-        self.allowed.release(replies)
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        await asyncio.to_thread(self.allowed.acquire)
-        self.made += 1
-        if self.made <= self.calls:
-            call = ToolCall(f"c{self.made}", "echo", {"text": f"line {self.made}"})
-            return ModelResponse(tool_calls=(call,), usage=Usage(10, 5))
-        return ModelResponse(text="all lines echoed", usage=Usage(10, 5))
 
 
 @pytest.fixture

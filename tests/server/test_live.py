@@ -3,12 +3,16 @@ and nothing twice; the wire format is the events codec's."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from server_helpers import (
+    HeldModel,
     LiveServer,
     echo_script,
     live_server,
@@ -18,8 +22,14 @@ from server_helpers import (
     start_run,
     tasks_folder,
     wait_finished,
+    ws_connect,
     ws_events,
 )
+from websockets.exceptions import ConnectionClosedOK
+
+from loopwright.events import Event, IterationStarted, RunStarted
+from loopwright.runtime import RunSpec, Runtime, build_agent
+from loopwright.store import open_store
 
 
 @pytest.fixture
@@ -101,11 +111,7 @@ def test_many_subscribers_of_one_live_run_each_see_it_whole(server: LiveServer) 
     the middle) all end with the same complete log."""
     run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "t"}})["run_id"]
     waiting = ws_events(server, run_id, until="confirmation_required")
-    from server_helpers import ws_connect
-
     with ws_connect(server, run_id) as early, ws_connect(server, run_id, after=2) as middle:
-        import json
-
         got_early = [json.loads(early.recv(timeout=20)) for _ in range(len(waiting))]
         got_middle = [json.loads(middle.recv(timeout=20)) for _ in range(len(waiting) - 2)]
         gate = waiting[-1]
@@ -118,3 +124,63 @@ def test_many_subscribers_of_one_live_run_each_see_it_whole(server: LiveServer) 
     everything = stored(server, run_id)
     assert got_early == everything
     assert got_middle == everything[2:]
+
+
+def test_follow_a_run_another_process_executes(tmp_path: Path) -> None:
+    """A run executed by another runtime on the same SQLite file (as `loopwright run` would)
+    is followed live from the store, step by step, until it ends: each event once, in order."""
+    path = tmp_path / "runs.db"
+    config = make_config(tmp_path, store=open_store(path))
+    config.follow_poll_s = 0.02
+    other = Runtime(open_store(path))  # its own store connection and lease owner
+    model = HeldModel(calls=3)
+    agent = build_agent(RunSpec(request="echo three lines", tools=("echo",)), model=model)
+    run_id = "run_elsewhere_0001"
+    started = threading.Event()
+
+    async def execute() -> None:
+        async def sink(event: Event) -> None:
+            await other.publish(event)
+            if isinstance(event, RunStarted):
+                started.set()
+
+        await agent.run("echo three lines", run_id=run_id, on_event=sink)
+
+    elsewhere = threading.Thread(target=lambda: asyncio.run(execute()))
+    elsewhere.start()
+    try:
+        assert started.wait(20)
+        with live_server(config) as server, ws_connect(server, run_id) as ws:
+            got = [json.loads(ws.recv(timeout=20)) for _ in range(2)]  # run_started, iteration
+            assert [e["type"] for e in got] == ["run_started", "iteration_started"]
+            model.release(1)  # the other process makes one tool call: it reaches us live
+            while got[-1]["type"] != "tool_call":
+                got.append(json.loads(ws.recv(timeout=20)))
+            assert httpx.get(f"{server.url}/api/runs/{run_id}").json()["live"] is False
+            model.release(3)
+            while got[-1]["type"] != "run_finished":
+                got.append(json.loads(ws.recv(timeout=20)))
+            with pytest.raises(ConnectionClosedOK):
+                ws.recv(timeout=20)
+            assert got == stored(server, run_id)
+            assert got[-1]["status"] == "completed"
+    finally:
+        model.release(10)
+        elsewhere.join(timeout=20)
+
+
+def test_an_interrupted_run_ends_the_stream(tmp_path: Path) -> None:
+    """A run nobody executes any more (its process died) is not waited on forever."""
+    path = tmp_path / "runs.db"
+    first = open_store(path)
+    first.append_many(
+        [
+            RunStarted(run_id="run_dead_0001", seq=1, ts=1.0, request="p", model="m"),
+            IterationStarted(run_id="run_dead_0001", seq=2, ts=2.0, iteration=1, max_iterations=5),
+        ]
+    )
+    with live_server(make_config(tmp_path, store=open_store(path))) as server:
+        assert seqs(ws_events(server, "run_dead_0001")) == [1, 2]
+        events, _, end = sse_stream(server, "run_dead_0001")
+        assert seqs(events) == [1, 2]
+        assert end == {"run_id": "run_dead_0001", "status": "interrupted"}

@@ -56,6 +56,8 @@ class ServerConfig:
     default_model: str = "local"
     allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS
     """Host names the server answers to (DNS rebinding); None: any (serving beyond loopback)."""
+    follow_poll_s: float = 0.5
+    """How often the store is read for a run another process executes (and appends to)."""
     allow_base_url: bool = False
     """Let requests give a model `base_url` (the server would connect wherever it says)."""
     workspace: str | None = None

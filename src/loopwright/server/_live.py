@@ -18,9 +18,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from loopwright.events import Event, encode_event, event_to_dict
-from loopwright.runtime import Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
+from loopwright.server._follow import follow_run
 from loopwright.server._gates import pending_gates
 from loopwright.server._http import ApiError, int_param, json_response
 from loopwright.server._runs import config_of, owned_run
@@ -42,7 +42,7 @@ async def run_events(request: Request) -> Response:
                 raise ApiError(422, "must be the seq of an event", field="Last-Event-ID")
             after = max(after, int(last_id))
         return StreamingResponse(
-            _sse(config.runtime, record.run_id, after),
+            _sse(config, record.run_id, after),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -95,9 +95,11 @@ async def _with_heartbeat(
             await task
 
 
-async def _sse(runtime: Runtime, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def _sse(config: ServerConfig, run_id: str, after: int) -> AsyncIterator[bytes]:
     yield b"retry: 2000\n\n"
-    async with contextlib.aclosing(runtime.subscribe(run_id, after=after)) as events:
+    runtime = config.runtime
+    following = follow_run(runtime, run_id, after=after, poll_s=config.follow_poll_s)
+    async with contextlib.aclosing(following) as events:
         async for event in _with_heartbeat(events, HEARTBEAT_S):
             if event is None:
                 yield b": keep-alive\n\n"
@@ -122,7 +124,7 @@ async def run_websocket(websocket: WebSocket) -> None:
     except ApiError as exc:
         await websocket.close(code=4000 + exc.status, reason=str(exc)[:120])
         return
-    sender = asyncio.create_task(_send_events(websocket, config.runtime, record.run_id, raw_after))
+    sender = asyncio.create_task(_send_events(websocket, config, record.run_id, int(raw_after)))
     receiver = asyncio.create_task(_receive(websocket, config, record.run_id, tenant))
     await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
     finished = sender.done() and not sender.cancelled() and sender.exception() is None
@@ -132,11 +134,12 @@ async def run_websocket(websocket: WebSocket) -> None:
             await task  # a client that went away ends either task; nothing to report
     if finished:
         with contextlib.suppress(RuntimeError, WebSocketDisconnect, OSError):
-            await websocket.close(code=1000, reason="run finished")
+            await websocket.close(code=1000, reason="end of the run's events")
 
 
-async def _send_events(websocket: WebSocket, runtime: Runtime, run_id: str, after: str) -> None:
-    async with contextlib.aclosing(runtime.subscribe(run_id, after=int(after))) as events:
+async def _send_events(websocket: WebSocket, config: ServerConfig, run_id: str, after: int) -> None:
+    following = follow_run(config.runtime, run_id, after=after, poll_s=config.follow_poll_s)
+    async with contextlib.aclosing(following) as events:
         async for event in events:
             await websocket.send_text(encode_event(event))
 
