@@ -74,7 +74,7 @@ class ToolExecutor:
             problem = tool.check_arguments(call.arguments)
             if problem is not None:
                 raise ToolError(f"{problem}. {tool.usage_hint}")
-            invocation = tool.invoke(call.arguments, self.context)
+            invocation = tool.start(call.arguments, self.context)
             text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False
         except (ToolError, ModelRetry, UnknownToolError) as exc:
