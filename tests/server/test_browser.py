@@ -308,3 +308,32 @@ def test_run_text_is_shown_as_text_never_as_html(
     expect(page.locator("[data-testid=run-list] tbody tr")).to_have_count(1)
     assert page.locator("main img").count() == 0
     assert page.evaluate("window.pwned") is None
+
+
+def test_falls_back_to_sse_when_websockets_carry_nothing(
+    page: Page, server: LiveServer, held_model: HeldModel
+) -> None:
+    """Behind something that lets WebSockets open but drops them (here: Playwright closes
+    every one at once), the run page follows the run over Server-Sent Events instead."""
+    page.route_web_socket("**/ws*", lambda ws: ws.close(code=1011, reason="proxy says no"))
+    streams: list[str] = []
+    page.on(
+        "request", lambda request: streams.append(request.url) if "/events" in request.url else None
+    )
+    body = {
+        "prompt": "echo",
+        "model": "held:x",
+        "tools": ["echo"],
+        "options": {"max_iterations": 400},
+    }
+    run_id = start_run(server, body)["run_id"]
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    expect(page.locator("[data-field=conn]")).to_have_text("live (SSE)")
+    held_model.release(5)
+    tool_rows(page, 5)
+    held_model.release(296)
+    expect(page.locator("[data-testid=outcome]")).to_contain_text("all lines echoed")
+    expect(page.locator("[data-field=conn]")).to_have_text("finished")
+    results = page.locator(".tl-tool .tl-result").all_inner_texts()
+    assert results == [f"line {n}" for n in range(1, 301)]
+    assert streams == [f"{server.url}/api/runs/{run_id}/events?after=0"]

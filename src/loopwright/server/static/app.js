@@ -225,7 +225,7 @@ async function showRun(runId) {
       showOutcome(outcome, ev);
     },
   });
-  const live = new LiveEvents(runId, timeline, field("conn"), field("follow"));
+  const live = new LiveEvents(runId, timeline, field("conn"), field("follow"), state.token);
   window.loopwrightLive = live; // for the browser console (and the browser tests)
   live.connect();
   state.cleanup = () => live.close();
@@ -277,63 +277,6 @@ function showOutcome(box, ev) {
     }
   }
   box.replaceChildren(...parts);
-}
-
-// Live events over a WebSocket; on a dropped connection, reconnect from the last seq seen.
-class LiveEvents {
-  constructor(runId, timeline, conn, follow) {
-    Object.assign(this, { runId, timeline, conn, follow, lastSeq: 0, closed: false, retries: 0, queue: [], frame: 0 });
-  }
-
-  url() {
-    const proto = location.protocol === "https:" ? "wss" : "ws";
-    const token = state.token ? `&access_token=${encodeURIComponent(state.token)}` : "";
-    return `${proto}://${location.host}/api/runs/${encodeURIComponent(this.runId)}/ws?after=${this.lastSeq}${token}`;
-  }
-
-  setConn(text, cls) {
-    this.conn.textContent = text;
-    this.conn.className = `conn ${cls}`;
-  }
-
-  connect() {
-    this.ws = new WebSocket(this.url());
-    this.ws.onopen = () => {
-      this.retries = 0;
-      this.setConn("live", "on");
-    };
-    this.ws.onmessage = (msg) => {
-      const ev = JSON.parse(msg.data);
-      if (ev.seq === undefined) return; // a reply to something we sent
-      if (ev.seq <= this.lastSeq) return; // never twice
-      this.lastSeq = ev.seq;
-      this.queue.push(ev);
-      if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
-    };
-    this.ws.onclose = (e) => {
-      if (this.closed) return;
-      if (e.code === 1000) return this.setConn("finished", "done");
-      if (e.code >= 4000) return this.setConn(e.reason || `error ${e.code}`, "off");
-      const delay = Math.min(10000, 500 * 2 ** this.retries++);
-      this.setConn(`reconnecting (after seq ${this.lastSeq})`, "off");
-      this.timer = setTimeout(() => this.connect(), delay);
-    };
-  }
-
-  flush() {
-    this.frame = 0;
-    const batch = this.queue;
-    this.queue = [];
-    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
-    this.timeline.applyBatch(batch);
-    if (this.follow.checked && atBottom) window.scrollTo(0, document.body.scrollHeight);
-  }
-
-  close() {
-    this.closed = true;
-    clearTimeout(this.timer);
-    if (this.ws) this.ws.close();
-  }
 }
 
 // --- routing --------------------------------------------------------------------------
