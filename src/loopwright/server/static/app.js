@@ -235,7 +235,13 @@ function gateCard(runId, gate) {
   const card = el("div", "gate-card");
   card.dataset.requestId = gate.request_id;
   const text = el("div", "gate-text");
-  text.append(el("strong", "", `Approval needed · ${gate.step}`), el("p", "", gate.message));
+  const waits = gate.timeout_s >= 120 ? `${Math.round(gate.timeout_s / 60)} min` : `${gate.timeout_s} s`;
+  const deadline = new Date((gate.ts + gate.timeout_s) * 1000).toLocaleTimeString([], { hour12: false });
+  text.append(
+    el("strong", "", `Approval needed · ${gate.step}`),
+    el("p", "", gate.message),
+    el("p", "muted small", `Waits up to ${waits} (until ${deadline}); without a decision the task stops.`),
+  );
   const approve = el("button", "btn primary approve", "Approve");
   const reject = el("button", "btn danger reject", "Reject");
   const decide = async (ok) => {
