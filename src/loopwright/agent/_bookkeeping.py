@@ -34,8 +34,8 @@ class RunBookkeeping:
         native = setup.tool_mode == "native"
         self._tool_specs = tuple(setup.tools.specs()) if native else ()
         self._tool_names = tuple(spec.name for spec in self._tool_specs)
-        self._before_model_call = _hook(setup.policies, "before_model_call")
-        self._after_tool_calls = _hook(setup.policies, "after_tool_calls")
+        self._before_model_call = _having(setup.policies, "before_model_call")
+        self._after_tool_calls = _having(setup.policies, "after_tool_calls")
         self.state = LoopState(
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
@@ -99,9 +99,12 @@ class RunBookkeeping:
 
     def _first_stop(self, hook: str) -> Stop | Nudge | None:
         nudge: Nudge | None = None
-        checks = self._before_model_call if hook == "before_model_call" else self._after_tool_calls
-        for check in checks:
-            verdict = check(self.state)
+        state = self.state
+        policies = (
+            self._before_model_call if hook == "before_model_call" else self._after_tool_calls
+        )
+        for policy in policies:
+            verdict = getattr(policy, hook)(state)
             if verdict is None:
                 continue
             if isinstance(verdict, Stop):
@@ -124,11 +127,7 @@ class RunBookkeeping:
         )
 
 
-def _hook(policies: Sequence[StopPolicy], hook: str) -> tuple[Callable[[LoopState], Any], ...]:
-    """The policies' bound checks for `hook`, leaving out BasePolicy's no-op default."""
+def _having(policies: Sequence[StopPolicy], hook: str) -> tuple[StopPolicy, ...]:
+    """The policies that implement `hook` (BasePolicy's default does nothing)."""
     default = getattr(BasePolicy, hook)
-    return tuple(
-        getattr(policy, hook)
-        for policy in policies
-        if getattr(type(policy), hook, None) is not default
-    )
+    return tuple(p for p in policies if getattr(type(p), hook, None) is not default)

@@ -149,7 +149,8 @@ class AgentExecutor:
         if section:  # recorded in run_started, so a resumed run gets the same prompt
             extra = {**options.extra, "workspace_context": section}
             options = dataclasses.replace(options, extra=extra)
-        ledger = CostLedger(prices={**DEFAULT_PRICES, **(self.prices or {})})
+        prices = {**DEFAULT_PRICES, **self.prices} if self.prices else DEFAULT_PRICES
+        ledger = CostLedger(prices=prices)  # read only: the default table is shared
         context = ToolContext(
             run_id=run_id, workspace=self.workspace, readable_roots=list(self.readable_roots)
         )
