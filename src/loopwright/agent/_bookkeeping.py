@@ -63,15 +63,22 @@ class RunBookkeeping:
         )
 
     async def publish(self, event: Event) -> None:
-        """Hand an event built with `next_seq()` to the sink (on resume: check it instead).
+        """Hand an event built with `next_seq()` to the sink (on resume: check it instead)."""
+        pending = self.deliver(event)
+        if pending is not None:
+            await pending
 
-        The loop builds its per-step events itself and calls this: going through `emit`'s
-        keyword arguments twice cost about a microsecond per event.
+    def deliver(self, event: Event) -> Awaitable[None] | None:
+        """`publish` for the loop's per-step events: the sink's awaitable, or None when there
+        is nothing to wait for (no sink, or a replayed event, checked here).
+
+        The loop builds those events itself (through `emit`'s keyword arguments twice they
+        cost about a microsecond more each) and awaits only what needs awaiting.
         """
         if event.seq <= self._replaying_until:
             self.recorded.check(event)
-        elif self.sink is not None:
-            await self.sink(event)
+            return None
+        return None if self.sink is None else self.sink(event)
 
     def _effect_timeout(self, per_effect: float | None) -> float | None:
         run_limit = self.setup.options.timeout_s

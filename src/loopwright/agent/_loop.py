@@ -111,15 +111,15 @@ class AgentRun(RunBookkeeping):
                 return await self._stopped(stop)
             state = self.state
             state.iteration += 1
-            await self.publish(
-                IterationStarted(
-                    run_id=self.run_id,
-                    seq=self.next_seq(),
-                    ts=self.timestamp(),
-                    iteration=state.iteration,
-                    max_iterations=state.max_iterations,
-                )
+            started = IterationStarted(
+                run_id=self.run_id,
+                seq=self.next_seq(),
+                ts=self.timestamp(),
+                iteration=state.iteration,
+                max_iterations=state.max_iterations,
             )
+            if (pending := self.deliver(started)) is not None:
+                await pending
             try:
                 outcome = await self._think()
             except TimeoutError:
@@ -243,7 +243,8 @@ class AgentRun(RunBookkeeping):
             final_answer=outcome.answer if isinstance(outcome, ParsedFinal) else None,
             duration_ms=round(self._model_ms, 3),
         )
-        await self.publish(event)
+        if (pending := self.deliver(event)) is not None:
+            await pending
 
     async def _act(self, action: ParsedAction) -> Stop | None:
         native = bool(action.calls) and self.conversation.messages[-1].tool_calls == action.calls
@@ -284,7 +285,8 @@ class AgentRun(RunBookkeeping):
             tool_name=call.name,
             arguments=call.arguments,
         )
-        await self.publish(started)
+        if (pending := self.deliver(started)) is not None:
+            await pending
         arguments_json = _CANONICAL_JSON.encode(call.arguments)
         self._signature = f"{call.name}({arguments_json})"
         result = self._recorded_result(call) if self._replaying_until else None
@@ -315,7 +317,8 @@ class AgentRun(RunBookkeeping):
             truncated=result.truncated,
             redactions=result.redactions,
         )
-        await self.publish(finished)
+        if (pending := self.deliver(finished)) is not None:
+            await pending
         return result
 
     def _recorded_result(self, call: ToolCall) -> ToolResult | None:
