@@ -7,7 +7,9 @@ then answers; the tool is trivial. What is left is the engine's own cost per ste
 
 Measured two ways, each interleaved with the floor: every run in a fresh event loop (what a
 script or a CLI call pays, loop start-up included), and every run inside one event loop that
-is already running (what a server pays; the engine's own cost, nothing else).
+is already running (what a server pays; the engine's own cost, nothing else). Times are the
+CPU time of this process (`time.process_time`), so other processes taking the CPU of a
+shared machine do not count as engine time; medians of interleaved samples.
 """
 
 from __future__ import annotations
@@ -65,17 +67,17 @@ async def floor_run(steps: int) -> None:
 def fresh_loop_us(runner: Any, steps: int) -> float:
     """One run in its own event loop (`asyncio.run`), as a script or CLI call makes it."""
     gc.collect()
-    started = time.perf_counter()
+    started = time.process_time()
     asyncio.run(runner(steps))
-    return (time.perf_counter() - started) / steps * 1e6
+    return (time.process_time() - started) / steps * 1e6
 
 
 async def in_loop_us(runner: Any, steps: int) -> float:
     """One run inside an event loop that is already running, as a server makes it."""
     gc.collect()
-    started = time.perf_counter()
+    started = time.process_time()
     await runner(steps)
-    return (time.perf_counter() - started) / steps * 1e6
+    return (time.process_time() - started) / steps * 1e6
 
 
 def row(steps: int, ours: list[float], floor: list[float]) -> dict[str, float]:

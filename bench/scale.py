@@ -19,6 +19,7 @@ import gc
 import statistics
 import time
 import tracemalloc
+from dataclasses import dataclass
 from typing import Literal
 
 from loopwright import AgentExecutor, ModelRequest, ModelResponse, ToolCall, tool
@@ -56,15 +57,22 @@ async def one_run(latency: float) -> bool:
     return result.success
 
 
-async def throughput(runs: int, latency: float, *, collect: bool = True) -> tuple[float, int]:
-    """Wall time of `runs` concurrent runs; `collect=False` pauses the cyclic GC meanwhile."""
+@dataclass
+class Burst:
+    wall_s: float
+    cpu_s: float
+    succeeded: int
+
+
+async def burst(runs: int, latency: float, *, collect: bool = True) -> Burst:
+    """`runs` concurrent runs; `collect=False` pauses the cyclic GC meanwhile."""
     gc.collect()
     if not collect:
         gc.disable()
     try:
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         outcomes = await asyncio.gather(*(one_run(latency) for _ in range(runs)))
-        return time.perf_counter() - started, sum(outcomes)
+        return Burst(time.perf_counter() - wall, time.process_time() - cpu, sum(outcomes))
     finally:
         gc.enable()
 
@@ -76,10 +84,10 @@ async def cpu_per_run_s(batch: int = 500, batches: int = 7) -> float:
     samples = []
     for _ in range(batches):
         gc.collect()
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(batch):
             await one_run(0.0)
-        samples.append((time.perf_counter() - started) / batch)
+        samples.append((time.process_time() - started) / batch)
     return statistics.median(samples)
 
 
@@ -93,43 +101,49 @@ async def memory_per_run(runs: int, latency: float) -> float:
     return peak / runs
 
 
+def median_burst(runs: int, latency: float, repeats: int, *, collect: bool = True) -> Burst:
+    bursts = [asyncio.run(burst(runs, latency, collect=collect)) for _ in range(repeats)]
+    assert all(b.succeeded == runs for b in bursts), "some runs did not succeed"
+    return Burst(
+        statistics.median(b.wall_s for b in bursts),
+        statistics.median(b.cpu_s for b in bursts),
+        runs,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    runs = args.runs
     cpu = asyncio.run(cpu_per_run_s())
-    walls, paused = [], []
-    for _ in range(args.repeats):
-        wall, succeeded = asyncio.run(throughput(args.runs, args.latency))
-        assert succeeded == args.runs, f"only {succeeded} of {args.runs} runs succeeded"
-        walls.append(wall)
-        paused.append(asyncio.run(throughput(args.runs, args.latency, collect=False))[0])
-    wall, wall_paused = statistics.median(walls), statistics.median(paused)
-    per_run = asyncio.run(memory_per_run(max(1, args.runs // 10), args.latency))
-    ideal_wall = STEPS * args.latency
-    latency_bound = args.runs / ideal_wall
-    cpu_bound = 1 / cpu
-    rate = args.runs / wall
+    normal = median_burst(runs, args.latency, args.repeats)
+    paused = median_burst(runs, args.latency, args.repeats, collect=False)
+    per_run = asyncio.run(memory_per_run(max(1, runs // 10), args.latency))
+    latency_bound = runs / (STEPS * args.latency)
     print(
-        "| runs | model latency | wall s | runs/s | latency-bound ideal | of it "
-        "| engine CPU bound (1 core) | of it | KB/run |"
+        "| runs | model latency | wall s | runs/s | latency-bound ideal | CPU s "
+        "| runs per CPU-s | engine CPU bound (1 core) | of it | KB/run |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    per_cpu_s = runs / normal.cpu_s
     print(
-        f"| {args.runs:,} | {args.latency * 1000:.0f} ms | {wall:.2f} | {rate:,.0f} "
-        f"| {latency_bound:,.0f} | {rate / latency_bound:.0%} | {cpu_bound:,.0f} "
-        f"| {rate / cpu_bound:.0%} | {per_run / 1024:.1f} |"
+        f"| {runs:,} | {args.latency * 1000:.0f} ms | {normal.wall_s:.2f} "
+        f"| {runs / normal.wall_s:,.0f} | {latency_bound:,.0f} | {normal.cpu_s:.2f} "
+        f"| {per_cpu_s:,.0f} | {1 / cpu:,.0f} | {per_cpu_s * cpu:.0%} | {per_run / 1024:.1f} |"
     )
     print(
-        f"\nEngine CPU per run (3 model calls, 2 tool calls, 12 events): {cpu * 1e6:.0f} µs. "
-        f"Medians of {args.repeats} bursts."
+        f"\nEngine CPU per run, runs one after another (3 model calls, 2 tool calls, 12 "
+        f"events): {cpu * 1e6:.0f} µs. Bursts: medians of {args.repeats}. Wall time counts "
+        "other processes on a shared machine; CPU time does not."
     )
     print(
-        f"Same burst with the cyclic GC paused: {wall_paused:.2f} s, "
-        f"{args.runs / wall_paused:,.0f} runs/s (the collector's full passes over every "
-        f"in-flight run took {1 - wall_paused / wall:.0%} of the wall time)."
+        f"Same bursts with the cyclic GC paused: {paused.cpu_s:.2f} CPU s, "
+        f"{runs / paused.cpu_s:,.0f} runs per CPU-s, {paused.wall_s:.2f} s wall: the "
+        f"collector's full passes over every in-flight run took "
+        f"{1 - paused.cpu_s / normal.cpu_s:.0%} of the CPU time."
     )
 
 

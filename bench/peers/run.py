@@ -30,11 +30,15 @@ def measure(python: str, module: str, budget_s: float) -> dict[str, Any]:
     return result
 
 
+def _us(value: float) -> str:
+    return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+
+
 def table(results: list[dict[str, Any]]) -> str:
     floor = next(r for r in results if r["framework"].startswith("hand-written"))
     lines = [
-        "| framework | µs/step N=20 | N=100 | N=500 | vs floor (N=500) | import s "
-        "| runs/s (1,000 concurrent) | peak RSS MB |",
+        "| framework | CPU µs/step N=20 | N=100 | N=500 | vs floor (N=500) | import s "
+        "| runs per CPU-s (1,000 concurrent) | peak RSS MB |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
@@ -43,7 +47,7 @@ def table(results: list[dict[str, Any]]) -> str:
             continue
         steps = r["per_step_us"]
         ratio = steps["500"] / floor["per_step_us"]["500"] if "500" in steps else float("nan")
-        cells = [f"{steps.get(n, float('nan')):,.0f}" for n in ("20", "100", "500")]
+        cells = [_us(steps.get(n, float("nan"))) for n in ("20", "100", "500")]
         lines.append(
             f"| {r['framework']} | {' | '.join(cells)} | {ratio:,.1f}x | {r['import_s']:.2f} "
             f"| {r['runs_per_s_1000_concurrent']:,.0f} | {r['peak_rss_mb']:.0f} |"
