@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from loopwright._frozen import quick_init
 from loopwright.errors import (
     BudgetExceeded,
     MaxStepsExceeded,
@@ -16,7 +17,7 @@ from loopwright.events import RunStatus
 from loopwright.messages import Usage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CompletedStep:
     """One tool call that ran to completion (successfully or with an error observation)."""
 
@@ -34,6 +35,9 @@ class CompletedStep:
             "result": self.result,
             "is_error": self.is_error,
         }
+
+
+quick_init(CompletedStep)  # one per tool call
 
 
 @dataclass(frozen=True)
