@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -80,8 +81,12 @@ def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
             time.sleep(0.5)  # polling a condition with a deadline
         yield url
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        process.terminate()  # uvicorn waits for a request in progress; do not wait for long
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def wait_for_idle_server(url: str) -> None:
@@ -239,6 +244,8 @@ def main() -> None:
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--tables-only", action="store_true", help="rebuild the table only")
     args = parser.parse_args()
+    # `kill PID` stops the server too (the context manager's exit runs on SystemExit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     suite = load_suite(ROOT / "evals")
     only = {i.strip() for i in args.only.split(",") if i.strip()}
@@ -246,7 +253,7 @@ def main() -> None:
     levels = {t.id: t.level for t in suite.tasks}
     RESULTS.mkdir(parents=True, exist_ok=True)
     if not args.tables_only:
-        log = RESULTS / "eval-compare-server.log"
+        log = Path(tempfile.gettempdir()) / "loopwright-eval-compare-server.log"
         os.environ.setdefault("OPENAI_API_KEY", "not-needed")
         with llama_server(args.port or free_port(), args.threads, log) as url:
             print(f"llama.cpp server at {url} (log: {log})", flush=True)
