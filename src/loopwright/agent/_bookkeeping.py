@@ -6,6 +6,7 @@ between effects, kept cheap because it runs several times per step.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from loopwright.agent._conversation import Conversation
 from loopwright.agent._effects import RecordedEffects
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
+from loopwright.clock import SystemClock
 from loopwright.events import Event
 from loopwright.guards import BasePolicy, LoopState, Nudge, Stop, StopPolicy, timeout_stop
 
@@ -28,8 +30,10 @@ class RunBookkeeping:
         self.recorded = recorded
         self.seq = 0
         self.run_id = setup.run_id
-        self.timestamp = setup.clock.time
-        """Event timestamps (bound once: read for every event)."""
+        # the clock is read several times per step: the system clock's functions directly
+        system = type(setup.clock) is SystemClock
+        self.timestamp: Callable[[], float] = time.time if system else setup.clock.time
+        self._monotonic: Callable[[], float] = time.monotonic if system else setup.clock.monotonic
         self._replaying_until = recorded.last_seq
         native = setup.tool_mode == "native"
         self._tool_specs = tuple(setup.tools.specs()) if native else ()
@@ -89,7 +93,7 @@ class RunBookkeeping:
 
     def _refresh_state(self, *, new_observation: bool | None = None) -> None:
         state = self.state
-        state.now = self.setup.clock.monotonic()
+        state.now = self._monotonic()
         state.usage = self.setup.ledger.total_usage
         state.cost = self.setup.ledger.total_cost
         state.next_input_tokens = self.conversation.total_tokens
