@@ -133,7 +133,7 @@ def print_table(title: str, rows: list[dict[str, float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = measure(args.repeats)

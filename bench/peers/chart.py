@@ -26,7 +26,7 @@ def main(results_path: str, chart_path: str) -> None:
     axis.minorticks_off()
     axis.set_yscale("log")
     axis.set_xlabel("steps per run (N)")
-    axis.set_ylabel("engine time per step (µs, log)")
+    axis.set_ylabel("engine CPU time per step (µs, log)")
     axis.set_title("Agent-loop overhead per step, scripted zero-latency model")
     axis.grid(True, which="both", alpha=0.3)
     axis.legend(fontsize=8)
