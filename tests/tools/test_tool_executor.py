@@ -155,7 +155,6 @@ async def test_every_failure_becomes_an_observation_with_attempt_count() -> None
         "asks_to_retry": "failed: use a smaller number",
         "crashes": "failed: ZeroDivisionError: integer division or modulo by zero",
         "hangs": "failed: timed out after 0.05s",
-        "nope": "failed: unknown tool 'nope' (known tools: asks_to_retry,",
     }
     for name, expected in cases.items():
         content, is_error = await run(ex, name)
@@ -163,6 +162,19 @@ async def test_every_failure_becomes_an_observation_with_attempt_count() -> None
         assert "Attempt 1. Please try again with different parameters" in content
     content, _ = await run(ex, "crashes")
     assert "Attempt 2." in content
+
+
+async def test_an_unknown_tool_points_to_the_real_tools_and_a_direct_answer() -> None:
+    content, is_error = await run(executor(), "calculate", expression="2+2")
+    assert is_error
+    first, second = content.splitlines()
+    assert first.startswith("There is no tool named 'calculate'. The only tools are: ")
+    assert "asks_to_retry" in first and "box_area" in first
+    assert second == (
+        "If none of them fits the task, do not call a tool: give the final answer "
+        "from what you know."
+    )
+    assert "try again" not in content
 
 
 async def test_sync_tool_that_blocks_is_timed_out() -> None:

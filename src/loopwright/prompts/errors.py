@@ -10,3 +10,18 @@ def build_error_observation(tool_name: str, error: str, retry_count: int) -> str
         f"Attempt {retry_count}. Please try again with different parameters "
         f"or use an alternative approach."
     )
+
+
+def unknown_tool_observation(tool_name: str, known: list[str]) -> str:
+    """Observation for a call to a tool that does not exist.
+
+    Small models invent tools (`calculate`, `search`) for questions they could answer
+    themselves, and "try again" made them call the invented tool until the repetition
+    policy stopped the run; this says plainly that answering directly is the way out.
+    """
+    tools = ", ".join(known) if known else "none"
+    return (
+        f"There is no tool named '{tool_name}'. The only tools are: {tools}.\n"
+        "If none of them fits the task, do not call a tool: give the final answer "
+        "from what you know."
+    )

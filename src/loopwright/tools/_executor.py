@@ -8,7 +8,7 @@ from typing import Any
 
 from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.prompts.errors import build_error_observation
+from loopwright.prompts.errors import build_error_observation, unknown_tool_observation
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
 from loopwright.tools._registry import ToolRegistry
@@ -77,7 +77,9 @@ class ToolExecutor:
             invocation = tool.start(call.arguments, self.context)
             text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False
-        except (ToolError, ModelRetry, UnknownToolError) as exc:
+        except UnknownToolError as exc:
+            text, is_error = unknown_tool_observation(call.name, exc.known), True
+        except (ToolError, ModelRetry) as exc:
             text, is_error = self._failure(call.name, str(exc)), True
         except TimeoutError:
             limit = self._timeout_for(call.name)
