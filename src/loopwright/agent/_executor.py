@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -38,7 +39,11 @@ from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, work
 
 _SYSTEM_CLOCK = SystemClock()
 _NO_PROMPT_PARTS = PromptParts()
-"""Shared defaults (both immutable): fewer objects per run for the garbage collector."""
+_MAX_ITERATIONS = MaxIterations()
+"""Shared defaults (all immutable; the policies keep their state in LoopState): fewer
+objects per run for the garbage collector."""
+_repetition = functools.lru_cache(maxsize=8)(Repetition)
+_no_progress = functools.lru_cache(maxsize=8)(NoProgress)
 
 
 def new_run_id() -> str:
@@ -126,10 +131,10 @@ class AgentExecutor:
     def _policies(self, ledger: CostLedger) -> list[StopPolicy]:
         opts = self.options
         policies: list[StopPolicy] = [
-            MaxIterations(),
+            _MAX_ITERATIONS,
             Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost),
-            Repetition(opts.repetition_threshold),
-            NoProgress(opts.no_progress_limit),
+            _repetition(opts.repetition_threshold),
+            _no_progress(opts.no_progress_limit),
         ]
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))

@@ -111,14 +111,16 @@ class AgentRun(RunBookkeeping):
                 return await self._stopped(stop)
             state = self.state
             state.iteration += 1
-            started = IterationStarted(
-                run_id=self.run_id,
-                seq=self.next_seq(),
-                ts=self.timestamp(),
-                iteration=state.iteration,
-                max_iterations=state.max_iterations,
+            pending = self.deliver(
+                IterationStarted(
+                    run_id=self.run_id,
+                    seq=self.next_seq(),
+                    ts=self.timestamp(),
+                    iteration=state.iteration,
+                    max_iterations=state.max_iterations,
+                )
             )
-            if (pending := self.deliver(started)) is not None:
+            if pending is not None:
                 await pending
             try:
                 outcome = await self._think()
