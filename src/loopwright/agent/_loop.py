@@ -149,10 +149,18 @@ class AgentRun(RunBookkeeping):
                 stop = self._first_stop("before_model_call")
                 if isinstance(stop, Stop) and stop.reason != "max_iterations":
                     return stop
-            response = await self._call_model()
+            request = self._model_request()
+            response = self.recorded.next_model_response() if self._replaying_until else None
+            started = time.perf_counter()
+            if response is None:  # awaited here, not in a helper: one coroutine less per step
+                call = self.setup.model.complete(request)
+                timeout = self._effect_timeout(self.setup.options.iteration_timeout_s)
+                response = await (call if timeout is None else run_with_timeout(call, timeout))
+            self._received(response, started)
             outcome = self._with_stable_ids(response, self.setup.parse(response))
             self._remember_reply(response, outcome)
-            await self._emit_response(response, outcome)
+            if (pending := self.deliver(self._response_event(response, outcome))) is not None:
+                await pending
             if not isinstance(outcome, ParseFailure):
                 return outcome
             will_retry = attempt < attempts
@@ -180,30 +188,26 @@ class AgentRun(RunBookkeeping):
             )
         return iteration_note(state.iteration, state.max_iterations)
 
-    async def _call_model(self) -> ModelResponse:
+    def _model_request(self) -> ModelRequest:
+        """The next request (fitted to the context window) and its fingerprint."""
         setup = self.setup
         note = self._iteration_note()
         window = setup.options.context_window
         self.conversation.fit(window - estimate_tokens(note) if window else None)
-        request = ModelRequest(
+        self._digest = self.conversation.digest(note, self._tool_names)
+        return ModelRequest(
             messages=self.conversation.request_messages(note),
             tools=self._tool_specs,
             temperature=setup.options.temperature,
             max_output_tokens=setup.options.max_output_tokens,
         )
-        self._digest = self.conversation.digest(note, self._tool_names)
-        started = time.perf_counter()
-        response = self.recorded.next_model_response() if self._replaying_until else None
-        if response is None:
-            call = setup.model.complete(request)
-            timeout = self._effect_timeout(setup.options.iteration_timeout_s)
-            response = await (call if timeout is None else run_with_timeout(call, timeout))
+
+    def _received(self, response: ModelResponse, started: float) -> None:
         self._model_ms = (time.perf_counter() - started) * 1000
-        setup.ledger.record(setup.model.name, response.usage)
+        self.setup.ledger.record(self.setup.model.name, response.usage)
         self.state.largest_output_tokens = max(
             self.state.largest_output_tokens, response.usage.output_tokens
         )
-        return response
 
     def _with_stable_ids(self, response: ModelResponse, outcome: ParseOutcome) -> ParseOutcome:
         """Calls read from text get ids derived from the run, so a resumed run makes the same."""
@@ -227,13 +231,13 @@ class AgentRun(RunBookkeeping):
         if not isinstance(outcome, ParseFailure) and outcome.thought:
             self.last_thought = outcome.thought
 
-    async def _emit_response(self, response: ModelResponse, outcome: ParseOutcome) -> None:
+    def _response_event(self, response: ModelResponse, outcome: ParseOutcome) -> ModelResponded:
         actions = []
         if isinstance(outcome, ParsedAction):
             actions = [
                 {"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls
             ]
-        event = ModelResponded(
+        return ModelResponded(
             run_id=self.run_id,
             seq=self.next_seq(),
             ts=self.timestamp(),
@@ -245,8 +249,6 @@ class AgentRun(RunBookkeeping):
             final_answer=outcome.answer if isinstance(outcome, ParsedFinal) else None,
             duration_ms=round(self._model_ms, 3),
         )
-        if (pending := self.deliver(event)) is not None:
-            await pending
 
     async def _act(self, action: ParsedAction) -> Stop | None:
         native = bool(action.calls) and self.conversation.messages[-1].tool_calls == action.calls
