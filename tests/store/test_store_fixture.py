@@ -1,4 +1,4 @@
-"""The frozen v1 store (tests/fixtures/store_v1.db) still opens and reads the same."""
+"""The frozen stores (tests/fixtures/store_v1.db, store_v2.db) still open and read the same."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from loopwright.events import IterationStarted
+from loopwright.events import ConfirmationRequired, IterationStarted
 from loopwright.runtime import export_run
-from loopwright.store import SqliteRunStore
+from loopwright.store import SCHEMA_VERSION, GateDecision, SqliteRunStore
 from loopwright.store._schema import MIGRATIONS
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "store_v1.db"
+FIXTURE_V2 = Path(__file__).parents[1] / "fixtures" / "store_v2.db"
 
 
 @pytest.fixture
@@ -68,18 +69,61 @@ def test_a_v1_store_takes_new_events(store: SqliteRunStore) -> None:
     assert record is not None and record.last_seq == 6
 
 
+def test_a_v1_store_is_migrated_to_take_gate_decisions(store: SqliteRunStore) -> None:
+    assert store.gate_decision("run_fixture_task", "gate_x") is None
+    assert store.post_gate_decision("run_fixture_task", "gate_x", False, "cli")
+    decision = store.gate_decision("run_fixture_task", "gate_x")
+    assert decision is not None and (decision.approved, decision.decided_by) == (False, "cli")
+    store.close()
+    conn = sqlite3.connect(store.path)
+    assert SCHEMA_VERSION >= 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
 def test_opening_an_old_store_applies_the_newer_migrations_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     copy = tmp_path / "store_v1.db"
     shutil.copy(FIXTURE, copy)
-    monkeypatch.setitem(MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN label TEXT",))
-    monkeypatch.setitem(MIGRATIONS, 3, ("UPDATE runs SET label = kind || ':' || tenant",))
+    later, last = SCHEMA_VERSION + 1, SCHEMA_VERSION + 2
+    monkeypatch.setitem(MIGRATIONS, later, ("ALTER TABLE runs ADD COLUMN label TEXT",))
+    monkeypatch.setitem(MIGRATIONS, last, ("UPDATE runs SET label = kind || ':' || tenant",))
     store = SqliteRunStore(copy)
     assert store.migrated_from == 1
     store.close()
     conn = sqlite3.connect(copy)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == last
     labels = conn.execute("SELECT label FROM runs ORDER BY run_id").fetchall()
     assert [row[0] for row in labels] == ["agent:acme", "agent:acme", "task:acme"]
-    assert SqliteRunStore(copy).migrated_from == 3  # nothing left to apply
+    assert conn.execute("SELECT count(*) FROM gate_decisions").fetchone()[0] == 0
+    assert SqliteRunStore(copy).migrated_from == last  # nothing left to apply
+
+
+@pytest.fixture
+def store_v2(tmp_path: Path) -> SqliteRunStore:
+    copy = tmp_path / "store_v2.db"
+    shutil.copy(FIXTURE_V2, copy)
+    return SqliteRunStore(copy)
+
+
+def test_the_v2_store_opens_with_its_runs_and_gate_decision(store_v2: SqliteRunStore) -> None:
+    assert store_v2.migrated_from == 2
+    runs = {r.run_id: r.status for r in store_v2.list_runs(tenant="acme")}
+    assert runs == {
+        "run_fixture_done": "completed",
+        "run_fixture_cut": "interrupted",
+        "run_fixture_task": "completed",
+        "run_fixture_gated": "interrupted",
+    }
+    gated = store_v2.events("run_fixture_gated")
+    assert isinstance(gated[-1], ConfirmationRequired)
+    assert gated[-1].request_id == "gate_fixture0001"
+    assert store_v2.gate_decision("run_fixture_gated", "gate_fixture0001") == GateDecision(
+        "run_fixture_gated", "gate_fixture0001", True, "api:acme", 1_700_000_300.0
+    )
+
+
+def test_a_v2_gate_keeps_its_first_decision(store_v2: SqliteRunStore) -> None:
+    assert not store_v2.post_gate_decision("run_fixture_gated", "gate_fixture0001", False, "cli")
+    decision = store_v2.gate_decision("run_fixture_gated", "gate_fixture0001")
+    assert decision is not None and decision.approved and decision.decided_by == "api:acme"

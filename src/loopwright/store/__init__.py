@@ -1,6 +1,6 @@
 """Run stores: the durable log behind every run."""
 
-from loopwright.store._base import Lease, RunRecord, RunStore, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
 from loopwright.store._memory import InMemoryRunStore, record_after
 from loopwright.store._open import DEFAULT_STORE_PATH, STORE_ENV, default_store_path, open_store
 from loopwright.store._schema import SCHEMA_VERSION
@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_STORE_PATH",
     "SCHEMA_VERSION",
     "STORE_ENV",
+    "GateDecision",
     "InMemoryRunStore",
     "Lease",
     "RunRecord",

@@ -49,6 +49,17 @@ class Lease:
     expires_at: float
 
 
+@dataclass(frozen=True)
+class GateDecision:
+    """A decision on a task run's gate, left in the store for the process running it."""
+
+    run_id: str
+    request_id: str
+    approved: bool
+    decided_by: str
+    decided_at: float
+
+
 class RunStore(Protocol):
     """Append-only event log per run. Appends happen before any subscriber sees the event.
 
@@ -84,6 +95,18 @@ class RunStore(Protocol):
 
     def lease(self, run_id: str) -> Lease | None:
         """The run's current lease holder (expired or not), if any."""
+        ...
+
+    def post_gate_decision(
+        self, run_id: str, request_id: str, approved: bool, decided_by: str
+    ) -> bool:
+        """Leave a decision on a gate for the process executing the run (which polls
+        `gate_decision`). The first decision wins: False if the gate already has one.
+        The store does not check that the run or the gate exists; callers do."""
+        ...
+
+    def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:
+        """The decision posted for the gate, if any."""
         ...
 
     def close(self) -> None: ...

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
 from loopwright.events import Event, RunFinished, RunStarted, TaskComplete, TaskStart
-from loopwright.store._base import Lease, RunRecord, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 
 
 def record_after(record: RunRecord | None, event: Event) -> RunRecord:
@@ -57,6 +57,7 @@ class InMemoryRunStore:
         self._events: dict[str, list[Event]] = {}
         self._runs: dict[str, RunRecord] = {}
         self._leases: dict[str, tuple[str, float]] = {}
+        self._gate_decisions: dict[tuple[str, str], GateDecision] = {}
 
     def append(self, event: Event) -> None:
         self._runs[event.run_id] = record_after(self._runs.get(event.run_id), event)
@@ -105,6 +106,19 @@ class InMemoryRunStore:
     def lease(self, run_id: str) -> Lease | None:
         holder = self._leases.get(run_id)
         return None if holder is None else Lease(*holder)
+
+    def post_gate_decision(
+        self, run_id: str, request_id: str, approved: bool, decided_by: str
+    ) -> bool:
+        key = (run_id, request_id)
+        if key in self._gate_decisions:
+            return False
+        decision = GateDecision(run_id, request_id, approved, decided_by, self.clock.time())
+        self._gate_decisions[key] = decision
+        return True
+
+    def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:
+        return self._gate_decisions.get((run_id, request_id))
 
     def close(self) -> None:
         return None

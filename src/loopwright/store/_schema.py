@@ -53,6 +53,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             expires_at REAL NOT NULL
         )""",
     ),
+    2: (
+        # a gate's decision, posted by a process that does not run the task (a server, or
+        # `loopwright task approve`) and polled by the one that does; first decision wins
+        """CREATE TABLE gate_decisions (
+            run_id TEXT NOT NULL,
+            request_id TEXT NOT NULL,
+            approved INTEGER NOT NULL,
+            decided_by TEXT NOT NULL,
+            decided_at REAL NOT NULL,
+            PRIMARY KEY (run_id, request_id)
+        ) WITHOUT ROWID""",
+    ),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

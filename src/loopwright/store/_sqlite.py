@@ -33,7 +33,7 @@ from loopwright.events import (
     TaskStart,
     decode_event,
 )
-from loopwright.store._base import Lease, RunRecord, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._owners import owner_is_gone
 from loopwright.store._schema import check_and_migrate
@@ -258,6 +258,30 @@ class SqliteRunStore:
                 "SELECT owner, expires_at FROM leases WHERE run_id = ?", (run_id,)
             ).fetchone()
         return None if row is None else Lease(str(row[0]), float(row[1]))
+
+    # --- gate decisions from other processes ---------------------------------------------
+
+    def post_gate_decision(
+        self, run_id: str, request_id: str, approved: bool, decided_by: str
+    ) -> bool:
+        with self._transaction() as conn:
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO gate_decisions (run_id, request_id, approved, "
+                "decided_by, decided_at) VALUES (?, ?, ?, ?, ?)",
+                (run_id, request_id, int(approved), decided_by, self.clock.time()),
+            ).rowcount
+        return inserted == 1
+
+    def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT approved, decided_by, decided_at FROM gate_decisions "
+                "WHERE run_id = ? AND request_id = ?",
+                (run_id, request_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return GateDecision(run_id, request_id, bool(row[0]), str(row[1]), float(row[2]))
 
     def close(self) -> None:
         with self._lock:
