@@ -137,7 +137,8 @@ def test_no_terminal_and_no_yes_waits_then_times_out(
     )
     captured = capsys.readouterr()
     assert code == 1
-    assert "waiting for approval" in captured.err and "HTTP API" in captured.err
+    assert "waits for approval from `loopwright serve`" in captured.err
+    assert "loopwright task approve" in captured.err and "until 20" in captured.err
     assert events_of(captured.out)[-1]["status"] == "failed"
     assert json.loads((ws / "keys.json").read_text())["staging"][0]["created"] == "2024-11-02"
 

@@ -1,4 +1,4 @@
-"""`loopwright task validate|run|rollback`: deterministic task files from the command line."""
+"""`loopwright task validate|run|approve|rollback`: deterministic task files from the shell."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from loopwright.cli._approve import register_approve, waiting_line
 from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
@@ -28,6 +29,7 @@ from loopwright.tasks import (
     GateBroker,
     LoadedTask,
     StateFileExporter,
+    StoreDecisions,
     TaskExecutor,
     TaskRunState,
     TaskSettings,
@@ -65,6 +67,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_store_argument(run)
     run.set_defaults(handler=run_command)
+
+    register_approve(sub)
 
     rollback = sub.add_parser("rollback", help="undo the changes of a task run")
     rollback.add_argument("run_id")
@@ -141,9 +145,14 @@ class TaskView:
 
 
 async def decide_gate(
-    args: argparse.Namespace, gates: GateBroker, event: Event, err: Console
+    args: argparse.Namespace,
+    gates: GateBroker,
+    event: Event,
+    err: Console,
+    decisions: StoreDecisions,
 ) -> None:
-    """--yes approves; a terminal asks; otherwise the gate waits for the HTTP API."""
+    """--yes approves; a terminal asks; otherwise the gate waits for a decision another
+    process leaves in the store (`loopwright serve`, `loopwright task approve`)."""
     if not isinstance(event, ConfirmationRequired):
         return
     if args.yes:
@@ -152,10 +161,8 @@ async def decide_gate(
         answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
         gates.decide(event.request_id, answer.strip().lower() in {"y", "yes"}, "terminal")
     else:
-        err.print(
-            f"[dim]waiting for approval of {event.request_id} from the HTTP API "
-            f"(up to {event.timeout_s:g}s)[/]"
-        )
+        decisions.watch(event.run_id, event.request_id)
+        err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -183,12 +190,16 @@ def run_command(args: argparse.Namespace) -> int:
 
     async def run() -> str:
         status = "failed"
+        decisions = StoreDecisions(store, gates)
         stream = executor.execute(loaded.definition, request, parse_inputs(args.input), args.client)
-        async for event in stream:
-            view.show(event)
-            await decide_gate(args, gates, event, err)
-            if isinstance(event, RunFinished):
-                status = event.status
+        try:
+            async for event in stream:
+                view.show(event)
+                await decide_gate(args, gates, event, err, decisions)
+                if isinstance(event, RunFinished):
+                    status = event.status
+        finally:
+            await decisions.close()
         return status
 
     try:

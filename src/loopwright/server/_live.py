@@ -23,7 +23,7 @@ from loopwright.server._config import ServerConfig
 from loopwright.server._follow import follow_run
 from loopwright.server._gates import pending_gates
 from loopwright.server._http import ApiError, int_param, json_response
-from loopwright.server._runs import config_of, owned_run
+from loopwright.server._runs import config_of, deliver_gate_decision, owned_run
 
 MAX_SEQ = 2**53
 HEARTBEAT_S = 15.0
@@ -169,10 +169,13 @@ def _confirm(
     if not isinstance(approve, bool):
         return "required, true or false", "approve"
     pending = {g["request_id"] for g in pending_gates(config.runtime.store.events(run_id))}
-    decider = config.gate_decider()
-    if not isinstance(request_id, str) or request_id not in pending or decider is None:
+    record = config.runtime.store.get_run(run_id, tenant=tenant)
+    if not isinstance(request_id, str) or request_id not in pending or record is None:
         return f"no pending gate {request_id!r}", "request_id"
-    decider.decide(request_id, approve, f"ws:{tenant}")
+    try:
+        deliver_gate_decision(config, record, request_id, approve, f"ws:{tenant}")
+    except ApiError as exc:
+        return exc.message, "request_id"
     return None
 
 

@@ -41,6 +41,19 @@ _OPTIONS = {
 }
 
 SCHEMAS: dict[str, Any] = {
+    "GateDecided": {
+        "type": "object",
+        "required": ["run_id", "request_id", "approved"],
+        "properties": {
+            "run_id": {"type": "string"},
+            "request_id": {"type": "string"},
+            "approved": {"type": "boolean"},
+            "delivered": {
+                "const": "store",
+                "description": "only in a 202: left in the store for the run's process",
+            },
+        },
+    },
     "Error": {
         "type": "object",
         "properties": {
@@ -249,7 +262,13 @@ def _action_paths() -> dict[str, Any]:
                     },
                 },
                 "responses": {
-                    "200": _json({"type": "object"}, "decided"),
+                    "200": _json(_ref("GateDecided"), "decided: the gate waited in this server"),
+                    "202": _json(
+                        _ref("GateDecided"),
+                        "accepted: another process runs the task (it holds the run's lease); "
+                        "the decision is in the store (`delivered: store`) and that process "
+                        "takes it when it next polls, unless the gate times out first",
+                    ),
                     **_errors(401, 404, 409, 422),
                 },
             }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -25,6 +25,7 @@ from loopwright.runtime import (
 )
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
+from loopwright.server._follow import held_elsewhere
 from loopwright.server._gates import gate_was_asked, pending_gates
 from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
@@ -152,10 +153,31 @@ async def decide_gate(request: Request) -> JSONResponse:
         raise ApiError(404, f"run {record.run_id} has no gate {gate_id!r}")
     if gate_id not in {g["request_id"] for g in pending_gates(events)}:
         raise ApiError(409, f"gate {gate_id!r} is no longer pending")
+    decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
+    if deliver_gate_decision(config, record, gate_id, approve, f"api:{tenant}") == "process":
+        return json_response(decided)
+    return json_response({**decided, "delivered": "store"}, 202)
+
+
+def deliver_gate_decision(
+    config: ServerConfig, record: RunRecord, gate_id: str, approve: bool, decided_by: str
+) -> Literal["process", "store"]:
+    """Decide a pending gate: "process" when it waits in this server and is now decided;
+    "store" when another process executes the run (it holds the run's lease) and the
+    decision was left in the store, where that process polls for it. Else a 409."""
     decider = config.gate_decider()
-    if decider is None or not decider.decide(gate_id, approve, f"api:{tenant}"):
-        raise ApiError(409, f"gate {gate_id!r} is not waiting in this server")
-    return json_response({"run_id": record.run_id, "request_id": gate_id, "approved": approve})
+    if decider is not None and decider.decide(gate_id, approve, decided_by):
+        return "process"
+    runtime = config.runtime
+    if not held_elsewhere(runtime, record.run_id) or record.status != "running":
+        raise ApiError(
+            409,
+            f"gate {gate_id!r} is not waiting in this server, and no other process is "
+            f"running {record.run_id} (status {record.status})",
+        )
+    if not runtime.store.post_gate_decision(record.run_id, gate_id, approve, decided_by):
+        raise ApiError(409, f"gate {gate_id!r} already has a decision, not yet taken by its run")
+    return "store"
 
 
 async def resume_run(request: Request) -> JSONResponse:

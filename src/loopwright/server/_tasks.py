@@ -1,5 +1,8 @@
 """Task runs over HTTP: the task files a server offers, started by name, with a GateBroker.
 
+Their gates are decided through the API (in this process) or by a decision another process
+leaves in the run store (`loopwright task approve`), which a waiting gate polls for.
+
 A request names a task (its `name`, or its file's stem) in the server's task folder; it
 never gives a path, so a client cannot make the server load an arbitrary file.
 """
@@ -12,10 +15,18 @@ from typing import Any
 
 from loopwright.agent import new_run_id
 from loopwright.errors import ConfigurationError, TaskParseError
+from loopwright.events import ConfirmationRequired
 from loopwright.models import Model, resolve_model
 from loopwright.runtime import EventSink, RunHandle, Runtime
 from loopwright.server._http import ApiError
-from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings, load_task
+from loopwright.tasks import (
+    GateBroker,
+    LoadedTask,
+    StoreDecisions,
+    TaskExecutor,
+    TaskSettings,
+    load_task,
+)
 from loopwright.tasks._loader import TASK_SUFFIXES
 
 
@@ -95,10 +106,15 @@ class FolderTaskLauncher:
         run_id = new_run_id()
 
         async def body(sink: EventSink) -> None:  # events reach the sink via the executor
-            async for _ in executor.execute(
-                definition, definition.name, inputs, tenant, run_id=run_id
-            ):
-                pass
+            decisions = StoreDecisions(runtime.store, self.broker)
+            try:
+                async for event in executor.execute(
+                    definition, definition.name, inputs, tenant, run_id=run_id
+                ):
+                    if isinstance(event, ConfirmationRequired):
+                        decisions.watch(run_id, event.request_id)
+            finally:
+                await decisions.close()
 
         return runtime.start(run_id, body)
 

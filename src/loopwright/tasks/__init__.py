@@ -4,7 +4,7 @@ from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._emitter import EventSink
 from loopwright.tasks._executor import TaskExecutor, resolve_inputs
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
-from loopwright.tasks._gates import GateBroker, PendingGate
+from loopwright.tasks._gates import GateBroker, PendingGate, StoreDecisions
 from loopwright.tasks._loader import LoadedTask, load_hook, load_task, parse_task
 from loopwright.tasks._matching import TaskMatch, choose_task
 from loopwright.tasks._models import (
@@ -29,6 +29,7 @@ __all__ = [
     "StateFileExporter",
     "StepDefinition",
     "StepResult",
+    "StoreDecisions",
     "TaskDefinition",
     "TaskExecutor",
     "TaskMatch",

@@ -4,13 +4,35 @@ A gate step opens a `PendingGate` and emits `confirmation_required` with its `re
 whoever decides (a person at the terminal, `--yes`, an HTTP request) calls
 `GateBroker.decide(request_id, approved, decided_by)`. That sets the gate's `asyncio.Event`;
 the waiting task run wakes and emits `gate_decision` into its log.
+
+Across processes the decision goes through the run store: a server that does not run the
+task (or `loopwright task approve`) posts it with `RunStore.post_gate_decision`, and
+`StoreDecisions`, in the process that runs the task, polls the store while the gate waits
+and hands what it finds to the GateBroker.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+from loopwright.errors import StoreError
+from loopwright.events import (
+    ConfirmationRequired,
+    Event,
+    GateDecided,
+    RunFinished,
+    StepComplete,
+    TaskComplete,
+)
+from loopwright.store import RunStore
+
+STORE_POLL_S = 0.25
+"""How often a waiting gate looks in the store for a decision another process left."""
 
 
 @dataclass
@@ -75,3 +97,78 @@ class GateBroker:
     def close(self, request_id: str) -> None:
         """Forget a gate (decided, timed out or abandoned)."""
         self._gates.pop(request_id, None)
+
+
+class StoreDecisions:
+    """Takes the decisions other processes leave in the store for this process's gates.
+
+    `watch(run_id, request_id)` starts one poller per waiting gate: it reads
+    `store.gate_decision` every `poll_s` seconds and hands a decision to the GateBroker
+    (with its `decided_by`); it ends by itself once the gate is no longer pending here
+    (decided some other way, or timed out). `close()` stops the pollers still going.
+    """
+
+    def __init__(self, store: RunStore, gates: GateBroker, *, poll_s: float = STORE_POLL_S):
+        self.store = store
+        self.gates = gates
+        self.poll_s = poll_s
+        self._pollers: dict[str, asyncio.Task[None]] = {}
+
+    def watch(self, run_id: str, request_id: str) -> None:
+        if request_id in self._pollers:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._poll(run_id, request_id), name=f"gate-poll-{request_id}"
+        )
+        self._pollers[request_id] = task
+        task.add_done_callback(lambda _: self._pollers.pop(request_id, None))
+
+    async def _poll(self, run_id: str, request_id: str) -> None:
+        while any(gate.request_id == request_id for gate in self.gates.pending(run_id)):
+            try:
+                decision = self.store.gate_decision(run_id, request_id)
+            except StoreError:
+                decision = None  # a busy store: look again at the next poll
+            if decision is not None:
+                self.gates.decide(request_id, decision.approved, decision.decided_by)
+                return
+            await asyncio.sleep(self.poll_s)
+
+    async def close(self) -> None:
+        pollers = list(self._pollers.values())
+        for task in pollers:
+            task.cancel()
+        for task in pollers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def pending_gates(events: Iterable[Event]) -> list[dict[str, Any]]:
+    """Gates of a run still waiting for a decision, oldest first."""
+    waiting: dict[str, ConfirmationRequired] = {}
+    for event in events:
+        if isinstance(event, ConfirmationRequired):
+            waiting[event.request_id] = event
+        elif isinstance(event, GateDecided):
+            waiting.pop(event.request_id, None)
+        elif isinstance(event, StepComplete):
+            for request_id, gate in list(waiting.items()):
+                if gate.step == event.step:
+                    del waiting[request_id]
+        elif isinstance(event, RunFinished | TaskComplete):
+            waiting.clear()
+    return [
+        {
+            "request_id": gate.request_id,
+            "step": gate.step,
+            "message": gate.message,
+            "seq": gate.seq,
+            "ts": gate.ts,
+            "timeout_s": gate.timeout_s,
+        }
+        for gate in waiting.values()
+    ]
+
+
+def gate_was_asked(events: Iterable[Event], request_id: str) -> bool:
+    return any(isinstance(e, ConfirmationRequired) and e.request_id == request_id for e in events)
