@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 from server_helpers import (
     ACME,
@@ -30,6 +31,7 @@ from server_helpers import (
     start_run,
     tasks_folder,
     wait_finished,
+    ws_connect,
     ws_events,
 )
 
@@ -156,6 +158,11 @@ def test_the_server_approves_a_gate_waiting_in_another_process(
         "approved": True,
         "delivered": "store",
     }
+    schema = httpx.get(f"{server.url}/api/openapi.json", headers=ACME).json()
+    accepted = schema["paths"]["/api/runs/{run_id}/gates/{gate_id}"]["post"]["responses"]["202"]
+    jsonschema.Draft202012Validator(
+        {**schema, **accepted["content"]["application/json"]["schema"]}
+    ).validate(response.json())
     again = httpx.post(url, json={"approve": False}, headers=ACME)
     assert again.status_code == 409  # the first decision wins (or the gate is gone)
 
@@ -169,6 +176,20 @@ def test_the_server_approves_a_gate_waiting_in_another_process(
     assert f"gate {gate_id} (approve) waits for approval from `loopwright serve`" in stderr
     assert f"loopwright task approve {run_id}" in stderr
     assert httpx.post(url, json={"approve": True}, headers=ACME).status_code == 409
+
+
+def test_a_websocket_confirm_reaches_a_gate_waiting_in_another_process(
+    task: TaskProcess, server: LiveServer
+) -> None:
+    run_id, gate_id = gate_of(task)
+    with ws_connect(server, run_id, token="acme-token-1234") as ws:
+        ws.send(json.dumps({"type": "confirm", "request_id": gate_id, "approve": True}))
+        seen: list[dict[str, Any]] = []
+        while not seen or seen[-1]["type"] != "run_finished":
+            seen.append(json.loads(ws.recv(timeout=DEADLINE_S)))
+    decision = next(e for e in seen if e["type"] == "gate_decision")
+    assert decision["decided_by"] == "ws:acme" and seen[-1]["status"] == "completed"
+    assert task.finish() == 0
 
 
 def test_loopwright_task_approve_decides_it_through_the_store(
