@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import subprocess
 import sys
@@ -430,6 +431,16 @@ def markdown_table(results: dict[str, dict[str, Any]], levels: dict[int, str]) -
     return "\n".join(rows)
 
 
+def interleaved(tasks: list[Any]) -> list[Any]:
+    """Round-robin over the levels (L1, L2, ... L7, L1, ...): a run cut short by the clock
+    still has every level in it."""
+    by_level: dict[int, list[Any]] = {}
+    for task in tasks:
+        by_level.setdefault(task.level, []).append(task)
+    rounds = itertools.zip_longest(*by_level.values())
+    return [task for batch in rounds for task in batch if task is not None]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", required=True, help="e.g. http://127.0.0.1:8080/v1")
@@ -448,7 +459,7 @@ def main() -> None:
 
     suite = load_suite(EVALS)
     only = {i.strip() for i in args.only.split(",") if i.strip()}
-    tasks = [t for t in suite.tasks if not only or t.id in only]
+    tasks = interleaved([t for t in suite.tasks if not only or t.id in only])
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
     unknown = [f for f in frameworks if f not in RUNNERS]
     if unknown:
