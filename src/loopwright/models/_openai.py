@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from loopwright._net import is_loopback_url
 from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import ToolMode
@@ -32,7 +33,6 @@ from loopwright.models._ollama import tool_json
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
-    is_loopback,
     prompted_view,
     to_response,
     with_call_ids,
@@ -115,7 +115,7 @@ class OpenAIModel(HttpModel):
         url = openai_base_url(base_url)
         self.official = urlsplit(url).hostname == "api.openai.com"
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
-        if not key and not is_loopback(url):
+        if not key and not is_loopback_url(url):
             raise ConfigurationError(
                 f"openai:{model} at {url} needs an API key: set OPENAI_API_KEY (a server on "
                 "this machine needs none; for another server without keys, set any value)"

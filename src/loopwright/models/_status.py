@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 
+from loopwright._net import is_loopback_url
 from loopwright.errors import ModelError, ModelUnavailableError
 from loopwright.models._anthropic import ANTHROPIC_VERSION, anthropic_base_url
 from loopwright.models._http import HttpClient, Secret
 from loopwright.models._local import PACKAGED_MODELS, PackagedModel, cache_folder
 from loopwright.models._ollama import ollama_base_url
 from loopwright.models._openai import openai_base_url
-from loopwright.models._wire import is_loopback
 
 
 @dataclass
@@ -109,7 +109,7 @@ async def backend_statuses(
     probes.append(_probe(ollama, client, "/api/tags", timeout))
     statuses.append(ollama)
 
-    openai_ok = bool(openai_key) or is_loopback(openai_url)
+    openai_ok = bool(openai_key) or is_loopback_url(openai_url)
     detail = (
         "OPENAI_API_KEY set"
         if openai_key

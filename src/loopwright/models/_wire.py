@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 import uuid
 from collections.abc import Callable
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -35,16 +33,6 @@ def with_call_ids(message: dict[str, Any]) -> dict[str, Any]:
         for call in calls
     ]
     return {**message, "tool_calls": named}
-
-
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def observation(message: Message) -> Message:

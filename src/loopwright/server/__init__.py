@@ -5,6 +5,7 @@
 `loopwright serve` runs it with uvicorn; see docs/server.md.
 """
 
+from loopwright._net import is_loopback
 from loopwright.server._app import create_app
 from loopwright.server._config import (
     LOOPBACK_HOSTS,
@@ -12,7 +13,6 @@ from loopwright.server._config import (
     ServerConfig,
     TaskLauncher,
     check_bind,
-    is_loopback,
     load_token_file,
 )
 from loopwright.server._http import ApiError

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunHandle, Runtime
 from loopwright.tools import BUILTIN_TOOLS
@@ -91,15 +91,6 @@ def load_token_file(path: str | Path) -> dict[str, str]:
             raise ConfigurationError(f"{file}: token for {tenant!r} is shorter than 8 characters")
         tokens[token] = tenant.strip()
     return tokens
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
