@@ -35,6 +35,9 @@ class RunBookkeeping:
         self.timestamp: Callable[[], float] = time.time if system else setup.clock.time
         self._monotonic: Callable[[], float] = time.monotonic if system else setup.clock.monotonic
         self._replaying_until = recorded.last_seq
+        self.listening = sink is not None or recorded.last_seq > 0
+        """Someone reads the events (a sink, or a recording to check them against). When
+        nobody does, the loop builds no events and no request fingerprint at all."""
         native = setup.tool_mode == "native"
         self._tool_specs = tuple(setup.tools.specs()) if native else ()
         self._tool_names = tuple(spec.name for spec in self._tool_specs)
@@ -45,7 +48,7 @@ class RunBookkeeping:
             model_name=setup.model.name,
             started_at=setup.clock.monotonic(),
         )
-        self.conversation = Conversation(setup.system_prompt)
+        self.conversation = Conversation(setup.system_prompt, fingerprinted=self.listening)
         self.steps: list[CompletedStep] = []
         self.recap: list[str] = []
         """One line per completed tool call, for the progress note of prompted mode."""
@@ -61,7 +64,9 @@ class RunBookkeeping:
         return self.seq
 
     async def emit(self, event_type: type[Any], **fields: Any) -> None:
-        """Build the next event from its fields and publish it."""
+        """Build the next event from its fields and publish it (if anyone is listening)."""
+        if not self.listening:
+            return
         await self.publish(
             event_type(run_id=self.run_id, seq=self.next_seq(), ts=self.timestamp(), **fields)
         )

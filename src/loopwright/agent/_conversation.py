@@ -38,14 +38,15 @@ def shorten(text: str, keep_chars: int) -> str:
 
 
 class Conversation:
-    def __init__(self, system_prompt: str) -> None:
+    def __init__(self, system_prompt: str, *, fingerprinted: bool = True) -> None:
         self.system = Message.system(system_prompt)
         self.messages: list[Message] = []
         self._tokens: list[int] = []
         self._cuttable: dict[int, str] = {}
         """Observation index -> its full text, while it can still be shortened further."""
         self.total_tokens = estimate_tokens(system_prompt)
-        self._chain: list[bytes] = [_first_link(system_prompt)]
+        self._chain: list[bytes] | None = [_first_link(system_prompt)] if fingerprinted else None
+        """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
@@ -54,7 +55,8 @@ class Conversation:
         self.messages.append(message)
         self._tokens.append(tokens)
         self.total_tokens += tokens
-        self._chain.append(_link(self._chain[-1], message))
+        if self._chain is not None:
+            self._chain.append(_link(self._chain[-1], message))
 
     def fit(self, limit: int | None) -> int:
         """Shorten old observations until the conversation fits; returns how many were cut."""
@@ -84,12 +86,15 @@ class Conversation:
         self.total_tokens += tokens - self._tokens[index]
         self._tokens[index] = tokens
         self.messages[index] = message
-        del self._chain[index + 1 :]
-        for later in self.messages[index:]:
-            self._chain.append(_link(self._chain[-1], later))
+        if self._chain is not None:
+            del self._chain[index + 1 :]
+            for later in self.messages[index:]:
+                self._chain.append(_link(self._chain[-1], later))
 
     def digest(self, note: str | None, tool_names: Sequence[str]) -> str:
         """A fingerprint of the request: a hash chain, so it costs the same at any length."""
+        if self._chain is None:
+            raise ValueError("this conversation keeps no fingerprint (fingerprinted=False)")
         tail = f"{note}|{','.join(tool_names)}".encode()
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
 

@@ -65,15 +65,16 @@ class AgentRun(RunBookkeeping):
 
     async def execute(self) -> ExecutionResult:
         setup = self.setup
-        await self.emit(
-            RunStarted,
-            request=setup.request,
-            model=setup.model.name,
-            tools=setup.tools.names(),
-            options=setup.options.to_dict(),
-            tenant=setup.tenant,
-            parent_run_id=setup.parent_run_id,
-        )
+        if self.listening:
+            await self.emit(
+                RunStarted,
+                request=setup.request,
+                model=setup.model.name,
+                tools=setup.tools.names(),
+                options=setup.options.to_dict(),
+                tenant=setup.tenant,
+                parent_run_id=setup.parent_run_id,
+            )
         self.conversation.append(Message.user(setup.request))
         try:
             result = await self._loop()
@@ -91,16 +92,17 @@ class AgentRun(RunBookkeeping):
         verification = await self._verify()
         if verification is not None:
             result = _with_verification(result, verification)
-        await self.emit(
-            RunFinished,
-            status=result.status,
-            answer=result.answer,
-            reason=result.reason,
-            usage=result.usage.to_dict(),
-            cost=result.cost,
-            steps=len(result.steps),
-            partial=None if result.success else result.partial(),
-        )
+        if self.listening:
+            await self.emit(
+                RunFinished,
+                status=result.status,
+                answer=result.answer,
+                reason=result.reason,
+                usage=result.usage.to_dict(),
+                cost=result.cost,
+                steps=len(result.steps),
+                partial=None if result.success else result.partial(),
+            )
         return result
 
     async def _loop(self) -> ExecutionResult:
@@ -111,16 +113,7 @@ class AgentRun(RunBookkeeping):
                 return await self._stopped(stop)
             state = self.state
             state.iteration += 1
-            pending = self.deliver(
-                IterationStarted(
-                    run_id=self.run_id,
-                    seq=self.next_seq(),
-                    ts=self.timestamp(),
-                    iteration=state.iteration,
-                    max_iterations=state.max_iterations,
-                )
-            )
-            if pending is not None:
+            if self.listening and (pending := self.deliver(self._iteration_event())) is not None:
                 await pending
             try:
                 outcome = await self._think()
@@ -159,8 +152,10 @@ class AgentRun(RunBookkeeping):
             self._received(response, started)
             outcome = self._with_stable_ids(response, self.setup.parse(response))
             self._remember_reply(response, outcome)
-            if (pending := self.deliver(self._response_event(response, outcome))) is not None:
-                await pending
+            if self.listening:
+                pending = self.deliver(self._response_event(response, outcome))
+                if pending is not None:
+                    await pending
             if not isinstance(outcome, ParseFailure):
                 return outcome
             will_retry = attempt < attempts
@@ -194,7 +189,8 @@ class AgentRun(RunBookkeeping):
         note = self._iteration_note()
         window = setup.options.context_window
         self.conversation.fit(window - estimate_tokens(note) if window else None)
-        self._digest = self.conversation.digest(note, self._tool_names)
+        if self.listening:
+            self._digest = self.conversation.digest(note, self._tool_names)
         return ModelRequest(
             messages=self.conversation.request_messages(note),
             tools=self._tool_specs,
@@ -230,6 +226,15 @@ class AgentRun(RunBookkeeping):
         self.conversation.append(Message.assistant(text, calls if native else ()))
         if not isinstance(outcome, ParseFailure) and outcome.thought:
             self.last_thought = outcome.thought
+
+    def _iteration_event(self) -> IterationStarted:
+        return IterationStarted(
+            run_id=self.run_id,
+            seq=self.next_seq(),
+            ts=self.timestamp(),
+            iteration=self.state.iteration,
+            max_iterations=self.state.max_iterations,
+        )
 
     def _response_event(self, response: ModelResponse, outcome: ParseOutcome) -> ModelResponded:
         actions = []
@@ -278,26 +283,16 @@ class AgentRun(RunBookkeeping):
         return verdict if isinstance(verdict, Stop) else None
 
     async def _run_tool(self, call: ToolCall) -> ToolResult:
-        setup = self.setup
-        iteration = self.state.iteration
-        started = ToolCallStarted(
-            run_id=self.run_id,
-            seq=self.next_seq(),
-            ts=self.timestamp(),
-            iteration=iteration,
-            call_id=call.id,
-            tool_name=call.name,
-            arguments=call.arguments,
-        )
-        if (pending := self.deliver(started)) is not None:
+        if self.listening and (pending := self.deliver(self._started_event(call))) is not None:
             await pending
         arguments_json = _CANONICAL_JSON.encode(call.arguments)
         self._signature = f"{call.name}({arguments_json})"
         result = self._recorded_result(call) if self._replaying_until else None
         if result is None:
-            execution = setup.tool_executor.execute(call)
+            execution = self.setup.tool_executor.execute(call)
             timeout = self._effect_timeout(None)
             result = await (execution if timeout is None else run_with_timeout(execution, timeout))
+        iteration = self.state.iteration
         self.steps.append(
             CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
         )
@@ -305,11 +300,31 @@ class AgentRun(RunBookkeeping):
             self.recap.append(
                 recap_line(call.name, call.arguments, result.content, result.is_error)
             )
-        finished = ToolCallFinished(
+        if self.listening:
+            finished = self._finished_event(call, arguments_json, result)
+            if (pending := self.deliver(finished)) is not None:
+                await pending
+        return result
+
+    def _started_event(self, call: ToolCall) -> ToolCallStarted:
+        return ToolCallStarted(
             run_id=self.run_id,
             seq=self.next_seq(),
             ts=self.timestamp(),
-            iteration_number=iteration,
+            iteration=self.state.iteration,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+        )
+
+    def _finished_event(
+        self, call: ToolCall, arguments_json: str, result: ToolResult
+    ) -> ToolCallFinished:
+        return ToolCallFinished(
+            run_id=self.run_id,
+            seq=self.next_seq(),
+            ts=self.timestamp(),
+            iteration_number=self.state.iteration,
             call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
@@ -321,9 +336,6 @@ class AgentRun(RunBookkeeping):
             truncated=result.truncated,
             redactions=result.redactions,
         )
-        if (pending := self.deliver(finished)) is not None:
-            await pending
-        return result
 
     def _recorded_result(self, call: ToolCall) -> ToolResult | None:
         """On resume: the recorded result, or an error when the call was cut off midway."""
