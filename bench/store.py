@@ -6,6 +6,9 @@
    trivial tool N-1 times), with no store, then with every event going through
    `Runtime.publish` to a SqliteRunStore first; µs per step and the ratio (target < 2x).
 
+Times are the process's CPU time (`time.process_time`, which counts SQLite's system calls
+too), so other work on a shared machine does not count as store cost.
+
     python bench/store.py            # a markdown table; --json for machine-readable output
 """
 
@@ -70,11 +73,11 @@ def append_cost_us(store_factory: Callable[[], RunStore], events: list[Event], r
     ]
     store = store_factory()
     gc.collect()
-    started = time.perf_counter()
+    started = time.process_time()
     for batch in batches:
         for event in batch:
             store.append(event)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     store.close()
     return elapsed / (len(events) * runs) * 1e6
 
@@ -82,9 +85,9 @@ def append_cost_us(store_factory: Callable[[], RunStore], events: list[Event], r
 def step_cost_us(steps: int, store: RunStore | None) -> float:
     runtime = Runtime(store) if store is not None else None
     gc.collect()
-    started = time.perf_counter()
+    started = time.process_time()
     asyncio.run(agent_run(steps, runtime.publish if runtime is not None else None))
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     if runtime is not None:
         runtime.leases.close()
     return elapsed / steps * 1e6
