@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +45,13 @@ _MAX_ITERATIONS = MaxIterations()
 objects per run for the garbage collector."""
 _repetition = functools.lru_cache(maxsize=8)(Repetition)
 _no_progress = functools.lru_cache(maxsize=8)(NoProgress)
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(directory: str) -> Path:
+    """The working directory, resolved (Path.resolve costs ~12 µs, and an executor is often
+    made per request in the same directory)."""
+    return Path(directory).resolve()
 
 
 def new_run_id() -> str:
@@ -89,7 +97,7 @@ class AgentExecutor:
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
         self.scrubber = scrubber or Scrubber.default()
-        self.workspace = Path(workspace or Path.cwd()).resolve()
+        self.workspace = Path(workspace).resolve() if workspace else _resolved(os.getcwd())
         self.extra_policies = tuple(policies)
         self.prices = prices
         self.clock = clock or _SYSTEM_CLOCK
@@ -130,12 +138,12 @@ class AgentExecutor:
 
     def _policies(self, ledger: CostLedger) -> list[StopPolicy]:
         opts = self.options
-        policies: list[StopPolicy] = [
-            _MAX_ITERATIONS,
-            Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost),
-            _repetition(opts.repetition_threshold),
-            _no_progress(opts.no_progress_limit),
-        ]
+        policies: list[StopPolicy] = [_MAX_ITERATIONS]
+        if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
+            policies.append(
+                Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
+            )
+        policies += [_repetition(opts.repetition_threshold), _no_progress(opts.no_progress_limit)]
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]

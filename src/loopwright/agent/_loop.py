@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from loopwright.agent._bookkeeping import RunBookkeeping
@@ -37,8 +38,30 @@ from loopwright.prompts import (
 from loopwright.tools import run_with_timeout
 
 SUMMARY_CHARS = 160
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
-"""Tool arguments as canonical JSON (built once: `json.dumps` with options is slower)."""
+
+
+def _canonical_json() -> Callable[[Any], str]:
+    """`json.dumps(value, sort_keys=True, default=str)`, for tool arguments (every call).
+
+    `JSONEncoder.encode` makes a new C encoder on every call, about half its cost; this one
+    is made once. Arguments are decoded JSON, so it skips the circular-reference check (a
+    circular value would raise RecursionError instead of ValueError).
+    """
+    encoder = json.JSONEncoder(sort_keys=True, default=str)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator
+        return encoder.encode
+    encode = make(
+        None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True
+    )
+
+    def canonical(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return canonical
+
+
+canonical_json = _canonical_json()
 
 
 def acted_on_text(thought: str | None, call: ToolCall) -> str:
@@ -285,7 +308,7 @@ class AgentRun(RunBookkeeping):
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         if self.listening and (pending := self.deliver(self._started_event(call))) is not None:
             await pending
-        arguments_json = _CANONICAL_JSON.encode(call.arguments)
+        arguments_json = canonical_json(call.arguments)
         self._signature = f"{call.name}({arguments_json})"
         result = self._recorded_result(call) if self._replaying_until else None
         if result is None:
