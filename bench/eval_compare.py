@@ -188,6 +188,20 @@ def run_peers(url: str, only: str, frameworks: str, timeout: float) -> None:
     subprocess.run(command, check=True)
 
 
+def summary_table(rows: dict[str, dict[str, Any]], levels: dict[int, str]) -> list[str]:
+    heads = ["framework", "overall"] + [f"L{k}" for k in sorted(levels)] + ["wall s"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for name, entry in rows.items():
+        s = entry["summary"]
+        cells = [name, f"**{s['success_rate']:.0%}** ({s['passed']}/{s['total']})"]
+        for k in sorted(levels):
+            lv = s["by_level"].get(str(k))
+            cells.append(f"{lv['passed']}/{lv['total']}" if lv else "-")
+        cells.append(f"{s['wall_s']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
     """The markdown: one row per framework (overall, per level), then a per-task matrix."""
     rows: dict[str, dict[str, Any]] = {}
@@ -203,25 +217,28 @@ def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
             rows[name] = {"summary": summarise(entry["tasks"]), "tasks": entry["tasks"]}
         if not data.get("complete", True):
             notes.append("peers: partial (the run was cut short; see task counts)")
-    heads = ["framework", "overall"] + [f"L{k}" for k in sorted(levels)] + ["wall s"]
-    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    for name, entry in rows.items():
-        s = entry["summary"]
-        cells = [name, f"**{s['success_rate']:.0%}** ({s['passed']}/{s['total']})"]
-        for k in sorted(levels):
-            lv = s["by_level"].get(str(k))
-            cells.append(f"{lv['passed']}/{lv['total']}" if lv else "-")
-        cells.append(f"{s['wall_s']:.0f}")
-        lines.append("| " + " | ".join(cells) + " |")
     legend = ", ".join(f"L{k} {v}" for k, v in sorted(levels.items()))
     out = [
         f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by bench/eval_compare.py.",
         "",
-        *lines,
+        *summary_table(rows, levels),
         "",
         f"Levels: {legend}.",
+        *(f"\n**{n}**" for n in notes),
     ]
-    out += [f"**{n}**" for n in notes]
+    ids = [{t["id"] for t in e["tasks"]} for e in rows.values()]
+    common = set.intersection(*ids) if ids else set()
+    if any(len(e["tasks"]) > len(common) for e in rows.values()):
+        subset = {
+            name: {"summary": summarise([t for t in e["tasks"] if t["id"] in common])}
+            for name, e in rows.items()
+        }
+        out += [
+            "",
+            f"On the {len(common)} tasks every framework ran (the same tasks for every row):",
+            "",
+            *summary_table(subset, levels),
+        ]
     matrix = ["| task | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
     for task_id in task_ids:
         cells = []
