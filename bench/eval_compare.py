@@ -171,7 +171,7 @@ def write_loopwright_report(
     LOOPWRIGHT_JSON.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
-def run_peers(url: str, only: str, frameworks: str, timeout: float) -> None:
+def run_peers(url: str, only: str, frameworks: str, timeout: float, resume: bool) -> None:
     if not PEERS_PYTHON.is_file():
         raise SystemExit(
             "no bench/.venv-peers: python3 -m venv bench/.venv-peers && "
@@ -185,6 +185,8 @@ def run_peers(url: str, only: str, frameworks: str, timeout: float) -> None:
     ]  # fmt: skip
     if only:
         command += ["--only", only]
+    if resume:
+        command.append("--resume")
     subprocess.run(command, check=True)
 
 
@@ -259,6 +261,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--skip-loopwright", action="store_true")
     parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument("--resume", action="store_true", help="peers: keep finished tasks")
     parser.add_argument("--tables-only", action="store_true", help="rebuild the table only")
     args = parser.parse_args()
     # `kill PID` stops the server too (the context manager's exit runs on SystemExit)
@@ -277,7 +280,7 @@ def main() -> None:
             if not args.skip_loopwright:
                 run_loopwright(url, task_ids, levels, args.timeout)
             if not args.skip_peers:
-                run_peers(url, args.only, args.frameworks, args.timeout)
+                run_peers(url, args.only, args.frameworks, args.timeout, args.resume)
     table = comparison(suite.levels, [t.id for t in suite.tasks])
     COMPARE_MD.write_text(table, encoding="utf-8")
     print(table)

@@ -448,6 +448,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated task ids")
     parser.add_argument("--timeout", type=float, default=120.0, help="per-task wall limit, s")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the outcomes already in --out, run the rest"
+    )
     parser.add_argument("--child", nargs=2, metavar=("FRAMEWORK", "TASK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -473,9 +476,15 @@ def main() -> None:
         "complete": False,
         "results": {},
     }
+    if args.resume and out.is_file():
+        report["results"] = json.loads(out.read_text(encoding="utf-8"))["results"]
     for framework in frameworks:
-        outcomes: list[dict[str, Any]] = []
+        kept = report["results"].get(LABELS[framework], {}).get("tasks", [])
+        outcomes: list[dict[str, Any]] = [o for o in kept if o["id"] in {t.id for t in tasks}]
+        done = {o["id"] for o in outcomes}
         for task in tasks:
+            if task.id in done:
+                continue
             outcome = run_in_child(framework, task, args.base_url, args.timeout)
             outcomes.append(outcome)
             mark = "ok  " if outcome["passed"] else "FAIL"
