@@ -116,10 +116,6 @@ def iteration_note(iteration: int, max_iterations: int) -> str:
 RECAP_STEPS = 6
 RECAP_RESULT_CHARS = 200
 RECAP_TASK_CHARS = 600
-FIRST_STEP_HINT = (
-    "Call a tool only if the task needs it; if you can answer from what you know, "
-    "reply with final_answer now."
-)
 NEXT_STEP_HINT = (
     "If the task needs another tool call, make it now; "
     "if these results answer the task, reply with final_answer."
@@ -144,7 +140,7 @@ def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequ
     """
     head = iteration_note(iteration, max_iterations)
     if not recap:
-        return f"{head}\n{FIRST_STEP_HINT}"
+        return head
     shown = recap[-RECAP_STEPS:]
     lines = [head, f"Task: {_clip(request, RECAP_TASK_CHARS)}", "Tool results so far:"]
     if len(recap) > len(shown):
