@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WHEELS := $(HOME)/.cache/loopwright/wheels
 
-.PHONY: demo test lint typecheck unit setup browser bench clean
+.PHONY: demo test lint typecheck unit setup browser bench eval-compare clean
 
 LLAMA_VERSION := 0.3.36
 
@@ -61,6 +61,12 @@ bench: setup $(PEERS_STAMP)
 	for script in bench/scrub.py bench/store.py bench/scale.py bench/server_load.py; do \
 		if [ -f $$script ]; then $(PY) $$script | tee bench/results/$$(basename $$script .py).md; fi; \
 	done
+
+# The tool-use suite through loopwright and the peers, all on one local llama.cpp server
+# (hours on 2 cores; results in bench/results/eval-compare.md).
+eval-compare: setup $(PEERS_STAMP)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	$(PY) bench/eval_compare.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
