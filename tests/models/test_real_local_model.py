@@ -82,7 +82,7 @@ async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: str)
         "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     result = await AgentExecutor(model, [add, multiply]).run(CHAIN)
-    assert result.status == "completed", result.reason
+    assert result.status == "completed", (result.reason, result.message)
     assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
     assert result.answer is not None and "4053" in result.answer
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
@@ -93,7 +93,7 @@ async def test_openai_compatible_server_single_call(llama_server: str) -> None:
         "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     result = await AgentExecutor(model, [add, multiply]).run("What is 17 + 25?")
-    assert result.status == "completed", result.reason
+    assert result.status == "completed", (result.reason, result.message)
     assert calls_of(result) == [("add", {"a": 17, "b": 25})]
     assert result.answer is not None and "42" in result.answer
 
@@ -149,7 +149,7 @@ async def test_skill_folder_runs_on_the_embedded_model(tmp_path: Path) -> None:
         workspace=tmp_path,
     )
     result = await executor.execute_sync("app.py", task_id="review-1", session_id="s-1")
-    assert result.status == "completed", result.reason
+    assert result.status == "completed", (result.reason, result.message)
     reads = [step.arguments.get("path") for step in result.steps if step.tool_name == "read"]
     assert "app.py" in reads  # it looked at the code before judging it
     assert {step.tool_name for step in result.steps} <= {"read", "list_files", "grep"}
