@@ -17,7 +17,7 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, ndjson
-from loopwright.models._wire import HttpModel, TextSink, prompted_view, to_response, with_call_ids
+from loopwright.models._wire import HttpModel, TextSink, chat_body, to_response, with_call_ids
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 
@@ -92,14 +92,7 @@ class OllamaModel(HttpModel):
         self.context = context
 
     def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-        messages = request.messages if request.tools else prompted_view(request.messages)
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [_wire(m) for m in messages],
-            "stream": stream,
-        }
-        if request.tools:
-            body["tools"] = [tool_json(t) for t in request.tools]
+        body = chat_body(self.model, request, stream=stream, wire=_wire, tool_json=tool_json)
         options: dict[str, Any] = {}
         if request.temperature is not None:
             options["temperature"] = request.temperature

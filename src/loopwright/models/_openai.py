@@ -33,7 +33,7 @@ from loopwright.models._ollama import tool_json
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
-    prompted_view,
+    chat_body,
     to_response,
     with_call_ids,
 )
@@ -145,14 +145,7 @@ class OpenAIModel(HttpModel):
         )
 
     def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-        messages = request.messages if request.tools else prompted_view(request.messages)
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [_wire(m) for m in messages],
-            "stream": stream,
-        }
-        if request.tools:
-            body["tools"] = [tool_json(t) for t in request.tools]
+        body = chat_body(self.model, request, stream=stream, wire=_wire, tool_json=tool_json)
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if limit := request.max_output_tokens or self.max_output_tokens:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
+from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, loads
 from loopwright.parsing.messages import response_from_message
@@ -38,6 +38,27 @@ def with_call_ids(message: dict[str, Any]) -> dict[str, Any]:
 def observation(message: Message) -> Message:
     """A tool result as user text, the way prompted mode sends observations."""
     return Message.user(f"Observation from {message.name or 'the tool'}: {message.content}")
+
+
+def chat_body(
+    model: str,
+    request: ModelRequest,
+    *,
+    stream: bool,
+    wire: Callable[[Message], dict[str, Any]],
+    tool_json: Callable[[ToolSpec], dict[str, Any]],
+) -> dict[str, Any]:
+    """The start of a chat request body shared by Ollama and OpenAI-compatible servers:
+    the model, the messages in the provider's shape, streaming, and the tools if native."""
+    messages = request.messages if request.tools else prompted_view(request.messages)
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [wire(m) for m in messages],
+        "stream": stream,
+    }
+    if request.tools:
+        body["tools"] = [tool_json(t) for t in request.tools]
+    return body
 
 
 def prompted_view(messages: tuple[Message, ...]) -> list[Message]:
