@@ -16,6 +16,7 @@ so the versions are pinned and the checksum is verified after assembly):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import importlib
 import os
@@ -61,6 +62,18 @@ DEFAULT_CONTEXT = 8192
 _INSTANCES: dict[str, Any] = {}
 _LOCKS: dict[str, threading.Lock] = {}
 _GUARD = threading.Lock()
+
+
+def _close_instances() -> None:
+    """Free the shared models before interpreter teardown (llama.cpp's own finalizer fails
+    once the module globals it needs are gone, printing an ignored exception)."""
+    with _GUARD:
+        for llm in _INSTANCES.values():
+            llm.close()
+        _INSTANCES.clear()
+
+
+atexit.register(_close_instances)
 
 
 def cache_folder() -> Path:
