@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,9 @@ from loopwright.evals import load_suite
 from loopwright.models._local import DEFAULT_THREADS, resolve_local_path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench" / "peers"))
+from eval_peers import markdown_table, summarise, wait_for_idle_server  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 LOOPWRIGHT_JSON = RESULTS / "eval-loopwright-server.json"
 PEERS_JSON = RESULTS / "eval-peers.json"
@@ -89,13 +92,6 @@ def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
             process.wait()
 
 
-def wait_for_idle_server(url: str) -> None:
-    """After a killed run the server may still be generating; queue a 1-token request."""
-    body = {"model": "qwen", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
-    with suppress(httpx.HTTPError):
-        httpx.post(f"{url}/chat/completions", json=body, timeout=900)
-
-
 def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeout: float) -> None:
     """One `loopwright eval --only TASK` per task, each with the same wall limit as a peer's."""
     outcomes: list[dict[str, Any]] = []
@@ -141,22 +137,6 @@ def failed(task_id: str, levels: dict[str, int], started: float, why: str) -> di
     }
 
 
-def summarise(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
-    levels: dict[str, dict[str, int]] = {}
-    for o in outcomes:
-        entry = levels.setdefault(str(o["level"]), {"passed": 0, "total": 0})
-        entry["passed"] += int(o["passed"])
-        entry["total"] += 1
-    passed = sum(int(o["passed"]) for o in outcomes)
-    return {
-        "passed": passed,
-        "total": len(outcomes),
-        "success_rate": passed / (len(outcomes) or 1),
-        "wall_s": round(sum(o["wall_s"] for o in outcomes), 1),
-        "by_level": dict(sorted(levels.items(), key=lambda kv: int(kv[0]))),
-    }
-
-
 def write_loopwright_report(
     outcomes: list[dict[str, Any]], url: str, timeout: float, *, complete: bool
 ) -> None:
@@ -190,20 +170,6 @@ def run_peers(url: str, only: str, frameworks: str, timeout: float, resume: bool
     subprocess.run(command, check=True)
 
 
-def summary_table(rows: dict[str, dict[str, Any]], levels: dict[int, str]) -> list[str]:
-    heads = ["framework", "overall"] + [f"L{k}" for k in sorted(levels)] + ["wall s"]
-    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    for name, entry in rows.items():
-        s = entry["summary"]
-        cells = [name, f"**{s['success_rate']:.0%}** ({s['passed']}/{s['total']})"]
-        for k in sorted(levels):
-            lv = s["by_level"].get(str(k))
-            cells.append(f"{lv['passed']}/{lv['total']}" if lv else "-")
-        cells.append(f"{s['wall_s']:.0f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
-
-
 def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
     """The markdown: one row per framework (overall, per level), then a per-task matrix."""
     rows: dict[str, dict[str, Any]] = {}
@@ -223,7 +189,7 @@ def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
     out = [
         f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by bench/eval_compare.py.",
         "",
-        *summary_table(rows, levels),
+        markdown_table(rows, levels),
         "",
         f"Levels: {legend}.",
         *(f"\n**{n}**" for n in notes),
@@ -239,7 +205,7 @@ def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
             "",
             f"On the {len(common)} tasks every framework ran (the same tasks for every row):",
             "",
-            *summary_table(subset, levels),
+            markdown_table(subset, levels),
         ]
     matrix = ["| task | " + " | ".join(rows) + " |", "|---|" + "---|" * len(rows)]
     for task_id in task_ids:
