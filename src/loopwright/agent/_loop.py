@@ -34,6 +34,7 @@ from loopwright.prompts import (
     observation_text,
     progress_note,
     recap_line,
+    summarize,
 )
 from loopwright.tools import run_with_timeout
 
@@ -76,11 +77,6 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
     if thought:
         action = {"thought": thought, **action}
     return json.dumps(action, ensure_ascii=False)
-
-
-def summarize(text: str, limit: int = SUMMARY_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class AgentRun(RunBookkeeping):
@@ -351,9 +347,9 @@ class AgentRun(RunBookkeeping):
             call_id=call.id,
             tool_name=call.name,
             arguments=call.arguments,
-            args_summary=summarize(arguments_json),
+            args_summary=summarize(arguments_json, SUMMARY_CHARS),
             result=result.content,
-            result_summary=summarize(result.content),
+            result_summary=summarize(result.content, SUMMARY_CHARS),
             is_error=result.is_error,
             duration_ms=round(result.duration_ms, 3),
             truncated=result.truncated,

@@ -9,6 +9,7 @@ from loopwright.prompts._builder import (
     observation_text,
     progress_note,
     recap_line,
+    summarize,
 )
 from loopwright.prompts.errors import build_error_observation
 
@@ -22,4 +23,5 @@ __all__ = [
     "observation_text",
     "progress_note",
     "recap_line",
+    "summarize",
 ]

@@ -126,7 +126,7 @@ def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_err
     """One tool result as the progress note lists it: `add({"a": 1, "b": 2}) returned 3`."""
     args = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, default=str)
     outcome = "failed" if is_error else "returned"
-    return f"{tool_name}({args}) {outcome} {_clip(result, RECAP_RESULT_CHARS)}"
+    return f"{tool_name}({args}) {outcome} {summarize(result, RECAP_RESULT_CHARS)}"
 
 
 def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequence[str]) -> str:
@@ -142,7 +142,7 @@ def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequ
     if not recap:
         return head
     shown = recap[-RECAP_STEPS:]
-    lines = [head, f"Task: {_clip(request, RECAP_TASK_CHARS)}", "Tool results so far:"]
+    lines = [head, f"Task: {summarize(request, RECAP_TASK_CHARS)}", "Tool results so far:"]
     if len(recap) > len(shown):
         lines.append(f"- ({len(recap) - len(shown)} earlier results in the conversation above)")
     lines.extend(f"- {line}" for line in shown)
@@ -150,7 +150,8 @@ def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequ
     return "\n".join(lines)
 
 
-def _clip(text: str, limit: int) -> str:
+def summarize(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
