@@ -27,7 +27,7 @@ class Item:
     quantity: int = 1
 
 
-@tool
+@tool(effect="read")
 def order_total(items: list[Item], currency: Literal["EUR", "USD"] = "EUR") -> str:
     """Add up an order.
 

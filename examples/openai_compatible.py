@@ -22,13 +22,13 @@ from loopwright.models import OpenAIModel
 from loopwright.tools import tool
 
 
-@tool
+@tool(effect="read")
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 
 
-@tool
+@tool(effect="read")
 def multiply(a: int, b: int) -> int:
     """Multiply two integers."""
     return a * b

@@ -8,7 +8,7 @@ from __future__ import annotations
 from loopwright import tool
 
 
-@tool
+@tool(effect="read")
 def add(a: float, b: float) -> float:
     """Add two numbers.
 
@@ -19,7 +19,7 @@ def add(a: float, b: float) -> float:
     return a + b
 
 
-@tool
+@tool(effect="read")
 def multiply(a: float, b: float) -> float:
     """Multiply two numbers.
 

@@ -24,7 +24,7 @@ def _age_days(created: str, as_of: str) -> int:
     return (dt.date.fromisoformat(as_of) - dt.date.fromisoformat(created)).days
 
 
-@tool
+@tool(effect="read")
 def check_workspace(ctx: ToolContext) -> dict[str, Any]:
     """Check that the workspace exists and is a folder; count its files."""
     if not ctx.workspace.is_dir():
@@ -32,7 +32,7 @@ def check_workspace(ctx: ToolContext) -> dict[str, Any]:
     return {"workspace": str(ctx.workspace), "files": sum(1 for _ in ctx.workspace.iterdir())}
 
 
-@tool
+@tool(effect="read")
 def list_keys(
     ctx: ToolContext, env: str, as_of: str, max_age_days: int = 90, path: str = "keys.json"
 ) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def rotate_keys(
     return {"rotated": rotated}
 
 
-@tool
+@tool(effect="read")
 def verify_keys(
     ctx: ToolContext, env: str, as_of: str, max_age_days: int = 90, path: str = "keys.json"
 ) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def verify_keys(
     return {"env": env, "ok": True}
 
 
-@tool
+@tool(effect="read")
 def read_commits(ctx: ToolContext, path: str = "commits.txt") -> dict[str, Any]:
     """Read the one-line commit messages since the last release.
 

@@ -12,7 +12,7 @@ from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings,
 from loopwright.tools import Tool, ToolContext, resolve_in_workspace, tool
 
 
-@tool
+@tool(effect="read")
 def count_lines(ctx: ToolContext, path: str) -> dict[str, Any]:
     """Count the lines of a file.
 
@@ -45,13 +45,13 @@ def explode(path: str) -> str:
     raise ToolError(f"cannot write {path}: disk on fire")
 
 
-@tool
+@tool(effect="read")
 def fail_check() -> str:
     """A read tool that always fails."""
     raise ToolError("the check failed")
 
 
-@tool
+@tool(effect="read")
 def shout(text: str) -> str:
     """Upper-case a text.
 

@@ -174,7 +174,7 @@ def test_effect_and_idempotent_declarations() -> None:
 
     assert (wipe.effect, wipe.idempotent) == ("destructive", False)
     assert (put.effect, put.idempotent) == ("write", True)
-    assert Tool.from_function(lambda: None, name="noop").idempotent
+    assert not Tool.from_function(lambda: None, name="noop").idempotent  # undeclared: unknown
 
 
 class Opaque:

@@ -20,7 +20,7 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 from loopwright.errors import ConfigurationError, ToolError
-from loopwright.tools import Tool
+from loopwright.tools import Effect, Tool
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 DEFAULT_CALL_TIMEOUT_S = 60.0
@@ -135,17 +135,40 @@ class MCPConnections:
         async def call(**arguments: Any) -> str:
             return await _call(server, remote_name, arguments, self.call_timeout_s)
 
-        annotations = getattr(listed, "annotations", None)
-        read_only = bool(getattr(annotations, "read_only_hint", False))
+        effect, idempotent = declaration_from_annotations(getattr(listed, "annotations", None))
         return Tool(
             name=exposed,
             description=str(listed.description or f"{remote_name} (from MCP server {server.name})"),
             parameters=schema,
             function=call,
-            effect="read" if read_only else "write",
-            idempotent=read_only,
+            effect=effect,
+            idempotent=idempotent,
             timeout=self.call_timeout_s + 5,
         )
+
+
+def _hint(annotations: Any, snake: str, camel: str) -> bool | None:
+    value = getattr(annotations, snake, None)
+    if value is None:
+        value = getattr(annotations, camel, None)
+    return value if isinstance(value, bool) else None
+
+
+def declaration_from_annotations(annotations: Any) -> tuple[Effect, bool]:
+    """The tool declaration (effect, idempotent) an MCP tool's annotations make.
+
+    `readOnlyHint: true` is a read (idempotent). Otherwise `destructiveHint` decides
+    between "destructive" (true) and "write" (false), and `idempotentHint: true` makes it
+    idempotent. A tool without annotations, or one whose hints say nothing about its
+    effect, is "unknown" and not idempotent: resume never re-runs it.
+    """
+    if annotations is None:
+        return "unknown", False
+    if _hint(annotations, "read_only_hint", "readOnlyHint"):
+        return "read", True
+    destructive = _hint(annotations, "destructive_hint", "destructiveHint")
+    effect: Effect = "unknown" if destructive is None else "destructive" if destructive else "write"
+    return effect, _hint(annotations, "idempotent_hint", "idempotentHint") is True
 
 
 async def _call(server: _Server, name: str, arguments: dict[str, Any], timeout_s: float) -> str:

@@ -17,9 +17,11 @@ from loopwright.tools._context import ToolContext
 from loopwright.tools._schema import Convert, schema_from_function
 from loopwright.tools._validate import Check, compile_validator
 
-Effect = Literal["read", "write", "destructive"]
+Effect = Literal["read", "write", "destructive", "unknown"]
 """What a tool does to the world: `read` changes nothing, `write` changes files or state
-that can be restored, `destructive` may lose data or act outside (delete, run programs)."""
+that can be restored, `destructive` may lose data or act outside (delete, run programs),
+`unknown` is what a tool that declares nothing gets: resume never re-runs an interrupted
+call of it and the task runner guards it like a write."""
 EFFECTS: tuple[str, ...] = get_args(Effect)
 F = TypeVar("F", bound=Callable[..., Any])
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
@@ -33,15 +35,16 @@ class Tool:
 
     `effect` and `idempotent` are declarations the engine relies on: resume re-runs an
     interrupted call only when the tool is idempotent, and the task runner's safety layer
-    asks for approval or a backup according to the effect.
+    asks for approval or a backup according to the effect. Undeclared, a tool's effect is
+    "unknown" and it is not idempotent (the safe default: nothing is done twice).
     """
 
     name: str
     description: str
     parameters: dict[str, Any]
     function: Callable[..., Any]
-    effect: Effect = "read"
-    idempotent: bool = True
+    effect: Effect = "unknown"
+    idempotent: bool = False
     timeout: float | None = None
     context_param: str | None = None
     converters: Mapping[str, Convert] = field(default_factory=dict)
@@ -76,7 +79,7 @@ class Tool:
         *,
         name: str | None = None,
         description: str | None = None,
-        effect: Effect = "read",
+        effect: Effect = "unknown",
         idempotent: bool | None = None,
         timeout: float | None = None,
     ) -> Tool:
@@ -144,7 +147,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    effect: Effect = "read",
+    effect: Effect = "unknown",
     idempotent: bool | None = None,
     timeout: float | None = None,
 ) -> Callable[[F], Tool]: ...
@@ -156,7 +159,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    effect: Effect = "read",
+    effect: Effect = "unknown",
     idempotent: bool | None = None,
     timeout: float | None = None,
 ) -> Tool | Callable[[F], Tool]:
@@ -167,9 +170,11 @@ def tool(
     functions run in a worker thread. A parameter annotated `ToolContext` receives the
     run's context and is not part of the schema.
 
-    `effect` ("read", "write" or "destructive") and `idempotent` (default: True only for
-    "read") tell resume and the safety layer what a call does; `timeout` (seconds)
-    overrides the executor's per-call timeout.
+    `effect` ("read", "write", "destructive"; default "unknown") and `idempotent`
+    (default: True only for a declared "read") tell resume and the safety layer what a
+    call does. A tool that declares nothing is never re-run on resume: an interrupted call
+    gets the "interrupted, effect unknown" observation. `timeout` (seconds) overrides the
+    executor's per-call timeout.
     """
 
     def wrap(fn: F) -> Tool:

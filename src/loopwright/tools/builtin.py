@@ -15,7 +15,7 @@ from loopwright.tools.files import edit_file, write_file
 from loopwright.tools.search import glob, grep
 
 
-@tool
+@tool(effect="read")
 def echo(text: str) -> str:
     """Repeat the given text back, unchanged.
 
@@ -25,7 +25,7 @@ def echo(text: str) -> str:
     return text
 
 
-@tool
+@tool(effect="read")
 def read(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
@@ -52,7 +52,7 @@ def read(
     return "".join(lines[start - 1 : min(end, len(lines))])
 
 
-@tool
+@tool(effect="read")
 def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
     """List the files and folders in a workspace folder (folders end with '/').
 

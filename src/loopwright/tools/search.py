@@ -51,7 +51,7 @@ def _matching_lines(file: Path, regex: re.Pattern[str]) -> Iterator[tuple[int, s
             yield number, line.strip()[:MAX_LINE_CHARS]
 
 
-@tool
+@tool(effect="read")
 def grep(
     ctx: ToolContext,
     pattern: str,
@@ -106,7 +106,7 @@ def _check_pattern(pattern: str) -> None:
         )
 
 
-@tool
+@tool(effect="read")
 def glob(ctx: ToolContext, pattern: str, path: str = ".", max_results: int = 500) -> list[str]:
     """Find files and folders in the workspace by name pattern (folders end with '/').
 
