@@ -1,0 +1,151 @@
+"""Seed 002 (system prompt template and ReAct format): its own three tests, changed only in
+imports and mocks, then a test for each line of its contract (issue 21, section 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from loopwright.compat import AUTONOMOUS_SKILL_SYSTEM_PROMPT, PromptBuilder
+from loopwright.compat import ReActJsonParser as _Parser
+from loopwright.prompts import FileRef
+from loopwright.skills import LoadedContext, SkillMetadata
+from loopwright.tools import tool
+
+
+# --- mocks (the seed's mock_skill, MockTool, LoadedContext) -------------------------------
+@dataclass
+class MockSkill:
+    metadata: SkillMetadata
+    content: str
+
+
+@dataclass
+class MockTool:
+    name: str
+    description: str
+    parameters: object = None
+
+
+mock_skill = MockSkill(SkillMetadata("code-review", "Review code"), "Review the code for bugs.")
+builder = PromptBuilder()
+
+
+# --- the seed's own tests -------------------------------------------------------------------
+def test_build_system_prompt():
+    """System prompt should include all required sections."""
+    builder = PromptBuilder()
+    prompt = builder.build_system_prompt(
+        skill=mock_skill,
+        tool_descriptions="- read: Read a file",
+        available_files_section="- reference.md: API docs",
+        iteration=1,
+        max_iterations=15,
+    )
+
+    assert mock_skill.metadata.name in prompt
+    assert mock_skill.content in prompt
+    assert "- read: Read a file" in prompt
+    assert "reference.md" in prompt
+    assert "1/15" in prompt
+    assert "JSON format" in prompt
+
+
+def test_format_tool_descriptions():
+    """Tool descriptions should be properly formatted."""
+    builder = PromptBuilder()
+    tools = [MockTool(name="read", description="Read a file")]
+    result = builder.format_tool_descriptions(tools)
+    assert "- read: Read a file" in result
+
+
+def test_available_files_section_empty():
+    """Empty available files should return empty string."""
+    context = LoadedContext(available_files={}, skill_dir=Path("/skills/code-review"))
+    section = builder.build_available_files_section(context)
+    assert section == ""
+
+
+# --- the contract, line by line -------------------------------------------------------------
+def test_template_has_the_seed_placeholders_and_literal_json() -> None:
+    for name in (
+        "skill_name",
+        "skill_content",
+        "available_files_section",
+        "tool_descriptions",
+        "iteration",
+        "max_iterations",
+    ):
+        assert "{" + name + "}" in AUTONOMOUS_SKILL_SYSTEM_PROMPT
+    assert "Current iteration: {iteration}/{max_iterations}" in AUTONOMOUS_SKILL_SYSTEM_PROMPT
+    prompt = builder.build_system_prompt(mock_skill, "- read: Read a file", "", 3, 15)
+    assert '"action_input": {"arg1": "value1", "arg2": "value2"}' in prompt
+    assert '"is_final": true' in prompt
+    assert "Current iteration: 3/15" in prompt
+    assert "You are executing the 'code-review' skill autonomously." in prompt
+
+
+def test_the_example_reply_in_the_template_is_read_by_the_engine() -> None:
+    """The template's own tool-call example is an action for the one parser chain."""
+    prompt = builder.build_system_prompt(mock_skill, "", "", 1, 15)
+    example = prompt.split("1. When you need to call a tool:\n", 1)[1].split("\n\n", 1)[0]
+    action = _Parser().parse(example)
+    assert action.tool == "tool_name"  # type: ignore[union-attr]
+    assert action.tool_input == {"arg1": "value1", "arg2": "value2"}  # type: ignore[union-attr]
+
+
+def test_format_tool_descriptions_parameters_line_and_allowed_tools() -> None:
+    @tool
+    def read(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file
+        """
+        return path
+
+    tools = [
+        read,
+        MockTool("grep", "Search files", {"pattern": "str"}),
+        MockTool("echo", "Echo text"),
+    ]
+    text = builder.format_tool_descriptions(tools)
+    lines = text.splitlines()
+    assert lines[0] == "- read: Read a file."
+    assert lines[1].startswith("  Parameters: ") and '"path"' in lines[1]
+    assert lines[2:] == [
+        "- grep: Search files",
+        "  Parameters: {'pattern': 'str'}",
+        "- echo: Echo text",
+    ]
+    assert builder.format_tool_descriptions(tools, allowed_tools=["echo"]) == "- echo: Echo text"
+    assert (
+        builder.format_tool_descriptions(tools, allowed_tools=[]) == text
+    )  # seed: [] filters nothing
+
+
+def test_available_files_section_lines() -> None:
+    context = LoadedContext(
+        skill_dir=Path("/skills/code-review"),
+        available_files={
+            "reference.md": FileRef("API docs", 1200),
+            "checklist.md": FileRef("", 0),
+        },
+    )
+    section = builder.build_available_files_section(context)
+    assert section.splitlines() == [
+        "AVAILABLE SUPPORTING FILES (load on-demand with 'read' tool):",
+        "- checklist.md",
+        "- reference.md: API docs (1,200 lines)",
+        "",
+        "Skill directory: /skills/code-review",
+        "Use the 'read' tool to load these files when you need their content.",
+    ]
+
+
+def test_build_error_observation() -> None:
+    text = builder.build_error_observation("read", "no such file", 2)
+    assert text == (
+        "Tool 'read' failed: no such file\n"
+        "Attempt 2. Please try again with different parameters or use an alternative approach."
+    )
