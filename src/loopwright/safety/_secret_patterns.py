@@ -16,8 +16,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 Accept = Callable[[str, re.Match[str]], bool]
 """(original text, match) -> is it really a secret? The match may be on the lowered text."""
@@ -38,8 +41,13 @@ class Detector:
     """Characters before the match that belong to the secret (a fixed-width look-behind)."""
 
 
+def _value_group(match: re.Match[str]) -> int | str:
+    return "v" if "v" in match.re.groupindex else 1
+
+
 def _value(original: str, match: re.Match[str]) -> str:
-    return original[match.start(1) : match.end(1)]
+    group = _value_group(match)
+    return original[match.start(group) : match.end(group)]
 
 
 def _basic_credentials(original: str, match: re.Match[str]) -> bool:
@@ -107,16 +115,16 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_]+$")
 _TYPE_OR_CONSTANT = re.compile(
     r"^(?:_?[A-Z][A-Za-z]*[A-Z][a-z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9a-fA-F]{3,8})$"
 )
-_VALUE_END = re.compile(r"[ \t]*(?:$|[\r\n,;&}\]#])")
+_VALUE_END = re.compile(r"[ \t]*(?:$|[\r\n,;&})\]#\"'`]|[ \t][\w.\-]+[ \t]*[=:])")
+"""After a `key: value`, the end of the value: the end of the line, a separator, a closing
+quote, or another `key=`/`key:` on the same line (logfmt)."""
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _SNAKE_NAME = re.compile(r"^[a-z_][a-z0-9]*(?:_[a-z0-9]+)+$")
+_METAVAR = re.compile(r"^[A-Z][A-Z_]*$")
 
 
-def _assigned_value(original: str, match: re.Match[str]) -> bool:
-    """The right-hand side of `password=...` is a literal secret, not code or a placeholder."""
-    value = _value(original, match)
-    quoted = value[:1] in {'"', "'"}
-    bare = value.strip("\"'")
+def _plausible(bare: str) -> bool:
+    """A literal that could be a secret: not a keyword, placeholder, type or number."""
     if len(bare) < 6 or bare.startswith("[REDACTED"):
         return False
     lowered = bare.lower()
@@ -124,17 +132,62 @@ def _assigned_value(original: str, match: re.Match[str]) -> bool:
         return False
     if _TYPE_OR_CONSTANT.match(bare):
         return False  # `private_key: RSAPrivateKey`, `token=FG_DEFAULT`, `Token: "#ddd0c0"`
-    if lowered.startswith(("http://", "https://", "/", "./", "~/", "os.", "process.env")):
+    return not lowered.startswith(("http://", "https://", "/", "./", "~/", "os.", "process.env"))
+
+
+def _assigned_value(original: str, match: re.Match[str]) -> bool:
+    """The right-hand side of `password=...` is a literal secret, not code or a placeholder.
+
+    After `=` (also `%3D`, `\\u003d`) a bare value ends at the first space and whatever
+    follows stays (`PGPASSWORD=x psql ...`, `password=x user=app`); after `:` the value must
+    end the line or be followed by another key (`pwd: expected bytes` is a sentence).
+    """
+    value = _value(original, match)
+    quoted = match.group("q") is not None
+    bare = value.strip("\"'")
+    if not _plausible(bare):
         return False
     if quoted:
         return not any(c.isspace() for c in bare) and not _FORMAT_FIELD.search(bare)
     if any(c in bare for c in "()[]") or _DOTTED_NAME.match(bare) or _SNAKE_NAME.match(bare):
         return False
-    if not _VALUE_END.match(original, match.end(1)):
+    separator = match.group("sep").lower()
+    after_colon = "=" not in separator and "3d" not in separator
+    if after_colon and not _VALUE_END.match(original, match.end("v")):
         return False  # a word in a sentence ("pwd: expected bytes"), not a value
-    key_word = original[match.start(0) : match.start(1)]
-    # `token = nextchar` is code; `PASSWORD=letmeinplease` and `password: sekrit` are not.
+    key_word = original[match.start(0) : match.start("v")]
+    # `token = nextchar` is code; an upper-case key (`PASSWORD=...`) or `:` is not.
     return not (_IDENTIFIER.match(bare) and "=" in key_word and not key_word.isupper())
+
+
+def _flag_value(original: str, match: re.Match[str]) -> bool:
+    """`--password VALUE` on a command line, not `--password PASSWORD` in a usage text."""
+    bare = _value(original, match).strip("\"'")
+    return _plausible(bare) and not _METAVAR.match(bare) and not bare.startswith("-")
+
+
+def _user_password(original: str, match: re.Match[str]) -> bool:
+    """`curl -u user:PASSWORD`, not `docker run -u 1000:1000`."""
+    value = _value(original, match).strip("\"'")
+    return not value.isdigit() and _url_password(original, match)
+
+
+def _cookie_header(original: str, match: re.Match[str]) -> bool:
+    """A `Cookie:` header whose values include a token (its whole value is redacted)."""
+    pairs = _value(original, match).split(";")
+    return any(_is_token(pair.partition("=")[2].strip()) for pair in pairs)
+
+
+def _is_token(value: str) -> bool:
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return len(value) >= 8 and ((has_digit and has_alpha) or len(value) >= 32)
+
+
+def _header_value(original: str, match: re.Match[str]) -> bool:
+    """A header value that is a credential: long enough, not a placeholder or a keyword."""
+    value = _value(original, match)
+    return len(value) >= 8 and _plausible(value) and not _METAVAR.match(value)
 
 
 _AZURE_SECRET_PREFIX = re.compile(r"(?<![\w~.\-])[A-Za-z0-9_~.]{3}\d")
@@ -229,8 +282,24 @@ HEADER_DETECTORS: tuple[Detector, ...] = (
        group=1, accept=_random_looking, lowercase=True),
     _d("basic_auth", r"basic\s+([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])", "basic",
        group=1, accept=_basic_credentials, lowercase=True),
-    _d("url_password", r"://[^\s:/@\"'<>]{1,128}:([^\s@/\"'<>]{1,256})@", "://",
+    _d("url_password", r"://[^\s:/@\"'<>]{0,128}:([^\s@/\"'<>]{1,256})@", "://",
        group=1, accept=_url_password, word_start=False),
+    _d("user_password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"'@`]{1,128}:([^\s\"'@`,;)]{1,256})",
+       "-u", "--user", group=1, accept=_user_password, word_start=False),
+    _d("mysql_password",
+       r"(?:mysql|mariadb)[\w.\-]*[ \t][^\n]{0,400}?[ \t]-p([^\s\"']{3,256}|'[^'\n]{1,256}'"
+       r"|\"[^\"\n]{1,256}\")", "mysql", "mariadb", group=1, word_start=False),
+    _d("cookie", r"set-cookie[ \t]*:[ \t]*[^=;\s]{1,256}=([^;\s\\\"']{8,4096})", "set-cookie",
+       group=1, accept=_random_looking, lowercase=True),
+    _d("cookie", r"(?<!set-)cookie[ \t]*:[ \t]*([\w.~%!#$*+^|\-]{1,256}=[^\r\n\\\"']{1,8192})",
+       "cookie", group=1, accept=_cookie_header, lowercase=True),
+    _d("auth_header",
+       r"x-[a-z0-9\-]{0,64}(?:key|token|secret|auth|signature|session)[a-z0-9\-]{0,32}"
+       r"[ \t]*:[ \t]*([^\s,;\"']{8,4096})", "x-", group=1, accept=_header_value,
+       lowercase=True),
+    _d("auth_header",
+       r"authorization[ \t]*:[ \t]*(?:[a-z][a-z0-9_\-]{0,30}[ \t]+)?([^\s,;\"']{8,4096})",
+       "authorization", group=1, accept=_header_value, lowercase=True),
 )  # fmt: skip
 
 _SECRET_WORDS = (
@@ -238,24 +307,62 @@ _SECRET_WORDS = (
     r"auth[_\-]?key|private[_\-]?key|secret[_\-]?key|client[_\-]?secret|credentials?|auth[_\-]?token"
 )
 
+_QUOTE = r"(?:\"|'|\\\"|\\u0022|%22)"
+"""A quote, also escaped in JSON (`\\"`, `\\u0022`) or in a URL (`%22`)."""
+_BARE_END = r"(?=$|[\s\"'`,;&}{<>]|%2[026]|\\u00[0-9a-f]{2}|\\[nrt\"\\])"
+"""Where a bare value ends: whitespace, a quote, a separator, or an encoded one."""
+
 # A key that ends in a secret word, an optional closing quote or bracket (JSON, dict
-# subscripts), a separator (=, :, =>, :=), and a quoted or bare value. The key's prefix is
-# not matched (a leading [\w-]* would make long identifier runs quadratic): the secret word
-# must simply end the key, so `max_tokens=` and `token_url:` are not assignments.
+# subscripts), a separator (=, :, =>, :=, and their URL- and \\u-escaped forms), and a
+# quoted or bare value. The key's prefix is not matched (a leading [\w-]* would make long
+# identifier runs quadratic): the secret word must simply end the key, so `max_tokens=`
+# and `token_url:` are not assignments. The value is group `v`; its quote, if any, is `q`.
 ASSIGNMENT = _d(
     "credential",
-    rf"(?:{_SECRET_WORDS})[\"']?\]?[ \t]*(?:=>|:=|=|:)[ \t]*"
-    r"(\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`,;&}{]{1,300})",
+    rf"(?:{_SECRET_WORDS})(?:{_QUOTE}|\]){{0,2}}[ \t]*"
+    r"(?P<sep>=>|:=|=|:|%3d|%3a|\\u003d|\\u003a)[ \t]*"
+    rf"(?P<q>{_QUOTE})?"
+    r"(?P<v>(?(q)[^\n]{1,300}?|[^\s\"'`,;&}{<>]{1,300}?))"
+    rf"(?(q)(?P=q)|{_BARE_END})",
     "pass",
     "pwd",
     "secret",
     "token",
     "key",
     "credential",
-    group=1,
+    group=3,
     accept=_assigned_value,
     lowercase=True,
     word_start=False,
 )
 
-ALL_DETECTORS: tuple[Detector, ...] = (*PROVIDER_DETECTORS, *HEADER_DETECTORS, ASSIGNMENT)
+FLAG = _d(
+    "credential",
+    rf"--(?:{_SECRET_WORDS})[ \t]+(\"[^\"\n]{{1,300}}\"|'[^'\n]{{1,300}}'|[^\s\"'`;&|]{{1,300}})",
+    "--",
+    group=1,
+    accept=_flag_value,
+    lowercase=True,
+    word_start=False,
+)
+
+_SECRET_KEY = re.compile(rf"(?:{_SECRET_WORDS})$")
+
+
+def secret_key(name: str) -> bool:
+    """A mapping key that names a secret (`password`, `api_key`, `X-Auth-Token`), by the
+    same rule as `key=value` text: the key ends in a secret word (`max_tokens` does not)."""
+    return bool(_SECRET_KEY.search(name.translate(_ASCII_LOWER).rstrip()))
+
+
+def plausible_secret(value: str) -> bool:
+    """A value under a secret key that could be the secret: not a keyword or placeholder."""
+    return _plausible(value.strip()) and not any(c.isspace() for c in value.strip())
+
+
+ALL_DETECTORS: tuple[Detector, ...] = (
+    *PROVIDER_DETECTORS,
+    *HEADER_DETECTORS,
+    ASSIGNMENT,
+    FLAG,
+)

@@ -17,6 +17,7 @@ values. Recall, false positives and speed: docs/scrubbing.md.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -24,13 +25,22 @@ import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from loopwright._frozen import quick_init
 from loopwright.errors import ConfigurationError
-from loopwright.safety._secret_patterns import ALL_DETECTORS, Detector
+from loopwright.safety._secret_patterns import (
+    ALL_DETECTORS,
+    Detector,
+    plausible_secret,
+    secret_key,
+)
 
+V = TypeVar("V")
 MIN_SECRET_CHARS = 6
+_MAX_DEPTH = 200
+"""How deep `scrub_value` walks; deeper values are kept as they are (JSON from the API is
+limited far below this)."""
 MIN_ENV_SECRET_CHARS = 8
 _SECRET_NAME_PARTS = frozenset(
     [
@@ -182,6 +192,61 @@ class Scrubber:
                 count += found
                 lowered = text.translate(_ASCII_LOWER)
         return ScrubResult(text, count)
+
+    def scrub_value(self, value: V) -> V:
+        """A JSON-like value with every string in it scrubbed, at any depth.
+
+        Dicts, lists and tuples are walked (dict keys are scrubbed too); a string under a
+        key that names a secret (`"password"`, `"api_key"`, `"X-Auth-Token"`) is redacted
+        whole even when it has no recognisable shape. Frozen dataclasses (events) are
+        copied with their scrubbed fields. Numbers, booleans and None are kept. What has
+        nothing to redact is returned as the same object (no copy), so a clean event costs
+        one pass over its strings.
+        """
+        return cast(V, self._walk(value, 0))
+
+    def _walk(self, value: object, depth: int) -> object:
+        if isinstance(value, str):
+            return self.scrub(value).text if len(value) >= MIN_SECRET_CHARS else value
+        if depth > _MAX_DEPTH or value is None or isinstance(value, (bool, int, float)):
+            return value
+        if isinstance(value, Mapping):
+            return self._walk_mapping(value, depth)
+        if isinstance(value, (list, tuple)):
+            items = [self._walk(item, depth + 1) for item in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items) if type(value) in (list, tuple) else items
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {}
+            for item in dataclasses.fields(value):
+                old = getattr(value, item.name)
+                new = self._under_key(item.name, old, depth)
+                if new is not old:
+                    changes[item.name] = new
+            return dataclasses.replace(value, **changes) if changes else value
+        return value
+
+    def _walk_mapping(self, value: Mapping[Any, Any], depth: int) -> object:
+        changed = False
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            new_key = self._walk(key, depth + 1) if isinstance(key, str) else key
+            new = self._under_key(key, item, depth)
+            changed = changed or new is not item or new_key is not key
+            out[new_key] = new
+        return out if changed else value
+
+    def _under_key(self, key: object, item: object, depth: int) -> object:
+        if (
+            isinstance(item, str)
+            and isinstance(key, str)
+            and self.detectors
+            and secret_key(key)
+            and plausible_secret(item)
+        ):
+            return "[REDACTED:credential]"
+        return self._walk(item, depth + 1)
 
     def _exact_replacement(self, match: re.Match[str]) -> str:
         return f"[REDACTED:{self._exact_kinds[match.group(0)]}]"
