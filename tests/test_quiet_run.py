@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.agent._conversation import Conversation
-from loopwright.agent._loop import canonical_json
 from loopwright.events import Event, ModelResponded
 from loopwright.messages import Message, ModelResponse, ToolCall
 from loopwright.models import ScriptedModel
@@ -113,18 +111,3 @@ def test_conversation_without_fingerprint_refuses_a_digest() -> None:
     assert conversation.total_tokens > 0
     with pytest.raises(ValueError):
         conversation.digest(None, ())
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        {"b": 1, "a": "x"},
-        {"path": "src/é.py", "text": 'line "one"\nline\ttwo', "n": -3, "flag": True},
-        {"x": 1.5, "big": 10**30, "none": None, "nan": float("nan"), "inf": float("inf")},
-        {"nested": {"z": [1, {"y": 2, "a": ()}], "a": {}}, "list": ["é", 0.1]},
-        {"other": ValueError("not JSON"), "path": Path("/tmp")},
-        {},
-    ],
-)
-def test_canonical_json_is_json_dumps_with_sorted_keys(value: dict[str, Any]) -> None:
-    assert canonical_json(value) == json.dumps(value, sort_keys=True, default=str)

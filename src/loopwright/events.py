@@ -49,6 +49,8 @@ class RunStarted(BaseEvent):
     options: dict[str, Any] = field(default_factory=dict)
     tenant: str = "default"
     parent_run_id: str | None = None
+    spec: dict[str, Any] | None = None
+    """The RunSpec the run was built from (what resume needs), if it was built from one."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,12 +1,14 @@
 """The ReAct agent loop."""
 
-from loopwright.agent._effects import RecordedEffects
 from loopwright.agent._executor import AgentExecutor, new_run_id
 from loopwright.agent._follow_up import follow_up_request
+from loopwright.agent._loop import run_agent
 from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
-from loopwright.agent._result import CompletedStep, ExecutionResult, VerificationResult
-from loopwright.agent._setup import Verifier
+from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._setup import RunSetup, Verifier
+from loopwright.agent._state import LoopState
 from loopwright.agent._verify import CallableVerifier, CommandVerifier, as_verifier
+from loopwright.effects import VerificationResult
 
 __all__ = [
     "ITERATION_TIERS",
@@ -16,11 +18,13 @@ __all__ = [
     "CommandVerifier",
     "CompletedStep",
     "ExecutionResult",
-    "RecordedEffects",
+    "LoopState",
+    "RunSetup",
     "Tier",
     "VerificationResult",
     "Verifier",
     "as_verifier",
     "follow_up_request",
     "new_run_id",
+    "run_agent",
 ]

@@ -1,5 +1,5 @@
 """AgentExecutor: the public face of the ReAct loop. `run`, `stream` and `run_sync` share
-one async core (`AgentRun.execute`)."""
+one async core (`run_with`, which runs agent/_loop.py's `run_agent` over an Effects)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,26 @@ import dataclasses
 import functools
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent._bookkeeping import EventSink
-from loopwright.agent._effects import RecordedEffects
-from loopwright.agent._loop import AgentRun
+from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
+from loopwright.agent._state import having
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
+from loopwright.effects import (
+    Effects,
+    EventLog,
+    EventSink,
+    Gatekeeper,
+    LiveEffects,
+    Recording,
+    ReplayEffects,
+)
 from loopwright.events import Event, RunStarted
 from loopwright.guards import (
     DEFAULT_PRICES,
@@ -32,7 +40,7 @@ from loopwright.guards import (
     WallClock,
 )
 from loopwright.messages import ModelResponse
-from loopwright.models import Model
+from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.safety.scrub import Scrubber
@@ -148,14 +156,18 @@ class AgentExecutor:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]
 
-    def _setup(
+    def setup(
         self,
         request: str,
         run_id: str,
-        tenant: str,
-        parent: str | None,
+        *,
+        tenant: str = "default",
+        parent_run_id: str | None = None,
         recorded: Sequence[Event] = (),
+        spec: dict[str, Any] | None = None,
     ) -> RunSetup:
+        """Everything one run of `request` needs, resolved once (recorded: a resumed run
+        gets the workspace section its first process used)."""
         section = _recorded_workspace_section(recorded)
         section = self.workspace_section(request) if section is None else section
         options = self.options
@@ -170,11 +182,12 @@ class AgentExecutor:
         tool_executor = ToolExecutor(
             self.tools, context=context, scrubber=self.scrubber, timeout=self.options.tool_timeout_s
         )
+        policies = self._policies(ledger)
         return RunSetup(
             run_id=run_id,
             request=request,
             tenant=tenant,
-            parent_run_id=parent,
+            parent_run_id=parent_run_id,
             model=self.model,
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
@@ -182,12 +195,35 @@ class AgentExecutor:
             system_prompt=self._prompt(section),
             parse=self.parse,
             ledger=ledger,
-            policies=self._policies(ledger),
+            before_model_call=having(policies, "before_model_call"),
+            after_tool_calls=having(policies, "after_tool_calls"),
             tool_executor=tool_executor,
             scrubber=self.scrubber,
-            clock=self.clock,
             verifier=self.verifier,
+            spec=spec,
         )
+
+    def effects(
+        self,
+        run_id: str,
+        *,
+        on_event: EventSink | None = None,
+        recorded: Sequence[Event] = (),
+        gates: Gatekeeper | None = None,
+    ) -> Effects:
+        """In-process effects for one run: live, or served from `recorded` first."""
+        log = EventLog(
+            run_id, clock=self.clock, scrubber=self.scrubber, sink=on_event, recorded=recorded
+        )
+        live = LiveEffects(log, clock=self.clock, gates=gates)
+        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+
+    async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
+        """The one async core: run `setup` through the effects `fx`."""
+        result = await run_agent(setup, fx)
+        if isinstance(self.model, ChecksUse):
+            self.model.check_used(completed=result.success)
+        return result
 
     async def run(
         self,
@@ -205,12 +241,12 @@ class AgentExecutor:
         completed model and tool calls are taken from them instead of being repeated.
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
-        setup = self._setup(request, run_id, tenant, parent_run_id, recorded)
-        result = await AgentRun(setup, on_event, RecordedEffects.from_events(recorded)).execute()
-        check = getattr(self.model, "assert_exhausted", None)
-        if result.success and getattr(self.model, "strict", False) and callable(check):
-            check()
-        return result
+        setup = self.setup(
+            request, run_id, tenant=tenant, parent_run_id=parent_run_id, recorded=recorded
+        )
+        return await self.run_with(
+            self.effects(run_id, on_event=on_event, recorded=recorded), setup
+        )
 
     async def stream(self, request: str, **kwargs: Any) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens."""
@@ -240,6 +276,3 @@ def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
     if not recorded or not isinstance(recorded[0], RunStarted):
         return None
     return str(recorded[0].options.get("extra", {}).get("workspace_context") or "")
-
-
-EventCallback = Callable[[Event], Awaitable[None]]

@@ -30,6 +30,8 @@ class AgentOptions:
     no_progress_limit: int = 5
     context_window: int | None = None
     allowed_tools: tuple[str, ...] | None = None
+    max_calls_per_reply: int = 8
+    """Tool calls run per model reply; the rest are answered with an observation."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -40,6 +42,8 @@ class AgentOptions:
             raise ConfigurationError("max_iterations must be at least 1")
         if self.parse_retries < 0:
             raise ConfigurationError("parse_retries must be 0 or more")
+        if self.max_calls_per_reply < 1:
+            raise ConfigurationError("max_calls_per_reply must be at least 1")
 
     @property
     def iteration_limit(self) -> int:

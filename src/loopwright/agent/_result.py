@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from loopwright._frozen import quick_init
+from loopwright.effects import VerificationResult
 from loopwright.errors import (
     BudgetExceeded,
     MaxStepsExceeded,
@@ -38,14 +39,6 @@ class CompletedStep:
 
 
 quick_init(CompletedStep)  # one per tool call
-
-
-@dataclass(frozen=True)
-class VerificationResult:
-    outcome: Literal["pass", "partial_pass", "fail"]
-    passed: tuple[str, ...] = ()
-    failed: tuple[str, ...] = ()
-    output: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from loopwright.agent._options import AgentOptions
-from loopwright.agent._result import VerificationResult
-from loopwright.clock import Clock
+from loopwright.effects import VerificationResult
 from loopwright.guards import CostLedger, StopPolicy
-from loopwright.messages import ModelResponse
+from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
 from loopwright.parsing import ParseOutcome
 from loopwright.safety.scrub import Scrubber
@@ -20,8 +19,10 @@ from loopwright.tools import ToolExecutor, ToolRegistry
 Verifier = Callable[[Path], Awaitable[VerificationResult]]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSetup:
+    """What a run is made of; the loop reads it and never changes it."""
+
     run_id: str
     request: str
     tenant: str
@@ -33,11 +34,21 @@ class RunSetup:
     system_prompt: str
     parse: Callable[[ModelResponse], ParseOutcome]
     ledger: CostLedger
-    policies: Sequence[StopPolicy]
+    before_model_call: Sequence[StopPolicy]
+    after_tool_calls: Sequence[StopPolicy]
     tool_executor: ToolExecutor
-    scrubber: Scrubber
-    clock: Clock
+    scrubber: Scrubber | None
     verifier: Verifier | None
+    spec: dict[str, Any] | None = None
+    """The RunSpec the run was built from (recorded in run_started), if any."""
+    native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
+    native_tool_names: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        specs = tuple(self.tools.specs()) if self.tool_mode == "native" else ()
+        object.__setattr__(self, "native_tool_specs", specs)
+        object.__setattr__(self, "native_tool_names", tuple(s.name for s in specs))
 
     def is_idempotent(self, tool_name: str) -> bool:
+        """Safe to run again after a crash? Unknown tools and undeclared ones: no."""
         return tool_name in self.tools and self.tools.get(tool_name).idempotent

@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent._result import VerificationResult
 from loopwright.agent._setup import Verifier
+from loopwright.effects import VerificationResult
 
 DEFAULT_VERIFY_TIMEOUT_S = 600.0
 MAX_OUTPUT_CHARS = 20_000

@@ -8,14 +8,14 @@ from loopwright.guards._policies import (
     WallClock,
     timeout_stop,
 )
-from loopwright.guards._policy import BasePolicy, LoopState, Nudge, Stop, StopPolicy
+from loopwright.guards._policy import BasePolicy, GuardState, Nudge, Stop, StopPolicy
 
 __all__ = [
     "DEFAULT_PRICES",
     "BasePolicy",
     "Budget",
     "CostLedger",
-    "LoopState",
+    "GuardState",
     "MaxIterations",
     "NoProgress",
     "Nudge",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loopwright.guards._policy import BasePolicy, LoopState, Stop
+from loopwright.guards._policy import BasePolicy, GuardState, Stop
 from loopwright.messages import Usage
 
 # USD per million tokens (input, output). Local and scripted models cost nothing.
@@ -74,7 +74,7 @@ class Budget(BasePolicy):
         self.max_tokens_total = max_tokens_total
         self.max_cost = max_cost
 
-    def before_model_call(self, state: LoopState) -> Stop | None:
+    def before_model_call(self, state: GuardState) -> Stop | None:
         if self.max_tokens_total is None and self.max_cost is None:
             return None
         used = self.ledger.total_usage

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from loopwright.guards._policy import BasePolicy, LoopState, Nudge, Stop
+from loopwright.guards._policy import BasePolicy, GuardState, Nudge, Stop
 
 
 class MaxIterations(BasePolicy):
     """Stop when the iteration limit is reached without a final answer."""
 
-    def before_model_call(self, state: LoopState) -> Stop | None:
+    def before_model_call(self, state: GuardState) -> Stop | None:
         if state.iteration >= state.max_iterations:
             return Stop(
                 "max_iterations",
@@ -27,7 +27,7 @@ class Repetition(BasePolicy):
     def __init__(self, threshold: int = 3) -> None:
         self.threshold = max(2, threshold)
 
-    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         calls = state.call_signatures
         if not calls:
             return None
@@ -57,7 +57,7 @@ class WallClock(BasePolicy):
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
 
-    def _check(self, state: LoopState) -> Stop | None:
+    def _check(self, state: GuardState) -> Stop | None:
         if state.elapsed >= self.timeout_s:
             return Stop(
                 "timeout",
@@ -65,10 +65,10 @@ class WallClock(BasePolicy):
             )
         return None
 
-    def before_model_call(self, state: LoopState) -> Stop | None:
+    def before_model_call(self, state: GuardState) -> Stop | None:
         return self._check(state)
 
-    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         return self._check(state)
 
 
@@ -94,7 +94,7 @@ class NoProgress(BasePolicy):
     def __init__(self, limit: int = 5) -> None:
         self.limit = limit
 
-    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         if len(state.new_observation) < self.limit:
             return None
         recent_new = state.new_observation[-self.limit :]

@@ -24,8 +24,8 @@ class Nudge:
 
 
 @dataclass
-class LoopState:
-    """What policies may look at. The loop updates it; policies only read it."""
+class GuardState:
+    """What stop policies may look at (part of the loop's LoopState); policies only read it."""
 
     iteration: int = 0
     max_iterations: int = 10
@@ -51,16 +51,16 @@ class LoopState:
 class StopPolicy(Protocol):
     """Checked before each model call and after each round of tool calls."""
 
-    def before_model_call(self, state: LoopState) -> Stop | None: ...
+    def before_model_call(self, state: GuardState) -> Stop | None: ...
 
-    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None: ...
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None: ...
 
 
 class BasePolicy:
     """A policy that never stops; subclasses override one hook."""
 
-    def before_model_call(self, state: LoopState) -> Stop | None:
+    def before_model_call(self, state: GuardState) -> Stop | None:
         return None
 
-    def after_tool_calls(self, state: LoopState) -> Stop | Nudge | None:
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         return None

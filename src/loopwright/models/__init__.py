@@ -1,7 +1,7 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
 
 from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._base import Model, ToolMode
+from loopwright.models._base import ChecksUse, Model, ToolMode
 from loopwright.models._http import RetryPolicy
 from loopwright.models._ollama import OllamaModel
 from loopwright.models._openai import OpenAIModel
@@ -10,6 +10,7 @@ from loopwright.models._scripted import ScriptedModel, response_from_item
 
 __all__ = [
     "AnthropicModel",
+    "ChecksUse",
     "Model",
     "OllamaModel",
     "OpenAIModel",

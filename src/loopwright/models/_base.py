@@ -25,3 +25,14 @@ class Model(Protocol):
     def preferred_tool_mode(self) -> ToolMode: ...
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@runtime_checkable
+class ChecksUse(Protocol):
+    """A model that can tell, when a run ends, whether it was used as intended.
+
+    The agent calls `check_used` after every run; ScriptedModel raises there when a
+    completed run left some of its replies unused.
+    """
+
+    def check_used(self, *, completed: bool) -> None: ...

@@ -43,7 +43,7 @@ class ScriptedModel:
     """Replays `replies` in order and records every request it receives.
 
     It fails loudly: asking for a reply after the last one raises ScriptExhaustedError,
-    and `assert_exhausted()` (called by the agent at the end of a run when `strict`)
+    and `check_used()` (called by the agent at the end of every run; with `strict`)
     raises if replies are left over.
     """
 
@@ -103,6 +103,11 @@ class ScriptedModel:
         reply = self._replies[self.position]
         self.position += 1
         return reply
+
+    def check_used(self, *, completed: bool) -> None:
+        """At a run's end: a completed run must have used every reply (when `strict`)."""
+        if completed and self.strict:
+            self.assert_exhausted()
 
     def assert_exhausted(self) -> None:
         if self.remaining:

@@ -1,0 +1,99 @@
+"""LoopState: everything an agent run has done so far, as one explicit value.
+
+The loop (agent/_loop.py) is small functions that advance a LoopState through the run's
+`Effects`; nothing of a run is kept anywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from loopwright.agent._conversation import Conversation
+from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._setup import RunSetup
+from loopwright.events import RunStatus
+from loopwright.guards import BasePolicy, GuardState, Nudge, Stop, StopPolicy, timeout_stop
+
+
+@dataclass
+class LoopState:
+    """A run's state between effects: conversation, guard state, completed steps."""
+
+    conversation: Conversation
+    guard: GuardState
+    steps: list[CompletedStep] = field(default_factory=list)
+    recap: list[str] = field(default_factory=list)
+    """One line per completed tool call, for the progress note of prompted mode."""
+    last_thought: str | None = None
+    seen_observations: set[str] = field(default_factory=set)
+    model_calls: int = 0
+    digest: str = ""
+    """The fingerprint of the latest model request (checked on replay)."""
+
+    @classmethod
+    def start(cls, setup: RunSetup, now: float, *, fingerprinted: bool) -> LoopState:
+        guard = GuardState(
+            max_iterations=setup.options.iteration_limit,
+            model_name=setup.model.name,
+            started_at=now,
+        )
+        return cls(Conversation(setup.system_prompt, fingerprinted=fingerprinted), guard)
+
+    def refresh(self, setup: RunSetup, now: float, *, new_observation: bool | None = None) -> None:
+        """Bring the guard state up to date before the stop policies read it."""
+        guard = self.guard
+        guard.now = now
+        guard.usage = setup.ledger.total_usage
+        guard.cost = setup.ledger.total_cost
+        guard.next_input_tokens = self.conversation.total_tokens
+        if new_observation is not None:
+            changes = len(setup.tool_executor.context.modified_files)
+            guard.new_observation.append(new_observation)
+            guard.workspace_changed.append(changes > guard.workspace_changes)
+            guard.workspace_changes = changes
+
+    def result(self, setup: RunSetup, status: RunStatus, **fields: str | None) -> ExecutionResult:
+        return ExecutionResult(
+            run_id=setup.run_id,
+            status=status,
+            steps=tuple(self.steps),
+            iterations=self.guard.iteration,
+            usage=setup.ledger.total_usage,
+            cost=setup.ledger.total_cost,
+            last_thought=self.last_thought,
+            modified_files=tuple(setup.tool_executor.context.modified_files),
+            **fields,  # type: ignore[arg-type]
+        )
+
+
+def effect_timeout(setup: RunSetup, guard: GuardState, per_effect: float | None) -> float | None:
+    """The tighter of an effect's own limit and what is left of the run's wall clock."""
+    run_limit = setup.options.timeout_s
+    if not run_limit:
+        return per_effect or None
+    remaining = max(0.001, run_limit - guard.elapsed)
+    return min(per_effect, remaining) if per_effect else remaining
+
+
+def timed_out(setup: RunSetup, elapsed: float) -> Stop:
+    options = setup.options
+    return timeout_stop(elapsed, options.timeout_s, options.iteration_timeout_s)
+
+
+def first_stop(policies: Sequence[StopPolicy], hook: str, guard: GuardState) -> Stop | Nudge | None:
+    """The first policy's Stop, else the first Nudge, else None."""
+    nudge: Nudge | None = None
+    for policy in policies:
+        verdict = getattr(policy, hook)(guard)
+        if isinstance(verdict, Stop):
+            return verdict
+        if isinstance(verdict, Nudge) and nudge is None:
+            nudge = verdict
+    return nudge
+
+
+def having(policies: Sequence[StopPolicy], hook: str) -> tuple[StopPolicy, ...]:
+    """The policies that implement `hook` (BasePolicy's default does nothing)."""
+    default = getattr(BasePolicy, hook)
+    return tuple(p for p in policies if getattr(type(p), hook, None) is not default)

@@ -1,0 +1,67 @@
+"""LiveEffects: perform each effect in this process; its result is logged by the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from loopwright.clock import Clock, SystemClock
+from loopwright.effects._log import EventLog
+from loopwright.effects._protocol import (
+    Gatekeeper,
+    GateRequest,
+    GateVerdict,
+    ToolInvocation,
+    Verification,
+    VerificationResult,
+)
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
+from loopwright.models import Model
+
+
+class _NoGates:
+    """Without a gatekeeper nobody can approve: every gate is rejected (the safe default)."""
+
+    async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
+        return GateVerdict("rejected", "nobody", "no one can decide gates for this run")
+
+
+class LiveEffects:
+    """Calls the model and the tools for real, asks the gatekeeper, reads the clock."""
+
+    def __init__(
+        self, log: EventLog, *, clock: Clock | None = None, gates: Gatekeeper | None = None
+    ) -> None:
+        self.log = log
+        self.gates: Gatekeeper = gates or _NoGates()
+        system = clock is None or type(clock) is SystemClock
+        self.monotonic: Callable[[], float] = time.monotonic if system else clock.monotonic  # type: ignore[union-attr]
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        if timeout is None:
+            return await model.complete(request)
+        async with asyncio.timeout(timeout):
+            return await model.complete(request)
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        if not idempotent:
+            await self.log.flush()  # its tool_call_started is durable before the effect
+        if timeout is None:
+            return await invoke(call)
+        async with asyncio.timeout(timeout):
+            return await invoke(call)
+
+    async def gate(self, request: GateRequest) -> GateVerdict:
+        try:
+            async with asyncio.timeout(request.timeout_s):
+                return await self.gates.decide(self.log.run_id, request)
+        except TimeoutError:
+            return GateVerdict("timed_out", "timeout", f"no decision within {request.timeout_s:g}s")
+
+    async def verify(self, check: Verification) -> VerificationResult:
+        return await check()
