@@ -31,11 +31,20 @@ def test_wire_carries_schema_version() -> None:
     assert f'"v":{SCHEMA_VERSION}' in line
 
 
-def test_frozen_v1_fixture_still_decodes_and_reencodes_identically() -> None:
-    lines = (FIXTURES / "events_v1.jsonl").read_text().splitlines()
+def test_frozen_current_fixture_decodes_and_reencodes_identically() -> None:
+    lines = (FIXTURES / f"events_v{SCHEMA_VERSION}.jsonl").read_text().splitlines()
     assert lines
     for line in lines:
         assert encode_event(decode_event(line)) == line
+
+
+def test_v1_fixture_is_still_read_and_upgrades_to_the_current_version() -> None:
+    old = (FIXTURES / "events_v1.jsonl").read_text().splitlines()
+    current = (FIXTURES / f"events_v{SCHEMA_VERSION}.jsonl").read_text().splitlines()
+    assert len(old) == len(current)
+    for line, upgraded in zip(old, current, strict=True):
+        assert encode_event(decode_event(line)) == upgraded
+        assert '"v":1}' in line and f'"v":{SCHEMA_VERSION}}}' in upgraded
 
 
 @pytest.mark.parametrize(

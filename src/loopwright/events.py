@@ -3,7 +3,8 @@
 Every event is a small frozen dataclass with a `type` literal. They share `run_id`, `seq`
 (monotonic within a run, no gaps) and `ts` (seconds since the epoch). One union, `Event`,
 and one JSON codec (`event_to_dict` / `event_from_dict`, `encode_event` / `decode_event`).
-The wire format carries `v`, the schema version; see tests/fixtures/events_v1.jsonl.
+The wire format carries `v`, the schema version; tests/fixtures/events_v{N}.jsonl hold a
+frozen sample of each version, and every older version is still read.
 
 Names follow the seeds where a seed named a wire type: the task runner's `task_start`,
 `step_start`, `function_result`, `stream`, `confirmation_required`, `step_complete`,
@@ -20,7 +21,8 @@ from typing import Any, ClassVar, Literal
 
 from loopwright._frozen import quick_init
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""v2: `run_started` carries the typed RunSpec (`spec`). v1 events are still read."""
 
 RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"]
 
@@ -281,7 +283,7 @@ for _cls in EVENT_TYPES.values():
 class EventDecodeError(ValueError):
     """A wire event that is not valid for this schema version."""
 
-    schema_versions: ClassVar[tuple[int, ...]] = (SCHEMA_VERSION,)
+    schema_versions: ClassVar[tuple[int, ...]] = (1, SCHEMA_VERSION)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

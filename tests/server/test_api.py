@@ -20,7 +20,7 @@ from server_helpers import (
     ws_events,
 )
 
-from loopwright.events import event_from_dict, event_to_dict
+from loopwright.events import SCHEMA_VERSION, event_from_dict, event_to_dict
 from loopwright.store import InMemoryRunStore, RunStore, open_store
 
 
@@ -64,7 +64,7 @@ def test_events_as_json_pages_in_the_codecs_wire_format(server: LiveServer, tmp_
     assert [e["seq"] for e in events] == list(range(1, page["last_seq"] + 1))
     assert page["more"] is False and page["status"] == "completed"
     for wire in events:  # exactly what the codec writes, and it decodes back
-        assert wire["v"] == 1
+        assert wire["v"] == SCHEMA_VERSION
         assert event_to_dict(event_from_dict(wire)) == wire
     tool_calls = [e for e in events if e["type"] == "tool_call"]
     assert len(tool_calls) == 4

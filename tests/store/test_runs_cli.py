@@ -9,7 +9,7 @@ import pytest
 from store_helpers import TOOLS_FILE, line_script, line_spec, lines, recorded_run, write_script
 
 from loopwright.cli import main
-from loopwright.events import decode_event
+from loopwright.events import SCHEMA_VERSION, decode_event
 from loopwright.store import SqliteRunStore
 
 
@@ -151,4 +151,4 @@ def test_runs_export_is_one_json_document(
     assert document["format"] == "loopwright.run/1"
     assert document["run"]["status"] == "completed"
     assert [e["seq"] for e in document["events"]] == list(range(1, 9))
-    assert all(e["v"] == 1 for e in document["events"])
+    assert all(e["v"] == SCHEMA_VERSION for e in document["events"])
