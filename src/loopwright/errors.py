@@ -10,6 +10,7 @@ that goes back to the model instead of up the stack::
     │   ├── UnknownToolError        a tool name that is not registered
     │   ├── SkillError              a SKILL.md folder that is not valid
     │   ├── TaskParseError          a task file that is not valid (file_path, message, line)
+    │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
     │   └── RunNotFound             no run with that id in the store (or not yours)
     ├── RunError                    the run itself failed
@@ -62,12 +63,14 @@ class UnknownToolError(UsageError):
 
 
 class SkillError(UsageError):
-    """A skill folder that is not valid."""
+    """A skill folder that is not valid; names the file, the line (when known) and the problem."""
 
-    def __init__(self, path: str, message: str) -> None:
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
         self.path = path
         self.message = message
-        super().__init__(f"{path}: {message}")
+        self.line = line
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
 
 
 class TaskParseError(UsageError):
@@ -79,6 +82,22 @@ class TaskParseError(UsageError):
         self.line = line
         where = f"{file_path}:{line}" if line is not None else file_path
         super().__init__(f"{where}: {message}")
+
+
+class TaskProblems(TaskParseError):
+    """Every problem found in task files in one pass, in file order; the first one gives
+    `file_path`, `line` and `message`, and the text lists them all, one a line."""
+
+    def __init__(self, problems: list[TaskParseError]) -> None:
+        if not problems:
+            raise ValueError("TaskProblems needs at least one problem")
+        self.problems = list(problems)
+        first = self.problems[0]
+        super().__init__(first.file_path, first.message, first.line)
+        self.args = ("\n".join(str(p) for p in self.problems),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
 
 
 class TaskMatchError(UsageError):

@@ -49,7 +49,7 @@ def test_example_skill_loads_with_metadata() -> None:
             "---\nname: bad-skill\ndescription: d\nallowed-tools: read teleport\n---\n",
             "unknown tool(s) in allowed-tools: teleport",
         ),
-        ("---\nname: bad-skill\ndescription: [unclosed\n---\n", "not valid YAML at line"),
+        ("---\nname: bad-skill\ndescription: [unclosed\n---\n", "not valid YAML"),
         ("---\nname: Bad_Skill\ndescription: d\n---\n", "lowercase letters"),
         ("---\nname: bad-skill\ndescription: d\n", "not closed"),
     ],

@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from loopwright.cli._options import apply_config
 from loopwright.errors import RunError, UsageError
 
 SUBCOMMAND_MODULES = [
@@ -18,6 +19,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._runs",
     "loopwright.cli._serve",
     "loopwright.cli._models",
+    "loopwright.cli._config",
 ]
 
 
@@ -25,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loopwright",
         description="Run LLM agents and deterministic tasks, and watch every tool call.",
+        epilog="Defaults can come from loopwright.toml (see `loopwright config show`).",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
@@ -39,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        apply_config(args)
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"loopwright: error: {exc}", file=sys.stderr)

@@ -12,6 +12,7 @@ import argparse
 import datetime
 import getpass
 
+from loopwright.cli._options import add_options, opt
 from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.errors import RunNotFound, UsageError
 from loopwright.events import ConfirmationRequired
@@ -25,11 +26,19 @@ def register_approve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="Leave a decision in the run store for the process running the task; "
         "it takes it within a second. GATE_ID may be left out when one gate is pending.",
     )
-    approve.add_argument("run_id")
-    approve.add_argument("gate_id", nargs="?", default=None, help="the gate's request id")
-    approve.add_argument("--reject", action="store_true", help="reject instead of approving")
-    approve.add_argument("--by", default=None, help="who decides (default: cli:<user name>)")
-    add_store_argument(approve)
+    approve.add_argument("run_id", help="the task run's id")
+    approve.add_argument(
+        "gate_id", nargs="?", default=None, help="the gate's request id (default: the one pending)"
+    )
+    add_options(
+        approve,
+        [
+            opt("--reject", help="reject instead of approving", group="task", action="store_true"),
+            opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
+        ],
+        None,
+    )
+    add_store_argument(approve, "task")
     approve.set_defaults(handler=approve_command)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from loopwright.cli._options import add_options, opt
 from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
 from loopwright.models import Model, ScriptedModel, resolve_model
 
@@ -17,12 +18,38 @@ from loopwright.models import Model, ScriptedModel, resolve_model
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("eval", help="run a tool-use evaluation suite")
     parser.add_argument("folder", help="folder with tasks.yaml (and tools.py)")
-    parser.add_argument(
-        "--model", default="local", help="model spec; scripted:DIR uses DIR/<id>.json"
+    add_options(
+        parser,
+        [
+            opt(
+                "--model",
+                help="model spec; scripted:DIR uses DIR/<id>.json",
+                group="model",
+                default="local",
+            ),
+            opt(
+                "--base-url",
+                help="server URL of the model provider",
+                group="model",
+                default_text="the provider's",
+            ),
+            opt(
+                "--only",
+                help="comma-separated task ids",
+                group="filters",
+                default="",
+                default_text="every task",
+            ),
+            opt(
+                "--report",
+                help="where the JSON report is written",
+                group="output",
+                default="eval-report.json",
+                metavar="PATH",
+            ),
+        ],
+        None,
     )
-    parser.add_argument("--base-url", default=None)
-    parser.add_argument("--only", default="", help="comma-separated task ids")
-    parser.add_argument("--report", default="eval-report.json", help="JSON report path")
     parser.set_defaults(handler=eval_command)
 
 

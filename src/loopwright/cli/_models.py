@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 
+from loopwright.cli._options import add_options, opt
 from loopwright.models._status import BackendStatus, backend_statuses
 
 
@@ -13,11 +14,39 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser = commands.add_parser(
         "models", help="list the model backends: configured? reachable? (never prints keys)"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per backend")
-    parser.add_argument("--timeout", type=float, default=2.0, help="seconds per server check")
-    parser.add_argument("--ollama-url", default=None, help="default: OLLAMA_HOST or localhost")
-    parser.add_argument("--openai-url", default=None, help="default: OPENAI_BASE_URL or OpenAI")
-    parser.add_argument("--anthropic-url", default=None, help="default: ANTHROPIC_BASE_URL")
+    add_options(
+        parser,
+        [
+            opt(
+                "--timeout", help="seconds per server check", group="model", type=float, default=2.0
+            ),
+            opt(
+                "--ollama-url",
+                help="Ollama server",
+                group="model",
+                default_text="$OLLAMA_HOST or http://localhost:11434",
+            ),
+            opt(
+                "--openai-url",
+                help="OpenAI-compatible server",
+                group="model",
+                default_text="$OPENAI_BASE_URL or OpenAI's",
+            ),
+            opt(
+                "--anthropic-url",
+                help="Anthropic server",
+                group="model",
+                default_text="$ANTHROPIC_BASE_URL or Anthropic's",
+            ),
+            opt(
+                "--json",
+                help="print one JSON object per backend, one a line",
+                group="output",
+                action="store_true",
+            ),
+        ],
+        None,
+    )
     parser.set_defaults(handler=models_command)
 
 

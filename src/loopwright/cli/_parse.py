@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from loopwright.cli._options import add_options, opt
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ModelResponse
 from loopwright.parsing import parse_reply
@@ -14,11 +15,20 @@ from loopwright.parsing.messages import response_from_message
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("parse", help="show how a model reply is read")
-    parser.add_argument("file", nargs="?", default="-", help="reply file, or - for stdin")
     parser.add_argument(
-        "--message",
-        action="store_true",
-        help="the input is a JSON assistant message (OpenAI, Ollama or Anthropic shape)",
+        "file", nargs="?", default="-", help="reply file, or - for stdin (default: -)"
+    )
+    add_options(
+        parser,
+        [
+            opt(
+                "--message",
+                action="store_true",
+                group="model",
+                help="the input is a JSON assistant message (OpenAI, Ollama or Anthropic shape)",
+            ),
+        ],
+        None,
     )
     parser.set_defaults(handler=parse_command)
 

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ExecutionResult
-from loopwright.cli._runs import add_store_argument, store_from_args
+from loopwright.cli._options import RUN as RUN_OPTIONS
+from loopwright.cli._options import add_options
+from loopwright.cli._output import CONFIG_EPILOG
+from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event
@@ -20,75 +23,20 @@ DEFAULT_MODEL = "local"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("run", help="run an agent on a request")
-    parser.add_argument(
-        "request", nargs="?", default=None, help="what the agent should do (--continue: a note)"
-    )
-    parser.add_argument("--model", default=None, help="model spec (default: local)")
-    parser.add_argument("--base-url", default=None, help="server URL for the model provider")
-    parser.add_argument(
-        "--tools",
-        default="",
-        help="comma-separated tools: built-in names, module:function or path/to/file.py:function",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON event per line")
-    parser.add_argument("--workspace", default=None, help="root for file tools (default: .)")
-    parser.add_argument("--tool-mode", choices=["native", "prompted"], default=None)
-    parser.add_argument("--max-iterations", type=int, default=None)
-    parser.add_argument("--tier", choices=["trivial", "standard", "complex"], default="standard")
-    parser.add_argument("--timeout", type=float, default=None, help="wall clock for the run (s)")
-    parser.add_argument("--iteration-timeout", type=float, default=None)
-    parser.add_argument("--max-tokens-total", type=int, default=None)
-    parser.add_argument("--max-cost", type=float, default=None, help="USD")
-    parser.add_argument("--repetition-threshold", type=int, default=3)
-    parser.add_argument("--no-progress-limit", type=int, default=5)
-    parser.add_argument("--context-window", type=int, default=None, help="tokens")
-    parser.add_argument(
-        "--verify", default=None, metavar="CMD", help="check the workspace at the end (shell)"
+    parser = commands.add_parser(
+        "run",
+        help="run an agent on a request",
+        description="Run an agent on a request and show it live (or --json events).",
+        epilog=CONFIG_EPILOG.format(section="run"),
     )
     parser.add_argument(
-        "--secret", action="append", default=[], metavar="VALUE", help="redact VALUE; repeatable"
-    )
-    parser.add_argument(
-        "--secrets-file",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="redact every value in PATH (one per line, or NAME=value lines); repeatable",
-    )
-    parser.add_argument("--skill", default=None, help="run a skill folder (SKILL.md)")
-    parser.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar="SERVER",
-        help="an MCP server: a command (stdio) or an http(s) URL; repeatable",
-    )
-    parser.add_argument(
-        "--allow-commands",
-        action="store_true",
-        help="let --tools name run_command (it runs programs in the workspace; off by default)",
-    )
-    parser.add_argument(
-        "--allow-skill-commands",
-        action="store_true",
-        help="let the skill's !`command` lines run (off by default)",
-    )
-    add_store_options(parser)
-    parser.set_defaults(handler=run_command)
-
-
-def add_store_options(parser: argparse.ArgumentParser) -> None:
-    """Where the run is stored, whose it is, and which stopped run it follows up."""
-    parser.add_argument("--tenant", default="default", help="tenant (client) the run belongs to")
-    parser.add_argument(
-        "--continue",
-        dest="continue_run",
+        "request",
+        nargs="?",
         default=None,
-        metavar="RUN_ID",
-        help="follow up a stopped run: a new run is given its remaining work",
+        help="what the agent should do; with --continue, a note (default: none)",
     )
-    add_store_argument(parser)
+    add_options(parser, RUN_OPTIONS, "run")
+    parser.set_defaults(handler=run_command)
 
 
 def options_from_args(args: argparse.Namespace) -> AgentOptions:

@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.cli._options import JSON_EVENTS, SECRET, SECRETS_FILE, add_options, opt
+from loopwright.cli._output import print_json, print_records
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import (
     Event,
@@ -35,13 +37,13 @@ from loopwright.store import RunRecord, SqliteRunStore, open_store
 STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancelled", "rolled_back")
 
 
-def add_store_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="PATH",
-        help="run store file (default: $LOOPWRIGHT_STORE, else ~/.loopwright/runs.db)",
-    )
+STORE_OPTION = opt(
+    "--store", help="run store file (SQLite)", group="store", key="store", metavar="PATH"
+)
+
+
+def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") -> None:
+    add_options(parser, [STORE_OPTION], section)
 
 
 def store_from_args(args: argparse.Namespace) -> SqliteRunStore:
@@ -53,31 +55,55 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser("list", help="the stored runs, newest first")
-    listing.add_argument("--status", choices=STATUSES, default=None)
-    listing.add_argument("--tenant", default=None, help="only this tenant's (client's) runs")
-    listing.add_argument("--limit", type=int, default=50)
-    listing.add_argument("--json", action="store_true", help="one JSON array")
+    add_options(
+        listing,
+        [
+            opt("--status", help="only runs with this status", group="filters", choices=STATUSES),
+            opt(
+                "--tenant",
+                help="only this tenant's (client's) runs",
+                group="filters",
+                default_text="every tenant",
+            ),
+            opt("--limit", help="at most this many runs", group="filters", type=int, default=50),
+            opt("--json", help="print one JSON array", group="output", action="store_true"),
+        ],
+        None,
+    )
     listing.set_defaults(handler=list_command)
 
     show = sub.add_parser("show", help="a run's timeline: every event")
-    show.add_argument("run_id")
-    show.add_argument("--json", action="store_true", help="one JSON event per line")
+    show.add_argument("run_id", help="the run's id (a unique prefix is enough)")
+    add_options(
+        show,
+        [opt("--json", help="print one JSON event per line", group="output", action="store_true")],
+        None,
+    )
     show.set_defaults(handler=show_command)
 
     resume = sub.add_parser("resume", help="continue an interrupted run where it stopped")
-    resume.add_argument("run_id")
-    resume.add_argument("--json", action="store_true", help="print one JSON event per line")
-    resume.add_argument("--secret", action="append", default=[], metavar="VALUE")
-    resume.add_argument("--secrets-file", action="append", default=[], metavar="PATH")
+    resume.add_argument("run_id", help="the interrupted run's id")
+    add_options(resume, [JSON_EVENTS, SECRET, SECRETS_FILE], None)
     resume.set_defaults(handler=resume_command)
 
     replay = sub.add_parser("replay", help="re-run the loop on recorded replies; report divergence")
-    replay.add_argument("run_id")
-    replay.add_argument("--json", action="store_true")
+    replay.add_argument("run_id", help="the finished run's id")
+    add_options(
+        replay,
+        [
+            opt(
+                "--json",
+                help="print the report as one JSON object",
+                group="output",
+                action="store_true",
+            )
+        ],
+        None,
+    )
     replay.set_defaults(handler=replay_command)
 
     export = sub.add_parser("export", help="a run as one JSON document")
-    export.add_argument("run_id")
+    export.add_argument("run_id", help="the run's id")
     export.set_defaults(handler=export_command)
 
     for action in (listing, show, resume, replay, export):
@@ -100,17 +126,16 @@ def list_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps([r.to_dict() for r in runs], indent=2, ensure_ascii=False))
+        print_json([r.to_dict() for r in runs])
         return 0
     if not runs:
         print("no runs")
         return 0
-    print(f"{'RUN':<22} {'STATUS':<12} {'KIND':<5} {'TENANT':<10} {'STARTED':<19} REQUEST")
-    for run in runs:
-        print(
-            f"{run.run_id:<22} {run.status:<12} {run.kind:<5} {_short(run.tenant, 10):<10} "
-            f"{_when(run.created_at)} {_short(run.request, 60)}"
-        )
+    rows = [
+        [run.run_id, run.status, run.kind, run.tenant, _when(run.created_at), run.request]
+        for run in runs
+    ]
+    print_records(["run", "status", "kind", "tenant", "started", "request"], rows)
     return 0
 
 

@@ -7,10 +7,11 @@ import socket
 import sys
 from pathlib import Path
 
+from loopwright.cli._options import SERVE as SERVE_OPTIONS
+from loopwright.cli._options import add_options
+from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.errors import ConfigurationError
 from loopwright.store import (
-    DEFAULT_STORE_PATH,
-    STORE_ENV,
     InMemoryRunStore,
     RunStore,
     default_store_path,
@@ -19,23 +20,12 @@ from loopwright.store import (
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("serve", help="serve the HTTP API and the web dashboard")
-    parser.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765)")
-    parser.add_argument(
-        "--token-file", default=None, help="TOML file with a [tokens] table: token = tenant"
+    parser = commands.add_parser(
+        "serve",
+        help="serve the HTTP API and the web dashboard",
+        epilog=CONFIG_EPILOG.format(section="serve"),
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=f"run store file (default ${STORE_ENV} or {DEFAULT_STORE_PATH}; :memory: for none)",
-    )
-    parser.add_argument("--tasks", default=None, metavar="DIR", help="task files to offer")
-    parser.add_argument("--model", default="local", help="default model spec for runs")
-    parser.add_argument("--workspace", default=".", help="root for file tools (default: .)")
-    parser.add_argument(
-        "--allow-base-url", action="store_true", help="let requests give a model base_url"
-    )
+    add_options(parser, SERVE_OPTIONS, "serve")
     parser.set_defaults(handler=serve_command)
 
 

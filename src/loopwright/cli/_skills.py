@@ -3,47 +3,106 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from loopwright.cli._options import WORKSPACE, add_options, opt
+from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.models import ScriptedModel
 from loopwright.runtime import RunSpec, build_agent
-from loopwright.skills import ContextLoader, discover_skills
+from loopwright.skills import ContextLoader, Skill, scan_skills
+
+JSON_LIST = opt("--json", help="print one JSON document", group="output", action="store_true")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     skills = commands.add_parser("skills", help="list and inspect skills (SKILL.md folders)")
     actions = skills.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="name, description, files, allowed tools")
-    listing.add_argument("folders", nargs="*", default=["skills"], help="skill folders or parents")
+    listing = actions.add_parser(
+        "list",
+        help="name, description, files, allowed tools",
+        description="List every skill that loads; report each that does not (file:line: "
+        "problem) and every warning. Exit status 1 when a skill could not be loaded.",
+    )
+    listing.add_argument(
+        "folders", nargs="*", default=["skills"], help="skill folders or parents (default: skills)"
+    )
+    add_options(listing, [JSON_LIST], None)
     listing.set_defaults(handler=list_command)
 
-    prompt = commands.add_parser("prompt", help="print the exact system prompt the model gets")
-    prompt.add_argument("request", nargs="?", default="", help="the request (optional)")
-    prompt.add_argument("--skill", default=None, help="a skill folder")
-    prompt.add_argument("--tools", default="", help="comma-separated tools (as for `run`)")
-    prompt.add_argument("--tool-mode", choices=["native", "prompted"], default="prompted")
-    prompt.add_argument("--workspace", default=None)
-    prompt.add_argument("--allow-skill-commands", action="store_true")
+    prompt = commands.add_parser(
+        "prompt",
+        help="print the exact system prompt the model gets",
+        epilog=CONFIG_EPILOG.format(section="run"),
+    )
+    prompt.add_argument("request", nargs="?", default="", help="the request (default: none)")
+    add_options(
+        prompt,
+        [
+            opt("--skill", help="a skill folder", group="tools", metavar="DIR"),
+            opt("--tools", help="comma-separated tools (as for `run`)", group="tools", key="tools"),
+            opt(
+                "--tool-mode",
+                help="how tools reach the model",
+                group="model",
+                choices=["native", "prompted"],
+                default="prompted",
+            ),
+            WORKSPACE,
+            opt(
+                "--allow-skill-commands",
+                help="let the skill's !`command` lines run",
+                group="tools",
+                action="store_true",
+            ),
+            opt(
+                "--json",
+                help="print the prompt and the tools as one JSON object",
+                group="output",
+                action="store_true",
+            ),
+        ],
+        "run",
+    )
     prompt.set_defaults(handler=prompt_command)
 
 
+def skill_record(skill: Skill, loader: ContextLoader) -> dict[str, Any]:
+    files = loader.load(skill).available_files
+    return {
+        "name": skill.name,
+        "description": skill.metadata.description,
+        "path": str(skill.path),
+        "files": {name: ref.estimated_lines for name, ref in files.items()},
+        "allowed_tools": (
+            list(skill.metadata.allowed_tools) if skill.metadata.allowed_tools is not None else None
+        ),
+        "warnings": list(skill.warnings),
+    }
+
+
 def list_command(args: argparse.Namespace) -> int:
-    table = Table("name", "description", "files", "allowed tools")
+    scan = scan_skills(args.folders)
     loader = ContextLoader()
-    for skill in discover_skills(args.folders):
-        files = loader.load(skill).available_files
-        listed = ", ".join(f"{name} ({ref.estimated_lines})" for name, ref in files.items())
-        allowed = skill.metadata.allowed_tools
-        table.add_row(
-            skill.name,
-            skill.metadata.description,
-            listed or "-",
-            " ".join(allowed) if allowed is not None else "(all)",
-        )
-    Console().print(table)
-    return 0
+    records = [skill_record(skill, loader) for skill in scan.skills]
+    problems = [
+        {"file": p.path, "line": p.line, "problem": p.message, "text": str(p)}
+        for p in scan.problems
+    ]
+    if args.json:
+        print_json({"skills": records, "problems": problems})
+    else:
+        rows = []
+        for record in records:
+            files = ", ".join(f"{name} ({lines})" for name, lines in record["files"].items())
+            allowed = record["allowed_tools"]
+            tools = " ".join(allowed) if allowed is not None else "(all)"
+            rows.append([record["name"], record["description"], files or "-", tools])
+        print_records(["name", "description", "files", "allowed tools"], rows)
+    for warning in scan.warnings:
+        print_problem(warning, warning=True)
+    for problem in scan.problems:
+        print_problem(str(problem))
+    return 1 if scan.problems else 0
 
 
 def prompt_command(args: argparse.Namespace) -> int:
@@ -52,10 +111,16 @@ def prompt_command(args: argparse.Namespace) -> int:
         extra = {"skill": args.skill, "allow_skill_commands": args.allow_skill_commands}
     spec = RunSpec(
         request=args.request,
-        tools=tuple(t.strip() for t in args.tools.split(",") if t.strip()),
+        tools=tuple(t.strip() for t in (args.tools or "").split(",") if t.strip()),
         workspace=args.workspace,
         extra=extra,
     )
     model = ScriptedModel([], tool_mode=args.tool_mode, name="prompt-preview")
-    print(build_agent(spec, model=model).system_prompt(spec.request), end="")
+    agent = build_agent(spec, model=model)
+    prompt = agent.system_prompt(spec.request)
+    if args.json:
+        tools = agent.tools.names()
+        print_json({"system_prompt": prompt, "tool_mode": args.tool_mode, "tools": tools})
+    else:
+        print(prompt, end="")
     return 0

@@ -12,6 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from loopwright.cli._approve import register_approve, waiting_line
+from loopwright.cli._options import JSON_EVENTS, add_options, opt
+from loopwright.cli._options import TASK_RUN as TASK_RUN_OPTIONS
+from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem
 from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
@@ -30,67 +33,109 @@ from loopwright.tasks import (
     LoadedTask,
     StateFileExporter,
     StoreDecisions,
+    TaskCheck,
     TaskExecutor,
     TaskRunState,
     TaskSettings,
+    check_task,
     choose_task,
     load_task,
     rollback_task_run,
 )
 from loopwright.tasks._loader import TASK_SUFFIXES
 
-DEFAULT_STATE_DIR = "~/.loopwright"
-
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("task", help="validate, run and roll back task files")
     sub = parser.add_subparsers(dest="task_command", metavar="ACTION", required=True)
-    validate = sub.add_parser("validate", help="check task files; errors name file and line")
-    validate.add_argument("files", nargs="+", help="task files (.yaml, .yml, .md)")
+    validate = sub.add_parser(
+        "validate",
+        help="check task files: every problem, as file:line: problem",
+        description="Check task files (or folders of them) without running any of their code: "
+        "every problem of every file is reported in one pass, in file order. Exit status 2 "
+        "when a file has a problem.",
+    )
+    validate.add_argument("files", nargs="+", help="task files (.yaml, .yml, .md) or folders")
+    add_options(validate, [JSON_REPORT], None)
     validate.set_defaults(handler=validate_command)
 
-    run = sub.add_parser("run", help="run a task file (or pick one in a folder with --match)")
-    run.add_argument("path", help="a task file, or a folder of task files with --match")
-    run.add_argument("--match", default=None, metavar="TEXT", help="choose the task by keywords")
-    run.add_argument("--request", default=None, help="the user's request (default: --match)")
-    run.add_argument("--input", action="append", default=[], metavar="K=V", help="an input")
-    run.add_argument("--client", default="default", help="client (tenant) name")
-    run.add_argument("--yes", action="store_true", help="approve every gate")
-    run.add_argument("--json", action="store_true", help="print one JSON event per line")
-    run.add_argument("--model", default=None, help="model spec for agent steps")
-    run.add_argument("--base-url", default=None)
-    run.add_argument("--workspace", default=".", help="root for file tools (default: .)")
-    run.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help="state files and backups")
-    run.add_argument("--gate-timeout", type=float, default=300.0, help="seconds (default 300)")
-    run.add_argument(
-        "--rollback-on-failure", action="store_true", help="undo the changes if a step fails"
+    run = sub.add_parser(
+        "run",
+        help="run a task file (or pick one in a folder with --match)",
+        epilog=CONFIG_EPILOG.format(section="task"),
     )
-    add_store_argument(run)
+    run.add_argument("path", help="a task file, or a folder of task files with --match")
+    add_options(run, TASK_RUN_OPTIONS, "task")
     run.set_defaults(handler=run_command)
 
     register_approve(sub)
 
     rollback = sub.add_parser("rollback", help="undo the changes of a task run")
-    rollback.add_argument("run_id")
-    rollback.add_argument("--state-dir", default=DEFAULT_STATE_DIR)
-    rollback.add_argument("--json", action="store_true")
-    add_store_argument(rollback)
+    rollback.add_argument("run_id", help="the task run's id")
+    add_options(
+        rollback,
+        [
+            opt(
+                "--state-dir",
+                help="folder of state files and backups",
+                group="store",
+                key="state_dir",
+            ),
+            JSON_EVENTS,
+        ],
+        "task",
+    )
+    add_store_argument(rollback, "task")
     rollback.set_defaults(handler=rollback_command)
 
 
+JSON_REPORT = opt(
+    "--json",
+    help="print one JSON document: each file, its task and its problems",
+    group="output",
+    action="store_true",
+)
+
+
+def task_files(paths: list[str]) -> list[Path]:
+    """The files named, with each folder replaced by the task files in it (sorted)."""
+    files: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if p.suffix in TASK_SUFFIXES))
+        else:
+            files.append(path)
+    return files
+
+
+def _check_record(check: TaskCheck) -> dict[str, Any]:
+    task = check.definition
+    return {
+        "file": check.file,
+        "ok": check.ok,
+        "task": task.name if task is not None and check.ok else None,
+        "steps": len(task.steps) if task is not None and check.ok else None,
+        "hooks": sorted(task.hooks) if task is not None and check.ok else [],
+        "problems": [
+            {"file": p.file_path, "line": p.line, "problem": p.message, "text": str(p)}
+            for p in check.problems
+        ],
+    }
+
+
 def validate_command(args: argparse.Namespace) -> int:
-    failures = 0
-    for file in args.files:
-        try:
-            loaded = load_task(file)
-        except TaskParseError as exc:
-            print(f"✗ {exc}", file=sys.stderr)
-            failures += 1
-            continue
-        task = loaded.definition
-        hooks = ", ".join(task.hooks) or "none"
-        print(f"✓ {file}: task {task.name!r}, {len(task.steps)} steps, hooks: {hooks}")
-    return 2 if failures else 0
+    checks = [check_task(file) for file in task_files(args.files)]
+    if args.json:
+        print_json([_check_record(check) for check in checks])
+    for check in checks:
+        task = check.definition
+        if check.ok and task is not None and not args.json:
+            hooks = ", ".join(task.hooks) or "none"
+            print(f"✓ {check.file}: task {task.name!r}, {len(task.steps)} steps, hooks: {hooks}")
+        for problem in check.problems:
+            print_problem(str(problem))
+    return 2 if any(not check.ok for check in checks) else 0
 
 
 def parse_inputs(pairs: list[str]) -> dict[str, str]:
@@ -109,10 +154,15 @@ def pick_task(args: argparse.Namespace, err: Console) -> LoadedTask:
         if path.is_dir():
             raise ConfigurationError(f"{path} is a folder: pass --match TEXT to choose a task")
         return load_task(path)
-    files = (
-        [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in TASK_SUFFIXES)
-    )
-    loaded = {str(f): load_task(f) for f in files}
+    loaded: dict[str, LoadedTask] = {}
+    for file in task_files([str(path)]):
+        try:
+            loaded[str(file)] = load_task(file)
+        except TaskParseError as exc:  # one bad file never hides the good ones
+            if path.is_file():
+                raise
+            for line in str(exc).splitlines():
+                print_problem(f"{line} (skipped)", warning=True)
     match = choose_task(args.match, [t.definition for t in loaded.values()])
     err.print(f"[dim]{escape(match.explanation)}[/]")
     return next(t for t in loaded.values() if t.definition is match.task)

@@ -12,7 +12,14 @@ from loopwright.skills._preprocess import (
     StringSubstitutor,
     describe_file,
 )
-from loopwright.skills._skill import Skill, SkillMetadata, discover_skills, load_skill
+from loopwright.skills._skill import (
+    Skill,
+    SkillMetadata,
+    SkillScan,
+    discover_skills,
+    load_skill,
+    scan_skills,
+)
 
 __all__ = [
     "AutonomousConfig",
@@ -22,9 +29,11 @@ __all__ = [
     "LoadedContext",
     "Skill",
     "SkillMetadata",
+    "SkillScan",
     "StringSubstitutor",
     "describe_file",
     "discover_skills",
     "load_skill",
     "prepare_skill_agent",
+    "scan_skills",
 ]

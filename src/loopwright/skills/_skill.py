@@ -47,11 +47,15 @@ class SkillMetadata:
 
 @dataclass(frozen=True)
 class Skill:
-    """A parsed skill: its metadata, its instructions (the body) and its folder."""
+    """A parsed skill: its metadata, its instructions (the body) and its folder.
+
+    `warnings` name rules of the format that published skills break and that do not stop the
+    skill from working (a description over the length limit), as `file:line: problem`."""
 
     metadata: SkillMetadata
     content: str
     path: Path
+    warnings: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -61,20 +65,21 @@ class Skill:
 def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
     """(front matter mapping, body) of a Markdown file that starts with `---`."""
     if not text.startswith("---"):
-        raise SkillError(where, "missing YAML front matter (the file must start with '---')")
+        raise SkillError(where, "missing YAML front matter (the file must start with '---')", 1)
     end = re.search(r"^---\s*$", text[3:], re.M)
     if end is None:
-        raise SkillError(where, "front matter is not closed with a '---' line")
+        raise SkillError(where, "front matter is not closed with a '---' line", 1)
     raw = text[3 : 3 + end.start()]
     body = text[3 + end.end() :].lstrip("\n")
     try:
         data = yaml.safe_load(raw) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 2}" if mark is not None else ""
-        raise SkillError(where, f"front matter is not valid YAML{line}: {exc}") from None
+        line = mark.line + 1 if mark is not None else None  # the YAML starts on line 1
+        problem = getattr(exc, "problem", None) or exc
+        raise SkillError(where, f"front matter is not valid YAML: {problem}", line) from None
     if not isinstance(data, dict):
-        raise SkillError(where, "front matter must be a YAML mapping of keys to values")
+        raise SkillError(where, "front matter must be a YAML mapping of keys to values", 2)
     return data, body
 
 
@@ -90,14 +95,22 @@ def _allowed_tools(value: Any, where: str) -> tuple[str, ...] | None:
     )
 
 
-def _required_text(data: dict[str, Any], key: str, where: str, limit: int) -> str:
+def key_line(text: str, key: str) -> int | None:
+    """The line (1-based, in the whole file) where the front matter sets `key`."""
+    for number, line in enumerate(text.splitlines()[1:], start=2):
+        if line.strip() in {"---", "..."}:
+            return None
+        if re.match(rf"^{re.escape(key)}\s*:", line):
+            return number
+    return None
+
+
+def _required_text(data: dict[str, Any], key: str, where: str, line: int | None) -> str:
     value = data.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise SkillError(where, f"front matter is missing the required '{key}'")
+        raise SkillError(where, f"front matter is missing the required '{key}'", line or 1)
     if not isinstance(value, str):
-        raise SkillError(where, f"'{key}' must be text")
-    if len(value) > limit:
-        raise SkillError(where, f"'{key}' is {len(value)} characters long (at most {limit})")
+        raise SkillError(where, f"'{key}' must be text", line)
     return value.strip()
 
 
@@ -110,13 +123,28 @@ def load_skill(folder: str | Path, *, known_tools: Iterable[str] | None = None) 
         raise SkillError(str(path), "not a folder (a skill is a folder containing SKILL.md)")
     if not skill_file.is_file():
         raise SkillError(str(path), f"no {SKILL_FILE} in this folder")
-    data, body = split_front_matter(skill_file.read_text(encoding="utf-8"), where)
-    name = _required_text(data, "name", where, MAX_NAME_LENGTH)
-    description = _required_text(data, "description", where, MAX_DESCRIPTION_LENGTH)
+    try:
+        text = skill_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillError(where, f"cannot read the file: {exc}") from None
+    data, body = split_front_matter(text, where)
+    lines = {key: key_line(text, key) for key in ("name", "description", "allowed-tools")}
+    name = _required_text(data, "name", where, lines["name"])
+    description = _required_text(data, "description", where, lines["description"])
+    if len(name) > MAX_NAME_LENGTH:
+        raise SkillError(
+            where,
+            f"'name' is {len(name)} characters long (at most {MAX_NAME_LENGTH})",
+            lines["name"],
+        )
     if not NAME_PATTERN.match(name):
-        raise SkillError(where, f"name {name!r} must be lowercase letters, digits and hyphens")
+        raise SkillError(
+            where, f"name {name!r} must be lowercase letters, digits and hyphens", lines["name"]
+        )
     if name != path.name:
-        raise SkillError(where, f"name {name!r} does not match the folder name {path.name!r}")
+        raise SkillError(
+            where, f"name {name!r} does not match the folder name {path.name!r}", lines["name"]
+        )
     allowed = _allowed_tools(data.get("allowed-tools"), where)
     if allowed is not None and known_tools is not None:
         unknown = sorted(set(allowed) - set(known_tools))
@@ -125,25 +153,58 @@ def load_skill(folder: str | Path, *, known_tools: Iterable[str] | None = None) 
                 where,
                 f"unknown tool(s) in allowed-tools: {', '.join(unknown)} "
                 f"(available: {', '.join(sorted(known_tools))})",
+                lines["allowed-tools"],
             )
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise SkillError(where, "'metadata' must be a mapping")
+        raise SkillError(where, "'metadata' must be a mapping", key_line(text, "metadata"))
+    warnings = []
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        warnings.append(
+            f"{where}:{lines['description'] or 1}: 'description' is {len(description)} characters "
+            f"long (the format allows {MAX_DESCRIPTION_LENGTH}); the skill is used as it is"
+        )
     meta = SkillMetadata(name, description, allowed, data.get("license"), metadata)
-    return Skill(meta, body, path)
+    return Skill(meta, body, path, tuple(warnings))
 
 
-def discover_skills(folders: Iterable[str | Path]) -> list[Skill]:
-    """Every skill in the given folders (a folder may itself be a skill)."""
+@dataclass(frozen=True)
+class SkillScan:
+    """What a scan of skill folders found: every skill that loads, and each that does not."""
+
+    skills: list[Skill]
+    problems: list[SkillError]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [warning for skill in self.skills for warning in skill.warnings]
+
+
+def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
+    """Every skill in the given folders (a folder may itself be a skill). One bad skill
+    never hides the others: it is reported in `problems` and the scan goes on."""
     skills: list[Skill] = []
+    problems: list[SkillError] = []
     for folder in folders:
         root = Path(folder)
         if (root / SKILL_FILE).is_file():
-            skills.append(load_skill(root))
+            candidates = [root]
+        elif root.is_dir():
+            candidates = [c for c in sorted(root.iterdir()) if (c / SKILL_FILE).is_file()]
+        else:
+            problems.append(SkillError(str(root), "not a folder"))
             continue
-        if not root.is_dir():
-            raise SkillError(str(root), "not a folder")
-        skills.extend(
-            load_skill(child) for child in sorted(root.iterdir()) if (child / SKILL_FILE).is_file()
-        )
-    return skills
+        for candidate in candidates:
+            try:
+                skills.append(load_skill(candidate))
+            except SkillError as exc:
+                problems.append(exc)
+    return SkillScan(skills, problems)
+
+
+def discover_skills(folders: Iterable[str | Path]) -> list[Skill]:
+    """Every skill in the given folders; raises the first problem (`scan_skills` reports all)."""
+    scan = scan_skills(folders)
+    if scan.problems:
+        raise scan.problems[0]
+    return scan.skills

@@ -5,7 +5,14 @@ from loopwright.tasks._emitter import EventSink
 from loopwright.tasks._executor import TaskExecutor, resolve_inputs
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
 from loopwright.tasks._gates import GateBroker, PendingGate, StoreDecisions
-from loopwright.tasks._loader import LoadedTask, load_hook, load_task, parse_task
+from loopwright.tasks._loader import (
+    LoadedTask,
+    TaskCheck,
+    check_task,
+    load_hook,
+    load_task,
+    parse_task,
+)
 from loopwright.tasks._matching import TaskMatch, choose_task
 from loopwright.tasks._models import (
     HookDefinition,
@@ -30,12 +37,14 @@ __all__ = [
     "StepDefinition",
     "StepResult",
     "StoreDecisions",
+    "TaskCheck",
     "TaskDefinition",
     "TaskExecutor",
     "TaskMatch",
     "TaskRunState",
     "TaskSettings",
     "apply_event",
+    "check_task",
     "choose_task",
     "compile_expression",
     "load_hook",

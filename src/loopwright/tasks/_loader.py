@@ -1,6 +1,8 @@
 """Load and validate task files (YAML, or Markdown with YAML front matter) and their hooks.
 
-Every problem is a TaskParseError naming the file, the line and what is wrong.
+Every problem is found in one pass: `load_task` and `parse_task` raise TaskProblems (a
+TaskParseError) listing each as `file:line: problem` in file order; `check_task` returns them
+and reads tool files without running them.
 """
 
 from __future__ import annotations
@@ -8,29 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from loopwright.errors import ConfigurationError, TaskParseError
 from loopwright.safety.operations import SnapshotHook
-from loopwright.tasks._expressions import ExpressionProblem, compile_expression, template_fields
-from loopwright.tasks._models import (
-    HOOK_NAMES,
-    STEP_TYPES,
-    HookDefinition,
-    StepDefinition,
-    TaskDefinition,
-)
-from loopwright.tasks._toolfile import absolute_spec, build_registry
-from loopwright.tasks._yaml import LineDict, load_yaml, split_front_matter
+from loopwright.tasks._models import HOOK_NAMES, HookDefinition, StepDefinition, TaskDefinition
+from loopwright.tasks._problems import Problems
+from loopwright.tasks._step_checks import parse_steps, reject_unknown, validate_tools
+from loopwright.tasks._toolfile import absolute_spec, build_registry, static_tools
+from loopwright.tasks._yaml import MAX_DOCUMENT_BYTES, LineDict, load_yaml, split_front_matter
 from loopwright.tools import Tool, ToolRegistry
 
 TASK_KEYS = {
     "name", "agent", "trigger_keywords", "risk_level", "steps", "hooks", "description",
     "inputs", "tools",
-}  # fmt: skip
-STEP_KEYS = {
-    "name", "type", "description", "tool", "args", "args_from", "condition",
-    "message_template", "timeout_s",
 }  # fmt: skip
 TASK_SUFFIXES = (".yaml", ".yml", ".md")
 
@@ -44,10 +36,26 @@ class LoadedTask:
     snapshot_hooks: dict[str, SnapshotHook] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class TaskCheck:
+    """What `check_task` found: the task (None when it could not be read) and every problem,
+    in file order. No tool file was imported to find them."""
+
+    file: str
+    definition: TaskDefinition | None
+    problems: list[TaskParseError]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
 def read_document(path: Path) -> tuple[LineDict, str]:
     """The YAML mapping of a task or hook file, and its Markdown body ('' for YAML)."""
     file = str(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise TaskParseError(file, f"larger than {MAX_DOCUMENT_BYTES:,} bytes")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TaskParseError(file, "file not found") from None
@@ -66,209 +74,166 @@ def read_document(path: Path) -> tuple[LineDict, str]:
 
 
 def load_task(path: str | Path, extra_tools: Sequence[Tool] = ()) -> LoadedTask:
-    """Read, check and resolve a task file: its steps, hooks and tools."""
-    definition = parse_task(path)
-    data, _ = read_document(Path(path))
-    try:
-        registry, hooks = build_registry(definition.tools, extra_tools)
-    except ConfigurationError as exc:
-        raise TaskParseError(str(path), str(exc), data.line_of("tools")) from None
-    validate_tools(definition, registry)
+    """Read, check and resolve a task file: its steps, hooks and tools (tool files are
+    imported). Raises TaskProblems with every problem found, in file order."""
+    problems = Problems()
+    definition, tools_line = _parse(Path(path), problems)
+    registry, hooks = ToolRegistry(), dict[str, SnapshotHook]()
+    if definition is not None:
+        try:
+            registry, hooks = build_registry(definition.tools, extra_tools)
+        except ConfigurationError as exc:
+            problems.add(str(path), str(exc), tools_line)
+        else:
+            validate_tools(definition, registry.names(), problems, str(path))
+    problems.raise_if_any()
+    assert definition is not None
     return LoadedTask(definition, registry, hooks)
+
+
+def check_task(path: str | Path) -> TaskCheck:
+    """Every problem of a task file, its hooks and its tools, found without running any of
+    its code: tool files are read with `ast`, never imported."""
+    problems = Problems()
+    where = str(path)
+    definition, tools_line = _parse(Path(path), problems)
+    if definition is not None:
+        found = static_tools(definition.tools)
+        for file, line, message in found.problems:
+            if file is not None:
+                problems.saw(file)
+            problems.add(file or where, message, line if file else tools_line)
+        validate_tools(definition, found.names, problems, where)
+    return TaskCheck(where, definition, problems.ordered())
 
 
 def parse_task(path: str | Path) -> TaskDefinition:
     """The task's structure, with every expression checked (tools are checked by load_task)."""
-    file = Path(path)
-    data, body = read_document(file)
+    problems = Problems()
+    definition, _ = _parse(Path(path), problems)
+    problems.raise_if_any()
+    assert definition is not None
+    return definition
+
+
+def _parse(file: Path, problems: Problems) -> tuple[TaskDefinition | None, int]:
     where = str(file)
-    _reject_unknown(data, TASK_KEYS, where, "task")
+    problems.saw(where)
+    try:
+        data, body = read_document(file)
+    except TaskParseError as exc:
+        problems.extend(exc)
+        return None, 1
+    reject_unknown(data, TASK_KEYS, where, "task", problems)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise TaskParseError(where, "the task needs a 'name'", data.line_of("name"))
+        problems.add(where, "the task needs a 'name'", data.line_of("name"))
+        name = "?"
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
-        raise TaskParseError(where, "'steps' must be a non-empty list", data.line_of("steps"))
+        problems.add(where, "'steps' must be a non-empty list", data.line_of("steps"))
+        raw_steps = []
     inputs = data.get("inputs") or {}
     if not isinstance(inputs, dict):
-        raise TaskParseError(where, "'inputs' must map names to defaults", data.line_of("inputs"))
-    return TaskDefinition(
+        problems.add(where, "'inputs' must map names to defaults", data.line_of("inputs"))
+        inputs = {}
+    steps = parse_steps(raw_steps, where, data.line_of("steps"), problems)
+    definition = TaskDefinition(
         name=name.strip(),
         agent=str(data.get("agent") or ""),
-        trigger_keywords=_string_list(data, "trigger_keywords", where),
+        trigger_keywords=_string_list(data, "trigger_keywords", where, problems),
         risk_level=str(data.get("risk_level") or "low"),
-        steps=parse_steps(raw_steps, where, data.line_of("steps")),
-        hooks=_load_hooks(data, file),
+        steps=steps,
+        hooks=_load_hooks(data, file, problems),
         description=str(data.get("description") or body.strip()),
         inputs=dict(inputs),
-        tools=tuple(absolute_spec(s, file.parent) for s in _string_list(data, "tools", where)),
+        tools=tuple(
+            absolute_spec(s, file.parent) for s in _string_list(data, "tools", where, problems)
+        ),
         source_path=str(file.resolve()),
     )
+    return definition, data.line_of("tools")
 
 
-def validate_tools(task: TaskDefinition, registry: ToolRegistry) -> None:
-    """Every tool step (in the task and its hooks) names a tool the registry has."""
-    groups = [(task.source_path, task.steps)]
-    groups += [(hook.path, hook.steps) for hook in task.hooks.values()]
-    for where, steps in groups:
-        for step in steps:
-            if step.type == "tool" and step.tool not in registry:
-                known = ", ".join(registry.names()) or "none"
-                raise TaskParseError(
-                    where,
-                    f"step {step.name!r}: unknown tool {step.tool!r} (known: {known})",
-                    step.line,
-                )
-
-
-def parse_steps(raw_steps: list[Any], where: str, line: int) -> tuple[StepDefinition, ...]:
-    steps: list[StepDefinition] = []
-    all_names = [s.get("name") for s in raw_steps if isinstance(s, dict)]
-    for raw in raw_steps:
-        if not isinstance(raw, LineDict):
-            raise TaskParseError(where, "each step must be a mapping (name, type, ...)", line)
-        steps.append(_parse_step(raw, where, [s.name for s in steps], all_names))
-    return tuple(steps)
-
-
-def _parse_step(raw: LineDict, where: str, earlier: list[str], every: list[Any]) -> StepDefinition:
-    _reject_unknown(raw, STEP_KEYS, where, "step")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise TaskParseError(where, "the step needs a 'name'", raw.line)
-    if name in earlier:
-        raise TaskParseError(where, f"two steps are named {name!r}", raw.line_of("name"))
-    kind = raw.get("type")
-    if kind not in STEP_TYPES:
-        raise TaskParseError(
-            where,
-            f"step {name!r}: unknown step type {kind!r} (use tool, agent or gate)",
-            raw.line_of("type"),
-        )
-    if kind == "tool" and not isinstance(raw.get("tool"), str):
-        raise TaskParseError(where, f"step {name!r}: a tool step needs 'tool'", raw.line)
-    if kind == "agent" and not (raw.get("description") or raw.get("message_template")):
-        raise TaskParseError(where, f"step {name!r}: an agent step needs a 'description'", raw.line)
-    refs = _StepRefs(where, name, earlier, every)
-    args = raw.get("args") or {}
-    args_from = raw.get("args_from") or {}
-    for key, value in (("args", args), ("args_from", args_from)):
-        if not isinstance(value, dict):
-            raise TaskParseError(
-                where, f"step {name!r}: {key!r} must be a mapping", raw.line_of(key)
-            )
-    for arg, path in args_from.items():
-        line = args_from.line_of(arg) if isinstance(args_from, LineDict) else raw.line
-        refs.check(path, f"args_from {arg!r}", line, path_only=True)
-    condition = raw.get("condition")
-    if condition is not None:
-        refs.check(condition, "condition", raw.line_of("condition"), path_only=False)
-    for key in ("message_template", "description"):
-        for field_text in template_fields(str(raw.get(key) or "")):
-            refs.check(field_text, key, raw.line_of(key), path_only=True)
-    timeout = raw.get("timeout_s")
-    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
-        raise TaskParseError(
-            where, f"step {name!r}: 'timeout_s' must be a positive number", raw.line_of("timeout_s")
-        )
-    return StepDefinition(
-        name=name,
-        type=kind,
-        description=str(raw.get("description") or ""),
-        tool=raw.get("tool"),
-        args=dict(args),
-        args_from={str(k): str(v) for k, v in args_from.items()},
-        condition=None if condition is None else str(condition),
-        message_template=raw.get("message_template"),
-        timeout_s=None if timeout is None else float(timeout),
-        line=raw.line,
-    )
-
-
-@dataclass
-class _StepRefs:
-    where: str
-    step: str
-    earlier: list[str]
-    every: list[Any]
-
-    def check(self, source: Any, what: str, line: int, *, path_only: bool) -> None:
-        if not isinstance(source, str):
-            raise TaskParseError(self.where, f"step {self.step!r}: {what} must be text", line)
-        try:
-            expression = compile_expression(source, path_only=path_only)
-        except ExpressionProblem as exc:
-            raise TaskParseError(
-                self.where, f"step {self.step!r}: bad {what} {source!r}: {exc}", line
-            ) from None
-        for name in sorted(expression.steps):
-            if name in self.earlier:
-                continue
-            if name in self.every:
-                problem = f"refers to step {name!r}, which runs later"
-            else:
-                problem = f"refers to step {name!r}, which does not exist"
-            raise TaskParseError(self.where, f"step {self.step!r}: {what} {problem}", line)
-
-
-def _reject_unknown(data: LineDict, known: set[str], where: str, what: str) -> None:
-    for key in data:
-        if key not in known:
-            allowed = ", ".join(sorted(known))
-            raise TaskParseError(
-                where, f"unknown {what} field {key!r} (known: {allowed})", data.line_of(key)
-            )
-
-
-def _string_list(data: LineDict, key: str, where: str) -> tuple[str, ...]:
+def _string_list(data: LineDict, key: str, where: str, problems: Problems) -> tuple[str, ...]:
     value = data.get(key) or []
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise TaskParseError(where, f"{key!r} must be a list of text", data.line_of(key))
+        problems.add(where, f"{key!r} must be a list of text", data.line_of(key))
+        return ()
     return tuple(value)
 
 
-def _load_hooks(data: LineDict, task_file: Path) -> dict[str, HookDefinition]:
-    """Hooks named in the task (`hooks: {pre-task: path}`), else hooks/pre-task.md etc."""
+def _inside(folder: Path, target: Path) -> bool:
+    return target.resolve().is_relative_to(folder.resolve())
+
+
+def _load_hooks(data: LineDict, task_file: Path, problems: Problems) -> dict[str, HookDefinition]:
+    """Hooks named in the task (`hooks: {pre-task: path}`), else hooks/pre-task.md etc.;
+    a hook file must be inside the task's folder."""
     hooks: dict[str, HookDefinition] = {}
+    where = str(task_file)
     declared = data.get("hooks")
     if declared is not None and not isinstance(declared, LineDict):
-        raise TaskParseError(
-            str(task_file), "'hooks' must map pre-task/post-task to files", data.line_of("hooks")
-        )
+        problems.add(where, "'hooks' must map pre-task/post-task to files", data.line_of("hooks"))
+        declared = None
+    candidates: list[tuple[str, Path, int]] = []
     for kind, names in HOOK_NAMES.items():
         if declared is not None:
             if kind in declared:
-                hooks[kind] = load_hook(kind, task_file.parent / str(declared[kind]))
+                value = declared[kind]
+                candidates.append((kind, task_file.parent / str(value), declared.line_of(kind)))
             continue
         for file_name in names:
             candidate = task_file.parent / "hooks" / file_name
             if candidate.is_file():
-                hooks[kind] = load_hook(kind, candidate)
+                candidates.append((kind, candidate, 1))
                 break
+    for kind, path, line in candidates:
+        if not _inside(task_file.parent, path):
+            problems.add(where, f"hook {kind!r}: {path.name} is outside the task's folder", line)
+            continue
+        hook = load_hook(kind, path, problems)
+        if hook is not None:
+            hooks[kind] = hook
     if declared is not None:
-        _reject_unknown(declared, set(HOOK_NAMES), str(task_file), "hook")
+        reject_unknown(declared, set(HOOK_NAMES), where, "hook", problems)
     return hooks
 
 
-def load_hook(kind: str, path: Path) -> HookDefinition:
-    """A Markdown hook: front-matter `steps` (tool or agent), or the body as an agent step."""
-    data, body = read_document(path)
+def load_hook(kind: str, path: Path, problems: Problems | None = None) -> HookDefinition | None:
+    """A Markdown hook: front-matter `steps` (tool or agent), or the body as an agent step.
+    Without `problems`, the first problem is raised."""
+    own = problems is None
+    found = Problems() if problems is None else problems
+    hook = _load_hook(kind, path, found)
+    if own:
+        found.raise_if_any()
+    return hook
+
+
+def _load_hook(kind: str, path: Path, problems: Problems) -> HookDefinition | None:
     where = str(path)
-    _reject_unknown(data, {"steps", "description"}, where, "hook")
+    problems.saw(where)
+    try:
+        data, body = read_document(path)
+    except TaskParseError as exc:
+        problems.extend(exc)
+        return None
+    reject_unknown(data, {"steps", "description"}, where, "hook", problems)
     raw_steps = data.get("steps")
     if raw_steps is None:
         if not body.strip():
-            raise TaskParseError(where, "a hook needs front-matter 'steps' or instructions", 1)
+            problems.add(where, "a hook needs front-matter 'steps' or instructions", 1)
+            return None
         step = StepDefinition(name=f"{kind}-agent", type="agent", description=body.strip(), line=1)
         return HookDefinition(kind, where, (step,))
     if not isinstance(raw_steps, list) or not raw_steps:
-        raise TaskParseError(where, "'steps' must be a non-empty list", data.line_of("steps"))
-    steps = parse_steps(raw_steps, where, data.line_of("steps"))
+        problems.add(where, "'steps' must be a non-empty list", data.line_of("steps"))
+        return None
+    steps = parse_steps(raw_steps, where, data.line_of("steps"), problems)
     for step in steps:
         if step.type == "gate":
-            raise TaskParseError(
-                where, f"step {step.name!r}: hooks cannot have gate steps", step.line
-            )
+            problems.add(where, f"step {step.name!r}: hooks cannot have gate steps", step.line)
     return HookDefinition(kind, where, steps)

@@ -1,21 +1,26 @@
 """The tools a task file names: built-ins, `file.py` (every tool in it), `file.py:function`.
 
+`static_tools` reads the same specs without running any code (`task validate` uses it: a
+task file from someone else must not run its tool files just by being checked).
+
 A tools file may also define `SNAPSHOT_HOOKS = {"tool_name": hook}`: how to back up and
 restore what a non-file write tool changes (see `loopwright.safety.operations`).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from loopwright.errors import ConfigurationError
 from loopwright.safety.operations import SnapshotHook
-from loopwright.tools import Tool, ToolRegistry, resolve_tool
+from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, Tool, ToolRegistry, resolve_tool
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -78,3 +83,104 @@ def build_registry(
     for item in [*tools, *extra]:
         registry.register(item, replace=True)
     return registry, hooks
+
+
+# ---- reading tool files without running them (for `task validate`) ------------------------
+
+MAX_TOOL_FILE_BYTES = 2 << 20
+
+
+@dataclass(frozen=True)
+class StaticTools:
+    """Tool names the specs give, found by reading the files (no code runs), and problems
+    as (file, line, message); `line` None means the task's `tools` line."""
+
+    names: set[str]
+    problems: list[tuple[str | None, int | None, str]]
+
+
+def _is_tool_decorator(node: ast.expr) -> tuple[bool, str | None]:
+    """(is it `@tool` / `@tool(...)` / `@x.tool(...)`, the `name=` it gives)."""
+    target = node.func if isinstance(node, ast.Call) else node
+    named = (isinstance(target, ast.Name) and target.id == "tool") or (
+        isinstance(target, ast.Attribute) and target.attr == "tool"
+    )
+    if not named:
+        return False, None
+    if isinstance(node, ast.Call):
+        for keyword in node.keywords:
+            if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                return True, str(keyword.value.value)
+    return True, None
+
+
+def _read_python(path: Path) -> ast.Module:
+    """The parsed file; raises ValueError(line, message) for what cannot be read."""
+    if not path.is_file():
+        raise ValueError(None, f"tool file not found: {path}")
+    if path.stat().st_size > MAX_TOOL_FILE_BYTES:
+        raise ValueError(None, f"tool file {path} is larger than {MAX_TOOL_FILE_BYTES} bytes")
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as exc:
+        raise ValueError(exc.lineno, f"not valid Python: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ValueError(None, f"cannot read {path} as Python: {type(exc).__name__}") from None
+
+
+def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """(tools: attribute -> tool name, every top-level name) of a parsed tool file."""
+    tools: dict[str, str] = {}
+    names: set[str] = set()
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            for decorator in getattr(node, "decorator_list", []):
+                is_tool, given = _is_tool_decorator(decorator)
+                if is_tool:
+                    tools[node.name] = given or node.name
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names.add(target.id)
+                    if isinstance(node.value, ast.Call) and _is_tool_decorator(node.value)[0]:
+                        tools[target.id] = _is_tool_decorator(node.value)[1] or target.id
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return tools, names
+
+
+def static_tools(specs: Iterable[str]) -> StaticTools:
+    """What `tools_from_specs` would give, read with `ast`: no tool file is imported."""
+    found = StaticTools(set(), [])
+    for spec in specs:
+        target, sep, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
+        if not sep and spec in BUILTIN_TOOLS:
+            found.names.add(spec)
+        elif not sep and spec in OPT_IN_TOOLS:
+            found.problems.append((None, None, f"tool {spec!r} runs programs; tasks cannot use it"))
+        elif not sep and not spec.endswith(".py"):
+            found.problems.append((None, None, f"unknown tool {spec!r}"))
+        elif spec.endswith(".py") or target.endswith(".py"):
+            _static_file(Path(target if sep else spec), attr if sep else None, found)
+        else:
+            found.names.add(attr)  # an installed module: its name is taken on trust, not run
+    return found
+
+
+def _static_file(path: Path, attr: str | None, found: StaticTools) -> None:
+    try:
+        tools, names = _top_level(_read_python(path))
+    except ValueError as exc:
+        line, message = exc.args
+        found.problems.append((str(path) if line else None, line, message))
+        return
+    if attr is None:
+        found.names.update(tools.values())
+    elif attr in tools:
+        found.names.add(tools[attr])
+    elif attr in names:
+        found.names.add(attr)
+    else:
+        listed = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "none"
+        found.problems.append((None, None, f"{path} has no function {attr!r} (it has: {listed})"))

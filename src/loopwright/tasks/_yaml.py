@@ -1,4 +1,9 @@
-"""YAML with line numbers: every mapping remembers the line of each of its keys."""
+"""YAML with line numbers: every mapping remembers the line of each of its keys.
+
+Task files may come from others, so the loader is bounded: a document of at most
+`MAX_DOCUMENT_BYTES`, nested at most `MAX_DEPTH` levels, and at most `MAX_NODES` values once
+every alias is expanded (an "alias bomb" of a few lines would otherwise stand for billions).
+"""
 
 from __future__ import annotations
 
@@ -19,8 +24,58 @@ class LineDict(dict[str, Any]):
         return self.key_lines.get(key, self.line)
 
 
+MAX_DOCUMENT_BYTES = 1 << 20
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+
+
+class _Limit(Exception):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 class _LineLoader(yaml.SafeLoader):
-    pass
+    """Composes with a depth limit; `expanded_size` bounds what aliases stand for."""
+
+    depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+                raise _Limit(f"nested more than {MAX_DEPTH} levels deep", event.start_mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def expanded_size(root: yaml.Node) -> int:
+    """How many values the document holds with every alias expanded (stops past MAX_NODES).
+    Each node is counted once per reference, computed bottom-up without recursion."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if children_done or not children:
+            total = 1 + sum(sizes[id(child)] for child in children)
+            sizes[id(node)] = min(total, MAX_NODES + 1)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -39,10 +94,22 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 
 
 def load_yaml(text: str, file_path: str, *, line_offset: int = 0) -> Any:
-    """Parse YAML; a syntax error names the file and the line."""
+    """Parse YAML; a syntax error or a limit names the file and the line."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+        raise TaskParseError(file_path, f"larger than {MAX_DOCUMENT_BYTES:,} bytes")
     loader = _LineLoader(text)
     try:
-        data = loader.get_single_data()
+        node = loader.get_single_node()
+        data = None
+        if node is not None:
+            if expanded_size(node) > MAX_NODES:
+                raise _Limit(
+                    f"holds more than {MAX_NODES:,} values once its aliases are expanded",
+                    node.start_mark.line + 1,
+                )
+            data = loader.construct_document(node)
+    except _Limit as exc:
+        raise TaskParseError(file_path, str(exc), exc.line + line_offset) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark is not None else None

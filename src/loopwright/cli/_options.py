@@ -1,0 +1,334 @@
+"""Every option of every subcommand: help text that names its default, grouped for `--help`.
+
+An option with a config `key` takes its built-in default from `loopwright.config` and may be
+set in `loopwright.toml` or `LOOPWRIGHT_<KEY>`; its parser default is None, and
+`apply_config` fills it in after parsing (flag > environment > project file > user file >
+built-in).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwright.config import load_config, setting
+
+GROUP_TITLES = {
+    "model": "model",
+    "tools": "tools",
+    "guardrails": "guardrails",
+    "task": "task",
+    "server": "server",
+    "filters": "filters",
+    "secrets": "secrets",
+    "store": "store",
+    "output": "output",
+}
+
+
+@dataclass(frozen=True)
+class Opt:
+    flags: tuple[str, ...]
+    help: str
+    group: str
+    key: str | None = None
+    default: Any = None
+    default_text: str | None = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def opt(
+    *flags: str,
+    help: str,
+    group: str,
+    key: str | None = None,
+    default: Any = None,
+    default_text: str | None = None,
+    **kwargs: Any,
+) -> Opt:
+    return Opt(tuple(flags), help, group, key, default, default_text, kwargs)
+
+
+def _default_text(option: Opt, section: str | None) -> str:
+    if option.default_text is not None:
+        return option.default_text
+    if option.key is not None and section is not None:
+        return setting(section, option.key).default_text
+    action = option.kwargs.get("action")
+    if action == "store_true":
+        return "off"
+    if option.default is None or option.default == [] or option.default == "":
+        return "none"
+    return str(option.default)
+
+
+def add_options(
+    parser: argparse.ArgumentParser, options: Sequence[Opt], section: str | None
+) -> None:
+    """Add `options` in titled groups; config-backed ones are filled in by `apply_config`."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    keys: dict[str, str] = dict(parser.get_default("config_keys") or {})
+    for option in sorted(options, key=lambda o: list(GROUP_TITLES).index(o.group)):
+        if option.group not in groups:
+            groups[option.group] = parser.add_argument_group(GROUP_TITLES[option.group])
+        text = f"{option.help} (default: {_default_text(option, section)}"
+        kwargs = dict(option.kwargs)
+        if option.key is not None and section is not None:
+            text += f"; config: {option.key}"
+            kwargs["default"] = None
+            item = setting(section, option.key)
+            if item.choices and "choices" not in kwargs:
+                kwargs["choices"] = item.choices
+        else:
+            kwargs.setdefault("default", option.default)
+        action = groups[option.group].add_argument(*option.flags, help=text + ")", **kwargs)
+        if option.key is not None and section is not None:
+            keys[action.dest] = option.key
+    if section is not None:
+        parser.set_defaults(config_section=section, config_keys=keys)
+
+
+def apply_config(args: argparse.Namespace) -> None:
+    """Fill every config-backed option the command line left out, from the layers below."""
+    section = getattr(args, "config_section", None)
+    keys: dict[str, str] = getattr(args, "config_keys", None) or {}
+    if section is None or not keys:
+        return
+    config = load_config()
+    for dest, key in keys.items():
+        setattr(args, dest, config.resolve(section, key, getattr(args, dest, None)).value)
+
+
+# ---- the option sets of each command -------------------------------------------------------
+
+MODEL = opt("--model", help="model spec", group="model", key="model")
+BASE_URL = opt("--base-url", help="server URL of the model provider", group="model", key="base_url")
+TOOLS = opt(
+    "--tools",
+    help="comma-separated tools: built-in names, module:function or path/to/file.py:function",
+    group="tools",
+    key="tools",
+)
+WORKSPACE = opt("--workspace", help="root folder of the file tools", group="tools", key="workspace")
+STORE = opt("--store", help="run store file (SQLite)", group="store", key="store", metavar="PATH")
+JSON_EVENTS = opt(
+    "--json", help="print one JSON event per line", group="output", action="store_true"
+)
+SECRET = opt(
+    "--secret",
+    help="redact VALUE everywhere; repeatable",
+    group="secrets",
+    action="append",
+    default=[],
+    metavar="VALUE",
+)
+SECRETS_FILE = opt(
+    "--secrets-file",
+    help="redact every value in PATH (one per line, or NAME=value lines); repeatable",
+    group="secrets",
+    action="append",
+    default=[],
+    metavar="PATH",
+)
+
+RUN = (
+    MODEL,
+    BASE_URL,
+    opt(
+        "--tool-mode",
+        help="how tools reach the model: native calls or a prompted format",
+        group="model",
+        key="tool_mode",
+    ),
+    opt(
+        "--context-window",
+        help="tokens the model sees; older turns are trimmed to fit",
+        group="model",
+        key="context_window",
+        type=int,
+        metavar="TOKENS",
+    ),
+    TOOLS,
+    WORKSPACE,
+    opt("--skill", help="run a skill folder (SKILL.md)", group="tools", metavar="DIR"),
+    opt(
+        "--mcp",
+        help="an MCP server: a command (stdio) or an http(s) URL; repeatable",
+        group="tools",
+        action="append",
+        default=[],
+        metavar="SERVER",
+    ),
+    opt(
+        "--allow-commands",
+        help="let --tools name run_command (it runs programs)",
+        group="tools",
+        key="allow_commands",
+        action="store_true",
+        default=None,
+    ),
+    opt(
+        "--allow-skill-commands",
+        help="let the skill's !`command` lines run",
+        group="tools",
+        action="store_true",
+    ),
+    opt(
+        "--tier",
+        help="iteration limit by size: trivial 5, standard 10, complex 20",
+        group="guardrails",
+        key="tier",
+    ),
+    opt(
+        "--max-iterations",
+        help="iteration limit (overrides --tier)",
+        group="guardrails",
+        key="max_iterations",
+        type=int,
+        metavar="N",
+    ),
+    opt(
+        "--timeout",
+        help="wall clock for the whole run, seconds",
+        group="guardrails",
+        key="timeout",
+        type=float,
+        metavar="S",
+    ),
+    opt(
+        "--iteration-timeout",
+        help="wall clock for one iteration, seconds",
+        group="guardrails",
+        key="iteration_timeout",
+        type=float,
+        metavar="S",
+    ),
+    opt(
+        "--max-tokens-total",
+        help="token budget of the run (input + output)",
+        group="guardrails",
+        key="max_tokens_total",
+        type=int,
+        metavar="N",
+    ),
+    opt(
+        "--max-cost",
+        help="cost budget of the run, USD",
+        group="guardrails",
+        key="max_cost",
+        type=float,
+        metavar="USD",
+    ),
+    opt(
+        "--repetition-threshold",
+        help="stop after this many identical tool calls in a row",
+        group="guardrails",
+        key="repetition_threshold",
+        type=int,
+        metavar="N",
+    ),
+    opt(
+        "--no-progress-limit",
+        help="stop after this many iterations that change nothing",
+        group="guardrails",
+        key="no_progress_limit",
+        type=int,
+        metavar="N",
+    ),
+    opt(
+        "--verify",
+        help="shell command that checks the workspace at the end",
+        group="guardrails",
+        metavar="CMD",
+    ),
+    SECRET,
+    SECRETS_FILE,
+    opt("--tenant", help="tenant (client) the run belongs to", group="store", key="tenant"),
+    opt(
+        "--continue",
+        help="follow up a stopped run: a new run gets its remaining work",
+        group="store",
+        dest="continue_run",
+        metavar="RUN_ID",
+    ),
+    STORE,
+    JSON_EVENTS,
+)
+
+TASK_RUN = (
+    opt("--model", help="model spec for the agent steps", group="model", key="model"),
+    BASE_URL,
+    opt("--workspace", help="root folder of the file tools", group="tools", key="workspace"),
+    opt("--match", help="choose the task in a folder by keywords", group="task", metavar="TEXT"),
+    opt("--request", help="the user's request", group="task", default_text="the --match text"),
+    opt(
+        "--input",
+        help="an input of the task, NAME=VALUE; repeatable",
+        group="task",
+        action="append",
+        default=[],
+        metavar="K=V",
+    ),
+    opt(
+        "--client",
+        help="client (tenant) the task runs for",
+        group="task",
+        key="tenant",
+        dest="client",
+    ),
+    opt("--yes", help="approve every gate", group="guardrails", action="store_true"),
+    opt(
+        "--gate-timeout",
+        help="seconds a gate waits for a decision",
+        group="guardrails",
+        key="gate_timeout",
+        type=float,
+        metavar="S",
+    ),
+    opt(
+        "--rollback-on-failure",
+        help="undo the task's changes when a step fails",
+        group="guardrails",
+        key="rollback_on_failure",
+        action="store_true",
+        default=None,
+    ),
+    opt("--state-dir", help="folder of state files and backups", group="store", key="state_dir"),
+    STORE,
+    JSON_EVENTS,
+)
+
+SERVE = (
+    opt("--host", help="address to listen on", group="server", key="host"),
+    opt(
+        "--port", help="port to listen on (0: any free port)", group="server", key="port", type=int
+    ),
+    opt(
+        "--token-file",
+        help="TOML file with a [tokens] table: token = tenant",
+        group="server",
+        key="token_file",
+    ),
+    opt(
+        "--tasks", help="folder of task files to offer", group="server", key="tasks", metavar="DIR"
+    ),
+    opt("--model", help="default model spec for runs", group="model", key="model"),
+    opt(
+        "--allow-base-url",
+        help="let API requests name a model base_url",
+        group="model",
+        key="allow_base_url",
+        action="store_true",
+        default=None,
+    ),
+    opt("--workspace", help="root folder of the file tools", group="tools", key="workspace"),
+    opt(
+        "--store",
+        help="run store file (SQLite; :memory: keeps nothing)",
+        group="store",
+        key="store",
+        metavar="PATH",
+    ),
+)

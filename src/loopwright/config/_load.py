@@ -1,0 +1,216 @@
+"""Read `loopwright.toml` files and the environment; resolve each setting with its source.
+
+Precedence, highest first: a command-line flag, the environment (`LOOPWRIGHT_<KEY>`), the
+project file (`loopwright.toml` in the current folder or the nearest parent that has one),
+the user file (`loopwright.toml` in the user config folder), the built-in default. Inside one
+file, a key of the command's section (`[run]`) beats the same key at the top of the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from loopwright.config._schema import (
+    SECTIONS,
+    SHARED_KEYS,
+    BadValue,
+    check_value,
+    env_name,
+    setting,
+)
+from loopwright.errors import ConfigurationError
+
+FILE_NAME = "loopwright.toml"
+MAX_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A setting's effective value and where it came from."""
+
+    section: str
+    key: str
+    value: Any
+    source: str
+    """flag, environment, project file, user file or built-in."""
+    origin: str = ""
+    """The variable's name, or FILE:LINE; empty for flags and built-ins."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "key": self.key,
+            "value": self.value,
+            "source": self.source,
+            "origin": self.origin,
+        }
+
+
+@dataclass
+class _Layer:
+    source: str
+    values: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=dict)
+    """(section, key) -> (value, origin); section "" holds the top-of-file shared keys."""
+
+    def get(self, section: str, key: str) -> tuple[Any, str] | None:
+        found = self.values.get((section, key))
+        if found is None and key in SHARED_KEYS:
+            found = self.values.get(("", key))
+        return found
+
+
+@dataclass
+class Config:
+    """The layers below the command line, highest first."""
+
+    layers: list[_Layer]
+
+    @property
+    def files(self) -> list[tuple[str, str]]:
+        """(source, path) of each file that was read."""
+        out = []
+        for layer in self.layers:
+            if layer.source.endswith("file") and layer.values:
+                origin = next(iter(layer.values.values()))[1]
+                out.append((layer.source, origin.rsplit(":", 1)[0]))
+        return out
+
+    def resolve(self, section: str, key: str, flag: Any = None) -> Resolved:
+        if flag is not None:
+            return Resolved(section, key, flag, "flag")
+        for layer in self.layers:
+            found = layer.get(section, key)
+            if found is not None:
+                return Resolved(section, key, found[0], layer.source, found[1])
+        return Resolved(section, key, setting(section, key).default, "built-in")
+
+    def section(self, section: str) -> list[Resolved]:
+        return [self.resolve(section, item.key) for item in SECTIONS[section]]
+
+
+def user_config_file() -> Path:
+    return Path(platformdirs.user_config_dir("loopwright")) / FILE_NAME
+
+
+def project_config_file(start: Path) -> Path | None:
+    """`loopwright.toml` in `start` or the nearest parent folder that has one."""
+    for folder in (start, *start.parents):
+        candidate = folder / FILE_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """The environment, project and user layers; a bad key or value is a ConfigurationError
+    naming the file (or variable), the line and the key."""
+    env = os.environ if environ is None else environ
+    layers = [_env_layer(env)]
+    project = project_config_file((cwd or Path.cwd()).resolve())
+    user = user_config_file()
+    if project is not None:
+        layers.append(read_config_file(project, "project file"))
+    if user.is_file() and (project is None or user.resolve() != project.resolve()):
+        layers.append(read_config_file(user, "user file"))
+    return Config(layers)
+
+
+def _env_layer(env: Mapping[str, str]) -> _Layer:
+    layer = _Layer("environment")
+    for section, items in SECTIONS.items():
+        for item in items:
+            name = env_name(item.key)
+            if name not in env:
+                continue
+            try:
+                value = check_value(item, env[name], from_text=True)
+            except BadValue as exc:
+                raise ConfigurationError(f"environment variable {name}: {exc}") from None
+            layer.values[(section, item.key)] = (value, name)
+    return layer
+
+
+def read_config_file(path: Path, source: str) -> _Layer:
+    """One config file, checked: every key known, every value of the right type."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ConfigurationError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{path}: cannot read the config file: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        where = f"{path}:{line.group(1)}" if line else str(path)
+        raise ConfigurationError(f"{where}: not valid TOML: {exc}") from None
+    lines = _KeyLines(text)
+    layer = _Layer(source)
+    for name, value in data.items():
+        if name in SECTIONS:
+            if not isinstance(value, dict):
+                where = f"{path}:{lines.find('', name)}"
+                raise ConfigurationError(f"{where}: {name!r} must be a table ([{name}])")
+            for key, item_value in value.items():
+                _add(layer, path, lines, name, key, item_value)
+        elif name in SHARED_KEYS:
+            _add(layer, path, lines, "", name, value)
+        else:
+            known = ", ".join([f"[{s}]" for s in SECTIONS] + list(SHARED_KEYS))
+            raise ConfigurationError(
+                f"{path}:{lines.find('', name)}: unknown key {name!r} (known: {known})"
+            )
+    return layer
+
+
+def _add(layer: _Layer, path: Path, lines: _KeyLines, section: str, key: str, value: Any) -> None:
+    where = f"{path}:{lines.find(section, key)}"
+    sections = [section] if section else [s for s in SECTIONS if _has(s, key)]
+    known = [item.key for item in SECTIONS[section]] if section else list(SHARED_KEYS)
+    label = f"{section}.{key}" if section else key
+    if key not in known:
+        raise ConfigurationError(
+            f"{where}: unknown key {label!r} (known in {section or 'the top level'}: "
+            f"{', '.join(known)})"
+        )
+    for name in sections:
+        try:
+            converted = check_value(setting(name, key), value)
+        except BadValue as exc:
+            raise ConfigurationError(f"{where}: {label}: {exc}") from None
+        layer.values[(section, key)] = (converted, where)
+
+
+def _has(section: str, key: str) -> bool:
+    return any(item.key == key for item in SECTIONS[section])
+
+
+class _KeyLines:
+    """The line of each key of a TOML text (tomllib gives none), by a plain scan."""
+
+    _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"'-]+)\s*\]")
+    _KEY = re.compile(r"^\s*[\"']?([A-Za-z0-9_.-]+)[\"']?\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[tuple[str, str], int] = {}
+        table = ""
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = self._TABLE.match(line)
+            if header:
+                table = header.group(1).strip("\"'")
+                self.lines.setdefault(("", table), number)
+                continue
+            key = self._KEY.match(line)
+            if key:
+                self.lines.setdefault((table, key.group(1)), number)
+
+    def find(self, section: str, key: str) -> int:
+        return self.lines.get((section, key), 1)
