@@ -92,7 +92,7 @@ def test_a_folder_of_task_files_one_bad_file_never_hides_the_good_ones(tmp_path:
     assert report[1]["task"] == "tidy" and report[1]["steps"] == 1
 
     # task run over the folder picks the good task; the bad file is named, not fatal
-    run = cli("task", "run", str(folder), "--match", "tidy", "--json", "--workspace",
+    run = cli("task", "run", str(folder), "--match", "tidy", "--json", "--yes", "--workspace",
               str(tmp_path), home=tmp_path)  # fmt: skip
     assert run.code == 0, run.err
     assert "a-release.yaml:14: step 'ship': unknown step type" in run.err
