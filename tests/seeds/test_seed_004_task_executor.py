@@ -38,6 +38,7 @@ SEED_TYPES = {
 }
 
 
+@tool(effect="read")
 def count_devices(site: str) -> dict[str, Any]:
     """Count the devices at a site."""
     return {"site": site, "count": 3}
@@ -50,6 +51,7 @@ def save_note(ctx: ToolContext, path: str, text: str) -> str:
     return f"saved {path}"
 
 
+@tool(effect="read")
 def failing(site: str) -> str:
     """Always fails."""
     raise RuntimeError(f"site {site} unreachable")
@@ -104,6 +106,7 @@ def test_settings_tools_as_list_registry_or_dict(tmp_path: Path, shape: str) -> 
     expected = ["count", "note"] if shape == "dict" else ["count_devices", "save_note"]
     assert executor.native.tools.names() == expected
     assert executor.native.tools.get(expected[1]).effect == "write"
+    assert executor.native.tools.get(expected[0]).effect == "read"
 
 
 # --- the streaming contract -----------------------------------------------------------------
@@ -312,3 +315,27 @@ def test_the_seed_dataclasses_have_the_seed_fields() -> None:
     ]
     error = TaskParseError("tasks/x.yaml", "the task needs a 'name'")
     assert (error.file_path, error.message) == ("tasks/x.yaml", "the task needs a 'name'")
+
+
+async def test_a_plain_function_declares_nothing_so_it_is_gated(tmp_path: Path) -> None:
+    def ping(site: str) -> str:
+        """Ping a site (declares no effect: it might change something)."""
+        return f"pong {site}"
+
+    steps = [StepDefinition("ping", "tool", "", "ping", {"site": "inputs.site"})]
+    executor = TaskExecutor(None, settings(tmp_path, tools={"ping": ping}))
+    events: list[dict[str, Any]] = []
+    async for event in executor.execute(task(*steps), "", {"site": "hq"}, "acme"):
+        events.append(event)
+        if event["type"] == "confirmation_required":
+            event["_event"].set()
+    assert [e["type"] for e in events][:3] == ["task_start", "step_start", "confirmation_required"]
+    assert events[-2:] == [
+        {"type": "step_complete", "step": "ping", "status": "completed"},
+        {
+            "type": "task_complete",
+            "task_name": "inventory",
+            "status": "completed",
+            "summary": "1 steps done",
+        },
+    ]
