@@ -5,20 +5,30 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WHEELS := $(HOME)/.cache/loopwright/wheels
 
-.PHONY: demo test lint typecheck unit setup browser bench eval-compare clean
+.PHONY: demo test lint typecheck unit setup browser bench eval-compare clean lock lock-check
 
 LLAMA_VERSION := 0.3.36
 
 # The embedded model runs on llama-cpp-python, which PyPI ships as source only: build its
-# wheel once (about 11 minutes on 2 cores) into a per-user cache, then every venv reuses it.
-$(STAMP): pyproject.toml
+# wheel once (about 11 minutes on 2 cores, with a progress line) into a per-user cache, then
+# every venv reuses it. Every package comes at the version pinned in constraints.txt.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
-		echo "building llama-cpp-python $(LLAMA_VERSION) once (about 11 minutes; cached in $(WHEELS))"; \
-		$(PY) -m pip wheel --quiet --no-deps llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS); }
-	$(PY) -m pip install --quiet --find-links $(WHEELS) -e '.[dev,local]'
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+		$(PY) scripts/build_wheel.py --version $(LLAMA_VERSION) --wheels $(WHEELS)
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local]'
 	touch $(STAMP)
+
+# Refresh constraints.txt after a change to the dependencies in pyproject.toml (commit it);
+# `make test` checks that it matches.
+lock:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) scripts/lock.py
+
+lock-check: $(STAMP)
+	$(PY) scripts/lock.py --check
 
 # Debian's Chromium drives the dashboard tests (Playwright never downloads a browser here).
 browser:
@@ -33,8 +43,8 @@ demo: setup
 		--tools examples/tools.py:add,examples/tools.py:multiply
 
 lint: setup
-	$(VENV)/bin/ruff check src tests bench examples
-	$(VENV)/bin/ruff format --check src tests bench examples
+	$(VENV)/bin/ruff check src tests bench examples scripts
+	$(VENV)/bin/ruff format --check src tests bench examples scripts
 
 typecheck: setup
 	$(VENV)/bin/mypy
@@ -42,7 +52,7 @@ typecheck: setup
 unit: setup
 	$(VENV)/bin/pytest -q
 
-test: lint typecheck unit
+test: lock-check lint typecheck unit
 
 PEERS_VENV := bench/.venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed

@@ -70,20 +70,29 @@ def cli_tty(
     timeout: float = 120,
 ) -> Result:
     """`loopwright ARGS` on a pseudo-terminal (stdout and stderr both), `columns` wide."""
+    argv = [sys.executable, "-m", "loopwright", *args]
+    return cli_tty_command(
+        argv, env=env or cli_env(home), cwd=cwd or home, columns=columns, timeout=timeout
+    )
+
+
+def cli_tty_command(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    columns: int = 100,
+    timeout: float = 120,
+) -> Result:
+    """Any command on a pseudo-terminal; its output with colours and cursor moves removed."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    environment = dict(env or cli_env(home))
+    environment = dict(env)
     environment.update(TERM="xterm-256color", COLUMNS=str(columns))
     environment.pop("NO_COLOR", None)
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "loopwright", *args],
-        cwd=cwd or home,
-        env=environment,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        close_fds=True,
+        argv, cwd=cwd, env=environment, stdin=slave, stdout=slave, stderr=slave, close_fds=True
     )
     os.close(slave)
     chunks: list[bytes] = []
