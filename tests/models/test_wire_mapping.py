@@ -141,7 +141,7 @@ async def test_ollama_gives_every_call_its_own_id() -> None:
     assert first.name == second.name == "add" and first.id != second.id
 
 
-async def test_a_garbled_native_call_reaches_the_parser_chain_as_text() -> None:
+async def test_a_cut_off_native_call_is_repaired_and_stays_native() -> None:
     broken = {
         "id": "call_X",
         "type": "function",
@@ -153,14 +153,31 @@ async def test_a_garbled_native_call_reaches_the_parser_chain_as_text() -> None:
     wire = Wire(json_reply(reply))
     request = ModelRequest(messages=NATIVE_HISTORY[:2], tools=(TOOL_SPECS["add"],))
     response = await make_model("openai", wire).complete(request)
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("call_X", "add", {"a": 1, "b": 2})
+    ]
+
+
+async def test_a_garbled_native_call_reaches_the_parser_chain_as_text() -> None:
+    broken = {
+        "id": "call_X",
+        "type": "function",
+        "function": {"name": "add", "arguments": '"a": 1, "b": 2}'},
+    }
+    reply = {
+        "choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [broken]}}]
+    }
+    wire = Wire(json_reply(reply))
+    request = ModelRequest(messages=NATIVE_HISTORY[:2], tools=(TOOL_SPECS["add"],))
+    response = await make_model("openai", wire).complete(request)
     assert response.tool_calls == ()
     assert '"name": "add"' in response.text
     outcome = parse_reply(response)
     assert isinstance(outcome, ParsedAction)
-    assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 1, "b": 2})]
+    assert [c.name for c in outcome.calls] == ["add"]
 
 
-async def test_a_garbled_streamed_tool_use_reaches_the_parser_chain_as_text() -> None:
+async def test_a_cut_off_streamed_tool_use_is_repaired_and_stays_native() -> None:
     events = [
         ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
         (
@@ -187,10 +204,10 @@ async def test_a_garbled_streamed_tool_use_reaches_the_parser_chain_as_text() ->
     wire = Wire(httpx.Response(200, content=body.encode()))
     request = ModelRequest(messages=NATIVE_HISTORY[:2], tools=(TOOL_SPECS["add"],))
     response = await make_model("anthropic", wire, stream=True).complete(request)
-    assert response.tool_calls == () and response.finish_reason == "tool_use"
-    outcome = parse_reply(response)
-    assert isinstance(outcome, ParsedAction)
-    assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 1, "b": 2})]
+    assert response.finish_reason == "tool_use"
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("toolu_9", "add", {"a": 1, "b": 2})
+    ]
 
 
 async def test_crlf_framed_sse_with_ping_comments_as_llama_cpp_python_sends_it() -> None:

@@ -70,13 +70,36 @@ class ReActTextParser:
         return None
 
 
+_EMPTY_FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n?\s*```")
+
+
+def _only_empty_fence(text: str) -> str | None:
+    """The language of an empty code block the reply rests on (`"json"`, or `""`), when the
+    text around it is nothing or a lead-in (`Here is my answer:`); else None."""
+    fence = _EMPTY_FENCE.search(text)
+    if fence is None:
+        return None
+    rest = (text[: fence.start()] + text[fence.end() :]).strip()
+    if rest and not rest.endswith(":"):
+        return None
+    return fence.group(1)
+
+
 class PlainTextParser:
-    """Content with no action in it is the final answer; empty content is a parse error."""
+    """Content with no action in it is the final answer; empty content, or an empty code
+    block with at most a lead-in around it, is a parse error."""
 
     name = "text"
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
         text, thinking = split_thinking(response.text)
+        fence = _only_empty_fence(text) if "```" in text else None
+        if fence is not None:
+            shown = f"```{fence}" if fence else "```"
+            return ParseFailure(
+                f"the reply held an empty code block ({shown} with nothing inside): put your "
+                f"JSON inside it; {EXPECTED_FORMAT}"
+            )
         if text:
             return ParsedFinal(text, thinking)
         if thinking:

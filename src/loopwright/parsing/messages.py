@@ -1,6 +1,8 @@
 """Read an assistant message in OpenAI, Ollama or Anthropic shape into a ModelResponse.
 
-Returns a string saying what is wrong instead of raising, whatever the input.
+Returns a string saying what is wrong instead of raising, whatever the input. Tool-call
+arguments sent as a JSON string that is cut off or malformed (`{"a": 2, "b": 3`, a reply
+that hit the output limit) are repaired the way JSON in a reply's text is.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import json
 from typing import Any
 
 from loopwright.messages import ModelResponse, ToolCall
+from loopwright.parsing._extract import repair_arguments
 
 
 def _arguments(raw: Any) -> dict[str, Any] | None:
@@ -20,7 +23,7 @@ def _arguments(raw: Any) -> dict[str, Any] | None:
         try:
             value = json.loads(raw)
         except (json.JSONDecodeError, RecursionError):
-            return None
+            return repair_arguments(raw)  # cut off or malformed: repaired like JSON in text
         return value if isinstance(value, dict) else None
     return None
 

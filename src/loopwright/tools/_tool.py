@@ -15,7 +15,13 @@ from loopwright.errors import ToolDefinitionError, ToolError
 from loopwright.messages import ToolSpec
 from loopwright.tools._context import ToolContext
 from loopwright.tools._schema import Convert, schema_from_function
-from loopwright.tools._validate import Check, compile_validator
+from loopwright.tools._validate import (
+    Check,
+    apply_aliases,
+    check_aliases,
+    compile_validator,
+    with_aliases,
+)
 
 Effect = Literal["read", "write", "destructive", "unknown"]
 """What a tool does to the world: `read` changes nothing, `write` changes files or state
@@ -49,6 +55,10 @@ class Tool:
     context_param: str | None = None
     converters: Mapping[str, Convert] = field(default_factory=dict)
     """Parameter -> converter from its JSON value (Enum and dataclass parameters)."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Other argument name -> parameter: accepted from the model and renamed (the schema
+    shows only the parameter). E.g. `{"file_path": "path"}` for models prompted with
+    another runtime's argument names."""
 
     @functools.cached_property
     def is_async(self) -> bool:
@@ -57,7 +67,7 @@ class Tool:
     @functools.cached_property
     def check_arguments(self) -> Check:
         """The compiled argument check (built once: validating must stay cheap per call)."""
-        return compile_validator(self.parameters)
+        return with_aliases(compile_validator(self.parameters), self.aliases)
 
     @functools.cached_property
     def usage_hint(self) -> str:
@@ -82,6 +92,7 @@ class Tool:
         effect: Effect = "unknown",
         idempotent: bool | None = None,
         timeout: float | None = None,
+        aliases: Mapping[str, str] | None = None,
     ) -> Tool:
         where = getattr(function, "__qualname__", repr(function))
         if not callable(function):
@@ -96,6 +107,9 @@ class Tool:
         if timeout is not None and timeout <= 0:
             raise ToolDefinitionError(f"{where}: timeout must be positive, not {timeout!r}")
         schema = schema_from_function(function)
+        problem = check_aliases(aliases or {}, schema.parameters)
+        if problem is not None:
+            raise ToolDefinitionError(f"{where}: {problem}")
         return cls(
             name=tool_name,
             description=description or schema.description,
@@ -106,6 +120,7 @@ class Tool:
             timeout=timeout,
             context_param=schema.context_param,
             converters=schema.converters,
+            aliases=dict(aliases or {}),
         )
 
     def _convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -121,12 +136,17 @@ class Tool:
     def start(self, arguments: dict[str, Any], ctx: ToolContext) -> Awaitable[Any]:
         """`invoke(arguments, ctx)`, or for a plain async function its own coroutine (the
         same call, one coroutine fewer per tool call)."""
-        if self.is_async and not self.converters and not self.context_param:
+        if self.is_async and not self.converters and not self.context_param and not self.aliases:
             return self.function(**arguments)  # type: ignore[no-any-return]
         return self.invoke(arguments, ctx)
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> Any:
         """Call the function (sync ones in a worker thread) with validated arguments."""
+        if self.aliases:
+            renamed = apply_aliases(arguments, self.aliases)
+            if isinstance(renamed, str):
+                raise ToolError(renamed)
+            arguments = renamed
         kwargs = self._convert(arguments) if self.converters else dict(arguments)
         if self.context_param:
             kwargs[self.context_param] = ctx
@@ -150,6 +170,7 @@ def tool(
     effect: Effect = "unknown",
     idempotent: bool | None = None,
     timeout: float | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Callable[[F], Tool]: ...
 
 
@@ -162,6 +183,7 @@ def tool(
     effect: Effect = "unknown",
     idempotent: bool | None = None,
     timeout: float | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Tool | Callable[[F], Tool]:
     """Turn a typed function (sync or async) into a `Tool`.
 
@@ -174,7 +196,8 @@ def tool(
     (default: True only for a declared "read") tell resume and the safety layer what a
     call does. A tool that declares nothing is never re-run on resume: an interrupted call
     gets the "interrupted, effect unknown" observation. `timeout` (seconds) overrides the
-    executor's per-call timeout.
+    executor's per-call timeout. `aliases` maps other argument names a model may use to
+    parameters (`{"file_path": "path"}`); an alias given with its parameter is an error.
     """
 
     def wrap(fn: F) -> Tool:
@@ -185,6 +208,7 @@ def tool(
             effect=effect,
             idempotent=idempotent,
             timeout=timeout,
+            aliases=aliases,
         )
 
     if function is not None:

@@ -1,5 +1,8 @@
 """Argument validation: a fast path for flat schemas, jsonschema for everything else.
 
+Declared aliases (`@tool(aliases={"file_path": "path"})`) are accepted and renamed to
+their parameter before the check (`with_aliases`) and the call (`apply_aliases`).
+
 Most tool schemas are a flat object of primitive-typed properties. Checking those by
 hand costs about a microsecond; a general JSON Schema validator costs tens. The fast path
 gives the same verdicts (and similar messages) for the schemas it accepts.
@@ -7,7 +10,7 @@ gives the same verdicts (and similar messages) for the schemas it accepts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema.exceptions
@@ -143,3 +146,44 @@ def compile_validator(schema: dict[str, Any]) -> Check:
         return _describe_error(error)
 
     return check
+
+
+def apply_aliases(arguments: dict[str, Any], aliases: Mapping[str, str]) -> dict[str, Any] | str:
+    """The arguments with each declared alias renamed to its parameter (the same dict when
+    none is used), or a message when an alias and its parameter are both given."""
+    if not any(alias in arguments for alias in aliases):
+        return arguments
+    renamed = dict(arguments)
+    for alias, name in aliases.items():
+        if alias not in renamed:
+            continue
+        if name in renamed:
+            return (
+                f"invalid arguments: {name!r} and its alias {alias!r} were both given; "
+                f"give only {name!r}"
+            )
+        renamed[name] = renamed.pop(alias)
+    return renamed
+
+
+def check_aliases(aliases: Mapping[str, str], schema: dict[str, Any]) -> str | None:
+    """What is wrong with an alias declaration for a tool with `schema` (None: nothing)."""
+    properties = schema.get("properties") or {}
+    for alias, name in aliases.items():
+        if name not in properties:
+            return f"alias {alias!r} names {name!r}, which is not a parameter"
+        if alias in properties:
+            return f"alias {alias!r} is already a parameter"
+    return None
+
+
+def with_aliases(check: Check, aliases: Mapping[str, str]) -> Check:
+    """`check` that also accepts the declared aliases of the parameters."""
+    if not aliases:
+        return check
+
+    def check_renamed(arguments: dict[str, Any]) -> str | None:
+        renamed = apply_aliases(arguments, aliases)
+        return renamed if isinstance(renamed, str) else check(renamed)
+
+    return check_renamed

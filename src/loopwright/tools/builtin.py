@@ -25,7 +25,7 @@ def echo(text: str) -> str:
     return text
 
 
-@tool(effect="read")
+@tool(effect="read", aliases={"file_path": "path"})
 def read(
     ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None
 ) -> str:
@@ -52,7 +52,7 @@ def read(
     return "".join(lines[start - 1 : min(end, len(lines))])
 
 
-@tool(effect="read")
+@tool(effect="read", aliases={"directory": "path", "dir_path": "path"})
 def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
     """List the files and folders in a workspace folder (folders end with '/').
 

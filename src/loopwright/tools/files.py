@@ -27,7 +27,7 @@ def _commit(ctx: ToolContext, path: str, before: bytes | None, after: bytes) -> 
     return rel
 
 
-@tool(effect="write", idempotent=True)
+@tool(effect="write", idempotent=True, aliases={"file_path": "path"})
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Create a file in the workspace, or replace its whole content. Folders are created.
 
@@ -53,7 +53,11 @@ def _line_numbers(text: str, old: str) -> list[int]:
     return lines
 
 
-@tool(effect="write", idempotent=False)
+@tool(
+    effect="write",
+    idempotent=False,
+    aliases={"file_path": "path", "old_string": "old_text", "new_string": "new_text"},
+)
 def edit_file(
     ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False
 ) -> str:
