@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 
 from loopwright.evals import load_suite
+from loopwright.evals._progress import ProgressClock
 from loopwright.models._local import DEFAULT_THREADS, resolve_local_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,6 +96,7 @@ def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
 def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeout: float) -> None:
     """One `loopwright eval --only TASK` per task, each with the same wall limit as a peer's."""
     outcomes: list[dict[str, Any]] = []
+    pace = ProgressClock(len(task_ids), unit="tasks")
     with tempfile.TemporaryDirectory(prefix="eval-compare-") as tmp:
         for task_id in task_ids:
             report = Path(tmp) / f"{task_id}.json"
@@ -113,10 +115,13 @@ def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeou
                 outcome = failed(task_id, levels, started, f"timed out after {timeout:g}s")
                 wait_for_idle_server(url)
             outcomes.append(outcome)
+            pace.advance()
             mark = "ok  " if outcome["passed"] else "FAIL"
             why = "" if outcome["passed"] else "; ".join(outcome["problems"])[:110]
             print(
-                f"{mark} {'loopwright':13} {task_id:24} {outcome['wall_s']:6.1f}s {why}", flush=True
+                f"{mark} {'loopwright':13} {task_id:24} {outcome['wall_s']:6.1f}s [{pace.text()}] "
+                f"{why}",
+                flush=True,
             )
             write_loopwright_report(outcomes, url, timeout, complete=False)
     write_loopwright_report(outcomes, url, timeout, complete=True)

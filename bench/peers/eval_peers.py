@@ -431,6 +431,20 @@ def markdown_table(results: dict[str, dict[str, Any]], levels: dict[int, str]) -
     return "\n".join(rows)
 
 
+def progress_clock(frameworks: list[str], tasks: list[Any], results: dict[str, Any]) -> Any:
+    """Done/total over every (framework, task) still to run, elapsed and an estimate."""
+    from loopwright.evals._progress import ProgressClock
+
+    ids = {t.id for t in tasks}
+    kept = sum(
+        1
+        for framework in frameworks
+        for o in results.get(LABELS[framework], {}).get("tasks", [])
+        if o["id"] in ids
+    )
+    return ProgressClock(len(frameworks) * len(tasks) - kept, unit="runs")
+
+
 def interleaved(tasks: list[Any]) -> list[Any]:
     """Round-robin over the levels (L1, L2, ... L7, L1, ...): a run cut short by the clock
     still has every level in it."""
@@ -478,6 +492,7 @@ def main() -> None:
     }
     if args.resume and out.is_file():
         report["results"] = json.loads(out.read_text(encoding="utf-8"))["results"]
+    pace = progress_clock(frameworks, tasks, report["results"])
     for framework in frameworks:
         kept = report["results"].get(LABELS[framework], {}).get("tasks", [])
         outcomes: list[dict[str, Any]] = [o for o in kept if o["id"] in {t.id for t in tasks}]
@@ -487,9 +502,11 @@ def main() -> None:
                 continue
             outcome = run_in_child(framework, task, args.base_url, args.timeout)
             outcomes.append(outcome)
+            pace.advance()
             mark = "ok  " if outcome["passed"] else "FAIL"
             why = "" if outcome["passed"] else "; ".join(outcome["problems"])[:110]
-            print(f"{mark} {framework:13} {task.id:24} {outcome['wall_s']:6.1f}s {why}", flush=True)
+            line = f"{mark} {framework:13} {task.id:24} {outcome['wall_s']:6.1f}s"
+            print(f"{line} [{pace.text()}] {why}", flush=True)
             report["results"][LABELS[framework]] = {
                 "framework": framework,
                 "summary": summarise(outcomes),

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from loopwright.cli._options import apply_config
+from loopwright.cli._progress import watch_model_unpacking
 from loopwright.errors import RunError, UsageError
 
 SUBCOMMAND_MODULES = [
@@ -43,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         apply_config(args)
+        watch_model_unpacking()
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"loopwright: error: {exc}", file=sys.stderr)

@@ -7,10 +7,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from loopwright.cli._options import add_options, opt
+from loopwright.cli._output import print_records
+from loopwright.cli._progress import Reporter
 from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
 from loopwright.models import Model, ScriptedModel, resolve_model
 
@@ -62,23 +61,24 @@ def model_chooser(spec: str, base_url: str | None) -> Callable[[EvalTask], Model
     return lambda task: shared
 
 
-def print_report(report: EvalReport, console: Console) -> None:
-    table = Table("task", "level", "pass", "iterations", "tokens", "wall s", "problem")
-    for o in report.outcomes:
-        table.add_row(
+def print_report(report: EvalReport) -> None:
+    rows = [
+        [
             o.id,
             str(o.level),
-            "[green]yes[/]" if o.passed else "[red]no[/]",
+            "yes" if o.passed else "no",
             str(o.iterations),
             f"{o.input_tokens + o.output_tokens:,}",
             f"{o.wall_s:.1f}",
-            "; ".join(o.problems)[:80],
-        )
-    console.print(table)
+            "; ".join(o.problems),
+        ]
+        for o in report.outcomes
+    ]
+    print_records(["task", "level", "pass", "iterations", "tokens", "wall s", "problem"], rows)
     summary = report.to_dict()
     levels = ", ".join(f"L{k} {p}/{t}" for k, (p, t) in report.by_level().items())
-    console.print(
-        f"[bold]{report.model}[/]: success {summary['success_rate']:.0%} "
+    print(
+        f"{report.model}: success {summary['success_rate']:.0%} "
         f"({sum(o.passed for o in report.outcomes)}/{len(report.outcomes)}), "
         f"mean iterations {summary['mean_iterations']:.1f}, tokens {summary['total_tokens']:,}, "
         f"wall {summary['wall_s']:.0f}s  [{levels}]"
@@ -88,15 +88,20 @@ def print_report(report: EvalReport, console: Console) -> None:
 def eval_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.folder)
     only = {i.strip() for i in args.only.split(",") if i.strip()} or None
-    console = Console(highlight=False)
+    total = sum(1 for task in suite.tasks if not only or task.id in only)
+    reporter = Reporter("eval", total, unit="tasks")
 
     def progress(outcome: TaskOutcome) -> None:
-        mark = "[green]✓[/]" if outcome.passed else "[red]✗[/]"
-        console.print(f"{mark} {outcome.id} ({outcome.wall_s:.1f}s)")
+        mark = "✓" if outcome.passed else "✗"
+        reporter.note(f"{mark} {outcome.id} ({outcome.wall_s:.1f}s)")
+        reporter.advance()
 
-    chooser = model_chooser(args.model, args.base_url)
-    report = asyncio.run(run_suite(suite, chooser, only=only, on_outcome=progress))
-    print_report(report, console)
+    try:
+        chooser = model_chooser(args.model, args.base_url)
+        report = asyncio.run(run_suite(suite, chooser, only=only, on_outcome=progress))
+    finally:
+        reporter.close()
+    print_report(report)
     report.write_json(args.report)
-    console.print(f"report written to {args.report}")
+    print(f"report written to {args.report}")
     return 0

