@@ -100,6 +100,7 @@ class AgentExecutor:
             self.tools = registry.filtered(allowed)  # a copy: the caller's may change later
         else:
             self.tools = ToolRegistry(tools)
+        self.options = self.options.for_tools(self.tools)  # wall clock, progress signal
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
         self.system_prompt_override = system_prompt
@@ -151,7 +152,10 @@ class AgentExecutor:
             policies.append(
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
             )
-        policies += [_repetition(opts.repetition_threshold), _no_progress(opts.no_progress_limit)]
+        policies += [
+            _repetition(opts.repetition_threshold),
+            _no_progress(opts.no_progress_limit, opts.progress_signal),
+        ]
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
+from loopwright.guards import DeclaredTool, default_wall_clock, progress_signal
 
 Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
@@ -22,12 +25,17 @@ class AgentOptions:
     temperature: float | None = 0.0
     max_output_tokens: int | None = None
     timeout_s: float | None = None
+    """Wall clock of the whole run, seconds. None: the default for the run's tools (30 min
+    if one may change things, else 10 min; see `for_tools`); 0: no wall clock."""
     iteration_timeout_s: float | None = None
     tool_timeout_s: float = 60.0
     max_tokens_total: int | None = None
     max_cost: float | None = None
     repetition_threshold: int = 3
     no_progress_limit: int = 5
+    progress_signal: Literal["auto", "files", "observations"] = "auto"
+    """What the no-progress stop counts: file modifications, new observations, or (auto)
+    files when the run has file-modifying tools."""
     context_window: int | None = None
     allowed_tools: tuple[str, ...] | None = None
     max_calls_per_reply: int = 8
@@ -44,6 +52,16 @@ class AgentOptions:
             raise ConfigurationError("parse_retries must be 0 or more")
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
+
+    def for_tools(self, tools: Iterable[DeclaredTool]) -> AgentOptions:
+        """These options with the defaults that depend on the run's tools filled in."""
+        tools = list(tools)
+        changes: dict[str, Any] = {}
+        if self.timeout_s is None:
+            changes["timeout_s"] = default_wall_clock(tools)
+        if self.progress_signal == "auto":
+            changes["progress_signal"] = progress_signal(tools)
+        return dataclasses.replace(self, **changes) if changes else self
 
     @property
     def iteration_limit(self) -> int:

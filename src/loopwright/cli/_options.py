@@ -191,7 +191,7 @@ RUN = (
     ),
     opt(
         "--timeout",
-        help="wall clock for the whole run, seconds",
+        help="wall clock for the whole run, seconds; 0 turns it off",
         group="guardrails",
         key="timeout",
         type=float,
@@ -231,7 +231,8 @@ RUN = (
     ),
     opt(
         "--no-progress-limit",
-        help="stop after this many iterations that change nothing",
+        help="stop after this many rounds of tool calls without progress (no file modified, "
+        "when the run has file tools; else nothing new observed)",
         group="guardrails",
         key="no_progress_limit",
         type=int,

@@ -1,6 +1,16 @@
 """Stop policies (guardrails): iterations, repetition, wall clock, budget, no progress."""
 
 from loopwright.guards._budget import DEFAULT_PRICES, Budget, CostLedger
+from loopwright.guards._defaults import (
+    WALL_CLOCK_CHANGING_S,
+    WALL_CLOCK_READ_ONLY_S,
+    DeclaredTool,
+    ProgressSignal,
+    changes_things,
+    default_wall_clock,
+    file_tools,
+    progress_signal,
+)
 from loopwright.guards._policies import (
     MaxIterations,
     NoProgress,
@@ -12,16 +22,24 @@ from loopwright.guards._policy import BasePolicy, GuardState, Nudge, Stop, StopP
 
 __all__ = [
     "DEFAULT_PRICES",
+    "WALL_CLOCK_CHANGING_S",
+    "WALL_CLOCK_READ_ONLY_S",
     "BasePolicy",
     "Budget",
     "CostLedger",
+    "DeclaredTool",
     "GuardState",
     "MaxIterations",
     "NoProgress",
     "Nudge",
+    "ProgressSignal",
     "Repetition",
     "Stop",
     "StopPolicy",
     "WallClock",
+    "changes_things",
+    "default_wall_clock",
+    "file_tools",
+    "progress_signal",
     "timeout_stop",
 ]

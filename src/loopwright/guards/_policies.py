@@ -89,20 +89,33 @@ def timeout_stop(
 
 
 class NoProgress(BasePolicy):
-    """Stop after `limit` tool rounds in a row with no new observation and no file change."""
+    """Stop after `limit` rounds of tool calls without progress.
 
-    def __init__(self, limit: int = 5) -> None:
+    `signal="files"` (runs with tools that modify files, seed 003): no new file
+    modification in `limit` rounds. `signal="observations"`: no new observation and no
+    file change in `limit` rounds. The stop message says which signal fired.
+    """
+
+    def __init__(self, limit: int = 5, signal: str = "observations") -> None:
         self.limit = limit
+        self.signal = signal
 
     def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         if len(state.new_observation) < self.limit:
             return None
-        recent_new = state.new_observation[-self.limit :]
         recent_changed = state.workspace_changed[-self.limit :]
-        if any(recent_new) or any(recent_changed):
+        if any(recent_changed):
+            return None
+        if self.signal == "files":
+            return Stop(
+                "no_progress",
+                f"Stopped: no file was modified in {self.limit} rounds of tool calls in a row "
+                "(progress signal: file modifications, as the run has file-changing tools).",
+            )
+        if any(state.new_observation[-self.limit :]):
             return None
         return Stop(
             "no_progress",
             f"Stopped: {self.limit} rounds of tool calls in a row brought no new information "
-            "and changed no file.",
+            "and changed no file (progress signal: new observations).",
         )
