@@ -9,6 +9,7 @@ that goes back to the model instead of up the stack::
     │   ├── ToolDefinitionError     a function that cannot become a tool
     │   ├── UnknownToolError        a tool name that is not registered
     │   ├── SkillError              a SKILL.md folder that is not valid
+    │   │   └── SkillProblems       several problems of one skill, all found in one pass
     │   ├── TaskParseError          a task file that is not valid (file_path, message, line)
     │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
@@ -71,6 +72,21 @@ class SkillError(UsageError):
         self.line = line
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {message}")
+
+
+class SkillProblems(SkillError):
+    """Every problem of one skill, in line order; the text lists them all, one a line."""
+
+    def __init__(self, problems: list[SkillError]) -> None:
+        if not problems:
+            raise ValueError("SkillProblems needs at least one problem")
+        self.problems = list(problems)
+        first = self.problems[0]
+        super().__init__(first.path, first.message, first.line)
+        self.args = ("\n".join(str(p) for p in self.problems),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
 
 
 class TaskParseError(UsageError):

@@ -159,3 +159,19 @@ def test_prompt_with_unknown_allowed_tool_is_a_usage_error(
     folder = make_skill(tmp_path, "odd", front)
     assert main(["prompt", "--skill", str(folder)]) == 2
     assert "unknown tool(s) in allowed-tools: teleport" in capsys.readouterr().err
+
+
+def test_every_problem_of_a_skill_is_reported_in_one_pass(tmp_path: Path) -> None:
+    front = "---\nname: Bad_Skill\nallowed-tools: read teleport\nmetadata: 3\n---\nbody\n"
+    folder = make_skill(tmp_path, "bad-skill", front)
+    with pytest.raises(SkillError) as caught:
+        load_skill(folder, known_tools=["read", "grep"])
+    lines = str(caught.value).splitlines()
+    where = folder.resolve() / "SKILL.md"
+    assert lines == [
+        f"{where}:1: front matter is missing the required 'description'",
+        f"{where}:2: name 'Bad_Skill' must be lowercase letters, digits and hyphens",
+        f"{where}:2: name 'Bad_Skill' does not match the folder name 'bad-skill'",
+        f"{where}:3: unknown tool(s) in allowed-tools: teleport (available: grep, read)",
+        f"{where}:4: 'metadata' must be a mapping",
+    ]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from loopwright.cli._options import apply_config
 from loopwright.cli._progress import watch_model_unpacking
+from loopwright.cli._toolcheck import check_tool_specs
 from loopwright.errors import RunError, UsageError
 
 SUBCOMMAND_MODULES = [
@@ -44,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         apply_config(args)
+        check_tool_specs(args)
         watch_model_unpacking()
         code: int = args.handler(args)
     except UsageError as exc:

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from loopwright.errors import SkillError
+from loopwright.errors import SkillError, SkillProblems
 
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -105,59 +105,79 @@ def key_line(text: str, key: str) -> int | None:
     return None
 
 
-def _required_text(data: dict[str, Any], key: str, where: str, line: int | None) -> str:
+def _required_text(
+    data: dict[str, Any], key: str, where: str, line: int | None, problems: list[SkillError]
+) -> str:
     value = data.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise SkillError(where, f"front matter is missing the required '{key}'", line or 1)
+        problems.append(
+            SkillError(where, f"front matter is missing the required '{key}'", line or 1)
+        )
+        return ""
     if not isinstance(value, str):
-        raise SkillError(where, f"'{key}' must be text", line)
+        problems.append(SkillError(where, f"'{key}' must be text", line))
+        return ""
     return value.strip()
 
 
-def load_skill(folder: str | Path, *, known_tools: Iterable[str] | None = None) -> Skill:
-    """Read and check a skill folder. Raises SkillError naming the file and the problem."""
-    path = Path(folder).resolve()
+def _name_problems(name: str, folder: str, where: str, line: int | None) -> list[SkillError]:
+    if not name:
+        return []
+    found = []
+    if len(name) > MAX_NAME_LENGTH:
+        found.append(f"'name' is {len(name)} characters long (at most {MAX_NAME_LENGTH})")
+    if not NAME_PATTERN.match(name):
+        found.append(f"name {name!r} must be lowercase letters, digits and hyphens")
+    if name != folder:
+        found.append(f"name {name!r} does not match the folder name {folder!r}")
+    return [SkillError(where, message, line) for message in found]
+
+
+def _read_skill_file(path: Path) -> str:
     skill_file = path / SKILL_FILE
-    where = str(skill_file)
     if not path.is_dir():
         raise SkillError(str(path), "not a folder (a skill is a folder containing SKILL.md)")
     if not skill_file.is_file():
         raise SkillError(str(path), f"no {SKILL_FILE} in this folder")
     try:
-        text = skill_file.read_text(encoding="utf-8")
+        return skill_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SkillError(where, f"cannot read the file: {exc}") from None
+        raise SkillError(str(skill_file), f"cannot read the file: {exc}") from None
+
+
+def load_skill(folder: str | Path, *, known_tools: Iterable[str] | None = None) -> Skill:
+    """Read and check a skill folder. Every problem is found in one pass: one raises that
+    SkillError, several raise SkillProblems (file:line: problem each, in line order)."""
+    path = Path(folder).resolve()
+    where = str(path / SKILL_FILE)
+    text = _read_skill_file(path)
     data, body = split_front_matter(text, where)
     lines = {key: key_line(text, key) for key in ("name", "description", "allowed-tools")}
-    name = _required_text(data, "name", where, lines["name"])
-    description = _required_text(data, "description", where, lines["description"])
-    if len(name) > MAX_NAME_LENGTH:
-        raise SkillError(
-            where,
-            f"'name' is {len(name)} characters long (at most {MAX_NAME_LENGTH})",
-            lines["name"],
-        )
-    if not NAME_PATTERN.match(name):
-        raise SkillError(
-            where, f"name {name!r} must be lowercase letters, digits and hyphens", lines["name"]
-        )
-    if name != path.name:
-        raise SkillError(
-            where, f"name {name!r} does not match the folder name {path.name!r}", lines["name"]
-        )
-    allowed = _allowed_tools(data.get("allowed-tools"), where)
+    problems: list[SkillError] = []
+    name = _required_text(data, "name", where, lines["name"], problems)
+    description = _required_text(data, "description", where, lines["description"], problems)
+    problems += _name_problems(name, path.name, where, lines["name"])
+    allowed = None
+    try:
+        allowed = _allowed_tools(data.get("allowed-tools"), where)
+    except SkillError as exc:
+        problems.append(SkillError(where, exc.message, lines["allowed-tools"]))
     if allowed is not None and known_tools is not None:
         unknown = sorted(set(allowed) - set(known_tools))
         if unknown:
-            raise SkillError(
-                where,
+            message = (
                 f"unknown tool(s) in allowed-tools: {', '.join(unknown)} "
-                f"(available: {', '.join(sorted(known_tools))})",
-                lines["allowed-tools"],
+                f"(available: {', '.join(sorted(known_tools))})"
             )
+            problems.append(SkillError(where, message, lines["allowed-tools"]))
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
-        raise SkillError(where, "'metadata' must be a mapping", key_line(text, "metadata"))
+        problems.append(
+            SkillError(where, "'metadata' must be a mapping", key_line(text, "metadata"))
+        )
+    if problems:
+        problems.sort(key=lambda p: p.line or 0)
+        raise problems[0] if len(problems) == 1 else SkillProblems(problems)
     warnings = []
     if len(description) > MAX_DESCRIPTION_LENGTH:
         warnings.append(
@@ -197,6 +217,8 @@ def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
         for candidate in candidates:
             try:
                 skills.append(load_skill(candidate))
+            except SkillProblems as exc:
+                problems.extend(exc.problems)
             except SkillError as exc:
                 problems.append(exc)
     return SkillScan(skills, problems)

@@ -128,10 +128,16 @@ def _read_python(path: Path) -> ast.Module:
         raise ValueError(None, f"cannot read {path} as Python: {type(exc).__name__}") from None
 
 
-def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str]]:
-    """(tools: attribute -> tool name, every top-level name) of a parsed tool file."""
+def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str] | None]:
+    """(tools: attribute -> tool name, every top-level name) of a parsed tool file; the
+    names are None when the file can make names no reading finds (`import *`, `globals()`)."""
     tools: dict[str, str] = {}
     names: set[str] = set()
+    dynamic = any(
+        (isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names))
+        or (isinstance(node, ast.Name) and node.id in {"globals", "setattr", "exec"})
+        for node in ast.walk(module)
+    )
     for node in module.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
@@ -145,20 +151,22 @@ def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str]]:
                     names.add(target.id)
                     if isinstance(node.value, ast.Call) and _is_tool_decorator(node.value)[0]:
                         tools[target.id] = _is_tool_decorator(node.value)[1] or target.id
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
         elif isinstance(node, ast.ImportFrom | ast.Import):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return tools, names
+    return tools, None if dynamic else names
 
 
-def static_tools(specs: Iterable[str]) -> StaticTools:
+def static_tools(specs: Iterable[str], *, allow_commands: bool = False) -> StaticTools:
     """What `tools_from_specs` would give, read with `ast`: no tool file is imported."""
     found = StaticTools(set(), [])
     for spec in specs:
         target, sep, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
-        if not sep and spec in BUILTIN_TOOLS:
+        if not sep and (spec in BUILTIN_TOOLS or (allow_commands and spec in OPT_IN_TOOLS)):
             found.names.add(spec)
         elif not sep and spec in OPT_IN_TOOLS:
-            found.problems.append((None, None, f"tool {spec!r} runs programs; tasks cannot use it"))
+            found.problems.append((None, None, f"tool {spec!r} runs programs and is off here"))
         elif not sep and not spec.endswith(".py"):
             found.problems.append((None, None, f"unknown tool {spec!r}"))
         elif spec.endswith(".py") or target.endswith(".py"):
@@ -179,7 +187,7 @@ def _static_file(path: Path, attr: str | None, found: StaticTools) -> None:
         found.names.update(tools.values())
     elif attr in tools:
         found.names.add(tools[attr])
-    elif attr in names:
+    elif names is None or attr in names:
         found.names.add(attr)
     else:
         listed = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "none"
