@@ -100,7 +100,7 @@ class AgentExecutor:
             self.tools = registry.filtered(allowed)  # a copy: the caller's may change later
         else:
             self.tools = ToolRegistry(tools)
-        self.options = self.options.for_tools(self.tools)  # wall clock, progress signal
+        self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
         self.system_prompt_override = system_prompt

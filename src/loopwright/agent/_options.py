@@ -53,14 +53,21 @@ class AgentOptions:
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
 
-    def for_tools(self, tools: Iterable[DeclaredTool]) -> AgentOptions:
-        """These options with the defaults that depend on the run's tools filled in."""
+    def for_tools(self, tools: Iterable[DeclaredTool], model: Any = None) -> AgentOptions:
+        """These options with the defaults that depend on the run's tools (wall clock,
+        progress signal) and model (tool mode, and why, when the model says) filled in, so
+        `run_started` records what is in force."""
         tools = list(tools)
         changes: dict[str, Any] = {}
         if self.timeout_s is None:
             changes["timeout_s"] = default_wall_clock(tools)
         if self.progress_signal == "auto":
             changes["progress_signal"] = progress_signal(tools)
+        if self.tool_mode is None and model is not None:
+            changes["tool_mode"] = "native" if model.preferred_tool_mode == "native" else "prompted"
+            reason = getattr(model, "tool_mode_reason", None)
+            if isinstance(reason, str) and reason != "given":
+                changes["extra"] = {**self.extra, "tool_mode_reason": reason}
         return dataclasses.replace(self, **changes) if changes else self
 
     @property

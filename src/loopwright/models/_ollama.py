@@ -1,5 +1,11 @@
 """`ollama:NAME`: Ollama's `/api/chat`, whole (`stream: false`) or streamed as NDJSON.
 
+Tool mode per model: unless `tool_mode` is given, the first time the agent asks for it the
+adapter asks the server once (`POST /api/show`, a 2 s synchronous call, cached per server
+and model) and picks native tools when the model supports them (`"tools"` in its
+`capabilities`, or, from servers without that field, a template that uses `.Tools`), the
+prompted format otherwise. `tool_mode_reason` says why; the agent records both in the run.
+
 Tools go in `tools`; the model's calls come back in `message.tool_calls` with arguments as
 JSON objects and no ids (ids are made here, so every call in a run has its own); tool results
 go back as `{"role": "tool", "content", "tool_name"}`. Usage is `prompt_eval_count` in,
@@ -26,6 +32,46 @@ def ollama_base_url(base_url: str | None = None) -> str:
     """`--base-url`, else `OLLAMA_HOST` (a bare `host:port` is fine), else the default."""
     url = base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL
     return url if "://" in url else f"http://{url}"
+
+
+SHOW_TIMEOUT_S = 2.0
+_CHOSEN: dict[tuple[str, str], tuple[ToolMode, str]] = {}
+"""(server, model) -> (tool mode, why): /api/show is asked once per process."""
+
+
+def tool_mode_from_show(data: Any) -> tuple[ToolMode, str]:
+    """(tool mode, why) from an `/api/show` reply."""
+    if not isinstance(data, dict):
+        return "prompted", "the server's /api/show reply was not an object"
+    capabilities = data.get("capabilities")
+    if isinstance(capabilities, list):
+        if "tools" in capabilities:
+            return "native", "the model's capabilities include tools"
+        return (
+            "prompted",
+            f"the model's capabilities ({', '.join(map(str, capabilities))}) lack tools",
+        )
+    template = data.get("template")
+    if isinstance(template, str) and ".Tools" in template:
+        return "native", "the model's template renders tools (.Tools)"
+    return "prompted", "the model's template does not render tools"
+
+
+def detect_tool_mode(
+    base_url: str, model: str, transport: httpx.BaseTransport | None = None
+) -> tuple[ToolMode, str]:
+    """Ask the server whether `model` takes native tools (cached per server and model)."""
+    key = (base_url, model)
+    if key not in _CHOSEN:
+        try:
+            with httpx.Client(transport=transport, timeout=SHOW_TIMEOUT_S) as client:
+                reply = client.post(f"{base_url.rstrip('/')}/api/show", json={"model": model})
+            if reply.status_code != 200:
+                return "prompted", f"/api/show answered HTTP {reply.status_code}"  # not cached
+            _CHOSEN[key] = tool_mode_from_show(reply.json())
+        except (httpx.HTTPError, ValueError) as exc:
+            return "prompted", f"/api/show could not be read ({type(exc).__name__})"
+    return _CHOSEN[key]
 
 
 def tool_json(spec: ToolSpec) -> dict[str, Any]:
@@ -67,7 +113,7 @@ class OllamaModel(HttpModel):
         model: str,
         *,
         base_url: str | None = None,
-        tool_mode: ToolMode = "prompted",
+        tool_mode: ToolMode | None = None,
         stream: bool = False,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
@@ -84,12 +130,24 @@ class OllamaModel(HttpModel):
         super().__init__(
             model,
             client,
-            tool_mode=tool_mode,
+            tool_mode=tool_mode or "prompted",
             stream=stream,
             on_text=on_text,
             max_output_tokens=max_output_tokens,
         )
         self.context = context
+        self.tool_mode_reason: str | None = None if tool_mode is None else "given"
+        transport = http.get("transport")
+        self._show_transport = transport if isinstance(transport, httpx.BaseTransport) else None
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        """Native tools when the model supports them, else prompted (asked once)."""
+        if self.tool_mode_reason is None:
+            self.tool_mode, self.tool_mode_reason = detect_tool_mode(
+                self.base_url, self.model, self._show_transport
+            )
+        return self.tool_mode
 
     def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         body = chat_body(self.model, request, stream=stream, wire=_wire, tool_json=tool_json)
