@@ -143,13 +143,13 @@ async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, works
     next_event = asyncio.ensure_future(anext(stream))
     await asyncio.sleep(0)
     assert not next_event.done()  # paused on the gate
-    assert gates.decide(gate.request_id, True, "alice")
+    assert gates.resolve(gate.request_id, True, "alice")
     decided = await next_event
     assert isinstance(decided, GateDecided) and decided.approved and decided.decided_by == "alice"
     rest = [e async for e in stream]
     assert rest[-1].status == "completed"
     assert by_type(rest, FunctionResult)[0].result == "BOB"
-    assert gates.pending() == [] and not gates.decide(gate.request_id, False, "late")
+    assert gates.pending() == [] and not gates.resolve(gate.request_id, False, "late")
 
 
 async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -> None:
@@ -159,7 +159,7 @@ async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -
     async for event in executor.execute(loaded.definition, "", {"who": "bob"}):
         events.append(event)
         if isinstance(event, ConfirmationRequired):
-            gates.decide(event.request_id, False, "carol")
+            gates.resolve(event.request_id, False, "carol")
     assert by_type(events, StepComplete)[0].status == "rejected"
     assert not by_type(events, FunctionResult)
     assert events[-1].status == "cancelled" and "carol" in events[-1].answer
@@ -244,7 +244,7 @@ async def approve_all(executor: TaskExecutor, loaded, gates) -> list[Event]:  # 
     async for event in executor.execute(loaded.definition):
         events.append(event)
         if isinstance(event, ConfirmationRequired):
-            gates.decide(event.request_id, True, "test")
+            gates.resolve(event.request_id, True, "test")
     return events
 
 
@@ -299,7 +299,7 @@ async def test_rejecting_an_added_gate_keeps_the_file(tmp_path: Path, workspace:
     async for event in executor.execute(loaded.definition):
         events.append(event)
         if isinstance(event, ConfirmationRequired):
-            gates.decide(event.request_id, False, "ops")
+            gates.resolve(event.request_id, False, "ops")
     assert (workspace / "notes.txt").read_text() == "alpha beta\ngamma\n"
     assert not by_type(events, ChangeRecorded)
     assert events[-1].status == "cancelled"

@@ -200,10 +200,10 @@ async def test_gate_broker_decides_from_another_thread() -> None:
     broker.open("run_2", "other", "ok?", 5.0)
     assert [g.step for g in broker.pending("run_1")] == ["approve"]
     assert len(broker.pending()) == 2
-    worker = threading.Thread(target=broker.decide, args=(gate.request_id, True, "api"))
+    worker = threading.Thread(target=broker.resolve, args=(gate.request_id, True, "api"))
     worker.start()
     await asyncio.wait_for(gate.event.wait(), 5)
     worker.join()
     assert gate.approved is True and gate.decided_by == "api"
-    assert not broker.decide(gate.request_id, False, "again")
-    assert not broker.decide("gate_unknown", True, "x")
+    assert not broker.resolve(gate.request_id, False, "again")
+    assert not broker.resolve("gate_unknown", True, "x")

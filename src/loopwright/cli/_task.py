@@ -206,10 +206,10 @@ async def decide_gate(
     if not isinstance(event, ConfirmationRequired):
         return
     if args.yes:
-        gates.decide(event.request_id, True, "--yes")
+        gates.resolve(event.request_id, True, "--yes")
     elif sys.stdin.isatty():
         answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
-        gates.decide(event.request_id, answer.strip().lower() in {"y", "yes"}, "terminal")
+        gates.resolve(event.request_id, answer.strip().lower() in {"y", "yes"}, "terminal")
     else:
         decisions.watch(event.run_id, event.request_id)
         err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)

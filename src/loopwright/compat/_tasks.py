@@ -202,11 +202,11 @@ class TaskExecutor:
 
     def confirm(self, request_id: str) -> bool:
         """Approve a pending gate (what setting its `_event` does)."""
-        return self.native.gates.decide(request_id, True, "user")
+        return self.native.gates.resolve(request_id, True, "user")
 
     def reject(self, request_id: str) -> bool:
         """Reject a pending gate: the task stops there (status `cancelled`)."""
-        return self.native.gates.decide(request_id, False, "user")
+        return self.native.gates.resolve(request_id, False, "user")
 
     async def execute(
         self,

@@ -5,13 +5,20 @@ results and gate decisions already in the log are served from it, so nothing tha
 completed is repeated. A tool call that started but has no recorded result is run again
 only if its tool is declared idempotent; otherwise the model is told its effect is
 unknown. A gate that was waiting is asked again; a decided one is not.
+
+Task runs record their effects with the task events: a tool step's `tool_call_started` is
+answered by the `function_result` after it, and a step's `change_recorded` events are the
+result of the backup taken before it (call id `backup_call_id(run_id, step)`); a gate
+whose step completed `timed_out` timed out.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from loopwright.effects._log import EventLog
 from loopwright.effects._protocol import (
@@ -23,9 +30,13 @@ from loopwright.effects._protocol import (
     VerificationResult,
 )
 from loopwright.events import (
+    ChangeRecorded,
+    ConfirmationRequired,
     Event,
+    FunctionResult,
     GateDecided,
     ModelResponded,
+    StepComplete,
     ToolCallFinished,
     ToolCallStarted,
     VerificationFinished,
@@ -39,6 +50,11 @@ INTERRUPTED = (
 )
 
 
+def backup_call_id(run_id: str, step: str) -> str:
+    """The call id of the backup a task step takes before it changes something."""
+    return f"{run_id}:{step}:backup"
+
+
 @dataclass
 class Recording:
     """The effects an earlier process of the run already made, by kind."""
@@ -49,6 +65,10 @@ class Recording:
     started_tools: set[str] = field(default_factory=set)
     gate_verdicts: dict[str, GateVerdict] = field(default_factory=dict)
     verification: VerificationFinished | None = None
+    _open_call: ToolCallStarted | None = None
+    """The latest tool call without a result yet (a task step's function_result answers it)."""
+    _backups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _gates_by_step: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, events: Sequence[Event]) -> Recording:
@@ -62,7 +82,19 @@ class Recording:
             self.model_responses.append(ModelResponse.from_dict(event.response))
         elif isinstance(event, ToolCallStarted):
             self.started_tools.add(event.call_id)
+            self._open_call = event
+        elif isinstance(event, FunctionResult):
+            self._take_function_result(event)
+        elif isinstance(event, ChangeRecorded):
+            self._take_change(event)
+        elif isinstance(event, ConfirmationRequired):
+            self._gates_by_step[event.step] = event.request_id
+        elif isinstance(event, StepComplete) and event.status == "timed_out":
+            request_id = self._gates_by_step.get(event.step)
+            if request_id is not None and request_id not in self.gate_verdicts:
+                self.gate_verdicts[request_id] = GateVerdict("timed_out", "timeout")
         elif isinstance(event, ToolCallFinished):
+            self._open_call = None
             self.tool_results[event.call_id] = ToolResult(
                 event.call_id,
                 event.tool_name,
@@ -79,6 +111,32 @@ class Recording:
             self.gate_verdicts[event.request_id] = GateVerdict(outcome, event.decided_by)
         elif isinstance(event, VerificationFinished):
             self.verification = event
+
+    def _take_function_result(self, event: FunctionResult) -> None:
+        call = self._open_call
+        if call is None or call.tool_name != event.function:
+            return  # not a tool step's result (an undo, say)
+        self._open_call = None
+        # the step's value as JSON: the task runner reads it back with json.loads
+        content = json.dumps(event.result) if event.success else str(event.error or "")
+        self.tool_results[call.call_id] = ToolResult(
+            call.call_id, call.tool_name, content, not event.success
+        )
+
+    def _take_change(self, event: ChangeRecorded) -> None:
+        call_id = backup_call_id(event.run_id, event.step)
+        entries = self._backups.setdefault(call_id, [])
+        entries.append(
+            {
+                "action": event.action,
+                "resource_type": event.resource_type,
+                "resource_id": event.resource_id,
+                "backup_path": event.backup_path,
+                "timestamp": event.ts,
+                "step": event.step,
+            }
+        )
+        self.tool_results[call_id] = ToolResult(call_id, "backup", json.dumps(entries))
 
 
 class ReplayEffects:

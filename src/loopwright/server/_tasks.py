@@ -71,7 +71,7 @@ class FolderTaskLauncher:
         return sorted(described, key=lambda t: str(t["name"]))
 
     def decide(self, request_id: str, approved: bool, decided_by: str) -> bool:
-        return self.broker.decide(request_id, approved, decided_by)
+        return self.broker.resolve(request_id, approved, decided_by)
 
     def start_task(
         self,

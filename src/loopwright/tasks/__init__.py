@@ -1,8 +1,8 @@
 """The deterministic task runner: task files, steps, gates, hooks, state and rollback."""
 
+from loopwright.effects import EventSink
 from loopwright.safety.operations import ChangeEntry
-from loopwright.tasks._emitter import EventSink
-from loopwright.tasks._executor import TaskExecutor, resolve_inputs
+from loopwright.tasks._executor import TaskExecutor
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
 from loopwright.tasks._gates import GateBroker, PendingGate, StoreDecisions
 from loopwright.tasks._loader import (
@@ -21,9 +21,18 @@ from loopwright.tasks._models import (
     TaskDefinition,
     TaskRunState,
 )
+from loopwright.tasks._progress import StepOutcome, TaskProgress
+from loopwright.tasks._resume import recorded_task_spec, resume_effects, resume_task
 from loopwright.tasks._rollback import rollback_task_run
-from loopwright.tasks._run import TaskSettings
-from loopwright.tasks._state import StateFileExporter, apply_event, rebuild_state
+from loopwright.tasks._run import run_task
+from loopwright.tasks._spec import (
+    TaskPlan,
+    TaskSettings,
+    TaskSpec,
+    prepare_task,
+    resolve_inputs,
+)
+from loopwright.tasks._state import StateFileExporter, StateWriter, apply_event, rebuild_state
 
 __all__ = [
     "ChangeEntry",
@@ -34,15 +43,20 @@ __all__ = [
     "LoadedTask",
     "PendingGate",
     "StateFileExporter",
+    "StateWriter",
     "StepDefinition",
+    "StepOutcome",
     "StepResult",
     "StoreDecisions",
     "TaskCheck",
     "TaskDefinition",
     "TaskExecutor",
     "TaskMatch",
+    "TaskPlan",
+    "TaskProgress",
     "TaskRunState",
     "TaskSettings",
+    "TaskSpec",
     "apply_event",
     "check_task",
     "choose_task",
@@ -50,8 +64,13 @@ __all__ = [
     "load_hook",
     "load_task",
     "parse_task",
+    "prepare_task",
     "rebuild_state",
+    "recorded_task_spec",
     "render_template",
     "resolve_inputs",
+    "resume_effects",
+    "resume_task",
     "rollback_task_run",
+    "run_task",
 ]

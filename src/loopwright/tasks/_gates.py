@@ -1,14 +1,13 @@
-"""GateBroker: the pending approval gates of task runs, shared by the CLI prompt and the API.
+"""GateBroker: where the gates of task runs (and later agent tool approvals) are decided.
 
-A gate step opens a `PendingGate` and emits `confirmation_required` with its `request_id`;
-whoever decides (a person at the terminal, `--yes`, an HTTP request) calls
-`GateBroker.decide(request_id, approved, decided_by)`. That sets the gate's `asyncio.Event`;
-the waiting task run wakes and emits `gate_decision` into its log.
+It is the runs' `Gatekeeper`: a run's gate effect calls `await decide(run_id, request)`,
+which waits until someone decides. Decisions come from this process (a person at the
+terminal, `--yes`, an HTTP request: `resolve(request_id, approved, decided_by)`, safe from
+any thread) or from another process, through the run store: a server that does not run
+the task, or `loopwright task approve`, posts it with `RunStore.post_gate_decision`, and a
+broker given the `store` polls it while a gate waits. Whichever comes first wins.
 
-Across processes the decision goes through the run store: a server that does not run the
-task (or `loopwright task approve`) posts it with `RunStore.post_gate_decision`, and
-`StoreDecisions`, in the process that runs the task, polls the store while the gate waits
-and hands what it finds to the GateBroker.
+The timeout is the caller's (LiveEffects gives up after the request's `timeout_s`).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import StoreError
 from loopwright.events import (
     ConfirmationRequired,
@@ -53,14 +53,55 @@ class PendingGate:
 
 
 class GateBroker:
-    """Holds the gates waiting for a decision, by request id."""
+    """The gates waiting for a decision, by request id; a `Gatekeeper` for runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: RunStore | None = None, *, poll_s: float = STORE_POLL_S) -> None:
+        self.store = store
+        """Where other processes leave decisions (None: only this process decides)."""
+        self.poll_s = poll_s
         self._gates: dict[str, PendingGate] = {}
 
-    def open(self, run_id: str, step: str, message: str, timeout_s: float) -> PendingGate:
+    async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
+        """Wait for a decision on `request` (the Gatekeeper protocol)."""
+        gate = self.open(
+            run_id, request.step, request.message, request.timeout_s, request.request_id
+        )
+        poller = None
+        if self.store is not None:
+            poller = asyncio.get_running_loop().create_task(self._poll(gate))
+        try:
+            await gate.event.wait()
+            outcome = "approved" if gate.approved else "rejected"
+            return GateVerdict(outcome, gate.decided_by)
+        finally:
+            if poller is not None:
+                poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await poller
+            self.close(gate.request_id)
+
+    async def _poll(self, gate: PendingGate) -> None:
+        assert self.store is not None
+        while not gate.decided:
+            try:
+                decision = self.store.gate_decision(gate.run_id, gate.request_id)
+            except StoreError:
+                decision = None  # a busy store: look again at the next poll
+            if decision is not None:
+                self.resolve(gate.request_id, decision.approved, decision.decided_by)
+                return
+            await asyncio.sleep(self.poll_s)
+
+    def open(
+        self,
+        run_id: str,
+        step: str,
+        message: str,
+        timeout_s: float,
+        request_id: str | None = None,
+    ) -> PendingGate:
         gate = PendingGate(
-            request_id=f"gate_{uuid.uuid4().hex[:12]}",
+            request_id=request_id or f"gate_{uuid.uuid4().hex[:12]}",
             run_id=run_id,
             step=step,
             message=message,
@@ -78,7 +119,7 @@ class GateBroker:
             if not gate.decided and (run_id is None or gate.run_id == run_id)
         ]
 
-    def decide(self, request_id: str, approved: bool, decided_by: str = "user") -> bool:
+    def resolve(self, request_id: str, approved: bool, decided_by: str = "user") -> bool:
         """Approve or reject a pending gate; False if it is unknown or already decided.
 
         Safe to call from another thread: the event is set on the gate's own loop.
@@ -102,10 +143,9 @@ class GateBroker:
 class StoreDecisions:
     """Takes the decisions other processes leave in the store for this process's gates.
 
-    `watch(run_id, request_id)` starts one poller per waiting gate: it reads
-    `store.gate_decision` every `poll_s` seconds and hands a decision to the GateBroker
-    (with its `decided_by`); it ends by itself once the gate is no longer pending here
-    (decided some other way, or timed out). `close()` stops the pollers still going.
+    (A GateBroker given the store does this by itself; this is for a broker without one.)
+    `watch(run_id, request_id)` starts one poller per waiting gate; it ends by itself once
+    the gate is no longer pending here. `close()` stops the pollers still going.
     """
 
     def __init__(self, store: RunStore, gates: GateBroker, *, poll_s: float = STORE_POLL_S):
@@ -128,9 +168,9 @@ class StoreDecisions:
             try:
                 decision = self.store.gate_decision(run_id, request_id)
             except StoreError:
-                decision = None  # a busy store: look again at the next poll
+                decision = None
             if decision is not None:
-                self.gates.decide(request_id, decision.approved, decision.decided_by)
+                self.gates.resolve(request_id, decision.approved, decision.decided_by)
                 return
             await asyncio.sleep(self.poll_s)
 

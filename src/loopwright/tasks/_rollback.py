@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from loopwright.agent import new_run_id
 from loopwright.clock import Clock, SystemClock
+from loopwright.effects import EventLog, EventSink
 from loopwright.errors import TaskRunError
 from loopwright.events import (
     Event,
@@ -17,7 +19,7 @@ from loopwright.events import (
     TaskStart,
 )
 from loopwright.safety.operations import OperationSafety, SnapshotHook, execute_undo
-from loopwright.tasks._emitter import Emitter, EventSink, discard
+from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._state import StateFileExporter
 
@@ -36,8 +38,14 @@ async def rollback_task_run(
     if state.status == "running":
         raise TaskRunError(f"task run {state.task_id} is still running")
     run_id = new_run_id()
-    emitter = Emitter(run_id, sink or discard, clock or SystemClock())
-    emit = emitter.emit
+    log = EventLog(run_id, clock=clock or SystemClock(), scrubber=Scrubber.default(), sink=sink)
+    log.listening = True  # the events are yielded, even with no sink
+
+    async def emit(event_type: type[Event], **fields: Any) -> Event:
+        event: Event | None = await log.append(event_type, **fields)
+        assert event is not None
+        return event
+
     yield await emit(
         RunStarted,
         kind="task",

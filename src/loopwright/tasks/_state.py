@@ -1,12 +1,14 @@
 """Task run state: folded from the run's events, exported as the seed's JSON state file.
 
-The event log is the state. `apply_event` is the one reducer, used live by the executor and
+The event log is the state. `apply_event` is the one reducer, used live by the task run and
 by `rebuild_state` for a finished or crashed run. `StateFileExporter` writes
-`{root}/clients/{client_name}/task-runs/{task_id}.json` (seed 004) after every step.
+`{root}/clients/{client_name}/task-runs/{task_id}.json` (seed 004); `StateWriter` does it
+off the event loop (in a thread), after each step and at the end, never per event.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterable
@@ -102,10 +104,14 @@ class StateFileExporter:
         return self.root / "clients" / client_name / "task-runs" / f"{task_id}.json"
 
     def save(self, state: TaskRunState) -> Path:
-        path = self.path_for(state.client_name, state.task_id)
+        return self.write(state.to_dict())
+
+    def write(self, data: dict[str, Any]) -> Path:
+        """Write one state (TaskRunState.to_dict()) atomically: a reader sees old or new."""
+        path = self.path_for(str(data["client_name"]), str(data["task_id"]))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
-        text = json.dumps(state.to_dict(), indent=2, ensure_ascii=False, default=str)
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
         tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
         return path
@@ -118,3 +124,29 @@ class StateFileExporter:
         for path in sorted(self.root.glob(f"clients/*/task-runs/{task_id}.json")):
             return TaskRunState.from_dict(json.loads(path.read_text(encoding="utf-8")))
         raise TaskRunError(f"no task run {task_id!r} under {self.root}")
+
+
+class StateWriter:
+    """Exports a run's state file in a thread; newer states replace ones not yet written.
+
+    `offer` takes a snapshot and returns at once; `close` waits for the last write.
+    """
+
+    def __init__(self, exporter: StateFileExporter) -> None:
+        self.exporter = exporter
+        self._latest: dict[str, Any] | None = None
+        self._writing: asyncio.Task[None] | None = None
+
+    def offer(self, state: TaskRunState) -> None:
+        self._latest = state.to_dict()
+        if self._writing is None or self._writing.done():
+            self._writing = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._latest is not None:
+            data, self._latest = self._latest, None
+            await asyncio.to_thread(self.exporter.write, data)
+
+    async def close(self) -> None:
+        if self._writing is not None:
+            await asyncio.shield(self._writing)

@@ -1,17 +1,25 @@
-"""The step dispatcher's three handlers: tool, agent and gate steps (and the gate wait).
+"""The step handlers: tool, agent and gate steps. Each returns a `StepOutcome`.
 
-Each handler is an async generator of the run's events and ends with `step_complete`.
-A failure sets `run.abort`; the run then stops before the next step.
+A handler appends the step's events (gates, backups, the tool's result, the agent's text)
+through the run's journal and performs every effect through the run's Effects: a tool call
+with `fx.call_tool` (the tool's declared idempotency decides whether a call interrupted by
+a crash is run again), a gate with `fx.gate`, the backup before a write as an effect too.
+The run (tasks/_run.py) appends `step_complete` from the outcome and decides what is next.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.effects import GateRequest, GateVerdict
+from loopwright.effects._replay import backup_call_id
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     ChangeRecorded,
@@ -22,16 +30,19 @@ from loopwright.events import (
     ModelResponded,
     StreamChunk,
     ToolCallFinished,
+    ToolCallStarted,
     Warning,
 )
-from loopwright.messages import ToolCall
-from loopwright.safety.operations import before_operation, classify_operation
+from loopwright.messages import ToolCall, ToolResult
+from loopwright.prompts import summarize
+from loopwright.safety.operations import ChangeEntry, before_operation, classify_operation
+from loopwright.tasks._context import StepContext, gate_request_id, tool_call_id
+from loopwright.tasks._expressions import compile_expression, render_template
 from loopwright.tasks._models import StepDefinition
+from loopwright.tasks._progress import StepOutcome, TaskProgress
 from loopwright.tools import Tool, ToolRegistry
 
-if TYPE_CHECKING:
-    from loopwright.tasks._run import TaskRun
-
+StepHandler = Callable[[StepContext, StepDefinition, str, TaskProgress], Awaitable[StepOutcome]]
 SIMPLE_PROMPT = (
     "{instructions}\n\nRequest: {request}\n\n"
     "Reply with your final answer right away, in a few sentences. Do not call any tool."
@@ -46,25 +57,44 @@ def decode_result(content: str) -> Any:
         return content
 
 
-async def run_tool_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncIterator[Event]:
+def step_arguments(step: StepDefinition, scope: dict[str, Any]) -> dict[str, Any]:
+    resolved = dict(step.args)
+    for name, path in step.args_from.items():
+        resolved[name] = compile_expression(path, path_only=True).evaluate(scope, strict=True)
+    return resolved
+
+
+# --- tool steps ----------------------------------------------------------------------------
+
+
+async def run_tool_step(
+    ctx: StepContext, step: StepDefinition, name: str, progress: TaskProgress
+) -> StepOutcome:
     assert step.tool is not None
-    tool = run.registry.get(step.tool)
+    tool = ctx.plan.registry.get(step.tool)
     try:
-        arguments = run.arguments(step)
+        arguments = step_arguments(step, progress.scope)
     except LoopwrightError as exc:
-        yield await run.fail_step(name, str(exc))
-        return
+        return StepOutcome.failed(str(exc))
     operation = classify_operation(tool, arguments)
+    changes: tuple[ChangeEntry, ...] = ()
     if operation != "read":
-        async for event in _guard_write(run, tool, arguments, name, operation):
-            yield event
-        if run.abort is not None:
-            return
-    call = ToolCall(id=f"{run.run_id}:{name}", name=tool.name, arguments=arguments)
-    outcome = await run.tool_executor.execute(call)
+        guarded = await _guard_write(ctx, tool, arguments, name, operation, progress.approved)
+        if isinstance(guarded, StepOutcome):
+            return guarded
+        changes = guarded
+    call = ToolCall(id=tool_call_id(ctx.run_id, name), name=tool.name, arguments=arguments)
+    journal = ctx.journal
+    await journal.append(
+        ToolCallStarted, iteration=0, call_id=call.id, tool_name=tool.name, arguments=arguments
+    )
+    # the executor holds the tool's own timeout (its expiry is an error result, not a raise)
+    outcome = await ctx.fx.call_tool(
+        call, ctx.tool_executor.execute, idempotent=tool.idempotent, timeout=None
+    )
     value = None if outcome.is_error else decode_result(outcome.content)
     error = outcome.content if outcome.is_error else None
-    yield await run.emit(
+    await journal.append(
         FunctionResult,
         step=name,
         function=tool.name,
@@ -74,34 +104,33 @@ async def run_tool_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncI
         error=error,
     )
     if error is not None:
-        yield await run.fail_step(name, error)
-        return
-    yield await run.complete_step(step, name, value)
+        return StepOutcome.failed(error, changes=changes)
+    return StepOutcome.completed(value, changes=changes)
 
 
 async def _guard_write(
-    run: TaskRun, tool: Tool, arguments: dict[str, Any], name: str, operation: str
-) -> AsyncIterator[Event]:
-    """The safety authority's part: a gate if none just approved, then a backup."""
-    if not run.just_approved and run.settings.auto_gate:
+    ctx: StepContext,
+    tool: Tool,
+    arguments: dict[str, Any],
+    name: str,
+    operation: str,
+    approved: bool,
+) -> StepOutcome | tuple[ChangeEntry, ...]:
+    """The safety authority's part: a gate unless one was just approved, then a backup."""
+    settings = ctx.plan.settings
+    if not approved and settings.auto_gate:
         message = (
             f"Step {name!r} will {operation} using {tool.name} "
             f"{json.dumps(arguments, ensure_ascii=False, default=str)}. Go ahead?"
         )
-        async for event in await_gate(run, name, message, run.settings.gate_timeout_s):
-            yield event
-        if run.gate_outcome != "approved":
-            yield await run.stop_at_gate(name)
-            return
-    try:
-        entries = before_operation(
-            tool, arguments, run.safety, step=name, now=run.emitter.clock.time()
-        )
-    except LoopwrightError as exc:
-        yield await run.fail_step(name, f"backup before {tool.name} failed: {exc}")
-        return
+        verdict = await ask_gate(ctx, name, message, settings.gate_timeout_s)
+        if not verdict.approved:
+            return StepOutcome.gate_refused(verdict.outcome, verdict.decided_by, name)
+    entries = await _back_up(ctx, tool, arguments, name)
+    if isinstance(entries, str):
+        return StepOutcome.failed(f"backup before {tool.name} failed: {entries}")
     for entry in entries:
-        yield await run.emit(
+        await ctx.journal.append(
             ChangeRecorded,
             step=name,
             action=entry.action,
@@ -110,138 +139,220 @@ async def _guard_write(
             backup_path=entry.backup_path,
         )
     if not entries:
-        yield await run.emit(
+        await ctx.journal.append(
             Warning,
             message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
             "(no path argument, no snapshot hook); it cannot be rolled back",
         )
+    return entries
 
 
-async def run_agent_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncIterator[Event]:
-    """Run the AgentExecutor, streaming its text; retry once with a simpler prompt."""
-    if run.model is None:
-        yield await run.fail_step(name, "an agent step needs a model (pass --model)")
-        return
-    instructions = run.render(step.description or step.message_template or "")
+async def _back_up(
+    ctx: StepContext, tool: Tool, arguments: dict[str, Any], name: str
+) -> tuple[ChangeEntry, ...] | str:
+    """The backup is an effect: taken once, served from the log on resume (never re-taken
+    after the tool has changed what it saved). An error comes back as its message."""
+
+    async def back_up(call: ToolCall) -> ToolResult:
+        try:
+            entries = before_operation(tool, arguments, ctx.safety, step=name, now=time.time())
+        except LoopwrightError as exc:
+            return ToolResult(call.id, call.name, str(exc), True)
+        return ToolResult(call.id, call.name, json.dumps([e.to_dict() for e in entries]))
+
+    call = ToolCall(backup_call_id(ctx.run_id, name), "backup", {"tool": tool.name})
+    result = await ctx.fx.call_tool(call, back_up, idempotent=True, timeout=None)
+    if result.is_error:
+        return result.content
+    return tuple(ChangeEntry.from_dict(data) for data in json.loads(result.content))
+
+
+# --- gate steps ----------------------------------------------------------------------------
+
+
+async def run_gate_step(
+    ctx: StepContext, step: StepDefinition, name: str, progress: TaskProgress
+) -> StepOutcome:
+    template = step.message_template or step.description
+    task_name = ctx.plan.task.name
+    message = render_template(template, progress.scope) if template else ""
+    message = message or f"Continue with task {task_name!r}?"
+    verdict = await ask_gate(ctx, name, message, step.timeout_s or ctx.plan.settings.gate_timeout_s)
+    if not verdict.approved:
+        return StepOutcome.gate_refused(verdict.outcome, verdict.decided_by, name)
+    result = {"approved": True, "decided_by": verdict.decided_by}
+    return StepOutcome.completed(result, approved_gate=True)
+
+
+async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) -> GateVerdict:
+    """`confirmation_required`, the gate effect (a decided gate is not asked again on
+    resume; a waiting one waits again), then `gate_decision` (a warning if nobody decided
+    in time: the step's `step_complete` says `timed_out`)."""
+    request = GateRequest(gate_request_id(ctx.run_id, name), name, message, timeout)
+    journal = ctx.journal
+    # the gate is asked first (the gatekeeper opens it before its first await), so a
+    # decision made as soon as `confirmation_required` arrives always finds it waiting
+    asked = asyncio.ensure_future(ctx.fx.gate(request))
+    try:
+        await asyncio.sleep(0)  # lets `asked` run up to its wait
+        await journal.append(
+            ConfirmationRequired,
+            step=name,
+            request_id=request.request_id,
+            message=message,
+            timeout_s=timeout,
+        )
+    except BaseException:
+        asked.cancel()
+        raise
+    verdict = await asked
+    if verdict.outcome == "timed_out":
+        await journal.append(Warning, message=f"gate {name!r}: no decision within {timeout:g}s")
+        return verdict
+    await journal.append(
+        GateDecided,
+        step=name,
+        request_id=request.request_id,
+        approved=verdict.approved,
+        decided_by=verdict.decided_by,
+    )
+    return verdict
+
+
+# --- agent steps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentAttempt:
+    """How one run of an agent step's agent ended."""
+
+    ok: bool
+    answer: str = ""
+    why: str = ""
+    chunks: tuple[str, ...] = ()
+
+    def to_json(self) -> str:
+        data = {"ok": self.ok, "answer": self.answer, "why": self.why, "chunks": self.chunks}
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, content: str) -> AgentAttempt:
+        data = json.loads(content)
+        return cls(bool(data["ok"]), data["answer"], data["why"], tuple(data["chunks"]))
+
+
+async def run_agent_step(
+    ctx: StepContext, step: StepDefinition, name: str, progress: TaskProgress
+) -> StepOutcome:
+    """Run an AgentExecutor (read-only tools), streaming its text; retry once, simpler."""
+    if ctx.plan.model is None:
+        return StepOutcome.failed("an agent step needs a model (pass --model)")
+    instructions = render_template(step.description or step.message_template or "", progress.scope)
     prompts = [
-        run.agent_prompt(instructions),
-        SIMPLE_PROMPT.format(instructions=instructions, request=run.request),
+        agent_prompt(ctx, instructions, progress),
+        SIMPLE_PROMPT.format(instructions=instructions, request=progress.request),
     ]
     why = ""
     for attempt, prompt in enumerate(prompts, start=1):
-        tools = _read_only(run.registry) if attempt == 1 else ToolRegistry()
-        agent = AgentExecutor(
-            run.model, tools, options=run.settings.agent_options, workspace=run.settings.workspace
-        )
-        result: ExecutionResult | None = None
-        async for item in _stream_agent(run, agent, prompt, name, attempt):
-            if isinstance(item, ExecutionResult):
-                result = item
-            elif isinstance(item, str):
-                why = item
-            else:
-                yield item
-        if result is not None and result.success:
-            yield await run.complete_step(step, name, result.answer)
-            return
-        if result is not None:
-            why = result.message or result.reason or result.status
+        outcome = await _agent_attempt(ctx, prompt, name, attempt)
+        if outcome.ok:
+            return StepOutcome.completed(outcome.answer)
+        why = outcome.why
         if attempt == 1:
-            yield await run.emit(
+            await ctx.journal.append(
                 Warning,
                 message=f"agent step {name!r} failed ({why}); retrying once with a simpler prompt",
             )
-    yield await run.fail_step(name, f"agent step failed twice: {why}")
+    return StepOutcome.failed(f"agent step failed twice: {why}")
+
+
+def agent_prompt(ctx: StepContext, instructions: str, progress: TaskProgress) -> str:
+    done = {k: v for k, v in progress.results.items() if v is not None}
+    context = json.dumps({"inputs": progress.inputs, "results": done}, default=str, indent=1)
+    return (
+        f"You are one step of the task {ctx.plan.task.name!r}.\n\n{instructions}\n\n"
+        f"The user's request: {progress.request or '(none)'}\n\nWhat is known so far:\n{context}"
+    )
+
+
+async def _agent_attempt(ctx: StepContext, prompt: str, name: str, attempt: int) -> AgentAttempt:
+    """One agent run as an effect: its tools only read, so an interrupted one runs again;
+    a finished one is served from the log (its text re-made as `stream` events)."""
+    call = ToolCall(f"{tool_call_id(ctx.run_id, name)}:agent{attempt}", "agent", {"try": attempt})
+    journal = ctx.journal
+    await journal.append(
+        ToolCallStarted, iteration=0, call_id=call.id, tool_name="agent", arguments=call.arguments
+    )
+    streamed = False
+
+    async def invoke(call: ToolCall) -> ToolResult:
+        nonlocal streamed
+        streamed = True
+        outcome = await _stream_agent(ctx, prompt, name, attempt)
+        return ToolResult(call.id, call.name, outcome.to_json())
+
+    result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
+    outcome = AgentAttempt.from_json(result.content)
+    if not streamed:  # served from the log: its text is part of the run's events
+        for chunk in outcome.chunks:
+            await journal.append(StreamChunk, step=name, chunk=chunk)
+    await journal.append(
+        ToolCallFinished,
+        call_id=call.id,
+        tool_name=call.name,
+        arguments=call.arguments,
+        result=result.content,
+        result_summary=summarize(outcome.answer or outcome.why, 160),
+        is_error=not outcome.ok,
+    )
+    return outcome
+
+
+async def _stream_agent(ctx: StepContext, prompt: str, name: str, attempt: int) -> AgentAttempt:
+    """Run the agent; its thoughts, answer and tool results become `stream` events."""
+    plan = ctx.plan
+    assert plan.model is not None
+    tools = _read_only(plan.registry) if attempt == 1 else ToolRegistry()
+    agent = AgentExecutor(
+        plan.model, tools, options=plan.settings.agent_options, workspace=plan.settings.workspace
+    )
+    chunks: list[str] = []
+    forward = plan.agent_events if plan.settings.forward_agent_events else None
+
+    async def on_event(event: Event) -> None:
+        if forward is not None:
+            await forward(event)
+        texts: tuple[str | None, ...] = ()
+        if isinstance(event, ModelResponded):
+            texts = (event.thought, event.final_answer)
+        elif isinstance(event, ToolCallFinished):
+            texts = (f"[{event.tool_name}] {event.result_summary}",)
+        for text in texts:
+            if text:
+                chunks.append(text)
+                await ctx.journal.append(StreamChunk, step=name, chunk=text)
+
+    try:
+        result: ExecutionResult = await agent.run(
+            prompt,
+            # its own run; a resumed task run that runs it again gets a new one
+            run_id=f"{ctx.run_id}.{name}.{attempt}.{uuid.uuid4().hex[:6]}",
+            tenant=plan.spec.tenant,
+            parent_run_id=ctx.run_id,
+            on_event=on_event,
+        )
+    except LoopwrightError as exc:
+        return AgentAttempt(False, why=f"{type(exc).__name__}: {exc}", chunks=tuple(chunks))
+    why = "" if result.success else (result.message or result.reason or result.status)
+    return AgentAttempt(result.success, result.answer or "", why, tuple(chunks))
 
 
 def _read_only(registry: ToolRegistry) -> ToolRegistry:
     return ToolRegistry(t for t in registry if t.effect == "read")
 
 
-async def _stream_agent(
-    run: TaskRun, agent: AgentExecutor, prompt: str, name: str, attempt: int
-) -> AsyncIterator[Event | ExecutionResult | str]:
-    """The agent's text as `stream` events, then its result (or why it raised, as text)."""
-    chunks: asyncio.Queue[str | None] = asyncio.Queue()
-
-    async def forward(event: Event) -> None:
-        if run.settings.forward_agent_events:
-            await run.emitter.sink(event)
-        if isinstance(event, ModelResponded):
-            for text in (event.thought, event.final_answer):
-                if text:
-                    chunks.put_nowait(text)
-        elif isinstance(event, ToolCallFinished):
-            chunks.put_nowait(f"[{event.tool_name}] {event.result_summary}")
-
-    job = asyncio.create_task(
-        agent.run(
-            prompt,
-            run_id=f"{run.run_id}.{name}.{attempt}",
-            tenant=run.client_name,
-            parent_run_id=run.run_id,
-            on_event=forward,
-        )
-    )
-    job.add_done_callback(lambda _: chunks.put_nowait(None))
-    try:
-        while (chunk := await chunks.get()) is not None:
-            yield await run.emit(StreamChunk, step=name, chunk=chunk)
-    finally:
-        if not job.done():
-            job.cancel()
-            await asyncio.gather(job, return_exceptions=True)
-    problem = job.exception()
-    if problem is None:
-        yield job.result()
-    elif isinstance(problem, LoopwrightError):
-        yield f"{type(problem).__name__}: {problem}"
-    else:
-        raise problem
-
-
-async def run_gate_step(run: TaskRun, step: StepDefinition, name: str) -> AsyncIterator[Event]:
-    template = step.message_template or step.description
-    message = run.render(template) if template else f"Continue with task {run.task.name!r}?"
-    timeout = step.timeout_s or run.settings.gate_timeout_s
-    async for event in await_gate(run, name, message, timeout):
-        yield event
-    if run.gate_outcome != "approved":
-        yield await run.stop_at_gate(name)
-        return
-    yield await run.complete_step(step, name, {"approved": True, "decided_by": run.decided_by})
-    run.just_approved = True
-
-
-async def await_gate(run: TaskRun, name: str, message: str, timeout: float) -> AsyncIterator[Event]:
-    """Emit `confirmation_required`, wait for GateBroker.decide (or time out)."""
-    gate = run.gates.open(run.run_id, name, message, timeout)
-    try:
-        yield await run.emit(
-            ConfirmationRequired,
-            step=name,
-            request_id=gate.request_id,
-            message=message,
-            timeout_s=timeout,
-        )
-        try:
-            await asyncio.wait_for(gate.event.wait(), timeout)
-        except TimeoutError:
-            if not gate.decided:
-                gate.approved, gate.decided_by = False, "timeout"
-                run.gate_outcome = "timed_out"
-                yield await run.emit(
-                    Warning, message=f"gate {name!r}: no decision within {timeout:g}s"
-                )
-                return
-        run.gate_outcome = "approved" if gate.approved else "rejected"
-        run.decided_by = gate.decided_by
-        yield await run.emit(
-            GateDecided,
-            step=name,
-            request_id=gate.request_id,
-            approved=bool(gate.approved),
-            decided_by=gate.decided_by,
-        )
-    finally:
-        run.gates.close(gate.request_id)
+HANDLERS: dict[str, StepHandler] = {
+    "tool": run_tool_step,
+    "agent": run_agent_step,
+    "gate": run_gate_step,
+}

@@ -1,0 +1,73 @@
+"""What a task run's steps share: the plan, the run's Effects, and its journal.
+
+`Journal` is how every event of a task run goes out: through the run's EventLog (which
+numbers, stamps, scrubs and records it), then folded into the run's TaskRunState, whose
+state file is exported off the event loop after each step and at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from loopwright.effects import Effects
+from loopwright.events import ConfirmationRequired, Event, RunFinished, StepComplete
+from loopwright.safety.operations import OperationSafety
+from loopwright.tasks._models import TaskRunState
+from loopwright.tasks._spec import TaskPlan
+from loopwright.tasks._state import StateWriter, apply_event
+from loopwright.tools import ToolExecutor
+
+E = TypeVar("E", bound=Event)
+EXPORT_AFTER = (StepComplete, ConfirmationRequired, RunFinished)
+"""The state file is written after these (not after every event)."""
+
+
+class Journal:
+    """Appends a task run's events to its log and folds them into its state."""
+
+    def __init__(self, fx: Effects, writer: StateWriter | None = None) -> None:
+        self.fx = fx
+        self.writer = writer
+        self.state = TaskRunState(task_id=fx.log.run_id)
+        self._started: dict[str, tuple[str, float]] = {}
+
+    async def append(self, event_type: type[E], /, **fields: Any) -> E:
+        event = await self.fx.log.append(event_type, **fields)
+        if event is None:  # nobody reads the log: the state still needs the event
+            event = event_type(run_id=self.fx.log.run_id, seq=0, ts=time.time(), **fields)
+        apply_event(self.state, event, self._started)
+        if self.writer is not None and isinstance(event, EXPORT_AFTER):
+            self.writer.offer(self.state)
+        return event
+
+    async def close(self) -> None:
+        """Wait for the last state file export."""
+        if self.writer is not None:
+            await self.writer.close()
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What every step handler reads (and nothing it may change)."""
+
+    plan: TaskPlan
+    fx: Effects
+    journal: Journal
+    tool_executor: ToolExecutor
+    safety: OperationSafety
+
+    @property
+    def run_id(self) -> str:
+        return self.fx.log.run_id
+
+
+def gate_request_id(run_id: str, step: str) -> str:
+    """A gate's id: the same in every process of the run, so a resumed run finds it."""
+    return "gate_" + hashlib.sha256(f"{run_id}/{step}".encode()).hexdigest()[:12]
+
+
+def tool_call_id(run_id: str, step: str) -> str:
+    return f"{run_id}:{step}"
