@@ -127,3 +127,36 @@ def test_make_bench_steps_report_their_pace_and_stop_at_a_failure(tmp_path: Path
     )  # fmt: skip
     assert failed.returncode == 4 and "never" not in failed.stdout
     assert "bench: failed (exit 4): exit 4" in failed.stderr
+
+
+def long_run(tmp_path: Path, calls: int) -> str:
+    """A stored run of `calls` tool calls and a final answer; returns its id."""
+    tools = Path(__file__).resolve().parents[2] / "examples" / "tools.py"
+    script = [act("add", a=i, b=1) for i in range(calls)] + [final("done")]
+    (tmp_path / "long.json").write_text(json.dumps(script))
+    run = cli("run", "add a lot", "--model", f"scripted:{tmp_path / 'long.json'}", "--tools",
+              f"{tools}:add", "--max-iterations", str(calls + 1), "--no-progress-limit", "1000",
+              "--json", home=tmp_path)  # fmt: skip
+    assert run.code == 0, run.err
+    return str(json.loads(run.out.splitlines()[0])["run_id"])
+
+
+def test_replaying_a_long_run_shows_its_pace(tmp_path: Path) -> None:
+    run_id = long_run(tmp_path, 24)
+    env = cli_env(tmp_path, LOOPWRIGHT_PROGRESS_INTERVAL="0")
+    replay = cli("runs", "replay", run_id, home=tmp_path, env=env)
+    assert replay.code == 0, replay.err
+    assert "no divergence" in replay.out
+    lines = replay.err.splitlines()
+    assert len(lines) == 25
+    assert lines[0].startswith("replay: 1/25 replies (4%), elapsed 0:0")
+    assert lines[-1].startswith("replay: 25/25 replies (100%), elapsed 0:0")
+    tty = cli_tty("runs", "replay", run_id, home=tmp_path, columns=120)
+    assert "25/25" in tty.out and "elapsed" in tty.out and "no divergence" in tty.out
+
+
+def test_replaying_a_short_run_shows_no_progress(tmp_path: Path) -> None:
+    run_id = long_run(tmp_path, 3)
+    replay = cli("runs", "replay", run_id, home=tmp_path)
+    assert replay.code == 0 and "no divergence" in replay.out
+    assert replay.err == ""

@@ -224,10 +224,14 @@ def resume_command(args: argparse.Namespace) -> int:
 
 
 def replay_command(args: argparse.Namespace) -> int:
+    from loopwright.cli._replay_progress import ReplayProgress
+
     store = store_from_args(args)
+    progress = ReplayProgress(store, args.run_id)
     try:
-        report = asyncio.run(replay_run(store, args.run_id))
+        report = asyncio.run(replay_run(store, args.run_id, build=progress))
     finally:
+        progress.close()
         store.close()
     if args.json:
         data: dict[str, Any] = {"run_id": report.run_id, "events": report.events, "ok": report.ok}
