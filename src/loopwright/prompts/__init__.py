@@ -1,27 +1,33 @@
 """Prompt building: the system prompt, observations and correction messages."""
 
 from loopwright.prompts._builder import (
+    TEMPLATE_FIELDS,
     FileRef,
     PromptBuilder,
     PromptParts,
+    check_template,
     correction_message,
     iteration_note,
     observation_text,
     progress_note,
     recap_line,
     summarize,
+    workspace_example,
 )
 from loopwright.prompts.errors import build_error_observation
 
 __all__ = [
+    "TEMPLATE_FIELDS",
     "FileRef",
     "PromptBuilder",
     "PromptParts",
     "build_error_observation",
+    "check_template",
     "correction_message",
     "iteration_note",
     "observation_text",
     "progress_note",
     "recap_line",
     "summarize",
+    "workspace_example",
 ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _templates as templates
 from loopwright.prompts.errors import build_error_observation
@@ -34,12 +36,52 @@ class PromptParts:
     workspace_section: str = ""
     allowed_tools: tuple[str, ...] | None = None
     examples: bool = True
+    max_iterations: int | None = None
+    """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
+
+
+TEMPLATE_FIELDS = (
+    "intro",
+    "skill_section",
+    "workspace_section",
+    "available_files_section",
+    "tool_descriptions",
+    "format_section",
+    "format_rule",
+    "examples_section",
+    "skill_name",
+    "skill_content",
+    "max_iterations",
+)
+"""What a template may name: the native sections, and seed 002's placeholders."""
+
+
+def check_template(template: str) -> None:
+    """A ConfigurationError naming the problem if `template` cannot be filled in."""
+    try:
+        names = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+    except ValueError as exc:
+        raise ConfigurationError(f"system prompt template: {exc}") from None
+    if "iteration" in names:
+        raise ConfigurationError(
+            "system prompt template: {iteration} is not available: the system prompt stays "
+            "the same at every iteration (so the model's prompt cache stays warm); the "
+            "iteration goes in the newest message instead"
+        )
+    unknown = sorted(names - set(TEMPLATE_FIELDS))
+    if unknown:
+        raise ConfigurationError(
+            f"system prompt template: unknown placeholder {{{unknown[0]}}} "
+            f"(known: {', '.join(TEMPLATE_FIELDS)}; write {{{{ and }}}} for literal braces)"
+        )
 
 
 class PromptBuilder:
-    """Builds the system prompt. The template is configurable (`template=`)."""
+    """Builds the system prompt. The template is configurable (`template=`): it may name
+    the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`)."""
 
     def __init__(self, template: str = templates.SYSTEM_PROMPT_TEMPLATE) -> None:
+        check_template(template)
         self.template = template
 
     def build(self, parts: PromptParts) -> str:
@@ -54,21 +96,31 @@ class PromptBuilder:
         )
         files = self.build_available_files_section(parts.available_files or {}, parts.skill_dir)
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
-        examples = templates.PROMPTED_EXAMPLES if prompted and parts.examples else ""
+        examples = self._examples(parts) if parts.examples else ""
+        tools = self.format_tool_descriptions(parts.tools, parts.allowed_tools) or "(no tools)"
         return (
             self.template.format(
+                skill_name=parts.skill_name or "",
+                skill_content=parts.skill_content,
+                max_iterations="" if parts.max_iterations is None else parts.max_iterations,
                 intro=intro,
                 skill_section=skill,
                 workspace_section=workspace,
                 available_files_section=f"\n{files}\n" if files else "",
-                tool_descriptions=self.format_tool_descriptions(parts.tools, parts.allowed_tools)
-                or "(no tools)",
+                tool_descriptions=tools,
                 format_section=templates.PROMPTED_FORMAT if prompted else templates.NATIVE_FORMAT,
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
             ).rstrip()
             + "\n"
         )
+
+    def _examples(self, parts: PromptParts) -> str:
+        """Seed 003's read -> understand -> modify -> verify example when the run works on
+        a workspace with file tools; else the plain read example (prompted mode only)."""
+        prompted = parts.tool_mode == "prompted"
+        workspace = workspace_example(parts) if parts.workspace_section else ""
+        return workspace or (templates.PROMPTED_EXAMPLES if prompted else "")
 
     def format_tool_descriptions(
         self, tools: Iterable[ToolSpec], allowed_tools: Iterable[str] | None = None
@@ -103,6 +155,36 @@ class PromptBuilder:
         return "\n".join(lines)
 
     build_error_observation = staticmethod(build_error_observation)
+
+
+def workspace_example(parts: PromptParts) -> str:
+    """The file-work example, with the run's own tool names ("" without read and edit)."""
+    allowed = set(parts.allowed_tools) if parts.allowed_tools is not None else None
+    names = {t.name for t in parts.tools if allowed is None or t.name in allowed}
+    edit = next((n for n in ("edit_file", "write_file") if n in names), None)
+    if "read" not in names or edit is None:
+        return ""
+    verify = "run_command" if "run_command" in names else "read"
+    if parts.tool_mode == "native":
+        return templates.WORKSPACE_EXAMPLE_NATIVE.format(read="read", edit=edit, verify=verify)
+    edit_args = (
+        {"path": "settings.py", "old_text": "RETRIES = 3", "new_text": "RETRIES = 5"}
+        if edit == "edit_file"
+        else {"path": "settings.py", "content": "TIMEOUT = 30\nRETRIES = 5\n"}
+    )
+    verify_args = (
+        {"command": 'python -c "import settings; print(settings.RETRIES)"'}
+        if verify == "run_command"
+        else {"path": "settings.py"}
+    )
+    return templates.WORKSPACE_EXAMPLE_PROMPTED.format(
+        read="read",
+        edit=edit,
+        edit_args=json.dumps(edit_args),
+        verify=verify,
+        verify_args=json.dumps(verify_args),
+        verify_result="5" if verify == "run_command" else "TIMEOUT = 30\nRETRIES = 5",
+    )
 
 
 def iteration_note(iteration: int, max_iterations: int) -> str:

@@ -58,3 +58,24 @@ Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: b
 
 INTRO_PLAIN = "You are a capable assistant that completes tasks by calling tools."
 INTRO_SKILL = "You are executing the '{skill_name}' skill autonomously."
+
+WORKSPACE_EXAMPLE_PROMPTED = """\
+EXAMPLE (work on files: read, understand, modify, verify):
+User: In settings.py, raise the retry limit to 5.
+Assistant: {{"thought": "Read the file first to see how the limit is written.", "action": "{read}", "action_input": {{"path": "settings.py"}}}}
+User: Observation from {read}: TIMEOUT = 30
+RETRIES = 3
+Assistant: {{"thought": "The limit is the line RETRIES = 3; change only that line.", "action": "{edit}", "action_input": {edit_args}}}
+User: Observation from {edit}: edited settings.py: replaced 1 occurrence (line 2)
+Assistant: {{"thought": "Check the change took effect.", "action": "{verify}", "action_input": {verify_args}}}
+User: Observation from {verify}: {verify_result}
+Assistant: {{"thought": "The file now says RETRIES = 5.", "final_answer": "settings.py now sets RETRIES = 5 (was 3)."}}
+"""
+
+WORKSPACE_EXAMPLE_NATIVE = """\
+HOW TO WORK ON FILES (read, understand, modify, verify):
+1. Read the file before changing it (call {read}); never guess its content.
+2. Understand what must change: find the exact lines.
+3. Modify only those lines (call {edit} with text copied exactly from the file).
+4. Verify the change (call {verify}), then give your final answer saying what changed.
+"""

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.agent._setup import RunSetup
 from loopwright.events import Event
 from loopwright.models import Model, resolve_model
-from loopwright.prompts import PromptParts
+from loopwright.prompts import PromptBuilder, PromptParts, check_template
 from loopwright.skills._preprocess import (
     ContextLoader,
     DynamicInjector,
@@ -31,6 +35,31 @@ class AutonomousConfig:
     options: AgentOptions = field(default_factory=AgentOptions)
     model: str = "local"
     base_url: str | None = None
+    system_prompt_template: str | None = None
+    """The system prompt's template (`PromptBuilder`'s placeholders, seed 002's too, except
+    `{iteration}`); None: loopwright's own."""
+
+    def __post_init__(self) -> None:
+        if self.system_prompt_template is not None:
+            check_template(self.system_prompt_template)
+
+
+class SkillAgent(AgentExecutor):
+    """An AgentExecutor whose tool calls go through the ToolExecutor the skill was given:
+    a copy per run (same class, timeout, output limit and scrubber) with the run's allowed
+    tools and context (run id, workspace, readable folders)."""
+
+    def __init__(self, *args: Any, tool_executor: ToolExecutor, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.given_tool_executor = tool_executor
+
+    def setup(self, request: str, run_id: str, **kwargs: Any) -> RunSetup:
+        setup = super().setup(request, run_id, **kwargs)
+        executor = copy.copy(self.given_tool_executor)
+        executor.registry = setup.tool_executor.registry
+        executor.context = setup.tool_executor.context
+        executor._failures = {}  # attempt counts are per run
+        return dataclasses.replace(setup, tool_executor=executor)
 
 
 class AutonomousSkillExecutor:
@@ -75,16 +104,21 @@ class AutonomousSkillExecutor:
         allowed = skill_allowed_tools(self.skill, context, self.tool_registry)
         options = _options(self.config, allowed)
         parts = skill_prompt_parts(self.skill, content, context)
+        parts = dataclasses.replace(parts, max_iterations=options.iteration_limit)
         executor = self.tool_executor
-        return AgentExecutor(
-            self._model or resolve_model(self.config.model, base_url=self.config.base_url),
-            self.tool_registry,
-            options=options,
-            prompt_parts=parts,
-            scrubber=executor.scrubber if executor else None,
-            workspace=self.workspace or (executor.context.workspace if executor else None),
-            readable_roots=[self.skill.path],
-        )
+        template = self.config.system_prompt_template
+        common: dict[str, Any] = {
+            "options": options,
+            "prompt_parts": parts,
+            "prompt_builder": PromptBuilder(template) if template is not None else None,
+            "scrubber": executor.scrubber if executor else None,
+            "workspace": self.workspace or (executor.context.workspace if executor else None),
+            "readable_roots": [self.skill.path],
+        }
+        model = self._model or resolve_model(self.config.model, base_url=self.config.base_url)
+        if executor is None:
+            return AgentExecutor(model, self.tool_registry, **common)
+        return SkillAgent(model, self.tool_registry, tool_executor=executor, **common)
 
     async def execute(
         self,

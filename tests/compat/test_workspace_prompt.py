@@ -1,0 +1,90 @@
+"""Seed 003's system prompt for runs with workspace tools: a read -> understand -> modify ->
+verify example written with the run's own tool names, and the workspace context
+(repository, branch, files the request names)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loopwright import AgentExecutor
+from loopwright.messages import ModelResponse
+from loopwright.models import ScriptedModel
+from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
+from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, tool
+
+
+@tool(effect="read")
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "payments"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/fix-retries\n", encoding="utf-8")
+    (root / "settings.py").write_text("TIMEOUT = 30\nRETRIES = 3\n", encoding="utf-8")
+    return root
+
+
+async def test_a_workspace_run_gets_the_example_and_the_context(tmp_path: Path) -> None:
+    model = ScriptedModel([json.dumps({"final_answer": "ok"})])
+    tools = [*BUILTIN_TOOLS.values(), *OPT_IN_TOOLS.values()]
+    await AgentExecutor(model, tools, workspace=repo(tmp_path)).run("Raise RETRIES in settings.py")
+    system = model.requests[0].messages[0].content
+    assert "- Git repository: payments (branch: fix-retries)" in system
+    assert "  - settings.py (2 lines)" in system
+    example = system[system.index("EXAMPLE (work on files: read, understand, modify, verify)") :]
+    replies = [
+        line.removeprefix("Assistant: ")
+        for line in example.splitlines()
+        if line.startswith("Assistant: ")
+    ]
+    outcomes = [parse_reply(ModelResponse(text=reply)) for reply in replies]
+    assert [o.calls[0].name for o in outcomes if isinstance(o, ParsedAction)] == [
+        "read",
+        "edit_file",
+        "run_command",
+    ]
+    assert isinstance(outcomes[-1], ParsedFinal)
+    edit = outcomes[1]
+    assert isinstance(edit, ParsedAction)
+    assert set(edit.calls[0].arguments) == {"path", "old_text", "new_text"}  # edit_file's own names
+    assert "notes.txt" not in system  # the plain example gives way to the file-work one
+
+
+async def test_verify_by_reading_when_commands_are_not_allowed(tmp_path: Path) -> None:
+    model = ScriptedModel([json.dumps({"final_answer": "ok"})])
+    await AgentExecutor(model, BUILTIN_TOOLS.values(), workspace=repo(tmp_path)).run(
+        "fix settings.py"
+    )
+    system = model.requests[0].messages[0].content
+    assert '"action": "run_command"' not in system
+    assert system.count('"action": "read"') == 2  # read first, read again to verify
+
+
+async def test_native_mode_describes_the_pattern_in_words(tmp_path: Path) -> None:
+    model = ScriptedModel(["done"], tool_mode="native")
+    await AgentExecutor(model, BUILTIN_TOOLS.values(), workspace=repo(tmp_path)).run(
+        "fix settings.py"
+    )
+    system = model.requests[0].messages[0].content
+    assert "HOW TO WORK ON FILES (read, understand, modify, verify):" in system
+    assert "call edit_file" in system and "EXAMPLE" not in system
+
+
+async def test_no_workspace_tools_no_workspace_example(tmp_path: Path) -> None:
+    model = ScriptedModel([json.dumps({"final_answer": "5"})])
+    await AgentExecutor(model, [add], workspace=repo(tmp_path)).run("2 + 3 in settings.py")
+    system = model.requests[0].messages[0].content
+    assert "WORKSPACE:" not in system and "work on files" not in system
+    assert "What is in notes.txt?" in system  # the plain prompted example stays
+
+
+async def test_read_only_file_tools_keep_the_plain_example(tmp_path: Path) -> None:
+    model = ScriptedModel([json.dumps({"final_answer": "ok"})])
+    read_only = [BUILTIN_TOOLS["read"], BUILTIN_TOOLS["list_files"]]
+    await AgentExecutor(model, read_only, workspace=repo(tmp_path)).run("what is in settings.py")
+    system = model.requests[0].messages[0].content
+    assert "WORKSPACE:" in system and "work on files" not in system
