@@ -84,3 +84,13 @@ def test_prompt_json_and_runs_json(tmp_path: Path) -> None:
     shown = cli("runs", "show", record["run_id"], "--json", home=tmp_path)
     types = [json.loads(line)["type"] for line in shown.out.splitlines()]
     assert types[0] == "run_started" and types[-1] == "run_finished"
+
+
+def test_the_live_view_never_wraps_a_long_line_on_a_pipe(tmp_path: Path) -> None:
+    answer = "word " * 60 + "END"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([json.dumps({"thought": "done", "final_answer": answer})]))
+    run = cli("run", "say a lot", "--model", f"scripted:{script}", home=tmp_path)
+    assert run.code == 0, run.err
+    [line] = [line for line in run.out.splitlines() if "END" in line]
+    assert answer in line

@@ -27,6 +27,12 @@ def is_terminal(stream: TextIO | None = None) -> bool:
         return False
 
 
+def console(*, stderr: bool = False) -> Console:
+    """A rich console that wraps only on a terminal: piped, a long line stays one line."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, highlight=False, soft_wrap=not is_terminal(stream))
+
+
 def plain(value: Any) -> str:
     """One field on one line: newlines and tabs become single spaces."""
     return " ".join(str(value).split())

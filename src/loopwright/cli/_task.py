@@ -14,7 +14,7 @@ from rich.markup import escape
 from loopwright.cli._approve import register_approve, waiting_line
 from loopwright.cli._options import JSON_EVENTS, add_options, opt
 from loopwright.cli._options import TASK_RUN as TASK_RUN_OPTIONS
-from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem
+from loopwright.cli._output import CONFIG_EPILOG, console, print_json, print_problem
 from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
@@ -173,7 +173,7 @@ class TaskView:
 
     def __init__(self, json_lines: bool) -> None:
         self.base: JsonLinesView | LiveView = JsonLinesView() if json_lines else LiveView()
-        self.console = None if json_lines else Console(highlight=False)
+        self.console = None if json_lines else console()
 
     def show(self, event: Event) -> None:
         self.base.show(event)
@@ -216,7 +216,7 @@ async def decide_gate(
 
 
 def run_command(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, highlight=False)
+    err = console(stderr=True)
     loaded = pick_task(args, err)
     model: Any = None
     if args.model:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from loopwright.cli._output import console as output_console
 from loopwright.events import (
     Event,
     FunctionResult,
@@ -48,7 +49,7 @@ class LiveView:
     """The live view: Thinking... / Calling tool... / Observing... / Final Answer."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or output_console()
         self._status: Status | None = None
         self._tokens = 0
         self._limits: dict[str, Any] = {}
