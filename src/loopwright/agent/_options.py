@@ -56,19 +56,31 @@ class AgentOptions:
     def for_tools(self, tools: Iterable[DeclaredTool], model: Any = None) -> AgentOptions:
         """These options with the defaults that depend on the run's tools (wall clock,
         progress signal) and model (tool mode, and why, when the model says) filled in, so
-        `run_started` records what is in force."""
+        `run_started` records what is in force. Kept per options object (an executor is
+        often made per request with the same options)."""
         tools = list(tools)
-        changes: dict[str, Any] = {}
-        if self.timeout_s is None:
-            changes["timeout_s"] = default_wall_clock(tools)
-        if self.progress_signal == "auto":
-            changes["progress_signal"] = progress_signal(tools)
+        wall_clock = default_wall_clock(tools) if self.timeout_s is None else None
+        signal = progress_signal(tools) if self.progress_signal == "auto" else None
+        mode = reason = None
         if self.tool_mode is None and model is not None:
-            changes["tool_mode"] = "native" if model.preferred_tool_mode == "native" else "prompted"
+            mode = "native" if model.preferred_tool_mode == "native" else "prompted"
             reason = getattr(model, "tool_mode_reason", None)
+        key = (wall_clock, signal, mode, reason)
+        known: dict[tuple[Any, ...], AgentOptions] = self.__dict__.setdefault("_for_tools", {})
+        resolved = known.get(key)
+        if resolved is None:
+            changes: dict[str, Any] = {}
+            if wall_clock is not None:
+                changes["timeout_s"] = wall_clock
+            if signal is not None:
+                changes["progress_signal"] = signal
+            if mode is not None:
+                changes["tool_mode"] = mode
             if isinstance(reason, str) and reason != "given":
                 changes["extra"] = {**self.extra, "tool_mode_reason": reason}
-        return dataclasses.replace(self, **changes) if changes else self
+            resolved = dataclasses.replace(self, **changes) if changes else self
+            known[key] = resolved
+        return resolved
 
     @property
     def iteration_limit(self) -> int:
