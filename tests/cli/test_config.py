@@ -93,3 +93,35 @@ def test_config_show_plain_on_a_pipe_and_a_table_on_a_terminal(tmp_path: Path) -
     assert ["task.gate_timeout", "30.0", f"project file ({tmp_path / 'loopwright.toml'}:2)"] in rows
     shown = cli_tty("config", "show", "--section", "task", home=tmp_path, columns=200)
     assert "┃ key" in shown.out and "task.gate_timeout" in shown.out
+
+
+def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    write(tmp_path / "loopwright.toml", f'[serve]\nport = {port}\nstore = ":memory:"\n')
+    server = subprocess.Popen(
+        [sys.executable, "-m", "loopwright", "serve"],
+        cwd=tmp_path, env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert f"on http://127.0.0.1:{port} " in line, line
+        with socket.create_connection(("127.0.0.1", port), timeout=10):
+            pass
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_models_is_a_table_on_a_terminal(tmp_path: Path) -> None:
+    closed = "http://127.0.0.1:9"
+    result = cli_tty("models", "--timeout", "0.5", "--ollama-url", closed, "--openai-url",
+                     closed, "--anthropic-url", closed, home=tmp_path, columns=160)  # fmt: skip
+    assert result.code == 0, result.out
+    assert "┃ backend" in result.out and "anthropic:NAME" in result.out

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from loopwright.cli._options import add_options, opt
+from loopwright.cli._output import print_records
 from loopwright.models._status import BackendStatus, backend_statuses
 
 
@@ -54,17 +55,20 @@ def _mark(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "no")
 
 
-def _line(status: BackendStatus) -> str:
+def _row(status: BackendStatus) -> list[str]:
     where = f"{status.url}: " if status.url else ""
     reach = status.reach_detail
     if status.models:
         shown = ", ".join(status.models[:8]) + (" ..." if len(status.models) > 8 else "")
         reach = f"{reach} ({shown})"
     details = "; ".join(part for part in (status.detail, f"{where}{reach}".strip(": ")) if part)
-    return (
-        f"{status.backend:<10} {_mark(status.configured):<11} {_mark(status.reachable):<10} "
-        f"{status.spec:<15} {details}"
-    )
+    return [
+        status.backend,
+        _mark(status.configured),
+        _mark(status.reachable),
+        status.spec,
+        details,
+    ]
 
 
 def models_command(args: argparse.Namespace) -> int:
@@ -74,7 +78,6 @@ def models_command(args: argparse.Namespace) -> int:
         for status in statuses:
             print(json.dumps(status.to_dict(), ensure_ascii=False))
         return 0
-    print(f"{'backend':<10} {'configured':<11} {'reachable':<10} {'spec':<15} details")
-    for status in statuses:
-        print(_line(status))
+    columns = ["backend", "configured", "reachable", "spec", "details"]
+    print_records(columns, [_row(status) for status in statuses])
     return 0
