@@ -32,7 +32,6 @@ from loopwright.tasks import (
     GateBroker,
     LoadedTask,
     StateFileExporter,
-    StoreDecisions,
     TaskCheck,
     TaskExecutor,
     TaskRunState,
@@ -195,14 +194,11 @@ class TaskView:
 
 
 async def decide_gate(
-    args: argparse.Namespace,
-    gates: GateBroker,
-    event: Event,
-    err: Console,
-    decisions: StoreDecisions,
+    args: argparse.Namespace, gates: GateBroker, event: Event, err: Console
 ) -> None:
     """--yes approves; a terminal asks; otherwise the gate waits for a decision another
-    process leaves in the store (`loopwright serve`, `loopwright task approve`)."""
+    process leaves in the store (`loopwright serve`, `loopwright task approve`), which the
+    GateBroker (given the store) polls for by itself."""
     if not isinstance(event, ConfirmationRequired):
         return
     if args.yes:
@@ -211,7 +207,6 @@ async def decide_gate(
         answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
         gates.resolve(event.request_id, answer.strip().lower() in {"y", "yes"}, "terminal")
     else:
-        decisions.watch(event.run_id, event.request_id)
         err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
 
 
@@ -232,24 +227,20 @@ def run_command(args: argparse.Namespace) -> int:
     view = TaskView(args.json)
     store = store_from_args(args)
     runtime = Runtime(store)
-    gates = GateBroker()
+    gates = GateBroker(store)  # decisions from here, and from other processes via the store
     executor = TaskExecutor.for_task(
-        loaded, model, settings=settings, sink=runtime.publish, gates=gates
+        loaded, model, settings=settings, sink=runtime.publish, gates=gates, model_spec=args.model
     )
     request = args.request or args.match or ""
 
     async def run() -> str:
         status = "failed"
-        decisions = StoreDecisions(store, gates)
         stream = executor.execute(loaded.definition, request, parse_inputs(args.input), args.client)
-        try:
-            async for event in stream:
-                view.show(event)
-                await decide_gate(args, gates, event, err, decisions)
-                if isinstance(event, RunFinished):
-                    status = event.status
-        finally:
-            await decisions.close()
+        async for event in stream:
+            view.show(event)
+            await decide_gate(args, gates, event, err)
+            if isinstance(event, RunFinished):
+                status = event.status
         return status
 
     try:

@@ -1,0 +1,253 @@
+"""The crash test for task runs: a task run is SIGKILLed at random points, then resumed.
+
+Each trial runs a task in a child process (this file run as a script: the task executor
+over a SQLite run store, printing one JSON event per line). The task writes six lines to a
+file, each step with a tool that appends one line: `append_line` (not idempotent) or
+`put_line` (idempotent), with an approval gate in the middle. The test reads N events
+(N random), sometimes approves the gate through the store as soon as it asks, kills the
+child with SIGKILL, then resumes the run in this process from the store alone
+(`resume_task`), deciding a gate that was still waiting through the store. It checks:
+
+- no gap in `seq`, and the run ends with `run_finished`;
+- every step completed once (a completed step is not repeated);
+- a gate that was waiting when the process died waited again, and was decided once;
+- an idempotent tool step that had started is run again; a non-idempotent one is not (its
+  step fails: "effect unknown", and the run stops there);
+- no line is written twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from loopwright.events import (
+    ChangeRecorded,
+    ConfirmationRequired,
+    Event,
+    FunctionResult,
+    GateDecided,
+    RunFinished,
+    StepComplete,
+    ToolCallStarted,
+    decode_event,
+    encode_event,
+)
+from loopwright.runtime import Runtime
+from loopwright.store import SqliteRunStore
+from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task, resume_task
+
+TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "50"))
+SEED = 20261124
+TOOLS_FILE = Path(__file__).parent / "crash_tools.py"
+STEPS = [
+    ("line1", "append_line"),
+    ("line2", "put_line"),
+    ("approve", "gate"),
+    ("line3", "append_line"),
+    ("line4", "put_line"),
+    ("line5", "append_line"),
+    ("line6", "put_line"),
+]
+TOOL_STEPS = [(name, tool) for name, tool in STEPS if tool != "gate"]
+# run_started, task_start; per tool step: step_start, change_recorded, tool_call_started,
+# function_result, step_complete; the gate: step_start, confirmation_required, gate_decision,
+# step_complete; task_complete, run_finished
+EVENTS = 2 + 5 * len(TOOL_STEPS) + 4 + 2
+
+
+def task_file(folder: Path) -> Path:
+    lines = folder / "lines.txt"
+    steps = []
+    for name, tool in STEPS:
+        if tool == "gate":
+            steps.append(f"  - name: {name}\n    type: gate\n    message_template: Go on?\n")
+            continue
+        text = f"line {name[-1]}"
+        steps.append(
+            f"  - name: {name}\n    type: tool\n    tool: {tool}\n"
+            f"    args: {{path: {json.dumps(str(lines))}, text: {json.dumps(text)}}}\n"
+        )
+    path = folder / "lines.yaml"
+    path.write_text(
+        f"name: lines\ntools: [{json.dumps(str(TOOLS_FILE))}]\nsteps:\n{''.join(steps)}"
+    )
+    return path
+
+
+def settings(folder: Path) -> TaskSettings:
+    # one explicit gate step; the write steps are not gated each (auto_gate off)
+    return TaskSettings(
+        workspace=folder, state_root=folder / "state", gate_timeout_s=120, auto_gate=False
+    )
+
+
+async def child(folder: Path) -> None:
+    """The killed process: run the task, one JSON event per line on stdout."""
+    store = SqliteRunStore(folder / "runs.db")
+    runtime = Runtime(store)
+    loaded = load_task(task_file(folder))
+    executor = TaskExecutor.for_task(
+        loaded,
+        settings=settings(folder),
+        sink=runtime.publish,
+        gates=GateBroker(store, poll_s=0.01),
+    )
+    async for event in executor.execute(loaded.definition, "write six lines"):
+        sys.stdout.write(encode_event(event) + "\n")
+        sys.stdout.flush()
+
+
+@dataclass
+class Trial:
+    folder: Path
+    kill_after: int
+    approve_early: bool
+    jitter_s: float
+    seen: list[Event] = field(default_factory=list)
+
+
+def run_and_kill(trial: Trial) -> Trial:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, str(trial.folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = decode_event(line)
+        trial.seen.append(event)
+        if isinstance(event, ConfirmationRequired) and trial.approve_early:
+            store = SqliteRunStore(trial.folder / "runs.db")
+            store.post_gate_decision(event.run_id, event.request_id, True, "test:early")
+            store.close()
+        if len(trial.seen) >= trial.kill_after:
+            break
+        if isinstance(event, ConfirmationRequired) and not trial.approve_early:
+            break  # nobody approves: the gate waits, and is killed waiting
+    if trial.jitter_s:
+        time.sleep(trial.jitter_s)  # a random kill point, not a wait for anything
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    return trial
+
+
+async def resume(trial: Trial, run_id: str) -> str:
+    """Resume the run from the store; a gate still waiting is decided through the store."""
+    store = SqliteRunStore(trial.folder / "runs.db")
+    runtime = Runtime(store)
+    gates = GateBroker(store, poll_s=0.01)
+    try:
+        recorded = store.events(run_id)
+        runtime.leases.hold(run_id)
+        job = asyncio.create_task(resume_task(recorded, gates=gates, sink=runtime.publish))
+        waited = False
+        deadline = time.monotonic() + 30
+        while not job.done():
+            pending = gates.pending(run_id)
+            if pending:  # the resumed run waits at its gate: decide it as another process
+                waited = True
+                store.post_gate_decision(run_id, pending[0].request_id, True, "test:resume")
+            await asyncio.wait({job}, timeout=0.01)
+            assert time.monotonic() < deadline, "the resumed run did not finish"
+        job.result()
+        return "resumed, gate waited again" if waited else "resumed"
+    finally:
+        runtime.leases.release(run_id)
+        runtime.leases.close()
+        store.close()
+
+
+def check(trial: Trial) -> str:
+    store = SqliteRunStore(trial.folder / "runs.db")
+    try:
+        [record] = store.list_runs()
+        fate = "finished before the kill"
+        before = store.events(record.run_id)
+        if record.status != "completed":
+            assert record.status == "interrupted", record
+            fate = asyncio.run(resume(trial, record.run_id))
+        events = store.events(record.run_id)
+    finally:
+        store.close()
+    finished = {e.step for e in before if isinstance(e, FunctionResult)}
+    cut_off = [
+        (e.call_id.rsplit(":", 1)[-1], e.tool_name)
+        for e in before
+        if isinstance(e, ToolCallStarted) and e.call_id.rsplit(":", 1)[-1] not in finished
+    ]
+    if [tool for _, tool in cut_off] == ["put_line"]:  # idempotent: run again, done once
+        [again] = [e for e in events if isinstance(e, FunctionResult) and e.step == cut_off[0][0]]
+        assert again.success and again.function == "put_line"
+        fate += ", an idempotent step run again"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1)), "gap in seq"
+    assert isinstance(events[-1], RunFinished)
+    done = [e.step for e in events if isinstance(e, StepComplete)]
+    assert len(done) == len(set(done)), f"a step completed twice: {done}"
+    backed_up = [e.step for e in events if isinstance(e, ChangeRecorded)]
+    assert len(backed_up) == len(set(backed_up)), f"a backup taken twice: {backed_up}"
+    decisions = [e for e in events if isinstance(e, GateDecided)]
+    waiting_at_kill = any(isinstance(e, ConfirmationRequired) for e in trial.seen) and not any(
+        isinstance(e, GateDecided) for e in trial.seen
+    )
+    if "approve" in done:
+        assert len(decisions) == 1 and decisions[0].approved
+        if waiting_at_kill and not trial.approve_early:
+            assert decisions[0].decided_by == "test:resume"
+            assert fate == "resumed, gate waited again"
+    file = trial.folder / "lines.txt"
+    written = file.read_text().splitlines() if file.exists() else []
+    assert len(written) == len(set(written)), f"a line written twice: {written}"
+    results = {e.step: e for e in events if isinstance(e, FunctionResult)}
+    unknown = [r for r in results.values() if not r.success]
+    if unknown:  # a non-idempotent step was cut off: it is not run again, and the run stops
+        [failed] = unknown
+        assert failed.function == "append_line" and "effect is unknown" in str(failed.error)
+        assert events[-1].status == "failed" and done[-1] == failed.step
+        assert written.count(f"line {failed.step[-1]}") <= 1
+        return fate + " with an effect unknown"
+    assert events[-1].status == "completed"
+    assert written == [f"line {i}" for i in range(1, 7)]
+    return fate
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(SEED)
+    trials = []
+    for index in range(TRIALS):
+        folder = tmp_path / f"trial{index:02d}"
+        folder.mkdir()
+        jitter = rng.choice([0.0, 0.0, 0.001, 0.003])
+        trials.append(Trial(folder, rng.randint(1, EVENTS), rng.random() < 0.5, jitter))
+    with ThreadPoolExecutor(max_workers=min(4, (os.cpu_count() or 2) * 2)) as pool:
+        killed = list(pool.map(run_and_kill, trials))
+    fates = [check(trial) for trial in killed]
+    counts = {fate: fates.count(fate) for fate in set(fates)}
+    print(counts)
+    assert len(fates) == TRIALS
+    assert fates.count("finished before the kill") < TRIALS // 2, counts
+    assert counts.get("resumed, gate waited again", 0) >= 3, counts
+    assert sum("effect unknown" in fate for fate in fates) >= 3, counts
+    assert sum("idempotent step run again" in fate for fate in fates) >= 3, counts
+    spread = len({len(t.seen) for t in killed})
+    assert spread > min(TRIALS, EVENTS) // 3, f"kill points are not spread ({spread})"
+
+
+if __name__ == "__main__":
+    asyncio.run(child(Path(sys.argv[1])))
