@@ -87,6 +87,7 @@ def task_file(folder: Path) -> Path:
 
 
 def settings(folder: Path) -> TaskSettings:
+    """The Python child's settings (the CLI's are its defaults: every write step gated)."""
     # one explicit gate step; the write steps are not gated each (auto_gate off)
     return TaskSettings(
         workspace=folder, state_root=folder / "state", gate_timeout_s=120, auto_gate=False
@@ -115,12 +116,22 @@ class Trial:
     kill_after: int
     approve_early: bool
     jitter_s: float
+    cli: bool = False
+    """Started by `loopwright task run ... --yes` (each write step gated and approved)."""
     seen: list[Event] = field(default_factory=list)
+
+
+def cli_command(folder: Path) -> list[str]:
+    return [
+        *(sys.executable, "-m", "loopwright", "task", "run", str(task_file(folder))),
+        *("--workspace", str(folder), "--state-dir", str(folder / "state")),
+        *("--store", str(folder / "runs.db"), "--yes", "--json"),
+    ]
 
 
 def run_and_kill(trial: Trial) -> Trial:
     proc = subprocess.Popen(
-        [sys.executable, __file__, str(trial.folder)],
+        cli_command(trial.folder) if trial.cli else [sys.executable, __file__, str(trial.folder)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -129,13 +140,13 @@ def run_and_kill(trial: Trial) -> Trial:
     for line in proc.stdout:
         event = decode_event(line)
         trial.seen.append(event)
-        if isinstance(event, ConfirmationRequired) and trial.approve_early:
+        if isinstance(event, ConfirmationRequired) and trial.approve_early and not trial.cli:
             store = SqliteRunStore(trial.folder / "runs.db")
             store.post_gate_decision(event.run_id, event.request_id, True, "test:early")
             store.close()
         if len(trial.seen) >= trial.kill_after:
             break
-        if isinstance(event, ConfirmationRequired) and not trial.approve_early:
+        if isinstance(event, ConfirmationRequired) and not (trial.approve_early or trial.cli):
             break  # nobody approves: the gate waits, and is killed waiting
     if trial.jitter_s:
         time.sleep(trial.jitter_s)  # a random kill point, not a wait for anything
@@ -199,15 +210,17 @@ def check(trial: Trial) -> str:
     assert len(done) == len(set(done)), f"a step completed twice: {done}"
     backed_up = [e.step for e in events if isinstance(e, ChangeRecorded)]
     assert len(backed_up) == len(set(backed_up)), f"a backup taken twice: {backed_up}"
-    decisions = [e for e in events if isinstance(e, GateDecided)]
+    decisions = {e.request_id: e for e in events if isinstance(e, GateDecided)}
+    assert len(decisions) == sum(isinstance(e, GateDecided) for e in events), "decided twice"
+    assert all(d.approved for d in decisions.values())
+    asked = [e for e in events if isinstance(e, ConfirmationRequired)]
+    assert len(asked) == len({e.request_id for e in asked}), "a gate asked twice"
     waiting_at_kill = any(isinstance(e, ConfirmationRequired) for e in trial.seen) and not any(
         isinstance(e, GateDecided) for e in trial.seen
     )
-    if "approve" in done:
-        assert len(decisions) == 1 and decisions[0].approved
-        if waiting_at_kill and not trial.approve_early:
-            assert decisions[0].decided_by == "test:resume"
-            assert fate == "resumed, gate waited again"
+    if "approve" in done and waiting_at_kill and not trial.approve_early and not trial.cli:
+        assert [d.decided_by for d in decisions.values()] == ["test:resume"]
+        assert fate == "resumed, gate waited again"
     file = trial.folder / "lines.txt"
     written = file.read_text().splitlines() if file.exists() else []
     assert len(written) == len(set(written)), f"a line written twice: {written}"
@@ -234,17 +247,20 @@ def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
         folder = tmp_path / f"trial{index:02d}"
         folder.mkdir()
         jitter = rng.choice([0.0, 0.0, 0.001, 0.003])
-        trials.append(Trial(folder, rng.randint(1, EVENTS), rng.random() < 0.5, jitter))
+        cli = index % 10 == 9  # some through the real `loopwright task run`
+        events = EVENTS + 2 * len(TOOL_STEPS) if cli else EVENTS  # + its write steps' gates
+        trials.append(Trial(folder, rng.randint(1, events), rng.random() < 0.5, jitter, cli))
     with ThreadPoolExecutor(max_workers=min(4, (os.cpu_count() or 2) * 2)) as pool:
         killed = list(pool.map(run_and_kill, trials))
-    fates = [check(trial) for trial in killed]
+    fates = [check(trial) + (" [task run]" if trial.cli else "") for trial in killed]
     counts = {fate: fates.count(fate) for fate in set(fates)}
     print(counts)
     assert len(fates) == TRIALS
-    assert fates.count("finished before the kill") < TRIALS // 2, counts
-    assert counts.get("resumed, gate waited again", 0) >= 3, counts
+    assert sum(f.startswith("finished before the kill") for f in fates) < TRIALS // 2, counts
+    assert sum(f.startswith("resumed, gate waited again") for f in fates) >= 3, counts
     assert sum("effect unknown" in fate for fate in fates) >= 3, counts
     assert sum("idempotent step run again" in fate for fate in fates) >= 3, counts
+    assert any(f.startswith("resumed") and f.endswith("[task run]") for f in fates), counts
     spread = len({len(t.seen) for t in killed})
     assert spread > min(TRIALS, EVENTS) // 3, f"kill points are not spread ({spread})"
 
