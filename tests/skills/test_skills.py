@@ -175,3 +175,19 @@ def test_every_problem_of_a_skill_is_reported_in_one_pass(tmp_path: Path) -> Non
         f"{where}:3: unknown tool(s) in allowed-tools: teleport (available: grep, read)",
         f"{where}:4: 'metadata' must be a mapping",
     ]
+
+
+def test_an_alias_bomb_in_front_matter_is_refused_not_expanded(tmp_path: Path) -> None:
+    levels = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    front = (
+        "---\nname: bomb\ndescription: d\nmetadata:\n"
+        + "".join(f"  {line}\n" for line in levels)
+        + "---\nbody\n"
+    )
+    folder = make_skill(tmp_path, "bomb", front)
+    with pytest.raises(SkillError) as caught:
+        load_skill(folder)
+    assert caught.value.line == 2  # where the front matter mapping starts
+    assert "holds more than 100,000 values once its aliases are expanded" in str(caught.value)

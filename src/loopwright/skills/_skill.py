@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from loopwright.errors import SkillError, SkillProblems
+from loopwright.errors import SkillError, SkillProblems, TaskParseError
+from loopwright.tasks._yaml import load_yaml
 
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -71,13 +70,11 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str]:
         raise SkillError(where, "front matter is not closed with a '---' line", 1)
     raw = text[3 : 3 + end.start()]
     body = text[3 + end.end() :].lstrip("\n")
-    try:
-        data = yaml.safe_load(raw) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None  # the YAML starts on line 1
-        problem = getattr(exc, "problem", None) or exc
-        raise SkillError(where, f"front matter is not valid YAML: {problem}", line) from None
+    try:  # bounded like a task file: size, depth, aliases expanded (skills come from others)
+        data = load_yaml(raw, where) or {}
+    except TaskParseError as exc:
+        message = exc.message.replace("not valid YAML", "front matter is not valid YAML")
+        raise SkillError(where, message, exc.line) from None
     if not isinstance(data, dict):
         raise SkillError(where, "front matter must be a YAML mapping of keys to values", 2)
     return data, body
