@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WHEELS := $(HOME)/.cache/loopwright/wheels
 
-.PHONY: demo test lint typecheck unit setup browser bench eval-compare clean lock lock-check
+.PHONY: demo test lint typecheck unit setup browser postgres bench eval-compare clean lock lock-check
 
 LLAMA_VERSION := 0.3.36
 
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
 		$(PY) scripts/build_wheel.py --version $(LLAMA_VERSION) --wheels $(WHEELS)
-	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local]'
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local,postgres]'
 	touch $(STAMP)
 
 # Refresh constraints.txt after a change to the dependencies in pyproject.toml (commit it);
@@ -36,7 +36,17 @@ browser:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 		else echo "the dashboard tests need Chromium: sudo apt-get install chromium"; exit 1; fi; }
 
-setup: $(STAMP) browser
+# Debian's PostgreSQL server binaries for the Postgres store tests: the suite starts its own
+# throwaway server (initdb in a temporary folder, a free port on 127.0.0.1). Debian puts them
+# in /usr/lib/postgresql/VERSION/bin, not on PATH; the suite looks there. Debian's package
+# rather than a wheel with server binaries: the distribution's security updates, the same
+# build production Debian/Ubuntu servers run, and apt is already how the project gets Chromium.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+		else echo "the Postgres store tests need PostgreSQL: sudo apt-get install postgresql"; exit 1; fi; }
+
+setup: $(STAMP) browser postgres
 
 demo: setup
 	$(VENV)/bin/loopwright run "What is (123 + 456) * 7?" --model local \

@@ -112,7 +112,13 @@ TOOLS = opt(
     key="tools",
 )
 WORKSPACE = opt("--workspace", help="root folder of the file tools", group="tools", key="workspace")
-STORE = opt("--store", help="run store file (SQLite)", group="store", key="store", metavar="PATH")
+STORE = opt(
+    "--store",
+    help="run store: a SQLite file or a postgresql:// URL",
+    group="store",
+    key="store",
+    metavar="PATH",
+)
 JSON_EVENTS = opt(
     "--json", help="print one JSON event per line", group="output", action="store_true"
 )

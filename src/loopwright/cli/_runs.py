@@ -32,13 +32,17 @@ from loopwright.runtime import (
     resume_agent_run,
 )
 from loopwright.safety.scrub import read_secrets_file
-from loopwright.store import RunRecord, SqliteRunStore, open_store
+from loopwright.store import PersistentStore, RunRecord, open_store
 
 STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancelled", "rolled_back")
 
 
 STORE_OPTION = opt(
-    "--store", help="run store file (SQLite)", group="store", key="store", metavar="PATH"
+    "--store",
+    help="run store: a SQLite file or a postgresql:// URL",
+    group="store",
+    key="store",
+    metavar="PATH",
 )
 
 
@@ -46,7 +50,7 @@ def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") ->
     add_options(parser, [STORE_OPTION], section)
 
 
-def store_from_args(args: argparse.Namespace) -> SqliteRunStore:
+def store_from_args(args: argparse.Namespace) -> PersistentStore:
     return open_store(getattr(args, "store", None))
 
 

@@ -14,7 +14,6 @@ from loopwright.errors import ConfigurationError
 from loopwright.store import (
     InMemoryRunStore,
     RunStore,
-    default_store_path,
     open_store,
 )
 
@@ -30,13 +29,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def open_run_store(path: str | None) -> RunStore:
-    """The SQLite store at `path` (default: $LOOPWRIGHT_STORE or ~/.loopwright/runs.db);
-    `:memory:` keeps runs in memory only."""
+    """The store at `path`, a SQLite file or a postgresql:// URL (default: $LOOPWRIGHT_STORE
+    or ~/.loopwright/runs.db); `:memory:` keeps runs in memory only."""
     if path == ":memory:":
         return InMemoryRunStore()
-    file = Path(path).expanduser() if path else default_store_path()
-    file.parent.mkdir(parents=True, exist_ok=True)
-    return open_store(file)
+    return open_store(path)
 
 
 def serve_command(args: argparse.Namespace) -> int:

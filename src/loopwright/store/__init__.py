@@ -2,9 +2,19 @@
 
 from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
 from loopwright.store._memory import InMemoryRunStore, record_after
-from loopwright.store._open import DEFAULT_STORE_PATH, STORE_ENV, default_store_path, open_store
+from loopwright.store._open import (
+    DEFAULT_STORE_PATH,
+    STORE_ENV,
+    PersistentStore,
+    default_store_path,
+    open_store,
+    store_location,
+)
+from loopwright.store._pg_errors import is_postgres_url, redact_url
+from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
+from loopwright.store._tail import tail_events
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -13,11 +23,17 @@ __all__ = [
     "GateDecision",
     "InMemoryRunStore",
     "Lease",
+    "PersistentStore",
+    "PostgresRunStore",
     "RunRecord",
     "RunStore",
     "SqliteRunStore",
     "StoredStatus",
     "default_store_path",
+    "is_postgres_url",
     "open_store",
     "record_after",
+    "redact_url",
+    "store_location",
+    "tail_events",
 ]

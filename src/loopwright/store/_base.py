@@ -97,12 +97,25 @@ class RunStore(Protocol):
         """The run's current lease holder (expired or not), if any."""
         ...
 
+    async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
+        """Wait until the run has a stored event with seq > after (True), or until `timeout`
+        seconds pass (False), whichever process appends it. The live tail's primitive
+        (`loopwright.store.tail_events`): SQLite polls, Postgres is woken by NOTIFY."""
+        ...
+
     def post_gate_decision(
-        self, run_id: str, request_id: str, approved: bool, decided_by: str
+        self,
+        run_id: str,
+        request_id: str,
+        approved: bool,
+        decided_by: str,
+        *,
+        decided_at: float | None = None,
     ) -> bool:
         """Leave a decision on a gate for the process executing the run (which polls
         `gate_decision`). The first decision wins: False if the gate already has one.
-        The store does not check that the run or the gate exists; callers do."""
+        The store does not check that the run or the gate exists; callers do.
+        `decided_at` defaults to now (a copy of a store keeps the original time)."""
         ...
 
     def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 from collections.abc import Sequence
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
 from loopwright.events import Event, RunFinished, RunStarted, TaskComplete, TaskStart
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
+
+POLL_S = 0.01
 
 
 def record_after(record: RunRecord | None, event: Event) -> RunRecord:
@@ -107,13 +111,33 @@ class InMemoryRunStore:
         holder = self._leases.get(run_id)
         return None if holder is None else Lease(*holder)
 
+    async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self._stored_after(run_id, after):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(POLL_S, left))  # appends from other threads set no event
+        return True
+
+    def _stored_after(self, run_id: str, after: int) -> bool:
+        events = self._events.get(run_id)
+        return bool(events) and events[-1].seq > after  # type: ignore[index]
+
     def post_gate_decision(
-        self, run_id: str, request_id: str, approved: bool, decided_by: str
+        self,
+        run_id: str,
+        request_id: str,
+        approved: bool,
+        decided_by: str,
+        *,
+        decided_at: float | None = None,
     ) -> bool:
         key = (run_id, request_id)
         if key in self._gate_decisions:
             return False
-        decision = GateDecision(run_id, request_id, approved, decided_by, self.clock.time())
+        when = self.clock.time() if decided_at is None else decided_at
+        decision = GateDecision(run_id, request_id, approved, decided_by, when)
         self._gate_decisions[key] = decision
         return True
 

@@ -1,18 +1,22 @@
-"""Where the run store lives: `--store PATH`, else `$LOOPWRIGHT_STORE`, else the default.
-
-The default is ~/.loopwright/runs.db.
+"""Where the run store lives: `--store PATH_OR_URL`, else `$LOOPWRIGHT_STORE`, else the
+default ~/.loopwright/runs.db. A `postgresql://` (or `postgres://`) URL opens the Postgres
+store; anything else is a SQLite file.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypeAlias
 
 from loopwright.clock import Clock
+from loopwright.store._pg_errors import is_postgres_url
+from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._sqlite import SqliteRunStore
 
 STORE_ENV = "LOOPWRIGHT_STORE"
 DEFAULT_STORE_PATH = "~/.loopwright/runs.db"
+PersistentStore: TypeAlias = SqliteRunStore | PostgresRunStore
 
 
 def default_store_path() -> Path:
@@ -20,6 +24,21 @@ def default_store_path() -> Path:
     return Path(os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH).expanduser()
 
 
-def open_store(path: str | Path | None = None, *, clock: Clock | None = None) -> SqliteRunStore:
-    """The SQLite run store at `path` (default: `default_store_path()`), created if absent."""
-    return SqliteRunStore(Path(path).expanduser() if path else default_store_path(), clock=clock)
+def store_location(location: str | Path | None = None) -> str:
+    """The store a command uses: `location`, else `$LOOPWRIGHT_STORE`, else the default."""
+    if location:
+        return str(location)
+    return os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH
+
+
+def open_store(
+    location: str | Path | None = None, *, clock: Clock | None = None, migrate: bool = False
+) -> PersistentStore:
+    """The run store at `location` (default: `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
+
+    A SQLite file is created (and migrated) if needed; a Postgres database must hold the
+    store's schema unless `migrate` is true (`loopwright store migrate --store URL`)."""
+    where = store_location(location)
+    if is_postgres_url(where):
+        return PostgresRunStore(where, clock=clock, migrate=migrate)
+    return SqliteRunStore(Path(where).expanduser(), clock=clock)

@@ -121,3 +121,17 @@ def _apply(conn: sqlite3.Connection, target: int) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def check_readable(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of a store opened read-only (nothing can be migrated)."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if application_id != APPLICATION_ID:
+        raise StoreError(f"{path} is not a loopwright run store")
+    if version > max(MIGRATIONS):
+        raise StoreError(
+            f"{path} was written by a newer loopwright (store schema v{version}; this "
+            f"version reads up to v{max(MIGRATIONS)}): upgrade loopwright to open it"
+        )
+    return version

@@ -8,35 +8,33 @@ drop the last few commits, never corrupt the file.
 A run whose row says `running` but whose lease has lapsed (its process stopped renewing
 it), or whose lease holder is a process on this host that has exited, is reported as
 `interrupted`.
+
+A file that cannot be written (read-only file, folder or file system) is opened read-only:
+its runs can be listed, shown and exported, and every write says why it cannot be done.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import asyncio
+import contextlib
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
-from loopwright.events import (
-    SCHEMA_VERSION,
-    Event,
-    EventDecodeError,
-    RunFinished,
-    RunStarted,
-    TaskComplete,
-    TaskStart,
-    decode_event,
-)
+from loopwright.events import Event, EventDecodeError, RunStarted, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
-from loopwright.store._owners import owner_is_gone
-from loopwright.store._schema import check_and_migrate
+from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
+from loopwright.store._schema import check_and_migrate, check_readable
+from loopwright.store._sqlite_errors import READ_ONLY_CODES, primary_code, store_failure
 
 _INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
 _INSERT_RUN = """INSERT INTO runs (run_id, tenant, kind, status, request, model, created_at,
@@ -50,22 +48,11 @@ _SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.mode
     {_LAST_EVENT}, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
     r.parent_run_id, r.options, r.tools, l.expires_at, l.owner
     FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
+_LAST_SEQ = "SELECT max(seq) FROM events WHERE run_id = ?"
 WAL_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
-_ROW_EVENTS = (RunFinished, TaskStart, TaskComplete)
-"""Events that change a run's row (besides run_started, which creates it)."""
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_FIELDS: dict[type[Any], tuple[str, ...]] = {}
-
-
-def _encode(event: Event) -> str:
-    """`encode_event(event)`, byte for byte, with the field names and encoder kept."""
-    names = _FIELDS.get(type(event))
-    if names is None:
-        names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event))
-    data = {name: getattr(event, name) for name in names}
-    data["v"] = SCHEMA_VERSION
-    return _ENCODER.encode(data)
+TAIL_POLL_S = 0.02
+"""How often a waiting tail looks for another connection's commits (`PRAGMA data_version`)."""
 
 
 class SqliteRunStore:
@@ -78,48 +65,98 @@ class SqliteRunStore:
     def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
         self.path = str(path)
         self.clock = clock or SystemClock()
+        self.read_only: str | None = None
+        """Why the store cannot be written, or None for a writable store."""
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self.path = str(Path(self.path).expanduser())
+            if not Path(self.path).exists():
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            elif not os.access(self.path, os.W_OK) or not os.access(
+                Path(self.path).parent, os.W_OK
+            ):
+                self.read_only = "the file or its folder is not writable"
         self._lock = threading.RLock()
+        self._watch: sqlite3.Connection | None = None
+        self._conn = self._open_read_only() if self.read_only else self._open()
+        self._last_seq: dict[str, int] = {}
+        """The newest seq of each run appended through this store (checked for gaps)."""
+
+    def _open(self) -> sqlite3.Connection:
         try:
-            self._conn = sqlite3.connect(
+            conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=10.0
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
         try:
-            self._conn.execute("PRAGMA busy_timeout = 10000")
-            self.migrated_from = check_and_migrate(self._conn, self.path)
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA busy_timeout = 10000")
+            self.migrated_from = check_and_migrate(conn, self.path)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
             # a checkpoint (which syncs) every ~10,000 appends instead of every ~1,000
-            self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
+        except sqlite3.Error as exc:
+            conn.close()
+            if primary_code(exc) in READ_ONLY_CODES and self.path != ":memory:":
+                self.read_only = f"{exc}"
+                return self._open_read_only()
+            raise store_failure(self.path, exc) from None
         except BaseException:
-            self._conn.close()
+            conn.close()
             raise
-        self._last_seq: dict[str, int] = {}
-        """The newest seq of each run appended through this store (checked for gaps)."""
+        return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The file opened for reading only; `immutable` if even its WAL index cannot be made
+        (a read-only folder): nothing else can be writing to it then."""
+        failure: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    f"file:{quote(self.path)}?{mode}", uri=True, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                failure = exc
+                continue
+            try:
+                self.migrated_from = check_readable(conn, self.path)
+                return conn
+            except sqlite3.Error as exc:
+                conn.close()
+                failure = exc
+        assert failure is not None
+        raise store_failure(self.path, failure) from None
+
+    def _refuse_write(self) -> None:
+        if self.read_only is not None:
+            raise StoreError(
+                f"run store {self.path} is read-only ({self.read_only}): its runs can be "
+                f"listed, shown and exported; to run or resume, make it writable or pass "
+                f"--store with a writable file"
+            )
 
     # --- writing ---------------------------------------------------------------------------
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._refuse_write()
         with self._lock:
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreError(f"run store {self.path}: {exc}") from None
+                raise store_failure(self.path, exc) from None
             try:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 self._last_seq.clear()
-                if isinstance(exc, sqlite3.IntegrityError):
-                    raise StoreError(f"run store {self.path}: {exc}") from None
+                if isinstance(exc, sqlite3.Error):
+                    raise store_failure(self.path, exc) from None
                 raise
 
     def append(self, event: Event) -> None:
@@ -128,16 +165,17 @@ class SqliteRunStore:
         Most events are one INSERT in its own transaction; an event that changes the
         run's row writes both in one transaction.
         """
-        if isinstance(event, RunStarted | RunFinished | TaskStart | TaskComplete):
+        if isinstance(event, (RunStarted, *ROW_EVENTS)):
             with self._transaction() as conn:
                 self._append(conn, event)
             return
+        self._refuse_write()
         with self._lock:
             try:
                 self._append(self._conn, event)
             except sqlite3.Error as exc:
                 self._last_seq.clear()
-                raise StoreError(f"run store {self.path}: {exc}") from None
+                raise store_failure(self.path, exc) from None
 
     def append_many(self, events: Sequence[Event]) -> None:
         with self._transaction() as conn:
@@ -148,39 +186,20 @@ class SqliteRunStore:
         run_id = event.run_id
         if isinstance(event, RunStarted):
             record = record_after(None, event)
-            conn.execute(_INSERT_RUN, _run_row(record))
+            conn.execute(_INSERT_RUN, run_row(record))
         else:
             last = self._last_seq.get(run_id)
-            if last is None:
-                row = conn.execute(
-                    "SELECT max(seq) FROM events WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                last = row[0]
+            if last is None or event.seq != last + 1:  # another writer may have added events
+                last = conn.execute(_LAST_SEQ, (run_id,)).fetchone()[0]
             if last is None:
                 raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
             if event.seq != last + 1:
                 raise StoreError(f"run {run_id}: event seq {event.seq} does not follow {last}")
-            if isinstance(event, _ROW_EVENTS):
-                self._update_row(conn, event)
-        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, _encode(event)))
+            if isinstance(event, ROW_EVENTS):
+                row = conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
+                conn.execute(_UPDATE_RUN, row_update(record_after(record_of(row, now=None), event)))
+        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, encode(event)))
         self._last_seq[run_id] = event.seq
-
-    def _update_row(self, conn: sqlite3.Connection, event: Event) -> None:
-        row = conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (event.run_id,)).fetchone()
-        record = record_after(_record(row, now=None), event)
-        conn.execute(
-            _UPDATE_RUN,
-            (
-                record.status,
-                record.request,
-                record.input_tokens,
-                record.output_tokens,
-                record.cost,
-                record.answer,
-                record.reason,
-                record.run_id,
-            ),
-        )
 
     def set_status(self, run_id: str, status: StoredStatus) -> None:
         with self._transaction() as conn:
@@ -192,23 +211,27 @@ class SqliteRunStore:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+    def _read(self, sql: str, params: Sequence[object] | dict[str, object]) -> list[Any]:
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
-                (run_id, after),
-            ).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise store_failure(self.path, exc) from None
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        rows = self._read(
+            "SELECT data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after)
+        )
         try:
             return [decode_event(row[0]) for row in rows]
         except EventDecodeError as exc:
             raise StoreError(f"run {run_id} in {self.path}: {exc}") from None
 
     def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
-        with self._lock:
-            row = self._conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
-        if row is None or (tenant is not None and row[1] != tenant):
+        rows = self._read(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,))
+        if not rows or (tenant is not None and rows[0][1] != tenant):
             return None
-        return _record(row, now=self.clock.time())
+        return record_of(rows[0], now=self.clock.time())
 
     def list_runs(
         self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
@@ -225,12 +248,49 @@ class SqliteRunStore:
             params["status"] = "running" if live else status
         sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY r.created_at DESC, r.run_id" + ("" if live else " LIMIT :limit")
-        with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
-        records = [_record(row, now=now) for row in rows]
+        records = [record_of(row, now=now) for row in self._read(sql, params)]
         if live:
             records = [r for r in records if r.status == status][:limit]
         return records
+
+    # --- the live tail -----------------------------------------------------------------------
+
+    async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
+        """Wait until the run has an event with seq > after (True), or `timeout` s (False).
+
+        Another connection's commit changes `PRAGMA data_version` on a connection of our
+        own that only reads; the run's last seq is read again only then."""
+        deadline = time.monotonic() + timeout
+        version = self._data_version()
+        if self._stored_after(run_id, after):
+            return True
+        while (left := deadline - time.monotonic()) > 0:
+            await asyncio.sleep(min(TAIL_POLL_S, left))
+            now = self._data_version()
+            if now != version:
+                version = now
+                if self._stored_after(run_id, after):
+                    return True
+        return self._stored_after(run_id, after)
+
+    def _data_version(self) -> int:
+        """A number that changes when another connection commits (each call differs where
+        that cannot be known: an in-memory store, a file without its WAL index)."""
+        with self._lock:
+            try:
+                if self._watch is None and self.path != ":memory:":
+                    self._watch = sqlite3.connect(
+                        f"file:{quote(self.path)}?mode=ro", uri=True, check_same_thread=False
+                    )
+                if self._watch is not None:
+                    return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                pass
+            return -time.monotonic_ns()
+
+    def _stored_after(self, run_id: str, after: int) -> bool:
+        last = self._read(_LAST_SEQ, (run_id,))[0][0]
+        return last is not None and int(last) > after
 
     # --- leases ----------------------------------------------------------------------------
 
@@ -253,85 +313,44 @@ class SqliteRunStore:
             conn.execute("DELETE FROM leases WHERE run_id = ? AND owner = ?", (run_id, owner))
 
     def lease(self, run_id: str) -> Lease | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT owner, expires_at FROM leases WHERE run_id = ?", (run_id,)
-            ).fetchone()
-        return None if row is None else Lease(str(row[0]), float(row[1]))
+        rows = self._read("SELECT owner, expires_at FROM leases WHERE run_id = ?", (run_id,))
+        return None if not rows else Lease(str(rows[0][0]), float(rows[0][1]))
 
     # --- gate decisions from other processes ---------------------------------------------
 
     def post_gate_decision(
-        self, run_id: str, request_id: str, approved: bool, decided_by: str
+        self,
+        run_id: str,
+        request_id: str,
+        approved: bool,
+        decided_by: str,
+        *,
+        decided_at: float | None = None,
     ) -> bool:
+        when = self.clock.time() if decided_at is None else decided_at
         with self._transaction() as conn:
             inserted = conn.execute(
                 "INSERT OR IGNORE INTO gate_decisions (run_id, request_id, approved, "
                 "decided_by, decided_at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, request_id, int(approved), decided_by, self.clock.time()),
+                (run_id, request_id, int(approved), decided_by, when),
             ).rowcount
         return inserted == 1
 
     def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT approved, decided_by, decided_at FROM gate_decisions "
-                "WHERE run_id = ? AND request_id = ?",
-                (run_id, request_id),
-            ).fetchone()
-        if row is None:
+        if self.read_only is not None and self.migrated_from < 2:
+            return None  # a v1 store has no gate decisions, and this one cannot be migrated
+        rows = self._read(
+            "SELECT approved, decided_by, decided_at FROM gate_decisions "
+            "WHERE run_id = ? AND request_id = ?",
+            (run_id, request_id),
+        )
+        if not rows:
             return None
-        return GateDecision(run_id, request_id, bool(row[0]), str(row[1]), float(row[2]))
+        approved, decided_by, decided_at = rows[0]
+        return GateDecision(run_id, request_id, bool(approved), str(decided_by), float(decided_at))
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def _run_row(record: RunRecord) -> tuple[Any, ...]:
-    return (
-        record.run_id,
-        record.tenant,
-        record.kind,
-        record.status,
-        record.request,
-        record.model,
-        record.created_at,
-        record.input_tokens,
-        record.output_tokens,
-        record.cost,
-        record.answer,
-        record.reason,
-        record.parent_run_id,
-        json.dumps(record.options, ensure_ascii=False, default=str),
-        json.dumps(list(record.tools), ensure_ascii=False),
-    )
-
-
-def _record(row: Sequence[Any], *, now: float | None) -> RunRecord:
-    """A row of _SELECT_RUN; with `now`, a running run is `interrupted` if its lease has
-    lapsed or its owner is a process on this host that has exited."""
-    status = row[3]
-    if now is not None and status == "running":
-        expires_at, owner = row[17], row[18]
-        if expires_at is None or expires_at <= now or owner_is_gone(owner):
-            status = "interrupted"
-    return RunRecord(
-        run_id=row[0],
-        tenant=row[1],
-        kind=row[2],
-        status=status,
-        request=row[4],
-        model=row[5],
-        created_at=row[6],
-        last_seq=row[7],
-        updated_at=row[8],
-        input_tokens=row[9],
-        output_tokens=row[10],
-        cost=row[11],
-        answer=row[12],
-        reason=row[13],
-        parent_run_id=row[14],
-        options=json.loads(row[15]),
-        tools=tuple(json.loads(row[16])),
-    )
+            if self._watch is not None:
+                self._watch.close()

@@ -1,0 +1,160 @@
+"""A throwaway PostgreSQL server: initdb in a temporary folder, a free port on 127.0.0.1, no
+Unix socket, password authentication, removed by `stop()`. The test suite, the benchmark and
+the fixture script start one; it is also a quick way to try the Postgres store.
+
+The server binaries come from Debian's `postgresql` package (`make postgres` installs it),
+which puts them in /usr/lib/postgresql/VERSION/bin, not on PATH. PostgreSQL refuses to run
+as root: as root the server runs as the package's `postgres` user.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loopwright.errors import StoreError
+
+PG_BIN_ENV = "LOOPWRIGHT_PG_BIN"
+SUPERUSER = "loopwright"
+START_TIMEOUT_S = 30.0
+
+
+def find_pg_bin() -> Path | None:
+    """The folder holding initdb and postgres: $LOOPWRIGHT_PG_BIN, Debian's newest
+    /usr/lib/postgresql/*/bin, else PATH; None if there is none."""
+    candidates = [os.environ.get(PG_BIN_ENV, "")]
+    candidates += sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    initdb = shutil.which("initdb")
+    if initdb:
+        candidates.append(str(Path(initdb).resolve().parent))
+    for folder in candidates:
+        if folder and (Path(folder) / "initdb").exists() and (Path(folder) / "postgres").exists():
+            return Path(folder)
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalPostgres:
+    """A running server; `url()` connects as its superuser (with the password)."""
+
+    bin: Path
+    folder: Path
+    port: int
+    password: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    databases: list[str] = field(default_factory=list)
+
+    def url(self, database: str = "postgres", *, password: str | None = None) -> str:
+        secret = self.password if password is None else password
+        return f"postgresql://{SUPERUSER}:{secret}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        """A new empty database; its URL."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        self.databases.append(name)
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # "fast" shutdown: clients are disconnected
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _as_server_user() -> dict[str, Any]:
+    """subprocess arguments that run a command as `postgres` when we are root."""
+    if os.geteuid() != 0:
+        return {}
+    return {"user": "postgres", "group": "postgres", "extra_groups": []}
+
+
+def start_local_postgres(bin_dir: Path | None = None) -> LocalPostgres:
+    """initdb, start, wait until it accepts connections. StoreError if it cannot."""
+    found = bin_dir or find_pg_bin()
+    if found is None:
+        raise StoreError("no PostgreSQL server binaries (initdb): run `make postgres`")
+    folder = Path(tempfile.mkdtemp(prefix="loopwright-pg-"))
+    as_user = _as_server_user()
+    if as_user:
+        shutil.chown(folder, "postgres", "postgres")
+    password = secrets.token_hex(12)
+    pwfile = folder / "pw"
+    pwfile.write_text(password + "\n")
+    if as_user:
+        shutil.chown(pwfile, "postgres", "postgres")
+    data = folder / "data"
+    subprocess.run(
+        [str(found / "initdb"), "-D", str(data), "-U", SUPERUSER, f"--pwfile={pwfile}",
+         "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"],
+        check=True, capture_output=True, **as_user,
+    )  # fmt: skip
+    pwfile.unlink()
+    port = free_port()
+    log = folder / "server.log"
+    settings = {
+        "listen_addresses": "127.0.0.1",
+        "port": str(port),
+        "unix_socket_directories": "",
+        "fsync": "off",  # a test server: only its clients are killed, never the server
+        "max_connections": "200",
+        "shared_buffers": "64MB",
+    }
+    args = [str(found / "postgres"), "-D", str(data)]
+    for key, value in settings.items():
+        args += ["-c", f"{key}={value}"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **as_user
+        )
+    server = LocalPostgres(found, folder, port, password, process, log)
+    _wait_until_ready(server)
+    return server
+
+
+def _wait_until_ready(server: LocalPostgres) -> None:
+    import psycopg
+
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if server.process.poll() is not None:
+            text = server.log.read_text(errors="replace")[-2000:]
+            server.stop()
+            raise StoreError(f"the PostgreSQL server did not start: {text}")
+        try:
+            psycopg.connect(server.url(), connect_timeout=2).close()
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                server.stop()
+                raise StoreError(
+                    "the PostgreSQL server did not accept connections in 30 s"
+                ) from None
+            time.sleep(0.05)  # polling the server's readiness: nothing to wait on instead

@@ -1,0 +1,369 @@
+"""PostgresRunStore: the run store shared by processes and machines, on PostgreSQL.
+
+The same RunStore contract as SqliteRunStore (one conformance suite runs on both), through
+psycopg 3 and a connection pool. An append is one transaction: the event rows, the run's
+row when an event changes it, and a NOTIFY naming the run and its newest seq (the live tail,
+store/_pg_listen.py). The primary key (run_id, seq) and a check that each seq follows the
+stored one keep every run's log gap-free under concurrent appenders, across machines.
+
+Leases are rows taken and renewed with one atomic upsert (the row lock decides between
+racing processes). Without an injected clock, lease times are the database server's clock,
+so machines with skewed clocks still agree on who holds a run.
+
+The URL's password never appears in a message: `path` is the URL with it redacted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from loopwright.clock import Clock
+from loopwright.errors import StoreError
+from loopwright.events import Event, EventDecodeError, RunStarted, decode_event
+from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
+from loopwright.store._memory import record_after
+from loopwright.store._pg_errors import Redactor
+from loopwright.store._pg_listen import CHANNEL, EventListener, payload
+from loopwright.store._pg_schema import SCHEMA, check_version, migrate
+from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+S = SCHEMA
+_NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp())::float8)"
+_INSERT_EVENT = f"INSERT INTO {S}.events (run_id, seq, type, ts, data) VALUES (%s, %s, %s, %s, %s)"
+_APPEND_ONE = f"""WITH e AS ({_INSERT_EVENT} RETURNING seq)
+    SELECT pg_notify('{CHANNEL}', %s) FROM e"""
+_INSERT_RUN = f"""INSERT INTO {S}.runs (run_id, tenant, kind, status, request, model,
+    created_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id, options, tools)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+_UPDATE_RUN = f"""UPDATE {S}.runs SET status = %s, request = %s, input_tokens = %s,
+    output_tokens = %s, cost = %s, answer = %s, reason = %s WHERE run_id = %s"""
+_SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
+    e.seq, e.ts, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason, r.parent_run_id,
+    r.options, r.tools, l.expires_at, l.owner, extract(epoch from clock_timestamp())::float8
+    FROM {S}.runs r
+    LEFT JOIN LATERAL (SELECT seq, ts FROM {S}.events WHERE run_id = r.run_id
+        ORDER BY seq DESC LIMIT 1) e ON true
+    LEFT JOIN {S}.leases l ON l.run_id = r.run_id"""
+_LAST_SEQ = f"SELECT max(seq) FROM {S}.events WHERE run_id = %s"
+_ACQUIRE = f"""INSERT INTO {S}.leases AS l (run_id, owner, expires_at)
+    VALUES (%(run_id)s, %(owner)s, {_NOW} + %(ttl)s::float8)
+    ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+    WHERE l.owner = excluded.owner OR l.expires_at <= {_NOW}
+    RETURNING 1"""
+POOL_SIZE = 4
+CONNECT_TIMEOUT_S = 10
+TAIL_FALLBACK_S = 1.0
+"""A waiting tail reads again at least this often while the LISTEN connection is down."""
+
+
+@dataclasses.dataclass
+class _Batch:
+    """What one append_many writes, worked out before the transaction's statements."""
+
+    started: set[str] = dataclasses.field(default_factory=set)
+    records: dict[str, RunRecord] = dataclasses.field(default_factory=dict)
+    rows: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
+    last: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+class PostgresRunStore:
+    """The RunStore protocol over a PostgreSQL database (`postgresql://user:pw@host/db`).
+
+    The database must hold the store's schema (`loopwright store migrate --store URL`, or
+    `migrate=True`). `clock` decides when leases lapse (a MockClock in tests); without one,
+    the database server's clock does. Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        migrate: bool = False,
+        pool_size: int = POOL_SIZE,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+    ) -> None:
+        self._redact = Redactor(url)
+        self.path = self._redact.where
+        self.clock = clock
+        self._url = url
+        self._last_seq: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._listener: EventListener | None = None
+        self._pool = self._open(url, migrate, pool_size, connect_timeout)
+
+    def __repr__(self) -> str:
+        return f"PostgresRunStore({self.path!r})"
+
+    def _open(self, url: str, upgrade: bool, size: int, timeout: float) -> ConnectionPool:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise StoreError(
+                f"the run store {self.path} needs psycopg: pip install 'loopwright[postgres]'"
+            ) from None
+        try:
+            probe = psycopg.connect(url, autocommit=True, connect_timeout=int(timeout))
+        except psycopg.Error as exc:
+            raise self._redact.failure(exc, connecting=True) from None
+        try:
+            with probe:
+                self.migrated_from = (migrate if upgrade else check_version)(probe, self.path)
+        except psycopg.Error as exc:
+            raise self._redact.failure(exc) from None
+        pool = ConnectionPool(
+            url, min_size=1, max_size=size, kwargs={"autocommit": True}, open=False,
+            name="loopwright-store", timeout=30.0,
+        )  # fmt: skip
+        try:
+            pool.open(wait=True, timeout=timeout)
+        except Exception as exc:
+            pool.close()
+            raise self._redact.failure(exc, connecting=True) from None
+        return pool
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """A pooled connection; any database failure becomes a StoreError."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.Error, PoolTimeout) as exc:
+            with self._lock:
+                self._last_seq.clear()
+            raise self._redact.failure(exc) from None
+
+    def _now(self) -> float | None:
+        return None if self.clock is None else self.clock.time()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def append(self, event: Event) -> None:
+        """One event, durably, in one transaction (one round trip for most events)."""
+        with self._lock:
+            last = self._last_seq.get(event.run_id)
+        if last is None or event.seq != last + 1 or isinstance(event, (RunStarted, *ROW_EVENTS)):
+            self.append_many((event,))  # reads the stored last seq when it is not known
+            return
+        row = (event.run_id, event.seq, event.type, event.ts, encode(event))
+        with self._conn() as conn:
+            conn.execute(_APPEND_ONE, (*row, payload(event.run_id, event.seq)))
+        with self._lock:
+            self._last_seq[event.run_id] = event.seq
+
+    def append_many(self, events: Sequence[Event]) -> None:
+        """The events in one transaction: all stored, or none."""
+        if not events:
+            return
+        with self._conn() as conn, conn.transaction():
+            batch = self._plan(conn, events)
+            with conn.cursor() as cur:
+                for run_id, record in batch.records.items():
+                    if run_id in batch.started:
+                        cur.execute(_INSERT_RUN, run_row(record))
+                    else:
+                        cur.execute(_UPDATE_RUN, row_update(record))
+                cur.executemany(_INSERT_EVENT, batch.rows)
+                for run_id, seq in batch.last.items():
+                    cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload(run_id, seq)))
+        with self._lock:
+            self._last_seq.update(batch.last)
+
+    def _plan(self, conn: psycopg.Connection[tuple[Any, ...]], events: Sequence[Event]) -> _Batch:
+        """Check every event follows the one before it (in the batch, or stored)."""
+        batch = _Batch()
+        for event in events:
+            run_id = event.run_id
+            if isinstance(event, RunStarted):
+                batch.started.add(run_id)
+                batch.records[run_id] = record_after(None, event)
+            else:
+                last = batch.last.get(run_id)
+                if last is None:
+                    with self._lock:
+                        last = self._last_seq.get(run_id)
+                    if last is None or event.seq != last + 1:  # another writer may have added
+                        last = conn.execute(_LAST_SEQ, (run_id,)).fetchone()[0]  # type: ignore[index]
+                if last is None:
+                    raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
+                if event.seq != last + 1:
+                    raise StoreError(f"run {run_id}: event seq {event.seq} does not follow {last}")
+                if isinstance(event, ROW_EVENTS):
+                    record = batch.records.get(run_id) or self._stored_record(conn, run_id)
+                    record = dataclasses.replace(record, last_seq=event.seq - 1)
+                    batch.records[run_id] = record_after(record, event)
+            batch.rows.append((run_id, event.seq, event.type, event.ts, encode(event)))
+            batch.last[run_id] = event.seq
+        return batch
+
+    def _stored_record(self, conn: psycopg.Connection[tuple[Any, ...]], run_id: str) -> RunRecord:
+        row = conn.execute(
+            _SELECT_RUN + " WHERE r.run_id = %s FOR UPDATE OF r", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"run {run_id} has events but no row in {self.path}")
+        return record_of(row, now=None)
+
+    def set_status(self, run_id: str, status: StoredStatus) -> None:
+        with self._conn() as conn:
+            changed = conn.execute(
+                f"UPDATE {S}.runs SET status = %s WHERE run_id = %s", (status, run_id)
+            ).rowcount
+        if not changed:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT data FROM {S}.events WHERE run_id = %s AND seq > %s ORDER BY seq",
+                (run_id, after),
+            ).fetchall()
+        try:
+            return [decode_event(row[0]) for row in rows]
+        except EventDecodeError as exc:
+            raise StoreError(f"run {run_id} in {self.path}: {exc}") from None
+
+    def _records(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[RunRecord]:
+        with self._conn() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        now = self._now()
+        return [record_of(row, now=row[19] if now is None else now) for row in rows]
+
+    def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
+        records = self._records(_SELECT_RUN + " WHERE r.run_id = %s", (run_id,))
+        if not records or (tenant is not None and records[0].tenant != tenant):
+            return None
+        return records[0]
+
+    def list_runs(
+        self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
+    ) -> list[RunRecord]:
+        where: list[str] = []
+        params: dict[str, Any] = {"limit": limit}
+        if tenant is not None:
+            where.append("r.tenant = %(tenant)s")
+            params["tenant"] = tenant
+        live = status in ("running", "interrupted")  # decided by the lease, row by row
+        if status is not None:
+            where.append("r.status = %(status)s")
+            params["status"] = "running" if live else status
+        sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY r.created_at DESC, r.run_id" + ("" if live else " LIMIT %(limit)s")
+        records = self._records(sql, params)
+        if live:
+            records = [r for r in records if r.status == status][:limit]
+        return records
+
+    # --- the live tail -----------------------------------------------------------------------
+
+    async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
+        """Wait until the run has an event with seq > after (True), or `timeout` s (False).
+
+        Woken by the NOTIFY of the append's commit; reads again at least every
+        TAIL_FALLBACK_S while the LISTEN connection is down."""
+        import asyncio
+        import time
+
+        listener = self._listening()
+        deadline = time.monotonic() + timeout
+        with listener.watch(run_id) as woken:
+            while True:
+                woken.clear()
+                if self._stored_after(run_id, after):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                if not listener.listening.is_set():
+                    left = min(left, TAIL_FALLBACK_S)
+                try:
+                    async with asyncio.timeout(left):
+                        await woken.wait()
+                except TimeoutError:
+                    pass
+
+    def _listening(self) -> EventListener:
+        with self._lock:
+            if self._listener is None:
+                self._listener = EventListener(self._url)
+                self._listener.listening.wait(CONNECT_TIMEOUT_S)
+            return self._listener
+
+    def _stored_after(self, run_id: str, after: int) -> bool:
+        with self._conn() as conn:
+            row = conn.execute(_LAST_SEQ, (run_id,)).fetchone()
+        return row is not None and row[0] is not None and int(row[0]) > after
+
+    # --- leases ----------------------------------------------------------------------------
+
+    def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
+        params = {"run_id": run_id, "owner": owner, "ttl": ttl_s, "now": self._now()}
+        with self._conn() as conn:
+            return conn.execute(_ACQUIRE, params).fetchone() is not None
+
+    def release_lease(self, run_id: str, owner: str) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                f"DELETE FROM {S}.leases WHERE run_id = %s AND owner = %s", (run_id, owner)
+            )
+
+    def lease(self, run_id: str) -> Lease | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT owner, expires_at FROM {S}.leases WHERE run_id = %s", (run_id,)
+            ).fetchone()
+        return None if row is None else Lease(str(row[0]), float(row[1]))
+
+    # --- gate decisions from other processes ---------------------------------------------
+
+    def post_gate_decision(
+        self,
+        run_id: str,
+        request_id: str,
+        approved: bool,
+        decided_by: str,
+        *,
+        decided_at: float | None = None,
+    ) -> bool:
+        params = {
+            "run_id": run_id, "request_id": request_id, "approved": approved,
+            "decided_by": decided_by, "now": self._now() if decided_at is None else decided_at,
+        }  # fmt: skip
+        with self._conn() as conn:
+            inserted = conn.execute(
+                f"INSERT INTO {S}.gate_decisions (run_id, request_id, approved, decided_by, "
+                f"decided_at) VALUES (%(run_id)s, %(request_id)s, %(approved)s, "
+                f"%(decided_by)s, {_NOW}) ON CONFLICT DO NOTHING",
+                params,
+            ).rowcount
+        return inserted == 1
+
+    def gate_decision(self, run_id: str, request_id: str) -> GateDecision | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT approved, decided_by, decided_at FROM {S}.gate_decisions "
+                "WHERE run_id = %s AND request_id = %s",
+                (run_id, request_id),
+            ).fetchone()
+        if row is None:
+            return None
+        return GateDecision(run_id, request_id, bool(row[0]), str(row[1]), float(row[2]))
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        self._pool.close()

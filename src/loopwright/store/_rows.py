@@ -1,0 +1,96 @@
+"""What every persistent store writes and reads the same way: an event's stored text, a
+run's row as values, and a RunRecord from a selected row (with the lease's verdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from loopwright.events import SCHEMA_VERSION, Event, RunFinished, TaskComplete, TaskStart
+from loopwright.store._base import RunRecord
+from loopwright.store._owners import owner_is_gone
+
+ROW_EVENTS = (RunFinished, TaskStart, TaskComplete)
+"""Events that change a run's row (besides run_started, which creates it)."""
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+
+
+def encode(event: Event) -> str:
+    """`encode_event(event)`, byte for byte, with the field names and encoder kept."""
+    names = _FIELDS.get(type(event))
+    if names is None:
+        names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event))
+    data = {name: getattr(event, name) for name in names}
+    data["v"] = SCHEMA_VERSION
+    return _ENCODER.encode(data)
+
+
+def run_row(record: RunRecord) -> tuple[Any, ...]:
+    """The values of a `runs` row, in the column order of both stores' INSERT."""
+    return (
+        record.run_id,
+        record.tenant,
+        record.kind,
+        record.status,
+        record.request,
+        record.model,
+        record.created_at,
+        record.input_tokens,
+        record.output_tokens,
+        record.cost,
+        record.answer,
+        record.reason,
+        record.parent_run_id,
+        json.dumps(record.options, ensure_ascii=False, default=str),
+        json.dumps(list(record.tools), ensure_ascii=False),
+    )
+
+
+def row_update(record: RunRecord) -> tuple[Any, ...]:
+    """The values of both stores' UPDATE of a run's row after an event that changes it."""
+    return (
+        record.status,
+        record.request,
+        record.input_tokens,
+        record.output_tokens,
+        record.cost,
+        record.answer,
+        record.reason,
+        record.run_id,
+    )
+
+
+def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
+    """A selected run row: run_id, tenant, kind, status, request, model, created_at,
+    last_seq, updated_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id,
+    options, tools, the lease's expires_at and owner.
+
+    With `now`, a running run is `interrupted` if its lease has lapsed or its owner is a
+    process on this host that has exited."""
+    status = row[3]
+    if now is not None and status == "running":
+        expires_at, owner = row[17], row[18]
+        if expires_at is None or expires_at <= now or owner_is_gone(owner):
+            status = "interrupted"
+    return RunRecord(
+        run_id=row[0],
+        tenant=row[1],
+        kind=row[2],
+        status=status,
+        request=row[4],
+        model=row[5],
+        created_at=row[6],
+        last_seq=row[7],
+        updated_at=row[8],
+        input_tokens=row[9],
+        output_tokens=row[10],
+        cost=row[11],
+        answer=row[12],
+        reason=row[13],
+        parent_run_id=row[14],
+        options=json.loads(row[15]),
+        tools=tuple(json.loads(row[16])),
+    )

@@ -1,0 +1,331 @@
+"""One conformance suite for every persistent store: each test runs on SQLite and on
+PostgreSQL (a real server the suite starts), so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from store_helpers import line_spec, lines, recorded_run
+
+from conftest import Spot
+from loopwright.clock import MockClock
+from loopwright.errors import ResumeConflict, StoreError
+from loopwright.events import (
+    ConfirmationRequired,
+    Event,
+    IterationStarted,
+    RunFinished,
+    RunStarted,
+    TaskComplete,
+    TaskStart,
+    encode_event,
+)
+from loopwright.runtime import LeaseKeeper, Runtime, export_run, resume_agent_run
+from loopwright.store import RunStore, tail_events
+
+
+def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStarted:
+    return RunStarted(run_id=run_id, seq=1, ts=ts, request=f"do {run_id}", tenant=tenant)
+
+
+def step(run_id: str, seq: int, iteration: int = 0) -> IterationStarted:
+    return IterationStarted(run_id=run_id, seq=seq, ts=float(seq), iteration=iteration)
+
+
+def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
+    return RunFinished(
+        run_id=run_id,
+        seq=seq,
+        ts=9.0,
+        status=status,  # type: ignore[arg-type]
+        answer="done",
+        usage={"input_tokens": 5, "output_tokens": 7},
+        cost=0.25,
+    )
+
+
+def test_a_run_is_stored_event_by_event_and_read_back_in_ranges(spot: Spot, tmp_path: Path) -> None:
+    events = recorded_run(line_spec(tmp_path, 2))
+    store = spot.open()
+    for event in events:
+        store.append(event)
+    store.close()
+    other = spot.open()  # another connection sees the same, byte for byte
+    assert [encode_event(e) for e in other.events("run_test")] == [encode_event(e) for e in events]
+    assert [e.seq for e in other.events("run_test", after=3)] == list(range(4, len(events) + 1))
+    assert other.events("run_test", after=len(events)) == []
+    assert other.events("nope") == []
+    record = other.get_run("run_test")
+    assert record is not None and record.status == "completed" and record.answer == "2 lines"
+    assert record.last_seq == len(events) and record.updated_at == events[-1].ts
+    assert record.kind == "agent" and record.tools == ("append_line",)
+    assert record.options["extra"]["spec"]["request"] == "write 2 lines"
+
+
+def test_a_gap_a_duplicate_and_an_unknown_run_are_refused(spot: Spot) -> None:
+    store = spot.open()
+    store.append(started("r1"))
+    with pytest.raises(StoreError, match=r"seq 3 does not follow 1"):
+        store.append(step("r1", 3))
+    with pytest.raises(StoreError, match=r"unknown run nope"):
+        store.append(step("nope", 2))
+    with pytest.raises(StoreError, match=r"(?i)unique"):
+        store.append(started("r1"))
+    store.append(step("r1", 2))
+    with pytest.raises(StoreError, match=r"(?i)unique|does not follow"):
+        spot.open().append(step("r1", 2))  # another writer with the same seq
+    assert [e.seq for e in store.events("r1")] == [1, 2]
+
+
+def test_append_many_is_one_transaction(spot: Spot) -> None:
+    store = spot.open()
+    with pytest.raises(StoreError):
+        store.append_many([started("r1"), step("r1", 2), started("r1")])
+    assert store.get_run("r1") is None and store.events("r1") == []
+    store.append(started("r2"))
+    with pytest.raises(StoreError, match=r"does not follow"):
+        store.append_many([step("r2", 2), finished("r2", 4)])
+    record = store.get_run("r2")
+    assert record is not None and record.last_seq == 1 and record.answer is None
+    store.append_many([step("r2", 2), finished("r2", 3)])  # the store is still usable
+    record = store.get_run("r2")
+    assert record is not None and record.last_seq == 3 and record.answer == "done"
+
+
+def test_row_events_in_one_batch_update_the_run(spot: Spot) -> None:
+    store = spot.open()
+    kwargs = {"run_id": "t1", "kind": "task", "request": "", "tenant": "acme"}
+    store.append_many(
+        [
+            RunStarted(seq=1, ts=1.0, **kwargs),  # type: ignore[arg-type]
+            TaskStart(run_id="t1", seq=2, ts=2.0, task_name="rotate"),
+            TaskComplete(run_id="t1", seq=3, ts=3.0, task_name="rotate", summary="2 keys"),
+        ]
+    )
+    record = spot.open().get_run("t1")
+    assert record is not None
+    assert (record.request, record.answer, record.last_seq) == ("rotate", "2 keys", 3)
+
+
+def test_runs_are_listed_by_tenant_and_status(spot: Spot) -> None:
+    clock = MockClock()
+    store = spot.open(clock)
+    store.append_many([started("a1", "acme", ts=1.0), finished("a1", 2)])
+    store.append_many([started("a2", "acme", ts=2.0), finished("a2", 2, "stopped")])
+    store.append(started("b1", "beta", ts=3.0))
+    assert store.acquire_lease("b1", "someone-else:1:x", 60)
+    store.append(started("b2", "beta", ts=4.0))  # no lease: interrupted
+    assert [r.run_id for r in store.list_runs()] == ["b2", "b1", "a2", "a1"]
+    assert [r.run_id for r in store.list_runs(tenant="acme")] == ["a2", "a1"]
+    assert [r.run_id for r in store.list_runs(status="stopped")] == ["a2"]
+    assert [r.run_id for r in store.list_runs(status="running")] == ["b1"]
+    assert [r.run_id for r in store.list_runs(status="interrupted")] == ["b2"]
+    assert [r.run_id for r in store.list_runs(limit=1)] == ["b2"]
+    assert store.get_run("a1", tenant="beta") is None
+    row = store.get_run("a1", tenant="acme")
+    assert row is not None and (row.input_tokens, row.output_tokens, row.cost) == (5, 7, 0.25)
+    store.set_status("a1", "rolled_back")
+    assert [r.run_id for r in spot.open(clock).list_runs(status="rolled_back")] == ["a1"]
+    with pytest.raises(StoreError, match=r"no run 'zz'"):
+        store.set_status("zz", "failed")
+
+
+WRITERS, PER_WRITER = 4, 15
+
+
+def _race(spot: Spot, writer: int, barrier: threading.Barrier, conflicts: list[int]) -> None:
+    """Append PER_WRITER events to r1, each at the next free seq, retrying when another
+    writer took it first."""
+    store = spot.open()
+    barrier.wait()
+    for k in range(PER_WRITER):
+        while True:
+            record = store.get_run("r1")
+            assert record is not None
+            try:
+                store.append(step("r1", record.last_seq + 1, iteration=writer * 1000 + k))
+                break
+            except StoreError:
+                conflicts[writer] += 1
+    store.close()
+
+
+def test_concurrent_appenders_keep_each_run_gap_free(spot: Spot) -> None:
+    spot.open().append(started("r1"))
+    barrier = threading.Barrier(WRITERS)
+    conflicts = [0] * WRITERS
+    threads = [
+        threading.Thread(target=_race, args=(spot, w, barrier, conflicts)) for w in range(WRITERS)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = spot.open().events("r1")
+    assert [e.seq for e in events] == list(range(1, 2 + WRITERS * PER_WRITER))
+    iterations = [e.iteration for e in events[1:]]  # type: ignore[union-attr]
+    assert sorted(iterations) == sorted(
+        w * 1000 + k for w in range(WRITERS) for k in range(PER_WRITER)
+    )
+    for writer in range(WRITERS):  # each writer's events in its own order
+        own = [i for i in iterations if i // 1000 == writer]
+        assert own == sorted(own)
+
+
+def test_leases_are_taken_renewed_refused_and_reclaimed(spot: Spot) -> None:
+    clock = MockClock()
+    start = clock.time()
+    a, b = spot.open(clock), spot.open(clock)
+    a.append(started("r1"))
+    assert a.acquire_lease("r1", "host-a:1:x", 10)
+    assert not b.acquire_lease("r1", "host-b:2:y", 10)  # held by a live owner
+    record = b.get_run("r1")
+    assert record is not None and record.status == "running"
+    clock.advance(8)
+    assert a.acquire_lease("r1", "host-a:1:x", 10)  # renewed: now until 18
+    clock.advance(8)
+    assert not b.acquire_lease("r1", "host-b:2:y", 10)
+    lease = b.lease("r1")
+    assert lease is not None and lease.owner == "host-a:1:x" and lease.expires_at == start + 18
+    clock.advance(3)  # lapsed
+    record = b.get_run("r1")
+    assert record is not None and record.status == "interrupted"
+    assert b.acquire_lease("r1", "host-b:2:y", 10)  # reclaimed
+    assert not a.acquire_lease("r1", "host-a:1:x", 10)  # a learns it lost the run
+    a.release_lease("r1", "host-a:1:x")  # not its lease: nothing happens
+    assert b.lease("r1") is not None
+    b.release_lease("r1", "host-b:2:y")
+    assert a.lease("r1") is None
+
+
+def test_a_lease_without_an_injected_clock_runs_on_real_time(spot: Spot) -> None:
+    a, b = spot.open(), spot.open()
+    a.append(started("r1"))
+    assert a.acquire_lease("r1", "host-a:1:x", 30)
+    assert not b.acquire_lease("r1", "host-b:2:y", 30)
+    lease = b.lease("r1")
+    assert lease is not None and abs(lease.expires_at - (time.time() + 30)) < 5
+    record = b.get_run("r1")
+    assert record is not None and record.status == "running"
+
+
+def test_two_resumes_at_once_one_is_refused(spot: Spot, tmp_path: Path) -> None:
+    spec = line_spec(tmp_path, 3, tool="append_line")
+    events = recorded_run(spec, run_id="r_two")
+    (tmp_path / "lines.txt").unlink()
+    spot.open().append_many(events[:3])  # crashed after the first reply, before its tool call
+    first, second = Runtime(spot.open()), Runtime(spot.open())
+
+    async def both() -> list[object]:
+        return await asyncio.gather(
+            resume_agent_run(first, "r_two"), resume_agent_run(second, "r_two"),
+            return_exceptions=True,
+        )  # fmt: skip
+
+    outcomes = asyncio.run(both())
+    errors = [o for o in outcomes if isinstance(o, BaseException)]
+    results = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert len(errors) == 1 and isinstance(errors[0], ResumeConflict), outcomes
+    assert len(results) == 1 and results[0].success  # type: ignore[attr-defined]
+    assert lines(tmp_path / "lines.txt") == ["line 1", "line 2", "line 3"]
+    record = spot.open().get_run("r_two")
+    assert record is not None and record.status == "completed"
+    assert spot.open().lease("r_two") is None
+
+
+def test_a_keeper_renews_and_a_second_keeper_is_refused(spot: Spot) -> None:
+    clock = MockClock()
+    store = spot.open(clock)
+    store.append(started("r1"))
+    first = LeaseKeeper(store, owner="host-a:1:x", ttl_s=10)
+    second = LeaseKeeper(spot.open(clock), owner="host-b:2:y", ttl_s=10)
+    first.hold("r1")
+    with pytest.raises(ResumeConflict, match=r"being executed by host-a:1:x"):
+        second.hold("r1")
+    clock.advance(11)
+    second.hold("r1")
+    assert first.beat() == ["r1"]
+    first.close()
+    second.close()
+
+
+def test_a_run_exports_as_one_document(spot: Spot, tmp_path: Path) -> None:
+    events = recorded_run(line_spec(tmp_path, 1))
+    spot.open().append_many(events)
+    document = export_run(spot.open(), "run_test")
+    assert document["format"] == "loopwright.run/1"
+    assert document["run"]["status"] == "completed" and document["run"]["last_seq"] == len(events)
+    assert [e["seq"] for e in document["events"]] == list(range(1, len(events) + 1))
+
+
+def test_the_first_gate_decision_wins(spot: Spot) -> None:
+    clock = MockClock()
+    a, b = spot.open(clock), spot.open(clock)
+    assert a.gate_decision("t1", "g1") is None
+    assert a.post_gate_decision("t1", "g1", True, "api:acme")
+    assert not b.post_gate_decision("t1", "g1", False, "cli")
+    decision = b.gate_decision("t1", "g1")
+    assert decision is not None
+    assert (decision.approved, decision.decided_by, decision.decided_at) == (
+        True,
+        "api:acme",
+        clock.time(),
+    )
+    assert b.post_gate_decision("t1", "g2", False, "cli", decided_at=123.5)
+    decision = a.gate_decision("t1", "g2")
+    assert decision is not None and (decision.approved, decision.decided_at) == (False, 123.5)
+
+
+def _gated(run_id: str) -> list[Event]:
+    return [
+        RunStarted(run_id=run_id, seq=1, ts=1.0, kind="task", request="t"),
+        ConfirmationRequired(run_id=run_id, seq=2, ts=2.0, step="s", request_id="g"),
+    ]
+
+
+async def test_a_tail_gets_each_event_once_as_another_handle_appends_it(spot: Spot) -> None:
+    writer, reader = spot.open(), spot.open()
+    writer.append_many(_gated("r1"))
+    seen: list[int] = []
+    arrived = asyncio.Event()
+
+    async def follow() -> None:
+        async for event in tail_events(reader, "r1", after=0):
+            seen.append(event.seq)
+            arrived.set()
+
+    task = asyncio.create_task(follow())
+    for seq in range(3, 9):  # each append wakes the tail; no time-based wait
+        while not seen or seen[-1] < seq - 1:
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 10)
+        writer.append(step("r1", seq))
+    writer.append(finished("r1", 9))
+    await asyncio.wait_for(task, 10)  # the tail ends at run_finished
+    assert seen == list(range(1, 10))
+
+
+async def test_a_tail_resumed_from_its_last_seq_misses_and_repeats_nothing(spot: Spot) -> None:
+    store = spot.open()
+    store.append_many([*_gated("r1"), step("r1", 3), step("r1", 4)])
+    first = [e.seq async for e in tail_events(store, "r1", after=0, idle_timeout=0.05)]
+    assert first == [1, 2, 3, 4]
+    store.append_many([step("r1", 5), step("r1", 6)])  # while no one listened
+    again = [
+        e.seq async for e in tail_events(spot.open(), "r1", after=first[-1], idle_timeout=0.05)
+    ]
+    assert again == [5, 6]
+
+
+async def test_wait_for_events_times_out_when_nothing_comes(spot: Spot) -> None:
+    store: RunStore = spot.open()
+    store.append_many(_gated("r1"))
+    assert await store.wait_for_events("r1", after=1, timeout=5)  # already there
+    began = time.monotonic()
+    assert not await store.wait_for_events("r1", after=2, timeout=0.3)
+    elapsed = time.monotonic() - began
+    assert 0.3 <= elapsed < 1.5, elapsed
