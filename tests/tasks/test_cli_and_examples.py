@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,17 @@ def test_no_terminal_and_no_yes_waits_then_times_out(
 def test_missing_input_is_a_usage_error(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["task", "run", str(EXAMPLES / "rotate-keys.yaml"), "--workspace", str(ws)]) == 2
     assert "needs input(s) as_of" in capsys.readouterr().err
+
+
+def test_the_task_resume_example_runs() -> None:
+    example = Path(__file__).parents[2] / "examples" / "tasks" / "resume_task.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "while its gate waited; the store says: interrupted" in out
+    assert "waits again" in out and "resumed: completed" in out
+    assert out.count("step first:") == 1  # served from the log, not run again
+    assert "gate of approve: approved by alice" in out
+    assert "notes.txt: one, two" in out
