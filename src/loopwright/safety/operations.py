@@ -22,9 +22,21 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from loopwright.errors import LoopwrightError, TaskRunError
-from loopwright.tools import Tool, resolve_in_workspace
+from loopwright.paths import resolve_in_workspace
 
 OperationClass = Literal["read", "write", "destructive"]
+
+
+class DeclaredTool(Protocol):
+    """What the safety layer reads of a tool: its name and its declared effect (a
+    `loopwright.tools.Tool` is one; this layer does not import the tools)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def effect(self) -> str: ...
+
 
 DESTRUCTIVE_ACTIONS = frozenset(
     {"delete", "remove", "drop", "destroy", "purge", "truncate", "wipe", "reset", "revoke"}
@@ -110,7 +122,7 @@ class UndoOutcome:
     message: str
 
 
-def classify_operation(tool: Tool, arguments: Mapping[str, Any]) -> OperationClass:
+def classify_operation(tool: DeclaredTool, arguments: Mapping[str, Any]) -> OperationClass:
     """Read, write or destructive: the declared effect, sharpened by the arguments."""
     if tool.effect == "read" or arguments.get("dry_run") is True:
         return "read"
@@ -126,7 +138,7 @@ def classify_operation(tool: Tool, arguments: Mapping[str, Any]) -> OperationCla
 
 
 def before_operation(
-    tool: Tool,
+    tool: DeclaredTool,
     arguments: Mapping[str, Any],
     safety: OperationSafety,
     *,

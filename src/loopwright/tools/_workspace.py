@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from loopwright.errors import ToolError
+from loopwright.paths import resolve_in_workspace as resolve_in_workspace
 
 SKIPPED_FOLDERS = frozenset(
     {
@@ -24,40 +25,6 @@ SKIPPED_FOLDERS = frozenset(
     }
 )
 """Folders that grep, glob and list_files do not descend into."""
-
-
-def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> Path:
-    """The real path of `path` inside `root`.
-
-    Refuses `..` escapes, absolute paths outside the root and symlinks that lead out
-    (also dangling ones, and symlinked folders on the way).
-    """
-    root = root.resolve()
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError("the path is empty: give a path relative to the workspace root")
-    if "\x00" in path:
-        raise ToolError(f"path {path!r} contains a NUL character")
-    candidate = Path(path).expanduser() if path.startswith("~") else Path(path)
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    lexical = Path(os.path.normpath(candidate))
-    resolved = candidate.resolve()
-    if not _inside(lexical, root):
-        raise ToolError(
-            f"path {path!r} is outside the workspace {root} (use a path relative to it)"
-        )
-    if not _inside(resolved, root):
-        raise ToolError(
-            f"path {path!r} leads outside the workspace {root} through a symlink "
-            f"(it points to {resolved})"
-        )
-    if must_exist and not resolved.exists():
-        raise ToolError(f"no such file or folder in the workspace: {path!r}")
-    return resolved
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def resolve_readable(
