@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from guard_helpers import SlowModel, call, final
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
+from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStarted, RunStopped
 from loopwright.guards import WALL_CLOCK_CHANGING_S, WALL_CLOCK_READ_ONLY_S
 from loopwright.models import ScriptedModel
@@ -155,3 +157,10 @@ def test_the_progress_signal_can_be_chosen() -> None:
     options = AgentOptions(progress_signal="observations")
     agent = AgentExecutor(ScriptedModel([]), BUILTIN_TOOLS.values(), options=options)
     assert agent.options.progress_signal == "observations"
+
+
+def test_bad_values_are_refused_by_name() -> None:
+    with pytest.raises(ConfigurationError, match="unknown progress_signal 'bytes'"):
+        AgentOptions(progress_signal="bytes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="timeout_s must be 0"):
+        AgentOptions(timeout_s=-1)

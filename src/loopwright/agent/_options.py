@@ -50,6 +50,13 @@ class AgentOptions:
             raise ConfigurationError("max_iterations must be at least 1")
         if self.parse_retries < 0:
             raise ConfigurationError("parse_retries must be 0 or more")
+        if self.timeout_s is not None and self.timeout_s < 0:
+            raise ConfigurationError("timeout_s must be 0 (no wall clock) or more")
+        if self.progress_signal not in ("auto", "files", "observations"):
+            raise ConfigurationError(
+                f"unknown progress_signal {self.progress_signal!r} "
+                "(use one of: auto, files, observations)"
+            )
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
 

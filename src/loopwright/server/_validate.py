@@ -29,6 +29,7 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "max_cost": (int, float),
     "repetition_threshold": (int,),
     "no_progress_limit": (int,),
+    "progress_signal": (str,),
     "context_window": (int,),
 }
 
