@@ -29,6 +29,11 @@ Output fits where it goes: on a terminal, tables and a live view; on a pipe, pla
 never wrap (one record a line, fields separated by tabs, a header line first); with `--json`,
 JSON. Problems are printed to stderr as `file:line: problem`, every one of them, in file order.
 
+Long work shows its progress on stderr, with done/total, the elapsed time and an estimate of
+the time left: `eval`, `runs replay` of a long run, the embedded model's first unpacking
+(and, in `make`, the first llama.cpp build and `make bench`). On a terminal it is a bar; on
+a pipe a plain line at most every `LOOPWRIGHT_PROGRESS_INTERVAL` seconds (default 10).
+
 ## Defaults from `loopwright.toml`
 
 Options marked `config: KEY` take their default from, highest first: the flag, the
@@ -61,7 +66,9 @@ Top-level keys: `model`, `base_url`, `store`, `tenant`, `workspace`.
 
 
 def _escape(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """One line of Markdown text: table bars escaped, `<KEY>` not taken for an HTML tag."""
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _label(action: argparse.Action) -> str:
