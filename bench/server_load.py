@@ -42,7 +42,7 @@ def serve(latency: float, steps: int, store_file: str) -> None:
     import uvicorn
 
     from loopwright.messages import ModelRequest, ModelResponse, ToolCall
-    from loopwright.models import register_model_factory
+    from loopwright.models import ModelRegistry
     from loopwright.server import ServerConfig, create_app
 
     class PacedModel:
@@ -62,7 +62,7 @@ def serve(latency: float, steps: int, store_file: str) -> None:
                 return ModelResponse(tool_calls=(call,))
             return ModelResponse(text="done")
 
-    register_model_factory("paced", lambda _name, _url: PacedModel())
+    models = ModelRegistry().with_factory("paced", lambda _name, _url: PacedModel())
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -72,7 +72,7 @@ def serve(latency: float, steps: int, store_file: str) -> None:
     from loopwright.store import InMemoryRunStore, open_store
 
     store = InMemoryRunStore() if store_file == ":memory:" else open_store(store_file)
-    app = create_app(ServerConfig(runtime=Runtime(store), default_model="paced:x"))
+    app = create_app(ServerConfig(runtime=Runtime(store, models=models), default_model="paced:x"))
     config = uvicorn.Config(app, log_level="warning", ws="websockets-sansio", backlog=4096)
     uvicorn.Server(config).run(sockets=[sock])
 

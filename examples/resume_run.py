@@ -25,7 +25,7 @@ from pathlib import Path
 
 from loopwright import tool
 from loopwright.events import ToolCallFinished, decode_event
-from loopwright.runtime import Runtime, replay_run, resume_agent_run
+from loopwright.runtime import replay_run, resume_run
 from loopwright.store import open_store
 
 
@@ -82,7 +82,7 @@ def main(folder: Path) -> int:
     assert record is not None
     print(f"killed {run_id} during its third tool call; the store says: {record.status}")
 
-    result = asyncio.run(resume_agent_run(Runtime(store), run_id))
+    result = asyncio.run(resume_run(store, run_id))
     print(f"resumed: {result.status}, answer {result.answer!r}")
     for event in store.events(run_id):
         if isinstance(event, ToolCallFinished):

@@ -22,7 +22,7 @@ from mcp.types import ToolAnnotations
 
 from loopwright.events import RunFinished, ToolCallFinished
 from loopwright.mcp._connections import declaration_from_annotations
-from loopwright.runtime import Runtime, resume_agent_run
+from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
 from loopwright.tools import Tool, resolve_tool
 
@@ -109,7 +109,7 @@ def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Pat
     store = SqliteRunStore(tmp_path / "runs.db")
     try:
         [record] = store.list_runs(status="interrupted")
-        result = asyncio.run(resume_agent_run(Runtime(store), record.run_id))
+        result = asyncio.run(resume_run(store, record.run_id))
         assert result.success, result
         events = store.events(record.run_id)
     finally:

@@ -130,5 +130,5 @@ def test_cli_run_with_mcp_server(tmp_path: Path, capsys: pytest.CaptureFixture[s
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0
     assert "multiply" in events[0]["tools"]
-    assert events[0]["options"]["extra"]["spec"]["extra"]["mcp"] == [STDIO]
+    assert events[0]["spec"]["mcp"] == [STDIO]
     assert [e["result"] for e in events if e["type"] == "tool_call"] == ["15"]

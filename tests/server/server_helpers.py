@@ -15,6 +15,7 @@ import httpx
 import uvicorn
 
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from loopwright.models import ModelRegistry
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
 from loopwright.store import InMemoryRunStore, RunStore
@@ -85,6 +86,7 @@ def make_config(
     tokens: dict[str, str] | None = None,
     store: RunStore | None = None,
     tasks_dir: Path | None = None,
+    models: ModelRegistry | None = None,
 ) -> ServerConfig:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
@@ -93,7 +95,7 @@ def make_config(
         settings = TaskSettings(workspace=workspace, gate_timeout_s=60.0)
         tasks = FolderTaskLauncher(tasks_dir, settings=settings)
     return ServerConfig(
-        runtime=Runtime(store if store is not None else InMemoryRunStore()),
+        runtime=Runtime(store if store is not None else InMemoryRunStore(), models=models),
         tokens=tokens,
         workspace=str(workspace),
         tasks=tasks,

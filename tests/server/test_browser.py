@@ -27,7 +27,7 @@ from server_helpers import (
     write_script,
 )
 
-from loopwright.models import register_model_factory
+from loopwright.models import ModelRegistry
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,9 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
-    with live_server(make_config(tmp_path, tasks_dir=tasks_folder(tmp_path))) as live:
+    models = ModelRegistry().with_factory("held", lambda _name, _url: HELD[-1])
+    config = make_config(tmp_path, tasks_dir=tasks_folder(tmp_path), models=models)
+    with live_server(config) as live:
         yield live
 
 
@@ -72,6 +74,9 @@ def page(browser: Browser, server: LiveServer) -> Iterator[Page]:
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
 
+
+HELD: list[HeldModel] = []
+"""The HeldModel of the running test, for the server's `held:` model spec."""
 
 SECRET = "AKIA" + "Z7Q4LMNB2XK9PQRS"
 
@@ -233,7 +238,7 @@ def test_a_token_server_asks_for_the_token(browser: Browser, tmp_path: Path) -> 
 @pytest.fixture
 def held_model() -> Iterator[HeldModel]:
     model = HeldModel(calls=300)
-    register_model_factory("held", lambda _name, _url: model)
+    HELD.append(model)  # what the server's `held:` model spec gives
     yield model
     model.release(1000)  # let a run the test left behind finish
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loopwright import AgentExecutor, ScriptedModel
+from loopwright import ScriptedModel
 from loopwright.events import Event
-from loopwright.runtime import RunSpec, build_agent
+from loopwright.runtime import RunSpec, Runtime
 
 TOOLS_FILE = Path(__file__).parent / "crash_tools.py"
 
@@ -60,8 +60,14 @@ def recorded_run(spec: RunSpec, *, run_id: str = "run_test") -> list[Event]:
     async def keep(event: Event) -> None:
         events.append(event)
 
-    agent: AgentExecutor = build_agent(spec)
-    result = asyncio.run(agent.run(spec.request, run_id=run_id, on_event=keep))
+    async def run() -> Any:
+        runtime = Runtime()  # an in-memory store: the events are what the test keeps
+        try:
+            return await runtime.start(spec, run_id=run_id, on_event=keep).wait()
+        finally:
+            runtime.close()
+
+    result = asyncio.run(run())
     assert result.success, result
     return events
 

@@ -23,7 +23,7 @@ import pytest
 from store_helpers import TOOLS_FILE, line_script, lines, write_script
 
 from loopwright.events import RunFinished, ToolCallFinished, decode_event
-from loopwright.runtime import Runtime, resume_agent_run
+from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
 
 TRIALS = 60
@@ -95,7 +95,7 @@ def resume_and_check(trial: Trial) -> str:
         fate = "finished before the kill"
         if record.status != "completed":
             assert record.status == "interrupted", record  # its process is gone
-            result = asyncio.run(resume_agent_run(Runtime(store), record.run_id))
+            result = asyncio.run(resume_run(store, record.run_id))
             assert result.success, result
             fate = "resumed"
         events = store.events(record.run_id)

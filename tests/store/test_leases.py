@@ -15,7 +15,7 @@ from store_helpers import line_spec, lines, recorded_run
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import RunFinished, RunStarted
-from loopwright.runtime import DEFAULT_LEASE_TTL_S, LeaseKeeper, Runtime, resume_agent_run
+from loopwright.runtime import DEFAULT_LEASE_TTL_S, LeaseKeeper, Runtime
 from loopwright.store import SqliteRunStore
 
 
@@ -103,10 +103,13 @@ def test_two_resumes_at_once_one_is_refused(tmp_path: Path) -> None:
 
     async def both() -> list[object]:
         return await asyncio.gather(
-            resume_agent_run(first, "r_two"),
-            resume_agent_run(second, "r_two"),
+            resumed(first, "r_two"),
+            resumed(second, "r_two"),
             return_exceptions=True,
         )
+
+    async def resumed(runtime: Runtime, run_id: str) -> object:
+        return await (await runtime.resume(run_id)).wait()
 
     outcomes = asyncio.run(both())
     errors = [o for o in outcomes if isinstance(o, BaseException)]

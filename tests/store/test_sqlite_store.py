@@ -16,6 +16,7 @@ from loopwright.events import (
     encode_event,
     event_to_dict,
 )
+from loopwright.runtime import recorded_spec
 from loopwright.store import SCHEMA_VERSION, SqliteRunStore, open_store
 
 
@@ -53,7 +54,8 @@ def test_a_run_is_stored_event_by_event_and_survives_reopening(tmp_path: Path) -
     assert record.status == "completed" and record.answer == "2 lines"
     assert record.last_seq == len(events) and record.kind == "agent"
     assert record.tools == ("append_line",)
-    assert record.options["extra"]["spec"]["request"] == "write 2 lines"
+    spec = recorded_spec(reopened.events("run_test"))
+    assert spec is not None and spec.request == "write 2 lines"
 
 
 def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -> None:

@@ -83,6 +83,7 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
         parent_run_id=setup.parent_run_id,
         spec=setup.spec,
     )
+    await log.flush()  # the run exists in the store before its first effect
     state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
     state.conversation.append(Message.user(setup.request))
     try:

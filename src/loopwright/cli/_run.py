@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ExecutionResult
+from loopwright.agent import AgentOptions, ExecutionResult
 from loopwright.cli._options import RUN as RUN_OPTIONS
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
@@ -15,7 +15,7 @@ from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event
-from loopwright.runtime import RunSpec, Runtime, build_agent, continue_spec
+from loopwright.runtime import RunSpec, Runtime, continue_spec
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import RunStore
 
@@ -85,7 +85,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
         workspace=str(Path(args.workspace or ".").resolve()),
         tenant=args.tenant,
         options=options_from_args(args),
-        extra=skill_extra(args),
+        **skill_fields(args),
     )
 
 
@@ -101,65 +101,55 @@ def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
     return continue_spec(store, args.continue_run, overrides)[0]
 
 
-def skill_extra(args: argparse.Namespace) -> dict[str, object]:
-    extra: dict[str, object] = {}
-    if args.skill:
-        extra.update(skill=args.skill, allow_skill_commands=args.allow_skill_commands)
-    if args.mcp:
-        extra["mcp"] = list(args.mcp)
-    if getattr(args, "allow_commands", False):
-        extra["allow_commands"] = True
-    if getattr(args, "verify", None):
-        extra["verify"] = args.verify
-    return extra
+def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunSpec fields for skills, MCP servers, commands and verification."""
+    return {
+        "skill": args.skill or None,
+        "allow_skill_commands": bool(args.skill and args.allow_skill_commands),
+        "mcp": tuple(args.mcp),
+        "allow_commands": bool(getattr(args, "allow_commands", False)),
+        "verify": getattr(args, "verify", None) or None,
+    }
 
 
-def guarded(agent: AgentExecutor, args: argparse.Namespace) -> AgentExecutor:
-    """Add the secrets the user named (never recorded in the run) and the verifier."""
+def secrets_from_args(args: argparse.Namespace) -> list[str]:
+    """The secrets the user named: scrubbed everywhere, never recorded in the run."""
     secrets = list(getattr(args, "secret", []))
     for path in getattr(args, "secrets_file", []):
         secrets += read_secrets_file(path)
-    if secrets:
-        agent.scrubber = agent.scrubber.with_secrets(secrets)
-    verify = agent.options.extra.get("spec", {}).get("extra", {}).get("verify")
-    if verify:
-        agent.verifier = CommandVerifier(str(verify))
-    return agent
+    return secrets
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Run (or follow up) an agent; every event is stored, then shown."""
     store = store_from_args(args)
-    runtime = Runtime(store)
     view: JsonLinesView | LiveView | None = None
     try:
         spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
         view = JsonLinesView() if args.json else LiveView()
-        result = asyncio.run(_run(spec, args, runtime, view))
+        result = asyncio.run(_run(spec, args, store, view))
     finally:
         if view is not None:
             view.close()
-        runtime.leases.close()
         store.close()
     return 0 if result.success else 1
 
 
 async def _run(
-    spec: RunSpec, args: argparse.Namespace, runtime: Runtime, view: JsonLinesView | LiveView
+    spec: RunSpec, args: argparse.Namespace, store: RunStore, view: JsonLinesView | LiveView
 ) -> ExecutionResult:
     async def show(event: Event) -> None:
-        await runtime.publish(event)
         view.show(event)
 
-    async def run(agent: AgentExecutor) -> ExecutionResult:
-        return await guarded(agent, args).run(
-            spec.request, tenant=spec.tenant, parent_run_id=args.continue_run, on_event=show
+    runtime = Runtime(store)
+    try:
+        handle = runtime.start(
+            spec,
+            parent_run_id=args.continue_run,
+            secrets=secrets_from_args(args),
+            on_event=show,
         )
-
-    servers = list(spec.extra.get("mcp") or ())
-    if not servers:
-        return await run(build_agent(spec))
-    from loopwright.mcp import MCPConnections
-
-    async with MCPConnections(servers) as connections:
-        return await run(build_agent(spec, extra_tools=connections.tools()))
+        result: ExecutionResult = await handle.wait()
+        return result
+    finally:
+        runtime.close()

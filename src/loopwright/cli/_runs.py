@@ -11,7 +11,7 @@ import datetime
 import json
 from typing import Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent import ExecutionResult
 from loopwright.cli._options import JSON_EVENTS, SECRET, SECRETS_FILE, add_options, opt
 from loopwright.cli._output import print_json, print_records
 from loopwright.cli._view import JsonLinesView, LiveView
@@ -29,7 +29,6 @@ from loopwright.runtime import (
     export_run,
     find_run,
     replay_run,
-    resume_agent_run,
 )
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import PersistentStore, RunRecord, open_store
@@ -201,28 +200,27 @@ def _header(record: RunRecord) -> str:
 
 def resume_command(args: argparse.Namespace) -> int:
     store = store_from_args(args)
-    runtime = Runtime(store)
     view = JsonLinesView() if args.json else LiveView()
     secrets = list(args.secret)
     for path in args.secrets_file:
         secrets += read_secrets_file(path)
 
-    def prepare(agent: AgentExecutor) -> AgentExecutor:
-        if secrets:
-            agent.scrubber = agent.scrubber.with_secrets(secrets)
-        return agent
-
     async def show(event: Event) -> None:
         view.show(event)
 
     async def resume() -> ExecutionResult:
-        return await resume_agent_run(runtime, args.run_id, on_event=show, prepare=prepare)
+        runtime = Runtime(store)
+        try:
+            handle = await runtime.resume(args.run_id, secrets=secrets, on_event=show)
+            result: ExecutionResult = await handle.wait()
+            return result
+        finally:
+            runtime.close()
 
     try:
         result = asyncio.run(resume())
     finally:
         view.close()
-        runtime.leases.close()
         store.close()
     return 0 if result.success else 1
 

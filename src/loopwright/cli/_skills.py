@@ -106,14 +106,12 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def prompt_command(args: argparse.Namespace) -> int:
-    extra: dict[str, object] = {}
-    if args.skill:
-        extra = {"skill": args.skill, "allow_skill_commands": args.allow_skill_commands}
     spec = RunSpec(
         request=args.request,
         tools=tuple(t.strip() for t in (args.tools or "").split(",") if t.strip()),
         workspace=args.workspace,
-        extra=extra,
+        skill=args.skill or None,
+        allow_skill_commands=bool(args.skill and args.allow_skill_commands),
     )
     model = ScriptedModel([], tool_mode=args.tool_mode, name="prompt-preview")
     agent = build_agent(spec, model=model)

@@ -26,6 +26,9 @@ class _NoGates:
     async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
         return GateVerdict("rejected", "nobody", "no one can decide gates for this run")
 
+    def resolve(self, request_id: str, approved: bool, decided_by: str) -> bool:
+        return False
+
 
 class LiveEffects:
     """Calls the model and the tools for real, asks the gatekeeper, reads the clock."""

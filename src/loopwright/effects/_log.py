@@ -40,17 +40,6 @@ class Recorder(Protocol):
         ...
 
 
-def scrub_value(scrubber: Scrubber, value: Any) -> Any:
-    """`value` with every string in it (dict keys excepted) scrubbed."""
-    if isinstance(value, str):
-        return scrubber.scrub(value).text if value else value
-    if isinstance(value, dict):
-        return {key: scrub_value(scrubber, item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_value(scrubber, item) for item in value]
-    return value
-
-
 def describe(event: Event) -> str:
     """What an event did, as compared on replay (its effect, not its timing)."""
     if isinstance(event, ToolCallStarted):
@@ -94,9 +83,7 @@ class EventLog:
         if not self.listening:
             return None
         if self.scrubber is not None:
-            for name, value in fields.items():
-                if isinstance(value, str | dict | list):
-                    fields[name] = scrub_value(self.scrubber, value)
+            fields = self.scrubber.scrub_value(fields)
         self.seq += 1
         event = event_type(run_id=self.run_id, seq=self.seq, ts=self._now(), **fields)
         if self.seq <= len(self.recorded):

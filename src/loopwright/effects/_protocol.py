@@ -37,7 +37,13 @@ class GateVerdict:
 class Gatekeeper(Protocol):
     """Where gate decisions come from: a terminal prompt, the HTTP API, the store."""
 
-    async def decide(self, run_id: str, request: GateRequest) -> GateVerdict: ...
+    async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
+        """Wait for the decision on `request` (the caller bounds the wait)."""
+        ...
+
+    def resolve(self, request_id: str, approved: bool, decided_by: str) -> bool:
+        """A decision made in this process; False if no gate `request_id` waits here."""
+        ...
 
 
 @dataclass(frozen=True)

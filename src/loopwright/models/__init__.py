@@ -1,23 +1,25 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
 
 from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._base import ChecksUse, Model, ToolMode
+from loopwright.models._base import ChecksUse, Model, ResumesScript, ToolMode
 from loopwright.models._http import RetryPolicy
 from loopwright.models._ollama import OllamaModel
 from loopwright.models._openai import OpenAIModel
-from loopwright.models._resolve import register_model_factory, resolve_model
+from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
 from loopwright.models._scripted import ScriptedModel, response_from_item
 
 __all__ = [
     "AnthropicModel",
     "ChecksUse",
     "Model",
+    "ModelFactory",
+    "ModelRegistry",
     "OllamaModel",
     "OpenAIModel",
+    "ResumesScript",
     "RetryPolicy",
     "ScriptedModel",
     "ToolMode",
-    "register_model_factory",
     "resolve_model",
     "response_from_item",
 ]

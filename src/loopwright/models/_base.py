@@ -36,3 +36,11 @@ class ChecksUse(Protocol):
     """
 
     def check_used(self, *, completed: bool) -> None: ...
+
+
+@runtime_checkable
+class ResumesScript(Protocol):
+    """A model that replies from a fixed script (ScriptedModel): on resume it is told how
+    many of its replies the run's log already served, so it goes on after them."""
+
+    def resume_after(self, replies: int) -> None: ...

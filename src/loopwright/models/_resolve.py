@@ -36,7 +36,7 @@ def _anthropic(name: str, base_url: str | None) -> Model:
     return anthropic_model(name, base_url)
 
 
-_FACTORIES: dict[str, ModelFactory] = {
+BUILT_IN: dict[str, ModelFactory] = {
     "scripted": lambda name, _base_url: ScriptedModel.from_file(name),
     "local": _local,
     "ollama": _ollama,
@@ -45,19 +45,57 @@ _FACTORIES: dict[str, ModelFactory] = {
 }
 
 
-def register_model_factory(prefix: str, factory: ModelFactory) -> None:
-    _FACTORIES[prefix] = factory
+class ModelRegistry:
+    """Turns model specs into Models. A Runtime is given one; tests and servers make their
+    own (`with_factory`, `restricted`), so no global table is ever changed."""
+
+    def __init__(self, factories: dict[str, ModelFactory] | None = None) -> None:
+        self._factories = dict(BUILT_IN if factories is None else factories)
+        self._allowed: frozenset[str] | None = None
+
+    def with_factory(self, prefix: str, factory: ModelFactory) -> ModelRegistry:
+        """A copy that also knows `prefix:` specs."""
+        registry = ModelRegistry({**self._factories, prefix: factory})
+        registry._allowed = self._allowed
+        return registry
+
+    def restricted(self, allowed: set[str] | frozenset[str]) -> ModelRegistry:
+        """A copy that resolves only these specs (or `prefix:*` for a whole provider)."""
+        registry = ModelRegistry(self._factories)
+        registry._allowed = frozenset(allowed)
+        return registry
+
+    def prefixes(self) -> list[str]:
+        return sorted(self._factories)
+
+    def allows(self, spec: str) -> bool:
+        if self._allowed is None:
+            return True
+        prefix = spec.partition(":")[0]
+        return spec in self._allowed or f"{prefix}:*" in self._allowed
+
+    def resolve(self, spec: str, *, base_url: str | None = None) -> Model:
+        """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
+        prefix, _, name = spec.partition(":")
+        if not prefix:
+            raise ConfigurationError("empty model spec (try local, ollama:NAME, openai:NAME)")
+        if not self.allows(spec):
+            raise ConfigurationError(f"model {spec!r} is not one this server offers")
+        factory = self._factories.get(prefix)
+        if factory is None:
+            known = ", ".join(self.prefixes())
+            raise ConfigurationError(
+                f"unknown model provider {prefix!r} in {spec!r} (known: {known})"
+            )
+        if not name and prefix not in {"local"}:
+            raise ConfigurationError(f"model spec {spec!r} needs a name after '{prefix}:'")
+        return factory(name, base_url)
+
+
+_DEFAULT = ModelRegistry()
 
 
 def resolve_model(spec: str, *, base_url: str | None = None) -> Model:
-    """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
-    prefix, _, name = spec.partition(":")
-    if not prefix:
-        raise ConfigurationError("empty model spec (try local, ollama:NAME, openai:NAME)")
-    factory = _FACTORIES.get(prefix)
-    if factory is None:
-        known = ", ".join(sorted(_FACTORIES))
-        raise ConfigurationError(f"unknown model provider {prefix!r} in {spec!r} (known: {known})")
-    if not name and prefix not in {"local"}:
-        raise ConfigurationError(f"model spec {spec!r} needs a name after '{prefix}:'")
-    return factory(name, base_url)
+    """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`
+    (the built-in providers; a Runtime may be given its own ModelRegistry)."""
+    return _DEFAULT.resolve(spec, base_url=base_url)

@@ -89,9 +89,9 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._replies) - self.position
 
-    def skip(self, count: int) -> None:
-        """Advance past replies already consumed by an earlier process (resume)."""
-        self.position = min(len(self._replies), self.position + count)
+    def resume_after(self, replies: int) -> None:
+        """Go on after the replies an earlier process of the run already used (resume)."""
+        self.position = min(len(self._replies), self.position + replies)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)

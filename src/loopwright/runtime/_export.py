@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopwright.events import event_to_dict
-from loopwright.runtime._resume import find_run
+from loopwright.runtime._replay import find_run
 from loopwright.store import RunStore
 from loopwright.tasks import TaskRunState, rebuild_state
 

@@ -21,8 +21,8 @@ from loopwright.events import (
     VerificationFinished,
 )
 from loopwright.messages import Usage
-from loopwright.runtime._resume import find_run, recorded_spec
-from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._replay import find_run
+from loopwright.runtime._spec import RunSpec, recorded_spec
 from loopwright.store import RunStore
 
 CONTINUABLE = ("stopped", "failed", "cancelled")
@@ -84,6 +84,8 @@ def continue_spec(store: RunStore, run_id: str, overrides: dict[str, Any]) -> tu
         raise UsageError(f"run {run_id} is {record.status}, not stopped: {hint}")
     events = store.events(run_id)
     spec = recorded_spec(events)
+    if spec is None:
+        raise UsageError(f"run {run_id} has no recorded RunSpec: continue it from code")
     request = follow_up_request(stored_result(events), spec.request)
     note = str(overrides.pop("request", "") or "")
     if note:

@@ -1,4 +1,9 @@
-"""Runtime: starts runs, appends every event to the store, then fans it out to subscribers.
+"""Runtime: owns every run's life in this process: start, resume, cancel, approve, subscribe.
+
+It builds a run from its typed spec (model through its ModelRegistry, tools, MCP sessions,
+verifier, secrets), takes the run's lease, gives the run an EventLog whose recorder is the
+store's writer thread, and fans stored events out to subscribers. The CLI and the server
+only call it.
 
 A subscriber that joins late (or reconnects) gives the last `seq` it saw: it gets the
 stored events after it, then live ones, with nothing missed and nothing twice.
@@ -8,20 +13,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from loopwright.agent import AgentExecutor, ExecutionResult
-from loopwright.agent._executor import new_run_id
-from loopwright.events import Event, ModelResponded, RunFinished, RunStarted, ToolCallFinished
-from loopwright.runtime._lease import LeaseKeeper
-from loopwright.store import InMemoryRunStore, RunStore
+from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
+from loopwright.effects import (
+    Effects,
+    EventLog,
+    EventSink,
+    Gatekeeper,
+    LiveEffects,
+    Recording,
+    ReplayEffects,
+)
+from loopwright.errors import RunNotFound, StoreError, UsageError
+from loopwright.events import Event, ModelResponded, RunFinished, RunStarted
+from loopwright.models import Model, ModelRegistry, ResumesScript
+from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
+from loopwright.runtime._writer import StoreWriter
+from loopwright.store import InMemoryRunStore, RunRecord, RunStore
+from loopwright.tools import Tool
 
-EventSink = Callable[[Event], Awaitable[None]]
-RunBody = Callable[[EventSink], Coroutine[Any, Any, Any]]
-DEFERRED_EVENTS = (ModelResponded, ToolCallFinished)
-"""Always followed by another event of the same run before the loop's next effect."""
+FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 
 
 @dataclass
@@ -42,60 +57,40 @@ class RunHandle:
 
 
 class Runtime:
-    """Owns the live runs of one process and the store they are logged to."""
+    """The runs of one process, the store they are logged to, and who decides their gates."""
 
-    def __init__(self, store: RunStore | None = None) -> None:
+    def __init__(
+        self,
+        store: RunStore | None = None,
+        *,
+        models: ModelRegistry | None = None,
+        gates: Gatekeeper | None = None,
+        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+    ) -> None:
         self.store: RunStore = store if store is not None else InMemoryRunStore()
+        self.models = models or ModelRegistry()
+        self.gates = gates
         self.handles: dict[str, RunHandle] = {}
-        self.leases = LeaseKeeper(self.store)
-        self._pending: dict[str, list[Event]] = {}
-        """Per run: replies and results waiting to be stored with the event after them."""
-        """Leases of the runs executed here: taken at run_started, released at run_finished."""
+        self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
+        self.writer = StoreWriter(self.store, on_stored=self._fan_out)
 
-    async def publish(self, event: Event) -> None:
-        """Append to the store first; only then let subscribers see it.
+    # --- agent runs ----------------------------------------------------------------------
 
-        A model reply or a tool result is stored in one transaction with the event that
-        follows it (the next iteration, tool call or the run's end), which always comes
-        before the next effect starts: the log is durable before every model or tool call,
-        at half the commits. Subscribers never see an event before it is stored.
-        """
-        run_id = event.run_id
-        if isinstance(event, DEFERRED_EVENTS):
-            self._pending.setdefault(run_id, []).append(event)
-            return
-        pending = self._pending.pop(run_id, None)
-        batch: list[Event] = [*pending, event] if pending else [event]
-        if isinstance(event, RunStarted) and run_id not in self.leases.held:
-            self.leases.hold(run_id)
-            try:
-                self._store_batch(batch)
-            except BaseException:
-                self.leases.release(run_id)
-                raise
-        else:
-            self._store_batch(batch)
-        if isinstance(event, RunFinished):
-            self.leases.release(run_id)
-        handle = self.handles.get(run_id)
-        if handle is not None:
-            for queue in handle.subscribers:
-                for stored in batch:
-                    queue.put_nowait(stored)
-
-    def _store_batch(self, batch: list[Event]) -> None:
-        if len(batch) == 1:
-            self.store.append(batch[0])
-        else:
-            self.store.append_many(batch)
-
-    def start(self, run_id: str, body: RunBody) -> RunHandle:
-        """Run `body(publish)` as a task; its events go through `publish`."""
-        task = asyncio.get_running_loop().create_task(body(self.publish), name=run_id)
-        handle = RunHandle(run_id, task)
-        self.handles[run_id] = handle
-        task.add_done_callback(lambda _: _wake_subscribers(handle))
-        return handle
+    def start(
+        self,
+        spec: RunSpec,
+        *,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        secrets: Iterable[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Start an agent run from its spec; its events are stored, then sent on."""
+        model = model or self.models.resolve(spec.model, base_url=spec.base_url)
+        run_id = run_id or new_run_id()
+        body = self._agent_body(spec, model, run_id, parent_run_id, list(secrets), on_event, ())
+        return self._launch(run_id, body)
 
     def start_agent(
         self,
@@ -104,24 +99,122 @@ class Runtime:
         *,
         tenant: str = "default",
         run_id: str | None = None,
-        recorded: Sequence[Event] = (),
         parent_run_id: str | None = None,
+        on_event: EventSink | None = None,
     ) -> RunHandle:
-        run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        """Start a run of an agent built in code (it has no spec: it cannot be resumed
+        from the store alone, only from code with `agent.run(recorded=...)`)."""
+        run_id = run_id or new_run_id()
 
-        async def body(sink: EventSink) -> ExecutionResult:
-            return await agent.run(
-                request,
-                run_id=run_id,
-                tenant=tenant,
-                on_event=sink,
-                recorded=recorded,
+        async def body() -> ExecutionResult:
+            setup = agent.setup(request, run_id, tenant=tenant, parent_run_id=parent_run_id)
+            return await agent.run_with(self._effects(agent, run_id, on_event, ()), setup)
+
+        return self._launch(run_id, body())
+
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        secrets: Iterable[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Continue an interrupted run from its log: done model and tool calls are reused.
+
+        ResumeConflict if another live process holds the run."""
+        record = self.find(run_id)
+        events = await asyncio.to_thread(self.store.events, run_id)
+        spec = _resumable(record, events)
+        if model is None:
+            model = self.models.resolve(spec.model, base_url=spec.base_url)
+            if isinstance(model, ResumesScript):
+                model.resume_after(sum(isinstance(e, ModelResponded) for e in events))
+        body = self._agent_body(
+            spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
+        )
+        return self._launch(run_id, body)
+
+    async def _agent_body(
+        self,
+        spec: RunSpec,
+        model: Model,
+        run_id: str,
+        parent_run_id: str | None,
+        secrets: list[str],
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+    ) -> ExecutionResult:
+        async with _mcp_tools(spec.mcp) as mcp_tools:
+            agent = build_agent(spec, model, mcp_tools)
+            if secrets:
+                agent.scrubber = agent.scrubber.with_secrets(secrets)
+            setup = agent.setup(
+                spec.request,
+                run_id,
+                tenant=spec.tenant,
                 parent_run_id=parent_run_id,
+                recorded=recorded,
+                spec=spec.to_dict(),
             )
+            fx = self._effects(agent, run_id, on_event, recorded)
+            return await agent.run_with(fx, setup)
 
-        return self.start(run_id, body)
+    def _effects(
+        self,
+        agent: AgentExecutor,
+        run_id: str,
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+    ) -> Effects:
+        log = EventLog(
+            run_id,
+            clock=agent.clock,
+            scrubber=agent.scrubber,
+            sink=on_event,
+            recorder=self.writer,
+            recorded=recorded,
+        )
+        live = LiveEffects(log, clock=agent.clock, gates=self.gates)
+        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+
+    def _launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
+        """Take the run's lease, then run `body` as a task; stored and released at its end."""
+        try:
+            self.leases.hold(run_id)
+        except BaseException:
+            body.close()
+            raise
+
+        async def run() -> Any:
+            try:
+                result = await body
+            except BaseException:
+                with contextlib.suppress(StoreError):  # the run's own error says more
+                    await self.writer.flush()
+                raise
+            else:
+                await self.writer.flush()  # StoreError if the run could not be stored
+                return result
+            finally:
+                self.leases.release(run_id)
+
+        task = asyncio.get_running_loop().create_task(run(), name=run_id)
+        handle = RunHandle(run_id, task)
+        self.handles[run_id] = handle
+        task.add_done_callback(lambda _: _wake_subscribers(handle))
+        return handle
+
+    # --- any run -------------------------------------------------------------------------
+
+    def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
+        record = self.store.get_run(run_id, tenant=tenant)
+        if record is None:
+            raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
+        return record
 
     async def cancel(self, run_id: str) -> bool:
+        """Cancel a run executing in this process; it ends `cancelled` with its partial work."""
         handle = self.handles.get(run_id)
         if handle is None or handle.done:
             return False
@@ -130,16 +223,27 @@ class Runtime:
             await handle.task
         return True
 
+    def approve(
+        self, run_id: str, request_id: str, approved: bool, decided_by: str
+    ) -> Literal["process", "store"]:
+        """Decide a gate: in this process if the run waits here, else through the store
+        (the process executing the run polls for it). UsageError if nobody can take it."""
+        if self.gates is not None and self.gates.resolve(request_id, approved, decided_by):
+            return "process"
+        if not self.store.post_gate_decision(run_id, request_id, approved, decided_by):
+            raise UsageError(f"gate {request_id!r} of run {run_id} already has a decision")
+        return "store"
+
     async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
         """Events of `run_id` with seq > after: stored ones, then live ones until it ends."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         handle = self.handles.get(run_id)
         live = handle is not None and not handle.done
         if handle is not None and live:
-            handle.subscribers.append(queue)
+            handle.subscribers.append(queue)  # before reading the store: nothing missed
         try:
             last = after
-            for event in self.store.events(run_id, after=after):
+            for event in await asyncio.to_thread(self.store.events, run_id, after=after):
                 yield event
                 last = event.seq
                 if isinstance(event, RunFinished):
@@ -158,8 +262,95 @@ class Runtime:
             if handle is not None and queue in handle.subscribers:
                 handle.subscribers.remove(queue)
 
+    def _fan_out(self, batch: Sequence[Event]) -> None:
+        """A batch is stored: now subscribers may see it (runs on the event loop)."""
+        for event in batch:
+            handle = self.handles.get(event.run_id)
+            if handle is not None:
+                for queue in handle.subscribers:
+                    queue.put_nowait(event)
+
+    async def publish(self, event: Event) -> None:
+        """Store an event built outside an EventLog (task runs, until they use one)."""
+        started = isinstance(event, RunStarted) and event.run_id not in self.leases.held
+        if started:
+            self.leases.hold(event.run_id)
+        self.writer.write(event)
+        try:
+            await self.writer.flush()
+        except StoreError:
+            if started:
+                self.leases.release(event.run_id)
+            raise
+        if isinstance(event, RunFinished):
+            self.leases.release(event.run_id)
+
+    def launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
+        """Run `body` (which publishes its own events) as this runtime's run `run_id`."""
+        task = asyncio.get_running_loop().create_task(body, name=run_id)
+        handle = RunHandle(run_id, task)
+        self.handles[run_id] = handle
+        task.add_done_callback(lambda _: _wake_subscribers(handle))
+        return handle
+
+    def close(self) -> None:
+        """Store what is queued, release every lease (an unfinished run shows interrupted)."""
+        self.writer.close()
+        self.leases.close()
+
+
+def _resumable(record: RunRecord, events: Sequence[Event]) -> RunSpec:
+    if record.kind != "agent":
+        raise UsageError(
+            f"run {record.run_id} is a task run: roll it back with "
+            f"`loopwright task rollback {record.run_id}` and run the task again"
+        )
+    if record.status in FINISHED:
+        raise UsageError(
+            f"run {record.run_id} already ended ({record.status}); nothing to resume "
+            f"(to carry on from a stopped run: loopwright run --continue {record.run_id})"
+        )
+    spec = recorded_spec(events)
+    if spec is None:
+        raise UsageError(
+            f"run {record.run_id} has no recorded RunSpec (it was not started from one): "
+            "resume it from code with AgentExecutor.run(request, recorded=store.events(run_id))"
+        )
+    return spec
+
+
+@contextlib.asynccontextmanager
+async def _mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
+    """The MCP servers' tools, connected for the run's lifetime."""
+    if not servers:
+        yield []
+        return
+    from loopwright.mcp import MCPConnections
+
+    async with MCPConnections(list(servers)) as connections:
+        yield list(connections.tools())
+
 
 def _wake_subscribers(handle: RunHandle) -> None:
     """The run's task is over: subscribers still waiting must not wait forever."""
     for queue in handle.subscribers:
         queue.put_nowait(None)
+
+
+async def resume_run(
+    store: RunStore,
+    run_id: str,
+    *,
+    secrets: Iterable[str] = (),
+    on_event: EventSink | None = None,
+    model: Model | None = None,
+) -> ExecutionResult:
+    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
+    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
+    runtime = Runtime(store)
+    try:
+        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
+        result: ExecutionResult = await handle.wait()
+        return result
+    finally:
+        runtime.close()

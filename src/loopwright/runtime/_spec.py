@@ -1,83 +1,109 @@
-"""RunSpec: everything needed to build an agent run from plain data (CLI, HTTP, resume).
+"""RunSpec: an agent run as plain, typed data (CLI, HTTP, resume). Never holds a secret.
 
-It is what `run_started` records in its options (under `spec`), never API keys, so
-`loopwright runs resume RUN_ID` and the HTTP API can rebuild the same agent.
+`run_started` records it (`spec`), so `Runtime.resume(run_id)` rebuilds the same agent
+from the store alone. Versioned: `RUN_SPEC_VERSION`; runs stored before the typed spec
+(their spec under `options.extra.spec`, with an `extra` dict) are still read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier
+from loopwright.errors import ConfigurationError
+from loopwright.events import Event, RunStarted
 from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
+RUN_SPEC_VERSION = 1
+_LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
+
 
 @dataclass(frozen=True)
 class RunSpec:
+    """Everything needed to build an agent run, from plain data."""
+
     request: str
     model: str = "local"
     base_url: str | None = None
     tools: tuple[str, ...] = ()
-    """Tool specs as given by the user: built-in names, module:function, file.py:function."""
+    """Built-in names, module:function or file.py:function, as the user gave them."""
     workspace: str | None = None
     tenant: str = "default"
     options: AgentOptions = field(default_factory=AgentOptions)
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Room for features that add their own settings (skills, MCP servers, verification)."""
+    skill: str | None = None
+    """A skill folder to run (SKILL.md)."""
+    allow_skill_commands: bool = False
+    mcp: tuple[str, ...] = ()
+    """MCP servers: a command (stdio) or an http(s) URL each."""
+    allow_commands: bool = False
+    """Lets `tools` name run_command."""
+    verify: str | None = None
+    """A shell command that checks the workspace at the end."""
+    version: int = RUN_SPEC_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tools"] = list(self.tools)
-        data["options"] = self.options.to_dict()
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update(tools=list(self.tools), mcp=list(self.mcp), options=self.options.to_dict())
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        return cls(
-            request=str(data["request"]),
-            model=str(data.get("model") or "local"),
-            base_url=data.get("base_url"),
-            tools=tuple(data.get("tools") or ()),
-            workspace=data.get("workspace"),
-            tenant=str(data.get("tenant") or "default"),
-            options=AgentOptions.from_dict(data.get("options") or {}),
-            extra=dict(data.get("extra") or {}),
-        )
+        version = data.get("version", RUN_SPEC_VERSION)
+        if version != RUN_SPEC_VERSION:
+            raise ConfigurationError(
+                f"run spec version {version!r} is not one this loopwright reads "
+                f"(it reads {RUN_SPEC_VERSION}): upgrade loopwright"
+            )
+        extra = data.get("extra") or {}  # the untyped shape of runs stored before v1
+        known = {f.name for f in fields(cls)}
+        merged = {**{k: extra[k] for k in _LEGACY_EXTRA if k in extra}, **data}
+        unknown = sorted(set(merged) - known - {"extra"})
+        if unknown:
+            raise ConfigurationError(f"run spec: unknown field(s) {', '.join(unknown)}")
+        values = {k: v for k, v in merged.items() if k in known}
+        values["request"] = str(values.get("request") or "")
+        values["model"] = str(values.get("model") or "local")
+        values["tools"] = tuple(values.get("tools") or ())
+        values["mcp"] = tuple(values.get("mcp") or ())
+        values["options"] = AgentOptions.from_dict(values.get("options") or {})
+        return cls(**values)
+
+
+def recorded_spec(events: Sequence[Event]) -> RunSpec | None:
+    """The RunSpec a run was started from, or None (it was started from code)."""
+    first = events[0] if events else None
+    if not isinstance(first, RunStarted):
+        return None
+    data = first.spec
+    if data is None:  # v1 events: the spec was kept in the options
+        data = first.options.get("extra", {}).get("spec")
+    return RunSpec.from_dict(data) if isinstance(data, dict) else None
 
 
 def build_agent(
-    spec: RunSpec, *, model: Model | None = None, extra_tools: Sequence[Tool] = ()
+    spec: RunSpec, model: Model | None = None, extra_tools: Sequence[Tool] = ()
 ) -> AgentExecutor:
-    """The AgentExecutor a spec describes. The spec is recorded in the run's options.
-
-    `extra` keys understood here: `skill` (a skill folder to run), `allow_skill_commands`,
-    `allow_commands` (lets `tools` name `run_command`).
-    `extra_tools` are tools from outside the spec's names (MCP servers listed in
-    `extra["mcp"]`, connected by the caller for the run's lifetime).
-    """
-    allow_commands = bool(spec.extra.get("allow_commands"))
-    tools = resolve_tools(list(spec.tools), allow_commands=allow_commands)
+    """The AgentExecutor a spec describes (the model: resolved from the spec when not
+    given); `extra_tools` are its MCP servers' tools."""
+    model = model or resolve_model(spec.model, base_url=spec.base_url)
+    tools = resolve_tools(list(spec.tools), allow_commands=spec.allow_commands)
     registry = ToolRegistry([*tools, *extra_tools])
-    option_data = {**spec.options.to_dict(), "extra": {"spec": spec.to_dict()}}
+    option_data = spec.options.to_dict()
     parts: PromptParts | None = None
     readable: list[Path] = []
-    if spec.extra.get("skill"):
+    if spec.skill:
         from loopwright.skills import prepare_skill_agent
 
         parts, allowed, skill_dir = prepare_skill_agent(
-            spec.extra["skill"],
-            spec.request,
-            registry,
-            allow_commands=bool(spec.extra.get("allow_skill_commands")),
+            spec.skill, spec.request, registry, allow_commands=spec.allow_skill_commands
         )
         option_data["allowed_tools"] = list(allowed) if allowed is not None else None
         readable.append(skill_dir)
-    model = model or resolve_model(spec.model, base_url=spec.base_url)
     # recorded in run_started, so a replay without the model builds the same prompt
     option_data["tool_mode"] = spec.options.tool_mode or model.preferred_tool_mode
     return AgentExecutor(
@@ -87,4 +113,5 @@ def build_agent(
         prompt_parts=parts,
         workspace=spec.workspace,
         readable_roots=readable,
+        verifier=CommandVerifier(spec.verify) if spec.verify else None,
     )

@@ -10,19 +10,9 @@ from typing import Any, Literal, get_args
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from loopwright.agent import ExecutionResult
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
-from loopwright.events import ModelResponded
-from loopwright.models import Model, ScriptedModel, resolve_model
-from loopwright.runtime import (
-    EventSink,
-    RunHandle,
-    RunSpec,
-    Runtime,
-    build_agent,
-    recorded_spec,
-    resume_agent_run,
-)
+from loopwright.models import Model
+from loopwright.runtime import RunHandle, RunSpec, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._follow import held_elsewhere
@@ -71,8 +61,7 @@ async def create_run(request: Request) -> JSONResponse:
         )
     else:
         spec = dataclasses.replace(parsed, tenant=tenant)
-        agent = build_agent(spec, model=_model(spec))
-        handle = config.runtime.start_agent(agent, spec.request, tenant=tenant)
+        handle = config.runtime.start(spec, model=_model(config.runtime, spec))
     forget_when_done(config.runtime, handle)
     record = await _first_record(config.runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
@@ -89,9 +78,9 @@ def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
     handle.task.add_done_callback(forget)
 
 
-def _model(spec: RunSpec) -> Model:
+def _model(runtime: Runtime, spec: RunSpec) -> Model:
     try:
-        return resolve_model(spec.model, base_url=spec.base_url)
+        return runtime.models.resolve(spec.model, base_url=spec.base_url)
     except ConfigurationError as exc:
         raise ApiError(422, str(exc), field="model") from None
 
@@ -191,23 +180,11 @@ async def resume_run(request: Request) -> JSONResponse:
         raise ApiError(409, f"run {record.run_id} is already running")
     if record.status not in ("running", "interrupted"):
         raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
-    if record.kind != "agent":
-        raise ApiError(409, "task runs are not resumed: roll it back and run the task again")
-    events = runtime.store.events(record.run_id)
     try:
-        spec = recorded_spec(events)
-    except UsageError as exc:
+        handle = await runtime.resume(record.run_id)
+    except UsageError as exc:  # a task run, a finished run, a run with no spec, a lease held
         raise ApiError(409, str(exc)) from None
-    model = _model(spec)
-    if isinstance(model, ScriptedModel):  # its replies already in the log are not asked again
-        model.skip(sum(isinstance(e, ModelResponded) for e in events))
-    try:
-        runtime.leases.hold(record.run_id)  # here, so a conflict is this request's 409
     except ResumeConflict as exc:
         raise ApiError(409, str(exc)) from None
-
-    async def body(sink: EventSink) -> ExecutionResult:
-        return await resume_agent_run(runtime, record.run_id, model=model)
-
-    forget_when_done(runtime, runtime.start(record.run_id, body))
+    forget_when_done(runtime, handle)
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)

@@ -17,7 +17,7 @@ from loopwright.agent import new_run_id
 from loopwright.errors import ConfigurationError, TaskParseError
 from loopwright.events import ConfirmationRequired
 from loopwright.models import Model, resolve_model
-from loopwright.runtime import EventSink, RunHandle, Runtime
+from loopwright.runtime import RunHandle, Runtime
 from loopwright.server._http import ApiError
 from loopwright.tasks import (
     GateBroker,
@@ -105,7 +105,7 @@ class FolderTaskLauncher:
         )
         run_id = new_run_id()
 
-        async def body(sink: EventSink) -> None:  # events reach the sink via the executor
+        async def body() -> None:  # events reach the runtime via the executor's sink
             decisions = StoreDecisions(runtime.store, self.broker)
             try:
                 async for event in executor.execute(
@@ -116,7 +116,7 @@ class FolderTaskLauncher:
             finally:
                 await decisions.close()
 
-        return runtime.start(run_id, body)
+        return runtime.launch(run_id, body())
 
     def _model(self, loaded: LoadedTask, spec: str | None) -> Model | None:
         if not any(step.type == "agent" for step in loaded.definition.steps):
