@@ -49,6 +49,9 @@ from loopwright.prompts import (
 )
 
 SUMMARY_CHARS = 160
+CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
+"""Tool arguments as the repetition policy compares them (one per tool call): one encoder
+made once; `json.dumps` with options makes a new one on every call (~1 µs more a step)."""
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
     "Call the remaining tools in your next reply if they are still needed."
@@ -72,18 +75,19 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
 async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     """Run the request to its end; the result is also in the log's `run_finished`."""
     log = fx.log
-    await log.append(
-        RunStarted,
-        kind="agent",
-        request=setup.request,
-        model=setup.model.name,
-        tools=setup.tools.names(),
-        options=setup.options.to_dict(),
-        tenant=setup.tenant,
-        parent_run_id=setup.parent_run_id,
-        spec=setup.spec,
-    )
-    await log.flush()  # the run exists in the store before its first effect
+    if log.listening:  # its fields cost ~5 µs to build: only for someone reading
+        await log.append(
+            RunStarted,
+            kind="agent",
+            request=setup.request,
+            model=setup.model.name,
+            tools=setup.tools.names(),
+            options=setup.options.to_dict(),
+            tenant=setup.tenant,
+            parent_run_id=setup.parent_run_id,
+            spec=setup.spec,
+        )
+        await log.flush()  # the run exists in the store before its first effect
     state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
     state.conversation.append(Message.user(setup.request))
     try:
@@ -278,7 +282,7 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
         tool_name=call.name,
         arguments=call.arguments,
     )
-    arguments_json = json.dumps(call.arguments, sort_keys=True, default=str)
+    arguments_json = CANONICAL_JSON.encode(call.arguments)
     state.guard.call_signatures.append(f"{call.name}({arguments_json})")
     result = await fx.call_tool(
         call,
@@ -321,7 +325,9 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
         verification = await _verify(setup, fx)
         result = dataclasses.replace(result, verification=verification)
     if setup.scrubber is not None and result.answer:  # the caller gets what the log shows
-        result = dataclasses.replace(result, answer=setup.scrubber.scrub(result.answer).text)
+        answer = setup.scrubber.scrub(result.answer).text
+        if answer != result.answer:
+            result = dataclasses.replace(result, answer=answer)
     await fx.log.append(
         RunFinished,
         status=result.status,
