@@ -33,7 +33,16 @@ from loopwright.models import Model, ModelRegistry, ResumesScript
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.runtime._writer import StoreWriter
+from loopwright.safety.scrub import Scrubber
 from loopwright.store import InMemoryRunStore, RunRecord, RunStore
+from loopwright.tasks import (
+    GateBroker,
+    TaskPlan,
+    TaskSpec,
+    prepare_task,
+    recorded_task_spec,
+    run_task,
+)
 from loopwright.tools import Tool
 
 FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
@@ -69,7 +78,8 @@ class Runtime:
     ) -> None:
         self.store: RunStore = store if store is not None else InMemoryRunStore()
         self.models = models or ModelRegistry()
-        self.gates = gates
+        self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
+        """Decides every run's gates: in this process (`approve`), or from the store."""
         self.handles: dict[str, RunHandle] = {}
         self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
         self.writer = StoreWriter(self.store, on_stored=self._fan_out)
@@ -125,7 +135,13 @@ class Runtime:
         ResumeConflict if another live process holds the run."""
         record = self.find(run_id)
         events = await asyncio.to_thread(self.store.events, run_id)
-        spec = _resumable(record, events)
+        _check_resumable(record)
+        if record.kind == "task":
+            task = self._task_plan(recorded_task_spec(events), model)
+            return self._launch(
+                run_id, run_task(task, self._task_effects(run_id, on_event, events))
+            )
+        spec = _agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
             if isinstance(model, ResumesScript):
@@ -205,6 +221,43 @@ class Runtime:
         task.add_done_callback(lambda _: _wake_subscribers(handle))
         return handle
 
+    # --- task runs -----------------------------------------------------------------------
+
+    def start_task(
+        self,
+        spec: TaskSpec,
+        *,
+        run_id: str | None = None,
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Start a task run from its spec; its gates are decided through `approve`."""
+        plan = self._task_plan(spec, model)
+        run_id = run_id or new_run_id()
+        return self._launch(run_id, run_task(plan, self._task_effects(run_id, on_event, ())))
+
+    def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
+        if model is None and spec.model:
+            model = self.models.resolve(spec.model)
+        return prepare_task(spec, model=model, agent_events=self._child_event)
+
+    async def _child_event(self, event: Event) -> None:
+        """An event of a task's agent step (its own run, linked by parent_run_id)."""
+        self.writer.write(event)
+
+    def _task_effects(
+        self, run_id: str, on_event: EventSink | None, recorded: Sequence[Event]
+    ) -> Effects:
+        log = EventLog(
+            run_id,
+            scrubber=Scrubber.default(),
+            sink=on_event,
+            recorder=self.writer,
+            recorded=recorded,
+        )
+        live = LiveEffects(log, gates=self.gates)
+        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+
     # --- any run -------------------------------------------------------------------------
 
     def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
@@ -228,7 +281,7 @@ class Runtime:
     ) -> Literal["process", "store"]:
         """Decide a gate: in this process if the run waits here, else through the store
         (the process executing the run polls for it). UsageError if nobody can take it."""
-        if self.gates is not None and self.gates.resolve(request_id, approved, decided_by):
+        if self.gates.resolve(request_id, approved, decided_by):
             return "process"
         if not self.store.post_gate_decision(run_id, request_id, approved, decided_by):
             raise UsageError(f"gate {request_id!r} of run {run_id} already has a decision")
@@ -299,17 +352,19 @@ class Runtime:
         self.leases.close()
 
 
-def _resumable(record: RunRecord, events: Sequence[Event]) -> RunSpec:
-    if record.kind != "agent":
-        raise UsageError(
-            f"run {record.run_id} is a task run: roll it back with "
-            f"`loopwright task rollback {record.run_id}` and run the task again"
-        )
+def _check_resumable(record: RunRecord) -> None:
     if record.status in FINISHED:
-        raise UsageError(
-            f"run {record.run_id} already ended ({record.status}); nothing to resume "
-            f"(to carry on from a stopped run: loopwright run --continue {record.run_id})"
+        follow_up = (
+            f" (to carry on from a stopped run: loopwright run --continue {record.run_id})"
+            if record.kind == "agent"
+            else ""
         )
+        raise UsageError(
+            f"run {record.run_id} already ended ({record.status}); nothing to resume{follow_up}"
+        )
+
+
+def _agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
     spec = recorded_spec(events)
     if spec is None:
         raise UsageError(

@@ -9,7 +9,6 @@ from loopwright._net import is_loopback
 from loopwright.server._app import create_app
 from loopwright.server._config import (
     LOOPBACK_HOSTS,
-    GateDecider,
     ServerConfig,
     TaskLauncher,
     check_bind,
@@ -23,7 +22,6 @@ __all__ = [
     "LOOPBACK_HOSTS",
     "ApiError",
     "FolderTaskLauncher",
-    "GateDecider",
     "ServerConfig",
     "TaskLauncher",
     "check_bind",

@@ -6,7 +6,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
@@ -15,15 +15,6 @@ from loopwright.tools import BUILTIN_TOOLS
 
 DEFAULT_TENANT = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-@runtime_checkable
-class GateDecider(Protocol):
-    """Decides pending gates of task runs (the task runner's GateBroker)."""
-
-    def decide(self, request_id: str, approved: bool, decided_by: str) -> bool:
-        """True if `request_id` was pending and now has its decision."""
-        ...
 
 
 class TaskLauncher(Protocol):
@@ -61,14 +52,7 @@ class ServerConfig:
     allow_base_url: bool = False
     """Let requests give a model `base_url` (the server would connect wherever it says)."""
     workspace: str | None = None
-    gates: GateDecider | None = None
-    """Decides task runs' gates; defaults to `tasks` when that is a GateDecider too."""
     tasks: TaskLauncher | None = None
-
-    def gate_decider(self) -> GateDecider | None:
-        if self.gates is not None:
-            return self.gates
-        return self.tasks if isinstance(self.tasks, GateDecider) else None
 
 
 def load_token_file(path: str | Path) -> dict[str, str]:

@@ -154,8 +154,7 @@ def deliver_gate_decision(
     """Decide a pending gate: "process" when it waits in this server and is now decided;
     "store" when another process executes the run (it holds the run's lease) and the
     decision was left in the store, where that process polls for it. Else a 409."""
-    decider = config.gate_decider()
-    if decider is not None and decider.decide(gate_id, approve, decided_by):
+    if config.runtime.gates.resolve(gate_id, approve, decided_by):
         return "process"
     runtime = config.runtime
     if not held_elsewhere(runtime, record.run_id) or record.status != "running":

@@ -1,4 +1,4 @@
-"""Task runs over HTTP: the task files a server offers, started by name, with a GateBroker.
+"""Task runs over HTTP: the task files a server offers, started by name through the Runtime.
 
 Their gates are decided through the API (in this process) or by a decision another process
 leaves in the run store (`loopwright task approve`), which a waiting gate polls for.
@@ -9,29 +9,24 @@ never gives a path, so a client cannot make the server load an arbitrary file.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import new_run_id
 from loopwright.errors import ConfigurationError, TaskParseError
-from loopwright.events import ConfirmationRequired
-from loopwright.models import Model, resolve_model
+from loopwright.models import Model
 from loopwright.runtime import RunHandle, Runtime
 from loopwright.server._http import ApiError
 from loopwright.tasks import (
-    GateBroker,
     LoadedTask,
-    StoreDecisions,
-    TaskExecutor,
     TaskSettings,
+    TaskSpec,
     load_task,
 )
 from loopwright.tasks._loader import TASK_SUFFIXES
 
 
 class FolderTaskLauncher:
-    """Starts the task files of one folder; decides their gates (one GateBroker)."""
+    """Starts the task files of one folder (their gates: the Runtime's GateBroker)."""
 
     def __init__(
         self,
@@ -45,7 +40,6 @@ class FolderTaskLauncher:
             raise ConfigurationError(f"task folder not found: {self.folder}")
         self.settings = settings or TaskSettings()
         self.default_model = default_model
-        self.broker = GateBroker()
 
     def names(self) -> list[str]:
         """The tasks offered: `name` of every valid task file in the folder."""
@@ -70,9 +64,6 @@ class FolderTaskLauncher:
             )
         return sorted(described, key=lambda t: str(t["name"]))
 
-    def decide(self, request_id: str, approved: bool, decided_by: str) -> bool:
-        return self.broker.resolve(request_id, approved, decided_by)
-
     def start_task(
         self,
         runtime: Runtime,
@@ -96,36 +87,19 @@ class FolderTaskLauncher:
         )
         if missing:
             raise ApiError(422, "required input missing", field=f"inputs.{missing[0]}")
-        executor = TaskExecutor.for_task(
-            loaded,
-            self._model(loaded, model),
-            settings=dataclasses.replace(self.settings),
-            sink=runtime.publish,
-            gates=self.broker,
+        spec = TaskSpec.of(
+            definition, self.settings, inputs=inputs, request=definition.name, tenant=tenant
         )
-        run_id = new_run_id()
+        return runtime.start_task(spec, model=self._model(runtime, loaded, model))
 
-        async def body() -> None:  # events reach the runtime via the executor's sink
-            decisions = StoreDecisions(runtime.store, self.broker)
-            try:
-                async for event in executor.execute(
-                    definition, definition.name, inputs, tenant, run_id=run_id
-                ):
-                    if isinstance(event, ConfirmationRequired):
-                        decisions.watch(run_id, event.request_id)
-            finally:
-                await decisions.close()
-
-        return runtime.launch(run_id, body())
-
-    def _model(self, loaded: LoadedTask, spec: str | None) -> Model | None:
+    def _model(self, runtime: Runtime, loaded: LoadedTask, spec: str | None) -> Model | None:
         if not any(step.type == "agent" for step in loaded.definition.steps):
             return None
         spec = spec or self.default_model
         if spec is None:
             raise ApiError(422, "this task has agent steps: give a model spec", field="model")
         try:
-            return resolve_model(spec)
+            return runtime.models.resolve(spec)
         except ConfigurationError as exc:
             raise ApiError(422, str(exc), field="model") from None
 
