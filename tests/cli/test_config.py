@@ -70,7 +70,9 @@ def test_bad_keys_and_values_name_the_file_the_line_and_the_key(tmp_path: Path) 
     config = write(project / "loopwright.toml", '[run]\nmodel = "local"\nmax_iteratons = 3\n')
     result = cli("prompt", home=tmp_path, cwd=project)
     assert result.code == 2
-    assert f"{config}:3: unknown key 'run.max_iteratons'" in result.err
+    assert (
+        f"{config}:3: unknown key 'run.max_iteratons' (did you mean 'max_iterations'?" in result.err
+    )
     write(config, '[run]\nmax_iterations = "ten"\n')
     result = cli("config", "show", home=tmp_path, cwd=project)
     assert result.code == 2

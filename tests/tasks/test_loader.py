@@ -249,3 +249,18 @@ def test_examples_validate() -> None:
         for p in (folder / "rotate-keys.yaml", folder / "release-notes.md")
     }
     assert names == {"rotate-keys", "release-notes"}
+
+
+def test_a_mistyped_field_gets_a_suggestion(tmp_path: Path) -> None:
+    expect_error(
+        tmp_path,
+        """
+        name: t
+        steps:
+          - name: a
+            type: gate
+            condtion: inputs.go
+        """,
+        5,
+        "unknown step field 'condtion' (did you mean 'condition'?",
+    )

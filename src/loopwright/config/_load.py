@@ -8,6 +8,7 @@ file, a key of the command's section (`[run]`) beats the same key at the top of 
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -177,8 +178,10 @@ def _add(layer: _Layer, path: Path, lines: _KeyLines, section: str, key: str, va
     known = [item.key for item in SECTIONS[section]] if section else list(SHARED_KEYS)
     label = f"{section}.{key}" if section else key
     if key not in known:
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigurationError(
-            f"{where}: unknown key {label!r} (known in {section or 'the top level'}: "
+            f"{where}: unknown key {label!r} ({hint}known in {section or 'the top level'}: "
             f"{', '.join(known)})"
         )
     for name in sections:

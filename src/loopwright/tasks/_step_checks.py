@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
@@ -26,9 +27,10 @@ def reject_unknown(
     for key in data:
         if key not in known:
             allowed = ", ".join(sorted(known))
-            problems.add(
-                where, f"unknown {what} field {key!r} (known: {allowed})", data.line_of(key)
-            )
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            message = f"unknown {what} field {key!r} ({hint}known: {allowed})"
+            problems.add(where, message, data.line_of(key))
 
 
 def parse_steps(
