@@ -229,7 +229,13 @@ def run_command(args: argparse.Namespace) -> int:
     runtime = Runtime(store)
     gates = GateBroker(store)  # decisions from here, and from other processes via the store
     executor = TaskExecutor.for_task(
-        loaded, model, settings=settings, sink=runtime.publish, gates=gates, model_spec=args.model
+        loaded,
+        model,
+        settings=settings,
+        sink=runtime.publish,
+        gates=gates,
+        model_spec=args.model,
+        model_base_url=args.base_url,
     )
     request = args.request or args.match or ""
 

@@ -47,6 +47,7 @@ class TaskExecutor:
         clock: Clock | None = None,
         scrubber: Scrubber | None = None,
         model_spec: str | None = None,
+        model_base_url: str | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
@@ -58,6 +59,7 @@ class TaskExecutor:
         self.scrubber = scrubber or Scrubber.default()
         self.model_spec = model_spec
         """Recorded in the run's TaskSpec, so a resumed run can resolve the same model."""
+        self.model_base_url = model_base_url
         root = self.settings.state_root
         self.exporter = StateFileExporter(root) if root is not None else None
 
@@ -85,6 +87,7 @@ class TaskExecutor:
             request=user_message,
             tenant=client_name,
             model=self.model_spec,
+            base_url=self.model_base_url,
         )
         return TaskPlan(
             spec=spec,
