@@ -197,6 +197,24 @@ class SkillScan:
         return [warning for skill in self.skills for warning in skill.warnings]
 
 
+MAX_SCAN_DEPTH = 3
+
+
+def skill_folders(root: Path, depth: int = MAX_SCAN_DEPTH) -> list[Path]:
+    """Folders under `root` holding a SKILL.md, up to `depth` levels down (collections often
+    group skills: `document-skills/pdf/SKILL.md`); hidden folders and links are skipped, and
+    a skill's own subfolders are not searched."""
+    found: list[Path] = []
+    for child in sorted(root.iterdir()):
+        if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+            continue
+        if (child / SKILL_FILE).is_file():
+            found.append(child)
+        elif depth > 1:
+            found.extend(skill_folders(child, depth - 1))
+    return found
+
+
 def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
     """Every skill in the given folders (a folder may itself be a skill). One bad skill
     never hides the others: it is reported in `problems` and the scan goes on."""
@@ -207,7 +225,7 @@ def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
         if (root / SKILL_FILE).is_file():
             candidates = [root]
         elif root.is_dir():
-            candidates = [c for c in sorted(root.iterdir()) if (c / SKILL_FILE).is_file()]
+            candidates = skill_folders(root)
         else:
             problems.append(SkillError(str(root), "not a folder"))
             continue
