@@ -74,16 +74,6 @@ class Config:
 
     layers: list[_Layer]
 
-    @property
-    def files(self) -> list[tuple[str, str]]:
-        """(source, path) of each file that was read."""
-        out = []
-        for layer in self.layers:
-            if layer.source.endswith("file") and layer.values:
-                origin = next(iter(layer.values.values()))[1]
-                out.append((layer.source, origin.rsplit(":", 1)[0]))
-        return out
-
     def resolve(self, section: str, key: str, flag: Any = None) -> Resolved:
         if flag is not None:
             return Resolved(section, key, flag, "flag")
