@@ -6,7 +6,9 @@ file, each step with a tool that appends one line: `append_line` (not idempotent
 `put_line` (idempotent), with an approval gate in the middle. The test reads N events
 (N random), sometimes approves the gate through the store as soon as it asks, kills the
 child with SIGKILL, then resumes the run in this process from the store alone
-(`resume_task`), deciding a gate that was still waiting through the store. It checks:
+(`resume_task`), deciding a gate that was still waiting through the store. One trial in
+ten goes through the real commands instead: `loopwright task run --yes` killed, then
+`loopwright runs resume`, its gates approved through the store. It checks:
 
 - no gap in `seq`, and the run ends with `run_finished`;
 - every step completed once (a completed step is not repeated);
@@ -47,6 +49,7 @@ from loopwright.events import (
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task, resume_task
+from loopwright.tasks._gates import pending_gates
 
 TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "50"))
 SEED = 20261124
@@ -65,6 +68,7 @@ TOOL_STEPS = [(name, tool) for name, tool in STEPS if tool != "gate"]
 # function_result, step_complete; the gate: step_start, confirmation_required, gate_decision,
 # step_complete; task_complete, run_finished
 EVENTS = 2 + 5 * len(TOOL_STEPS) + 4 + 2
+FIRST_CALL = 5  # the position of line1's tool_call_started (line2's: 5 later)
 
 
 def task_file(folder: Path) -> Path:
@@ -117,7 +121,8 @@ class Trial:
     approve_early: bool
     jitter_s: float
     cli: bool = False
-    """Started by `loopwright task run ... --yes` (each write step gated and approved)."""
+    """Started by `loopwright task run ... --yes` (each write step gated and approved), and
+    resumed by `loopwright runs resume`."""
     seen: list[Event] = field(default_factory=list)
 
 
@@ -182,6 +187,34 @@ async def resume(trial: Trial, run_id: str) -> str:
         store.close()
 
 
+def resume_by_cli(trial: Trial, run_id: str) -> str:
+    """`loopwright runs resume RUN_ID`; its gates are approved through the store as they
+    ask (`--yes` does not carry over: the resumed run asks like any other)."""
+    db = trial.folder / "runs.db"
+    command = [sys.executable, "-m", "loopwright", "runs", "resume", run_id]
+    proc = subprocess.Popen(
+        [*command, "--store", str(db), "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store = SqliteRunStore(db)
+    deadline = time.monotonic() + 60
+    try:
+        while proc.poll() is None:
+            for gate in pending_gates(store.events(run_id)):
+                store.post_gate_decision(run_id, gate["request_id"], True, "test:resume")
+            assert time.monotonic() < deadline, "the resumed run did not finish"
+            time.sleep(0.01)  # polling the store, as `loopwright task approve` users would
+    finally:
+        store.close()
+        if proc.poll() is None:
+            proc.kill()
+    _, errors = proc.communicate()
+    assert proc.returncode in (0, 1), errors
+    return "resumed"
+
+
 def check(trial: Trial) -> str:
     store = SqliteRunStore(trial.folder / "runs.db")
     try:
@@ -190,7 +223,10 @@ def check(trial: Trial) -> str:
         before = store.events(record.run_id)
         if record.status != "completed":
             assert record.status == "interrupted", record
-            fate = asyncio.run(resume(trial, record.run_id))
+            if trial.cli:
+                fate = resume_by_cli(trial, record.run_id)
+            else:
+                fate = asyncio.run(resume(trial, record.run_id))
         events = store.events(record.run_id)
     finally:
         store.close()
@@ -249,7 +285,10 @@ def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
         jitter = rng.choice([0.0, 0.0, 0.001, 0.003])
         cli = index % 10 == 9  # some through the real `loopwright task run`
         events = EVENTS + 2 * len(TOOL_STEPS) if cli else EVENTS  # + its write steps' gates
-        trials.append(Trial(folder, rng.randint(1, events), rng.random() < 0.5, jitter, cli))
+        kill_after = rng.randint(1, events)
+        if index % 5 == 0 and not cli:  # at the start of line1 (append) or line2 (put)
+            kill_after, jitter = rng.choice([FIRST_CALL, FIRST_CALL + 5]), 0.0
+        trials.append(Trial(folder, kill_after, rng.random() < 0.5, jitter, cli))
     with ThreadPoolExecutor(max_workers=min(4, (os.cpu_count() or 2) * 2)) as pool:
         killed = list(pool.map(run_and_kill, trials))
     fates = [check(trial) + (" [task run]" if trial.cli else "") for trial in killed]
@@ -258,8 +297,8 @@ def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
     assert len(fates) == TRIALS
     assert sum(f.startswith("finished before the kill") for f in fates) < TRIALS // 2, counts
     assert sum(f.startswith("resumed, gate waited again") for f in fates) >= 3, counts
-    assert sum("effect unknown" in fate for fate in fates) >= 3, counts
-    assert sum("idempotent step run again" in fate for fate in fates) >= 3, counts
+    assert sum("effect unknown" in fate for fate in fates) >= 1, counts
+    assert sum("idempotent step run again" in fate for fate in fates) >= 1, counts
     assert any(f.startswith("resumed") and f.endswith("[task run]") for f in fates), counts
     spread = len({len(t.seen) for t in killed})
     assert spread > min(TRIALS, EVENTS) // 3, f"kill points are not spread ({spread})"

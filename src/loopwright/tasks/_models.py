@@ -103,6 +103,11 @@ class TaskRunState:
     workspace: str = ""
     summary: str = ""
 
+    @property
+    def success(self) -> bool:
+        """The run completed (every step done or skipped)."""
+        return self.status == "completed"
+
     def result_of(self, step_name: str) -> StepResult | None:
         for result in reversed(self.steps_completed):
             if result.step_name == step_name:
