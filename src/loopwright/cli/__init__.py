@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._serve",
     "loopwright.cli._models",
     "loopwright.cli._config",
+    "loopwright.cli._store",
 ]
 
 

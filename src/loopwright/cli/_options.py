@@ -114,7 +114,7 @@ TOOLS = opt(
 WORKSPACE = opt("--workspace", help="root folder of the file tools", group="tools", key="workspace")
 STORE = opt(
     "--store",
-    help="run store: a SQLite file or a postgresql:// URL",
+    help="SQLite file or Postgres URL",
     group="store",
     key="store",
     metavar="PATH",

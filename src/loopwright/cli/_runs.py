@@ -38,7 +38,7 @@ STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancell
 
 STORE_OPTION = opt(
     "--store",
-    help="run store: a SQLite file or a postgresql:// URL",
+    help="SQLite file or Postgres URL",
     group="store",
     key="store",
     metavar="PATH",

@@ -4,7 +4,6 @@ process (say a `loopwright run` sharing the store file) executes the run and app
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator
@@ -27,9 +26,11 @@ async def follow_run(
     """Events of `run_id` with seq > after, each once, in order, until the run ends.
 
     A run executed here is followed through `Runtime.subscribe`. One executed by another
-    process is read from the store every `poll_s` seconds for as long as that process holds
-    its lease. The lease is checked before each read, and a process appends its last event
-    before it lets the lease go, so the read after the lease is gone gets every event.
+    process is read from the store as soon as it appends (the store's live tail,
+    `wait_for_events`), with the lease checked at least every `poll_s` seconds, for as long
+    as that process holds its lease. The lease is checked before each read, and a process
+    appends its last event before it lets the lease go, so the read after the lease is gone
+    gets every event.
     """
     last = after
     while True:
@@ -45,4 +46,4 @@ async def follow_run(
             continue  # resumed here in the meantime: subscribe to it live
         if not elsewhere:
             return
-        await asyncio.sleep(poll_s)
+        await runtime.store.wait_for_events(run_id, after=last, timeout=poll_s)
