@@ -4,7 +4,7 @@ from loopwright.effects import EventSink
 from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._executor import TaskExecutor
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
-from loopwright.tasks._gates import GateBroker, PendingGate, StoreDecisions
+from loopwright.tasks._gates import GateBroker, PendingGate
 from loopwright.tasks._loader import (
     LoadedTask,
     TaskCheck,
@@ -47,7 +47,6 @@ __all__ = [
     "StepDefinition",
     "StepOutcome",
     "StepResult",
-    "StoreDecisions",
     "TaskCheck",
     "TaskDefinition",
     "TaskExecutor",

@@ -140,49 +140,6 @@ class GateBroker:
         self._gates.pop(request_id, None)
 
 
-class StoreDecisions:
-    """Takes the decisions other processes leave in the store for this process's gates.
-
-    (A GateBroker given the store does this by itself; this is for a broker without one.)
-    `watch(run_id, request_id)` starts one poller per waiting gate; it ends by itself once
-    the gate is no longer pending here. `close()` stops the pollers still going.
-    """
-
-    def __init__(self, store: RunStore, gates: GateBroker, *, poll_s: float = STORE_POLL_S):
-        self.store = store
-        self.gates = gates
-        self.poll_s = poll_s
-        self._pollers: dict[str, asyncio.Task[None]] = {}
-
-    def watch(self, run_id: str, request_id: str) -> None:
-        if request_id in self._pollers:
-            return
-        task = asyncio.get_running_loop().create_task(
-            self._poll(run_id, request_id), name=f"gate-poll-{request_id}"
-        )
-        self._pollers[request_id] = task
-        task.add_done_callback(lambda _: self._pollers.pop(request_id, None))
-
-    async def _poll(self, run_id: str, request_id: str) -> None:
-        while any(gate.request_id == request_id for gate in self.gates.pending(run_id)):
-            try:
-                decision = self.store.gate_decision(run_id, request_id)
-            except StoreError:
-                decision = None
-            if decision is not None:
-                self.gates.resolve(request_id, decision.approved, decision.decided_by)
-                return
-            await asyncio.sleep(self.poll_s)
-
-    async def close(self) -> None:
-        pollers = list(self._pollers.values())
-        for task in pollers:
-            task.cancel()
-        for task in pollers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
 def pending_gates(events: Iterable[Event]) -> list[dict[str, Any]]:
     """Gates of a run still waiting for a decision, oldest first."""
     waiting: dict[str, ConfirmationRequired] = {}
