@@ -1,4 +1,5 @@
-"""The crash test: `loopwright run` is SIGKILLed at random points, then resumed to the end.
+"""The crash test: `loopwright run` is SIGKILLed at random points, then resumed to the end,
+on each store (a SQLite file; a Postgres database on the suite's server): 50 trials in all.
 
 Each trial runs an agent in a subprocess (a ScriptedModel from a JSON file and a tool that
 appends one line to a file), reads N of its --json events (N random), kills it with
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +24,12 @@ from pathlib import Path
 import pytest
 from store_helpers import TOOLS_FILE, line_script, lines, write_script
 
+from conftest import new_database
 from loopwright.events import RunFinished, ToolCallFinished, decode_event
 from loopwright.runtime import resume_run
-from loopwright.store import SqliteRunStore
+from loopwright.store import open_store
 
-TRIALS = 60
+TRIALS = {"sqlite": 25, "postgres": 25}
 CALLS = 6
 EVENTS = 1 + 4 * CALLS + 2 + 1  # run_started, 4 per tool round, the final round, run_finished
 SEED = 20261122
@@ -38,10 +41,22 @@ class Trial:
     tool: str
     kill_after: int
     jitter_s: float
+    store: str = ""
     lines_read: int = 0
 
+    def __post_init__(self) -> None:
+        self.store = self.store or str(self.folder / "runs.db")
 
-def command(folder: Path, tool: str) -> list[str]:
+
+def store_factory(kind: str, request: pytest.FixtureRequest) -> Callable[[Path], str]:
+    """Where each trial's run is stored: its own SQLite file, or its own Postgres database."""
+    if kind == "sqlite":
+        return lambda folder: str(folder / "runs.db")
+    server = request.getfixturevalue("pg_server")
+    return lambda folder: new_database(server)
+
+
+def command(folder: Path, tool: str, store: str = "") -> list[str]:
     script = write_script(folder, line_script(folder / "lines.txt", CALLS, tool))
     return [
         sys.executable,
@@ -54,7 +69,7 @@ def command(folder: Path, tool: str) -> list[str]:
         "--tools",
         f"{TOOLS_FILE}:{tool}",
         "--store",
-        str(folder / "runs.db"),
+        store or str(folder / "runs.db"),
         "--workspace",
         str(folder),
         "--max-iterations",
@@ -68,7 +83,7 @@ def command(folder: Path, tool: str) -> list[str]:
 def run_and_kill(trial: Trial) -> Trial:
     """Start the agent, read `kill_after` events from its stdout, then SIGKILL it."""
     proc = subprocess.Popen(
-        command(trial.folder, trial.tool),
+        command(trial.folder, trial.tool, trial.store),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -89,7 +104,7 @@ def run_and_kill(trial: Trial) -> Trial:
 
 def resume_and_check(trial: Trial) -> str:
     """Resume the killed run to completion; check its log and the file. Returns its fate."""
-    store = SqliteRunStore(trial.folder / "runs.db")
+    store = open_store(trial.store)
     try:
         [record] = store.list_runs()
         fate = "finished before the kill"
@@ -122,36 +137,44 @@ def resume_and_check(trial: Trial) -> str:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+@pytest.mark.parametrize("kind", sorted(TRIALS))
 def test_runs_killed_at_random_points_resume_without_repeating_an_effect(
-    tmp_path: Path,
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
     rng = random.Random(SEED)
+    where = store_factory(kind, request)
     trials = []
-    for index in range(TRIALS):
+    for index in range(TRIALS[kind]):
         folder = tmp_path / f"trial{index:02d}"
         folder.mkdir()
         tool = "append_line" if index % 2 == 0 else "put_line"
         jitter = rng.choice([0.0, 0.0, 0.001, 0.002, 0.004])
-        trials.append(Trial(folder, tool, rng.randint(1, EVENTS), jitter))
+        trials.append(Trial(folder, tool, rng.randint(1, EVENTS), jitter, where(folder)))
     with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
         killed = list(pool.map(run_and_kill, trials))
     fates = [resume_and_check(trial) for trial in killed]
     print({fate: fates.count(fate) for fate in set(fates)})
-    assert len(fates) == TRIALS
-    assert fates.count("finished before the kill") < TRIALS // 2, fates
-    assert len({t.lines_read for t in killed}) > EVENTS // 2, "kill points are not spread"
+    assert len(fates) == len(trials)
+    assert fates.count("finished before the kill") < len(trials) // 2, fates
+    spread = len({t.lines_read for t in killed})
+    assert spread > min(EVENTS, len(trials)) // 2, "kill points are not spread"
 
 
+@pytest.mark.parametrize("kind", sorted(TRIALS))
 @pytest.mark.parametrize(
     ("tool", "call_result"),
     [("append_line", "effect is unknown"), ("put_line", "has 'line 2'")],
 )
 def test_a_call_killed_after_its_effect_is_rerun_only_if_idempotent(
-    tmp_path: Path, tool: str, call_result: str
+    tmp_path: Path, tool: str, call_result: str, kind: str, request: pytest.FixtureRequest
 ) -> None:
+    location = store_factory(kind, request)(tmp_path)
     env = {**os.environ, "LOOPWRIGHT_TEST_HANG_AFTER": "line 2"}
     proc = subprocess.Popen(
-        command(tmp_path, tool), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+        command(tmp_path, tool, location),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     assert proc.stderr is not None
     for line in proc.stderr:  # the tool says so once its line is written
@@ -161,13 +184,13 @@ def test_a_call_killed_after_its_effect_is_rerun_only_if_idempotent(
     proc.wait()
     proc.stderr.close()
     assert lines(tmp_path / "lines.txt") == ["line 1", "line 2"]
-    [killed] = SqliteRunStore(tmp_path / "runs.db").list_runs(status="interrupted")
+    [killed] = open_store(location).list_runs(status="interrupted")
     assert killed.last_seq == 1 + 4 + 3  # its lease outlives it, but its process is gone
 
-    fate = resume_and_check(Trial(tmp_path, tool, 0, 0.0))
+    fate = resume_and_check(Trial(tmp_path, tool, 0, 0.0, location))
     assert fate.startswith("resumed")
     assert lines(tmp_path / "lines.txt") == [f"line {i}" for i in range(1, CALLS + 1)]
-    store = SqliteRunStore(tmp_path / "runs.db")
+    store = open_store(location)
     [record] = store.list_runs()
     calls = [e for e in store.events(record.run_id) if isinstance(e, ToolCallFinished)]
     assert call_result in calls[1].result
