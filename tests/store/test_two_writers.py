@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from conftest import Spot
-
 from loopwright.events import IterationStarted, RunStarted
 
 WRITER = Path(__file__).parent / "append_writer.py"
