@@ -3,6 +3,7 @@ every event once, and keeps each writer's events in the order it appended them."
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for w in (1, 2)
     ]
     for proc in writers:
@@ -43,6 +44,6 @@ def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
     for writer in (1, 2):
         own = [m - writer * 1000 for m in marks if m // 1000 == writer]
         assert own == list(range(PER_WRITER)), f"writer {writer}'s events out of order or lost"
-    interleaved = sum(1 for a, b in zip(marks, marks[1:], strict=False) if a // 1000 != b // 1000)
+    interleaved = sum(1 for a, b in itertools.pairwise(marks) if a // 1000 != b // 1000)
     print(f"{spot.kind}: {interleaved} switches between writers, {lost} appends lost a race")
     assert interleaved >= 1  # they did write at the same time
