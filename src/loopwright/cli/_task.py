@@ -29,13 +29,11 @@ from loopwright.events import (
 from loopwright.runtime import Runtime, task_state
 from loopwright.store import RunStore
 from loopwright.tasks import (
-    GateBroker,
     LoadedTask,
     StateFileExporter,
     TaskCheck,
-    TaskExecutor,
     TaskRunState,
-    TaskSettings,
+    TaskSpec,
     check_task,
     choose_task,
     load_task,
@@ -193,67 +191,69 @@ class TaskView:
         self.base.close()
 
 
-async def decide_gate(
-    args: argparse.Namespace, gates: GateBroker, event: Event, err: Console
-) -> None:
+async def decide_gate(args: argparse.Namespace, runtime: Runtime, event: Event, err: Any) -> None:
     """--yes approves; a terminal asks; otherwise the gate waits for a decision another
     process leaves in the store (`loopwright serve`, `loopwright task approve`), which the
-    GateBroker (given the store) polls for by itself."""
+    Runtime's GateBroker polls for by itself."""
     if not isinstance(event, ConfirmationRequired):
         return
     if args.yes:
-        gates.resolve(event.request_id, True, "--yes")
+        runtime.approve(event.run_id, event.request_id, True, "--yes")
     elif sys.stdin.isatty():
         answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
-        gates.resolve(event.request_id, answer.strip().lower() in {"y", "yes"}, "terminal")
+        approved = answer.strip().lower() in {"y", "yes"}
+        runtime.approve(event.run_id, event.request_id, approved, "terminal")
     else:
         err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
 
 
+def task_spec(args: argparse.Namespace, loaded: LoadedTask) -> TaskSpec:
+    """The run as plain data (recorded in its run_started: `runs resume` needs nothing else)."""
+    return TaskSpec(
+        task_file=str(Path(loaded.definition.source_path).resolve()),
+        inputs=parse_inputs(args.input),
+        request=args.request or args.match or "",
+        tenant=args.client,
+        model=args.model,
+        base_url=args.base_url,
+        workspace=str(Path(args.workspace).resolve()),
+        state_root=str(Path(args.state_dir).expanduser()),
+        gate_timeout_s=args.gate_timeout,
+        rollback_on_failure=args.rollback_on_failure,
+    )
+
+
 def run_command(args: argparse.Namespace) -> int:
+    """Start the task through the Runtime (as `loopwright serve` does): stored, leased,
+    resumable with `loopwright runs resume`."""
     err = console(stderr=True)
-    loaded = pick_task(args, err)
+    spec = task_spec(args, pick_task(args, err))
     model: Any = None
     if args.model:
         from loopwright.models import resolve_model
 
         model = resolve_model(args.model, base_url=args.base_url)
-    settings = TaskSettings(
-        workspace=Path(args.workspace).resolve(),
-        state_root=Path(args.state_dir).expanduser(),
-        gate_timeout_s=args.gate_timeout,
-        rollback_on_failure=args.rollback_on_failure,
-    )
     view = TaskView(args.json)
     store = store_from_args(args)
-    runtime = Runtime(store)
-    gates = GateBroker(store)  # decisions from here, and from other processes via the store
-    executor = TaskExecutor.for_task(
-        loaded,
-        model,
-        settings=settings,
-        sink=runtime.publish,
-        gates=gates,
-        model_spec=args.model,
-        model_base_url=args.base_url,
-    )
-    request = args.request or args.match or ""
 
     async def run() -> str:
-        status = "failed"
-        stream = executor.execute(loaded.definition, request, parse_inputs(args.input), args.client)
-        async for event in stream:
+        runtime = Runtime(store)
+
+        async def show(event: Event) -> None:
             view.show(event)
-            await decide_gate(args, gates, event, err)
-            if isinstance(event, RunFinished):
-                status = event.status
-        return status
+            await decide_gate(args, runtime, event, err)
+
+        try:
+            handle = runtime.start_task(spec, model=model, on_event=show)
+            state: TaskRunState = await handle.wait()
+            return state.status
+        finally:
+            runtime.close()
 
     try:
         status = asyncio.run(run())
     finally:
         view.close()
-        runtime.leases.close()
         store.close()
     return 0 if status == "completed" else 1
 
