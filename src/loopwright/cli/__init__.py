@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._models",
     "loopwright.cli._config",
     "loopwright.cli._store",
+    "loopwright.cli._worker",
 ]
 
 

@@ -24,6 +24,7 @@ GROUP_TITLES = {
     "filters": "filters",
     "secrets": "secrets",
     "store": "store",
+    "engine": "engine",
     "output": "output",
 }
 
@@ -121,6 +122,15 @@ STORE = opt(
 )
 JSON_EVENTS = opt(
     "--json", help="print one JSON event per line", group="output", action="store_true"
+)
+TEMPORAL = opt(
+    "--temporal",
+    help="Temporal frontend HOST:PORT (with --engine temporal)",
+    group="engine",
+    metavar="HOST:PORT",
+)
+TASK_QUEUE = opt(
+    "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
 )
 SECRET = opt(
     "--secret",
@@ -262,6 +272,15 @@ RUN = (
     ),
     STORE,
     JSON_EVENTS,
+    opt(
+        "--engine",
+        help="where the run executes: embedded (this process) or temporal (a worker)",
+        group="engine",
+        choices=("embedded", "temporal"),
+        default="embedded",
+    ),
+    TEMPORAL,
+    TASK_QUEUE,
 )
 
 TASK_RUN = (

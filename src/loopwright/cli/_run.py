@@ -122,6 +122,10 @@ def secrets_from_args(args: argparse.Namespace) -> list[str]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run (or follow up) an agent; every event is stored, then shown."""
+    if args.engine == "temporal":
+        from loopwright.cli._worker import run_on_temporal
+
+        return run_on_temporal(args, spec_from_args)
     store = store_from_args(args)
     view: JsonLinesView | LiveView | None = None
     try:

@@ -1,0 +1,138 @@
+"""`loopwright worker`, and `loopwright run --engine temporal`: runs on Temporal workers.
+
+    loopwright worker --temporal HOST:7233 --store postgresql://...     # on any number of hosts
+    loopwright run "..." --engine temporal --temporal HOST:7233 --store postgresql://...
+
+The run executes on a worker; this process starts its workflow, then shows its events as
+the workers store them in Postgres (the store's live tail), and exits like an embedded run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from loopwright.cli._options import STORE, TASK_QUEUE, TEMPORAL, add_options
+from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.errors import ConfigurationError, RunError
+from loopwright.events import RunFinished
+from loopwright.runtime import RunSpec
+from loopwright.store import PersistentStore, open_store
+from loopwright.store._open import store_location
+from loopwright.store._pg_errors import is_postgres_url
+
+TAIL_WAIT_S = 1.0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "worker",
+        help="run agent runs as a Temporal worker",
+        description="Execute the agent runs started with --engine temporal (until SIGTERM or "
+        "Ctrl-C). Start one on every host that should share the work; they all use one "
+        "Temporal server and one Postgres store.",
+    )
+    add_options(parser, [TEMPORAL, TASK_QUEUE, STORE], "run")
+    parser.set_defaults(handler=worker_command)
+
+
+def _needs(args: argparse.Namespace) -> tuple[str, str]:
+    """The Temporal address and the Postgres URL; a clear error when one is missing."""
+    if not getattr(args, "temporal", None):
+        raise ConfigurationError("the Temporal engine needs --temporal HOST:PORT")
+    url = store_location(getattr(args, "store", None))
+    if not is_postgres_url(url):
+        raise ConfigurationError(
+            "the Temporal engine needs a shared store: --store postgresql://... "
+            "(workers on other hosts cannot reach a SQLite file)"
+        )
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(
+            "the Temporal engine needs the temporal extra: pip install 'loopwright[temporal]'"
+        ) from None
+    return str(args.temporal), url
+
+
+def worker_command(args: argparse.Namespace) -> int:
+    address, url = _needs(args)
+    asyncio.run(_work(address, url, args.task_queue))
+    return 0
+
+
+async def _work(address: str, url: str, task_queue: str) -> None:
+    from loopwright.engines.temporal import connect, run_worker
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    client = await connect(address)
+    print(f"loopwright worker: polling {task_queue!r} on {address}", file=sys.stderr, flush=True)
+    await run_worker(client, url, task_queue=task_queue, stop=stop)
+
+
+def run_on_temporal(
+    args: argparse.Namespace, make_spec: Callable[[argparse.Namespace], RunSpec]
+) -> int:
+    """`loopwright run --engine temporal`: start the workflow, show its events, exit 0/1."""
+    address, url = _needs(args)
+    if args.continue_run:
+        raise ConfigurationError("--continue is not supported with --engine temporal yet")
+    if args.secret or args.secrets_file:
+        raise ConfigurationError(
+            "--secret/--secrets-file are not supported with --engine temporal yet "
+            "(the workers would not know the secrets)"
+        )
+    spec = make_spec(args)
+    store = open_store(url)
+    view = JsonLinesView() if args.json else LiveView()
+    try:
+        outcome = asyncio.run(_run(address, args.task_queue, spec, store, view))
+    finally:
+        view.close()
+        store.close()
+    return 0 if outcome.get("status") == "completed" else 1
+
+
+async def _run(
+    address: str,
+    task_queue: str,
+    spec: RunSpec,
+    store: PersistentStore,
+    view: JsonLinesView | LiveView,
+) -> dict[str, Any]:
+    from temporalio.client import WorkflowFailureError
+
+    from loopwright.engines.temporal import connect, start_agent_run
+
+    client = await connect(address)
+    handle = await start_agent_run(client, spec, task_queue=task_queue)
+    run_id = handle.id
+    result = asyncio.ensure_future(handle.result())
+    seq, finished = 0, False
+    try:
+        while not finished:
+            for event in await asyncio.to_thread(store.events, run_id, after=seq):
+                view.show(event)
+                seq = event.seq
+                finished |= isinstance(event, RunFinished)
+            if not finished and result.done():
+                finished = not await asyncio.to_thread(store.events, run_id, after=seq)
+            if not finished:
+                await store.wait_for_events(run_id, after=seq, timeout=TAIL_WAIT_S)
+        outcome: dict[str, Any] = await result
+        return outcome
+    except WorkflowFailureError as exc:
+        raise RunError(f"run {run_id} failed on Temporal: {exc.cause or exc}") from None
+    finally:
+        if not result.done():
+            result.cancel()
+            with contextlib.suppress(BaseException):
+                await result

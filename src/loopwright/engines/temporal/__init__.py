@@ -1,0 +1,19 @@
+"""Scale-out on Temporal: agent runs as workflows, effects as activities, Postgres for
+content and live events (the `temporal` extra; docs/scale-out.md)."""
+
+from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._client import connect, run_worker, start_agent_run
+from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
+from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
+
+__all__ = [
+    "AGENT_RUN",
+    "TASK_QUEUE",
+    "AgentRunWorkflow",
+    "EngineSettings",
+    "RunActivities",
+    "TemporalEffects",
+    "connect",
+    "run_worker",
+    "start_agent_run",
+]

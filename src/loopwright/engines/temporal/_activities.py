@@ -1,0 +1,225 @@
+"""The activities of a Temporal agent run: every effect, and the event log's appends.
+
+Each activity first appends the events the workflow has made since the last one (in one
+transaction, skipping those a failed earlier attempt already stored), then does its work.
+Inputs stay small: a model call gets the messages that are new since the previous call and
+loads the others from the content store; a tool call gets its call.
+
+Names carry a version (`loopwright.model_call.v1`): a change of an input's shape gets a
+new name, so workflows recorded with the old one still replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from loopwright.agent._setup import RunSetup
+from loopwright.engines.temporal._build import RunPlan, build_setup
+from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
+from loopwright.errors import LoopwrightError, ModelUnavailableError
+from loopwright.events import event_from_dict
+from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
+from loopwright.models import Model, resolve_model
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
+from loopwright.store import PersistentStore, open_store
+
+PREPARE = "loopwright.prepare.v1"
+APPEND_EVENTS = "loopwright.append_events.v1"
+MODEL_CALL = "loopwright.model_call.v1"
+TOOL_CALL = "loopwright.tool_call.v1"
+TOOL_OUTCOME = "loopwright.tool_outcome.v1"
+VERIFY = "loopwright.verify.v1"
+HEARTBEAT_EVERY_S = 1.0
+UNCERTAIN = (
+    "The outcome of this call is unknown: the worker running it stopped before its result "
+    "was recorded. It was not run again (it is not idempotent); check its effect before "
+    "calling it again."
+)
+T = TypeVar("T")
+
+
+def uncertain_result(call: ToolCall) -> ToolResult:
+    return ToolResult(call.id, call.name, UNCERTAIN, is_error=True)
+
+
+async def _heartbeating(work: Awaitable[T]) -> T:
+    """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+    beater = asyncio.create_task(beat())
+    try:
+        return await work
+    finally:
+        beater.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beater
+
+
+@contextlib.asynccontextmanager
+async def _as_application_errors() -> AsyncIterator[None]:
+    """loopwright's deterministic errors fail the step at once; an unavailable model is
+    retried (within the policy's maximum_attempts)."""
+    try:
+        yield
+    except ModelUnavailableError as exc:
+        raise ApplicationError(str(exc), type=type(exc).__name__) from exc
+    except LoopwrightError as exc:
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+
+
+class RunActivities:
+    """The activities, bound to one worker's run store and content store."""
+
+    def __init__(self, store_url: str, *, cache_runs: int = 64) -> None:
+        self.store: PersistentStore = open_store(store_url)
+        self.content = ContentStore(store_url)
+        self._setups: OrderedDict[str, RunSetup] = OrderedDict()
+        self._models: dict[tuple[str, str | None], Model] = {}
+        self._cache_runs = cache_runs
+        self._append_lock = asyncio.Lock()
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.prepare, self.append_events, self.model_call, self.tool_call,
+                self.tool_outcome, self.verify]  # fmt: skip
+
+    def close(self) -> None:
+        self.content.close()
+        self.store.close()
+
+    def _setup(self, plan_data: dict[str, Any]) -> RunSetup:
+        plan = RunPlan.from_dict(plan_data)
+        setup = self._setups.get(plan.run_id)
+        if setup is None:
+            setup = build_setup(plan)[1]
+            self._setups[plan.run_id] = setup
+            while len(self._setups) > self._cache_runs:
+                self._setups.popitem(last=False)
+        return setup
+
+    def _model(self, spec: RunSpec, calls_before: int) -> Model:
+        """The run's model; a scripted one goes on after the replies already served."""
+        key = (spec.model, spec.base_url)
+        model = self._models.get(key)
+        if model is None or hasattr(model, "resume_after"):
+            model = resolve_model(spec.model, base_url=spec.base_url)
+            if hasattr(model, "resume_after"):
+                model.resume_after(calls_before)
+            else:
+                self._models[key] = model
+        return model
+
+    async def _append(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Store the events not stored yet (an earlier attempt may have stored some)."""
+        if not events:
+            return
+        async with self._append_lock:
+            record = await asyncio.to_thread(self.store.get_run, run_id)
+            stored = record.last_seq if record is not None else 0
+            fresh = [event_from_dict(e) for e in events if e["seq"] > stored]
+            if fresh:
+                await asyncio.to_thread(self.store.append_many, fresh)
+
+    @activity.defn(name=PREPARE)
+    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Resolve the model and tools once; the plan every later step is built from."""
+        async with _as_application_errors():
+            spec = RunSpec.from_dict(data["spec"])
+            model = resolve_model(spec.model, base_url=spec.base_url)
+            agent = build_agent(spec, model)
+            return RunPlan(
+                run_id=data["run_id"],
+                spec=data["spec"],
+                model_name=model.name,
+                tool_mode=model.preferred_tool_mode,
+                workspace_section=agent.workspace_section(spec.request),
+                parent_run_id=data.get("parent_run_id"),
+            ).to_dict()
+
+    @activity.defn(name=APPEND_EVENTS)
+    async def append_events(self, data: dict[str, Any]) -> int:
+        async with _as_application_errors():
+            await self._append(data["run_id"], data["events"])
+        return len(data["events"])
+
+    @activity.defn(name=MODEL_CALL)
+    async def model_call(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One model call: (run_id, call) names its messages in the content store."""
+        plan = data["plan"]
+        run_id, call = plan["run_id"], int(data["call"])
+        async with _as_application_errors():
+            await self._append(run_id, data["events"])
+            new = [Message.from_dict(m) for m in data["new"]]
+            base: list[Message] = []
+            if data["base"] is not None:
+                base = await asyncio.to_thread(self.content.load_request, run_id, data["base"])
+            messages = [*base[: int(data["keep"])], *new]
+            await asyncio.to_thread(self.content.save_request, run_id, call, messages)
+            setup = self._setup(plan)
+            request = ModelRequest(
+                messages=tuple(messages),
+                tools=setup.native_tool_specs,
+                temperature=data.get("temperature"),
+                max_output_tokens=data.get("max_output_tokens"),
+            )
+            model = self._model(RunSpec.from_dict(plan["spec"]), call)
+            response = await _heartbeating(model.complete(request))
+        return response.to_dict()
+
+    @activity.defn(name=TOOL_CALL)
+    async def tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One tool call, at most once per idempotency key unless the tool is idempotent."""
+        plan = data["plan"]
+        run_id = plan["run_id"]
+        call = ToolCall.from_dict(data["call"])
+        key = f"{run_id}:{call.id}"
+        async with _as_application_errors():
+            await self._append(run_id, data["events"])
+            state, committed = await asyncio.to_thread(self.content.claim_tool_call, key, run_id)
+            if committed is not None:
+                return {"result": result_dict(committed), "outcome": "committed"}
+            if state == "started" and not data["idempotent"]:
+                return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
+            setup = self._setup(plan)
+            result = await _heartbeating(setup.tool_executor.execute(call))
+            result = await asyncio.to_thread(self.content.finish_tool_call, key, result)
+        return {"result": result_dict(result), "outcome": "ran"}
+
+    @activity.defn(name=TOOL_OUTCOME)
+    async def tool_outcome(self, data: dict[str, Any]) -> dict[str, Any]:
+        """After a tool activity failed: its committed result, or an uncertain outcome."""
+        call = ToolCall.from_dict(data["call"])
+        found = await asyncio.to_thread(self.content.tool_call, f"{data['run_id']}:{call.id}")
+        if found is not None and found[1] is not None:
+            return {"result": result_dict(found[1]), "outcome": "committed"}
+        if found is None:  # it never started: nothing happened, and the model is told so
+            failed = ToolResult(call.id, call.name, data["error"], is_error=True)
+            return {"result": result_dict(failed), "outcome": "not_run"}
+        return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
+
+    @activity.defn(name=VERIFY)
+    async def verify(self, data: dict[str, Any]) -> dict[str, Any]:
+        plan = data["plan"]
+        async with _as_application_errors():
+            await self._append(plan["run_id"], data["events"])
+            setup = self._setup(plan)
+            verifier = setup.verifier
+            if verifier is None:
+                raise ApplicationError("the run has no verifier", non_retryable=True)
+            result = await _heartbeating(verifier(setup.tool_executor.context.workspace))
+        return dataclasses.asdict(result)
+
+
+__all__ = ["RunActivities", "result_from_dict", "uncertain_result"]

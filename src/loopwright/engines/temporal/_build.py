@@ -1,0 +1,82 @@
+"""One agent run's RunSetup, built the same way in the workflow and in the activities.
+
+The workflow never resolves the model (that can read files or reach a server): it gets a
+`RemoteModel` with the name and tool mode the `prepare` activity found, and every call of
+it is an activity. The workspace section of the system prompt is also computed once, by
+`prepare` on a worker, and given to every later step, so the prompt stays the same
+whichever worker runs a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from loopwright.agent import AgentExecutor
+from loopwright.agent._setup import RunSetup
+from loopwright.errors import ModelError
+from loopwright.events import RunStarted
+from loopwright.messages import ModelRequest, ModelResponse
+from loopwright.models import Model
+from loopwright.models._base import ToolMode
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
+
+
+@dataclass(frozen=True)
+class RemoteModel:
+    """Stands for the run's model inside the workflow: the model activity calls the real one."""
+
+    model_name: str
+    tool_mode: ToolMode
+
+    @property
+    def name(self) -> str:
+        return self.model_name
+
+    @property
+    def preferred_tool_mode(self) -> ToolMode:
+        return self.tool_mode
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ModelError("the Temporal engine calls the model in an activity, never here")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What every step of a Temporal run is built from (small, in workflow history)."""
+
+    run_id: str
+    spec: dict[str, Any]
+    model_name: str
+    tool_mode: ToolMode
+    workspace_section: str
+    parent_run_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunPlan:
+        return cls(**data)
+
+
+def build_setup(plan: RunPlan, model: Model | None = None) -> tuple[AgentExecutor, RunSetup]:
+    """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in)."""
+    spec = RunSpec.from_dict(plan.spec)
+    agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode))
+    recorded = RunStarted(
+        run_id=plan.run_id,
+        seq=1,
+        ts=0.0,
+        options={"extra": {"workspace_context": plan.workspace_section}},
+    )
+    setup = agent.setup(
+        spec.request,
+        plan.run_id,
+        tenant=spec.tenant,
+        parent_run_id=plan.parent_run_id,
+        recorded=[recorded],
+        spec=spec.to_dict(),
+    )
+    return agent, setup

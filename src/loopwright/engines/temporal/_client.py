@@ -1,0 +1,79 @@
+"""Connect to Temporal, start agent runs as workflows, and run a worker."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from loopwright.agent._executor import new_run_id
+from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._effects import EngineSettings
+from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
+from loopwright.errors import ConfigurationError
+from loopwright.runtime import RunSpec
+
+CONNECT_WAIT_S = 30.0
+
+
+async def connect(
+    address: str, *, namespace: str = "default", wait_s: float = CONNECT_WAIT_S
+) -> Client:
+    """A client of the Temporal frontend at HOST:PORT (retried while it starts up)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return await Client.connect(address, namespace=namespace)
+        except Exception as exc:  # the frontend is not ready yet, or not there at all
+            if time.monotonic() >= deadline:
+                raise ConfigurationError(
+                    f"cannot reach Temporal at {address} (namespace {namespace!r}): {exc}"
+                ) from None
+            await asyncio.sleep(0.2)
+
+
+async def start_agent_run(
+    client: Client,
+    spec: RunSpec,
+    *,
+    run_id: str | None = None,
+    parent_run_id: str | None = None,
+    settings: EngineSettings | None = None,
+    task_queue: str = TASK_QUEUE,
+) -> WorkflowHandle[Any, Any]:
+    """Start `spec` as a workflow whose id is the run id; a worker picks it up."""
+    run_id = run_id or new_run_id()
+    data = {
+        "run_id": run_id,
+        "spec": spec.to_dict(),
+        "parent_run_id": parent_run_id,
+        "settings": (settings or EngineSettings()).to_dict(),
+    }
+    return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
+
+
+async def run_worker(
+    client: Client,
+    store_url: str,
+    *,
+    task_queue: str = TASK_QUEUE,
+    stop: asyncio.Event | None = None,
+    max_concurrent_activities: int = 100,
+) -> None:
+    """Run agent-run workflows and their activities until `stop` is set (or forever)."""
+    activities = RunActivities(store_url)
+    worker = Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[AgentRunWorkflow],
+        activities=activities.all(),
+        max_concurrent_activities=max_concurrent_activities,
+    )
+    try:
+        async with worker:
+            await (stop or asyncio.Event()).wait()
+    finally:
+        activities.close()

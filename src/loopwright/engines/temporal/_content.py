@@ -1,0 +1,178 @@
+"""The content store of Temporal runs, on the run store's PostgreSQL database.
+
+Workflow history carries references and small values only; what grows with a run lives
+here, in the `loopwright_temporal` schema (version 1):
+
+- `requests`: the messages of each model call, by (run_id, call): a model activity gets
+  only the messages that are new since the previous call and loads the rest from here, so
+  its input does not grow with the run.
+- `tool_calls`: one row per idempotency key (`run_id:tool_call_id`): `started` before the
+  tool runs, then `done` with its result. First writer wins: a retried activity returns
+  the committed result instead of calling the tool again, and a tool that is not
+  idempotent is never run twice (an attempt that finds only `started` reports an uncertain
+  outcome).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from loopwright.errors import StoreError
+from loopwright.messages import Message, ToolResult
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+SCHEMA = "loopwright_temporal"
+VERSION = 1
+_DDL = f"""
+CREATE SCHEMA IF NOT EXISTS {SCHEMA};
+CREATE TABLE IF NOT EXISTS {SCHEMA}.version (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.requests (
+    run_id text NOT NULL, call integer NOT NULL, messages jsonb NOT NULL,
+    PRIMARY KEY (run_id, call));
+CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_calls (
+    key text PRIMARY KEY, run_id text NOT NULL, state text NOT NULL,
+    result jsonb, attempts integer NOT NULL DEFAULT 1,
+    started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz);
+"""
+
+
+class ContentStore:
+    """Requests and tool results of Temporal runs (one connection pool per worker)."""
+
+    def __init__(self, url: str, *, size: int = 4) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise StoreError(
+                "the Temporal engine needs psycopg: pip install 'loopwright[temporal]'"
+            ) from None
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                _migrate(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"the Temporal content store could not be prepared: {exc}") from None
+        self._pool: ConnectionPool = ConnectionPool(
+            url, min_size=1, max_size=size, kwargs={"autocommit": True}, open=True
+        )
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise StoreError(f"the Temporal content store failed: {exc}") from None
+
+    def save_request(self, run_id: str, call: int, messages: list[Message]) -> None:
+        data = json.dumps([m.to_dict() for m in messages])
+        with self._conn() as conn:
+            conn.execute(
+                f"INSERT INTO {SCHEMA}.requests (run_id, call, messages) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, call) DO NOTHING",
+                (run_id, call, data),
+            )
+
+    def load_request(self, run_id: str, call: int) -> list[Message]:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT messages FROM {SCHEMA}.requests WHERE run_id = %s AND call = %s",
+                (run_id, call),
+            ).fetchone()
+        if row is None:
+            raise StoreError(f"run {run_id}: the messages of model call {call} are not stored")
+        return [Message.from_dict(m) for m in row[0]]
+
+    def claim_tool_call(self, key: str, run_id: str) -> tuple[str, ToolResult | None]:
+        """Record that the call `key` starts. ("new", None) when this attempt is the first;
+        else the state found: ("done", result) or ("started", None)."""
+        with self._conn() as conn:
+            inserted = conn.execute(
+                f"INSERT INTO {SCHEMA}.tool_calls (key, run_id, state) VALUES (%s, %s, 'started') "
+                "ON CONFLICT (key) DO NOTHING RETURNING 1",
+                (key, run_id),
+            ).fetchone()
+            if inserted is not None:
+                return "new", None
+            row = conn.execute(
+                f"UPDATE {SCHEMA}.tool_calls SET attempts = attempts + 1 WHERE key = %s "
+                "RETURNING state, result",
+                (key,),
+            ).fetchone()
+        assert row is not None
+        return str(row[0]), (_result(row[1]) if row[0] == "done" else None)
+
+    def finish_tool_call(self, key: str, result: ToolResult) -> ToolResult:
+        """Commit the result (first writer wins); the committed one is returned."""
+        data = json.dumps(_result_dict(result))
+        with self._conn() as conn:
+            row = conn.execute(
+                f"UPDATE {SCHEMA}.tool_calls SET state = 'done', result = %s, "
+                "finished_at = now() WHERE key = %s AND state = 'started' RETURNING 1",
+                (data, key),
+            ).fetchone()
+            if row is not None:
+                return result
+            stored = conn.execute(
+                f"SELECT result FROM {SCHEMA}.tool_calls WHERE key = %s", (key,)
+            ).fetchone()
+        return _result(stored[0]) if stored and stored[0] is not None else result
+
+    def tool_call(self, key: str) -> tuple[str, ToolResult | None, int] | None:
+        """(state, committed result, attempts) of the call `key`, None if it never started."""
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT state, result, attempts FROM {SCHEMA}.tool_calls WHERE key = %s",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), (_result(row[1]) if row[1] is not None else None), int(row[2])
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _migrate(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    conn.execute(f"SELECT pg_advisory_lock(hashtext('{SCHEMA}'))")
+    try:
+        conn.execute(_DDL)
+        row = conn.execute(f"SELECT max(version) FROM {SCHEMA}.version").fetchone()
+        found = row[0] if row else None
+        if found is None:
+            conn.execute(f"INSERT INTO {SCHEMA}.version VALUES (%s)", (VERSION,))
+        elif found > VERSION:
+            raise StoreError(
+                f"the Temporal content store has schema version {found}; this loopwright "
+                f"reads {VERSION}: upgrade loopwright"
+            )
+    finally:
+        conn.execute(f"SELECT pg_advisory_unlock(hashtext('{SCHEMA}'))")
+
+
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    return {
+        "call_id": result.call_id,
+        "tool_name": result.tool_name,
+        "content": result.content,
+        "is_error": result.is_error,
+        "duration_ms": result.duration_ms,
+        "truncated": result.truncated,
+        "redactions": result.redactions,
+    }
+
+
+def _result(data: dict[str, Any]) -> ToolResult:
+    return ToolResult(**data)
+
+
+result_dict = _result_dict
+result_from_dict = _result

@@ -1,0 +1,223 @@
+"""TemporalEffects: the `Effects` of a run inside a Temporal workflow.
+
+The agent loop (agent/_loop.py) runs unchanged in the workflow; each effect it asks for is
+scheduled here as an activity, with a finite retry policy. Events the loop appends wait in
+`PendingEvents` and travel with the next activity (or an append activity when the loop
+flushes), so the Postgres event log gets them in batches, each before the effect after it.
+
+Workflow code only: no I/O, time from `workflow.now()`/`workflow.time()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, fields
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import CancelledError as TemporalCancelled
+from temporalio.exceptions import TimeoutError as TemporalTimeout
+
+from loopwright import errors
+from loopwright.effects import (
+    EventLog,
+    GateRequest,
+    GateVerdict,
+    VerificationResult,
+)
+from loopwright.effects._protocol import ToolInvocation, Verification
+from loopwright.engines.temporal._activities import (
+    APPEND_EVENTS,
+    MODEL_CALL,
+    TOOL_CALL,
+    TOOL_OUTCOME,
+    VERIFY,
+)
+from loopwright.engines.temporal._content import result_from_dict
+from loopwright.events import Event, event_to_dict
+from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from loopwright.models import Model
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Timeouts and retry budgets of a run's activities (every policy is finite)."""
+
+    heartbeat_timeout_s: float = 30.0
+    model_timeout_s: float = 600.0
+    tool_timeout_s: float = 600.0
+    model_attempts: int = 3
+    tool_attempts: int = 3
+    """For idempotent tools; a tool that is not idempotent gets one attempt."""
+    store_attempts: int = 10
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EngineSettings:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class WorkflowClock:
+    """The workflow's deterministic clock (the same values when history is replayed)."""
+
+    def time(self) -> float:
+        return workflow.now().timestamp()
+
+    def monotonic(self) -> float:
+        return workflow.time()
+
+
+class PendingEvents:
+    """The Recorder of a workflow's EventLog: events wait here for the next activity."""
+
+    def __init__(self, run_id: str, settings: EngineSettings) -> None:
+        self.run_id = run_id
+        self.settings = settings
+        self._events: list[dict[str, Any]] = []
+
+    def write(self, event: Event) -> None:
+        self._events.append(event_to_dict(event))
+
+    def take(self) -> list[dict[str, Any]]:
+        taken, self._events = self._events, []
+        return taken
+
+    async def flush(self) -> None:
+        if not self._events:
+            return
+        await workflow.execute_activity(
+            APPEND_EVENTS,
+            {"run_id": self.run_id, "events": self.take()},
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
+        )
+
+
+def _loopwright_error(exc: ActivityError) -> BaseException:
+    """What a failed activity means to the loop: a timeout, a cancel, or the same
+    loopwright error the embedded engine would have raised."""
+    cause = exc.cause
+    if isinstance(cause, TemporalCancelled):
+        return asyncio.CancelledError()
+    if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_CLOSE:
+        return TimeoutError(str(cause))
+    if isinstance(cause, ApplicationError) and cause.type:
+        kind = getattr(errors, cause.type, None)
+        if isinstance(kind, type) and issubclass(kind, errors.LoopwrightError):
+            try:
+                return kind(cause.message)
+            except TypeError:  # an error class with other arguments
+                pass
+    return errors.ModelError(f"the activity failed: {cause or exc}")
+
+
+class TemporalEffects:
+    """Every effect of one run, as an activity of the current workflow."""
+
+    def __init__(
+        self, log: EventLog, pending: PendingEvents, plan: dict[str, Any], settings: EngineSettings
+    ) -> None:
+        self.log = log
+        self.pending = pending
+        self.plan = plan
+        self.settings = settings
+        self.model_calls = 0
+        self._sent: tuple[Message, ...] = ()
+
+    def monotonic(self) -> float:
+        return workflow.time()
+
+    def _policy(self, attempts: int) -> RetryPolicy:
+        return RetryPolicy(maximum_attempts=attempts)
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        keep = 0
+        for sent, message in zip(self._sent, request.messages, strict=False):
+            if sent != message:
+                break
+            keep += 1
+        call = self.model_calls
+        data = {
+            "plan": self.plan,
+            "call": call,
+            "base": call - 1 if call else None,
+            "keep": keep,
+            "new": [m.to_dict() for m in request.messages[keep:]],
+            "temperature": request.temperature,
+            "max_output_tokens": request.max_output_tokens,
+            "events": self.pending.take(),
+        }
+        try:
+            reply = await workflow.execute_activity(
+                MODEL_CALL,
+                data,
+                start_to_close_timeout=timedelta(seconds=self.settings.model_timeout_s),
+                schedule_to_close_timeout=timedelta(seconds=timeout) if timeout else None,
+                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
+                retry_policy=self._policy(self.settings.model_attempts),
+            )
+        except ActivityError as exc:
+            raise _loopwright_error(exc) from exc
+        self.model_calls += 1
+        self._sent = request.messages
+        return ModelResponse.from_dict(reply)
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        """The worker's tool executor runs the call (`invoke` is this process's)."""
+        data = {
+            "plan": self.plan,
+            "call": call.to_dict(),
+            "idempotent": idempotent,
+            "events": self.pending.take(),
+        }
+        try:
+            out = await workflow.execute_activity(
+                TOOL_CALL,
+                data,
+                start_to_close_timeout=timedelta(seconds=timeout or self.settings.tool_timeout_s),
+                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
+                retry_policy=self._policy(self.settings.tool_attempts if idempotent else 1),
+            )
+        except ActivityError as exc:
+            error = _loopwright_error(exc)
+            if isinstance(error, asyncio.CancelledError):
+                raise error from exc
+            out = await workflow.execute_activity(
+                TOOL_OUTCOME,
+                {"run_id": self.log.run_id, "call": call.to_dict(), "error": str(error)},
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
+            )
+        return result_from_dict(out["result"])
+
+    async def gate(self, request: GateRequest) -> GateVerdict:
+        """Not built on this engine yet: rejected (the safe default), never approved."""
+        return GateVerdict("rejected", "engine", "gates are not supported on the Temporal engine")
+
+    async def verify(self, check: Verification) -> VerificationResult:
+        try:
+            data = await workflow.execute_activity(
+                VERIFY,
+                {"plan": self.plan, "events": self.pending.take()},
+                start_to_close_timeout=timedelta(seconds=self.settings.tool_timeout_s),
+                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
+                retry_policy=self._policy(self.settings.tool_attempts),
+            )
+        except ActivityError as exc:
+            raise _loopwright_error(exc) from exc
+        return VerificationResult(
+            outcome=data["outcome"],
+            passed=tuple(data["passed"]),
+            failed=tuple(data["failed"]),
+            output=data["output"],
+        )

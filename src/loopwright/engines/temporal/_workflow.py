@@ -1,0 +1,63 @@
+"""AgentRunWorkflow: one agent run as a Temporal workflow.
+
+The workflow runs agent/_loop.py's `run_agent` over `TemporalEffects`: the same loop as
+the embedded engine. It holds only the loop's control state; the model, the tools and the
+store are reached through activities. Not sandboxed (the loop imports the whole package);
+the loop's code is deterministic given its effects' results, and its clock is the
+workflow's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from loopwright.agent._loop import run_agent
+from loopwright.effects import EventLog
+from loopwright.engines.temporal._activities import PREPARE
+from loopwright.engines.temporal._build import RunPlan, build_setup
+from loopwright.engines.temporal._effects import (
+    EngineSettings,
+    PendingEvents,
+    TemporalEffects,
+    WorkflowClock,
+)
+
+AGENT_RUN = "loopwright.agent_run.v1"
+TASK_QUEUE = "loopwright"
+
+
+@workflow.defn(name=AGENT_RUN, sandboxed=False)
+class AgentRunWorkflow:
+    @workflow.run
+    async def run(self, data: dict[str, Any]) -> dict[str, Any]:
+        settings = EngineSettings.from_dict(data.get("settings") or {})
+        run_id = str(data["run_id"])
+        plan = await workflow.execute_activity(
+            PREPARE,
+            {"run_id": run_id, "spec": data["spec"], "parent_run_id": data.get("parent_run_id")},
+            start_to_close_timeout=timedelta(seconds=120),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+        agent, setup = build_setup(RunPlan.from_dict(plan))
+        pending = PendingEvents(run_id, settings)
+        log = EventLog(run_id, clock=WorkflowClock(), scrubber=agent.scrubber, recorder=pending)
+        fx = TemporalEffects(log, pending, plan, settings)
+        try:
+            result = await run_agent(setup, fx)
+        except asyncio.CancelledError:
+            await pending.flush()  # run_finished (cancelled, with its partial work)
+            raise
+        await pending.flush()
+        return {
+            "run_id": run_id,
+            "status": result.status,
+            "answer": result.answer,
+            "reason": result.reason,
+            "steps": len(result.steps),
+            "model_calls": fx.model_calls,
+        }

@@ -1,0 +1,31 @@
+"""Side-effecting tools of the Temporal engine tests: each call appends one line to a file.
+
+`append_line` is not idempotent (appending twice writes two lines). With
+LOOPWRIGHT_TEST_HANG_AFTER=TEXT in the worker's environment, the call that writes TEXT
+says so on stderr after its effect and hangs there (the test SIGKILLs that worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from loopwright import tool
+
+
+@tool(effect="write", idempotent=False)
+async def append_line(path: str, text: str) -> str:
+    """Append one line of text to a file.
+
+    Args:
+        path: the file
+        text: the line to append
+    """
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(text + "\n")
+    if os.environ.get("LOOPWRIGHT_TEST_HANG_AFTER") == text:
+        sys.stderr.write(f"hanging after {text}\n")
+        sys.stderr.flush()
+        await asyncio.Event().wait()
+    return f"appended {text!r}"
