@@ -4,11 +4,12 @@ and by the safety layer's backups alike. Plain path logic over `errors`; no othe
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from loopwright.errors import ToolError
 
-__all__ = ["resolve_in_workspace"]
+__all__ = ["resolve_in_workspace", "special_kind", "special_kind_of_mode"]
 
 
 def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> Path:
@@ -31,11 +32,8 @@ def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> 
         raise ToolError(
             f"path {path!r} is outside the workspace {root} (use a path relative to it)"
         )
-    if not inside(resolved, root):
-        raise ToolError(
-            f"path {path!r} leads outside the workspace {root} through a symlink "
-            f"(it points to {resolved})"
-        )
+    if not inside(resolved, root):  # never say where the link points: that leaks
+        raise ToolError(f"path {path!r} leads outside the workspace {root} through a symlink")
     if must_exist and not resolved.exists():
         raise ToolError(f"no such file or folder in the workspace: {path!r}")
     return resolved
@@ -44,3 +42,26 @@ def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> 
 def inside(path: Path, root: Path) -> bool:
     """`path` is `root` or under it (both resolved or both lexical)."""
     return path == root or root in path.parents
+
+
+def special_kind(path: Path) -> str | None:
+    """What a non-regular file is ("a FIFO", "a socket", "a device"), None for a regular
+    file, a folder or nothing. Reading a FIFO or a device can block for good."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return special_kind_of_mode(mode)
+
+
+def special_kind_of_mode(mode: int) -> str | None:
+    """`special_kind` for an `st_mode` already in hand (an open file's fstat)."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"

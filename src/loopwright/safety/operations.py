@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from loopwright.errors import LoopwrightError, TaskRunError
-from loopwright.paths import resolve_in_workspace
+from loopwright.paths import resolve_in_workspace, special_kind
 
 OperationClass = Literal["read", "write", "destructive"]
 
@@ -173,6 +173,9 @@ def _backup_path(value: str, safety: OperationSafety, *, step: str, now: float) 
         target = resolve_in_workspace(safety.workspace, value)
     except LoopwrightError as exc:
         raise TaskRunError(f"cannot back up {value!r}: {exc}") from None
+    special = special_kind(target)
+    if special is not None:
+        raise TaskRunError(f"cannot back up {value!r}: it is {special}, not a regular file")
     kind = "directory" if target.is_dir() else "file"
     if not target.exists():
         return ChangeEntry("create", "file", str(target), None, now, step)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
+import tempfile
 from pathlib import Path
 
 from loopwright.errors import ToolError
 from loopwright.paths import resolve_in_workspace as resolve_in_workspace
+from loopwright.paths import special_kind as special_kind
+from loopwright.paths import special_kind_of_mode
 
 SKIPPED_FOLDERS = frozenset(
     {
@@ -46,14 +51,29 @@ def resolve_readable(
     return found
 
 
+def refuse_special(path: Path, shown: str) -> None:
+    """A ToolError when `path` is a FIFO, socket or device (file tools handle only files)."""
+    kind = special_kind(path)
+    if kind is not None:
+        raise ToolError(f"{shown!r} is {kind}, not a regular file; file tools do not open it")
+
+
+def in_git_folder(relative: Path) -> bool:
+    """Inside any `.git` (the top one, a nested repository's or a submodule's gitlink)."""
+    return any(part.lower() == ".git" for part in relative.parts)
+
+
 def resolve_writable(root: Path, path: str) -> Path:
-    """A path write tools may change: inside the workspace, not inside `.git`, not a folder."""
+    """A path write tools may change: inside the workspace, not inside any `.git`, not a
+    folder, not a FIFO, socket or device."""
+    lexical = Path(os.path.normpath(path))
     target = resolve_in_workspace(root, path)
     relative = target.relative_to(root.resolve())
-    if relative.parts and relative.parts[0] == ".git":
-        raise ToolError(f"refusing to write inside .git: {path!r}")
+    if in_git_folder(relative) or in_git_folder(lexical):
+        raise ToolError(f"refusing to write inside .git (any .git folder is protected): {path!r}")
     if target.is_dir():
         raise ToolError(f"{path!r} is a folder, not a file")
+    refuse_special(target, path)
     return target
 
 
@@ -69,8 +89,26 @@ def sha256_of(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def read_regular(file: Path, shown: str) -> bytes:
+    """The bytes of a regular file. Opened without blocking and checked after opening, so
+    a FIFO or device swapped in after a check is refused, never waited on."""
+    refuse_special(file, shown)
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown!r}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        kind = special_kind_of_mode(os.fstat(fd).st_mode)
+        if kind is not None or stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise ToolError(f"{shown!r} is {kind or 'a folder'}, not a regular file")
+        return handle.read()
+
+
 def read_bytes_or_none(file: Path) -> bytes | None:
-    return file.read_bytes() if file.is_file() else None
+    """The file's bytes, None when there is no file (a FIFO or device is refused)."""
+    if not os.path.lexists(file):
+        return None
+    return read_regular(file, file.name)
 
 
 def decode_text(data: bytes, path: str) -> str:
@@ -84,11 +122,33 @@ def decode_text(data: bytes, path: str) -> str:
 
 
 def write_atomically(file: Path, data: bytes) -> None:
-    """Replace `file` with `data` in one step (a crash leaves the old or the new file)."""
+    """Replace `file` with `data` in one step (a crash leaves the old or the new file).
+
+    The temporary file has a random name in the target's folder and is created
+    exclusively without following links (mkstemp: O_CREAT | O_EXCL | O_NOFOLLOW), so a
+    link planted at a predictable name cannot send the content elsewhere.
+    """
     file.parent.mkdir(parents=True, exist_ok=True)
-    temp = file.with_name(f".{file.name}.loopwright-tmp")
     mode = file.stat().st_mode & 0o7777 if file.exists() else None
-    temp.write_bytes(data)
-    if mode is not None:
-        os.chmod(temp, mode)
-    os.replace(temp, file)
+    fd, temp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".loopwright-tmp", dir=file.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            else:
+                os.fchmod(handle.fileno(), 0o666 & ~_UMASK)  # as open() would
+        os.replace(temp, file)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _read_umask() -> int:
+    current = os.umask(0o022)  # read once at import: umask is process-wide, not per thread
+    os.umask(current)
+    return current
+
+
+_UMASK = _read_umask()

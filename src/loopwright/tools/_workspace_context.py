@@ -7,7 +7,12 @@ import re
 from pathlib import Path
 
 from loopwright.errors import ToolError
-from loopwright.tools._workspace import display_path, resolve_in_workspace
+from loopwright.tools._workspace import (
+    display_path,
+    read_regular,
+    resolve_in_workspace,
+    special_kind,
+)
 
 MAX_NAMED_FILES = 20
 _PATH_TOKEN = re.compile(r"[\w./\\~-]{2,}")
@@ -21,7 +26,10 @@ def git_repository(root: Path) -> tuple[str, str] | None:
         if marker.is_dir():
             git_dir = marker
         elif marker.is_file():
-            text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            try:
+                text = read_regular(marker, ".git").decode("utf-8", "replace").strip()
+            except ToolError:
+                continue
             if not text.startswith("gitdir:"):
                 continue
             git_dir = (folder / text.removeprefix("gitdir:").strip()).resolve()
@@ -33,8 +41,8 @@ def git_repository(root: Path) -> tuple[str, str] | None:
 
 def _branch(git_dir: Path) -> str:
     try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
+        head = read_regular(git_dir / "HEAD", "HEAD").decode("utf-8", "replace").strip()
+    except (OSError, ToolError):
         return "unknown"
     if head.startswith("ref:"):
         return head.removeprefix("ref:").strip().removeprefix("refs/heads/")
@@ -54,6 +62,8 @@ def named_files(root: Path, request: str) -> list[str]:
             continue
         if path.is_dir() and "/" not in candidate:
             continue  # a bare word like "tests" names a folder only by accident
+        if special_kind(path) is not None:
+            continue  # a FIFO or device: reading it to count lines could block
         shown = display_path(path, root) + ("/" if path.is_dir() else "")
         if shown not in found and shown != "./":
             found.append(shown)
@@ -69,7 +79,10 @@ def _describe(root: Path, shown: str) -> str:
     size = file.stat().st_size
     if size > _LINE_COUNT_LIMIT:
         return f"{shown} ({size:,} bytes)"
-    lines = file.read_bytes().count(b"\n")
+    try:
+        lines = read_regular(file, shown).count(b"\n")
+    except ToolError:
+        return shown
     return f"{shown} ({lines:,} lines)"
 
 

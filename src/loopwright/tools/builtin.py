@@ -9,7 +9,7 @@ from __future__ import annotations
 from loopwright.errors import ToolError
 from loopwright.tools._context import ToolContext
 from loopwright.tools._tool import Tool, tool
-from loopwright.tools._workspace import decode_text, resolve_readable
+from loopwright.tools._workspace import decode_text, read_regular, resolve_readable, special_kind
 from loopwright.tools.command import run_command
 from loopwright.tools.files import edit_file, write_file
 from loopwright.tools.search import glob, grep
@@ -39,7 +39,7 @@ def read(
     file = resolve_readable(ctx.workspace, ctx.readable_roots, path)
     if file.is_dir():
         raise ToolError(f"{path!r} is a folder; use list_files to see what is in it")
-    text = decode_text(file.read_bytes(), path)
+    text = decode_text(read_regular(file, path), path)
     if start_line is None and end_line is None:
         return text
     lines = text.splitlines(keepends=True)
@@ -64,8 +64,8 @@ def list_files(ctx: ToolContext, path: str = ".") -> list[str]:
         raise ToolError(f"{path!r} is a file, not a folder; use read to see its content")
     entries = []
     for child in sorted(folder.iterdir()):
-        if child.name.startswith(".git"):
-            continue
+        if child.name.startswith(".git") or special_kind(child) is not None:
+            continue  # FIFOs, sockets and devices are not files the tools can use
         entries.append(child.name + ("/" if child.is_dir() else ""))
     return entries
 
