@@ -27,3 +27,13 @@ def append_plain(path: str, text: str) -> str:
         sys.stderr.flush()
         threading.Event().wait()
     return f"appended {text!r}"
+
+
+def block_forever(seconds: int) -> str:
+    """Block the calling thread (a sync tool that never returns in time).
+
+    Args:
+        seconds: how long to block
+    """
+    threading.Event().wait(seconds)
+    return "woke up"

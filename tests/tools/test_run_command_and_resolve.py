@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import pytest
 from loopwright.errors import ConfigurationError, ToolDefinitionError
 from loopwright.messages import ToolCall
 from loopwright.tools import OPT_IN_TOOLS, ToolContext, ToolExecutor, ToolRegistry, resolve_tools
-from loopwright.tools.command import HEAD_BYTES, run_command
+from loopwright.tools._process import HEAD_BYTES
+from loopwright.tools.command import run_command
 
 PY = sys.executable
 
@@ -56,8 +58,11 @@ async def test_timeout_kills_the_program(tmp_path: Path) -> None:
     script = (
         f"import time; print('started', flush=True); time.sleep(30); open({str(marker)!r}, 'w')"
     )
+    started = time.monotonic()
     content, is_error = await run(tmp_path, command=[PY, "-c", script], timeout_s=1)
-    assert is_error and "timed out after 1s and was killed; output so far:\nstarted" in content
+    assert time.monotonic() - started < 4.0  # limit 1 s; the program would run 30 s
+    assert is_error and "timed out after 1s and was killed" in content
+    assert "output so far:\nstarted" in content
     assert not marker.exists()
 
 

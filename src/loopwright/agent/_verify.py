@@ -14,7 +14,6 @@ a missing command is a failed check with its reason in `output`.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,6 +22,7 @@ from typing import Any
 
 from loopwright.agent._setup import Verifier
 from loopwright.effects import VerificationResult
+from loopwright.tools._process import run_process
 
 DEFAULT_VERIFY_TIMEOUT_S = 600.0
 MAX_OUTPUT_CHARS = 20_000
@@ -89,23 +89,15 @@ class CommandVerifier:
         return VerificationResult(result.outcome, passed, failed, _tail(text))
 
     async def _run(self, command: str, workspace: Path) -> tuple[int, str]:
+        """Exit code and output; at the limit the command and everything it started is
+        killed (`tools._process`: its process group and any descendant that left it)."""
         try:
-            process = await asyncio.create_subprocess_shell(
-                command,
-                cwd=workspace,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
+            done = await run_process(command, cwd=workspace, timeout_s=self.timeout_s)
         except OSError as exc:
             return 127, f"could not start: {exc}"
-        try:
-            async with asyncio.timeout(self.timeout_s):
-                stdout, _ = await process.communicate()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            return 124, f"timed out after {self.timeout_s:g}s"
-        return process.returncode or 0, stdout.decode("utf-8", errors="replace")
+        if done.code is None:
+            return 124, f"{done.output}\ntimed out after {self.timeout_s:g}s".lstrip("\n")
+        return done.code, done.output
 
 
 class CallableVerifier:

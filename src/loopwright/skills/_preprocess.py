@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from loopwright.prompts import FileRef
 from loopwright.safety.scrub import Scrubber
 from loopwright.skills._skill import SKILL_FILE, Skill
+from loopwright.tools._process import run_process, run_process_sync
 
 MAX_LISTED_FILES = 200
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -131,19 +130,10 @@ class DynamicInjector:
         return self._LINE.sub(lambda m: self._run_sync(m.group(1), skill_dir), content)
 
     def _run_sync(self, command: str, skill_dir: Path) -> str:
-        try:
-            done = subprocess.run(
-                command,
-                shell=True,
-                cwd=skill_dir,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+        done = run_process_sync(command, cwd=skill_dir, timeout_s=self.timeout_s)
+        if done.code is None:
             return f"[command timed out after {self.timeout_s:g}s: {command}]"
-        return self._finish((done.stdout + done.stderr).rstrip("\n"), done.returncode, command)
+        return self._finish(done.output.rstrip("\n"), done.code, command)
 
     def _finish(self, text: str, returncode: int | None, command: str) -> str:
         if returncode:
@@ -151,17 +141,8 @@ class DynamicInjector:
         return self.scrubber.scrub(text).text
 
     async def _run(self, command: str, skill_dir: Path) -> str:
-        process = await asyncio.create_subprocess_shell(
-            command,
-            cwd=skill_dir,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        try:
-            output, _ = await asyncio.wait_for(process.communicate(), self.timeout_s)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        """The command's output; at the limit it and all it started are killed."""
+        done = await run_process(command, cwd=skill_dir, timeout_s=self.timeout_s)
+        if done.code is None:
             return f"[command timed out after {self.timeout_s:g}s: {command}]"
-        text = output.decode("utf-8", errors="replace").rstrip("\n")
-        return self._finish(text, process.returncode, command)
+        return self._finish(done.output.rstrip("\n"), done.code, command)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -15,6 +14,7 @@ from loopwright.errors import ToolDefinitionError, ToolError
 from loopwright.messages import ToolSpec
 from loopwright.tools._context import ToolContext
 from loopwright.tools._schema import Convert, schema_from_function
+from loopwright.tools._threads import current_tool_threads
 from loopwright.tools._validate import (
     Check,
     apply_aliases,
@@ -141,7 +141,8 @@ class Tool:
         return self.invoke(arguments, ctx)
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> Any:
-        """Call the function (sync ones in a worker thread) with validated arguments."""
+        """Call the function (sync ones in a thread of the current `ToolThreads` pool, not
+        asyncio's shared default executor) with validated arguments."""
         if self.aliases:
             renamed = apply_aliases(arguments, self.aliases)
             if isinstance(renamed, str):
@@ -152,7 +153,7 @@ class Tool:
             kwargs[self.context_param] = ctx
         if self.is_async:
             return await self.function(**kwargs)
-        result = await asyncio.to_thread(self.function, **kwargs)
+        result = await current_tool_threads().run(self.function, **kwargs)
         if inspect.isawaitable(result):
             return await result
         return result

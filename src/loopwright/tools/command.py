@@ -1,58 +1,24 @@
 """`run_command`: run a program in the workspace. Off by default (see `resolve_tools`).
 
 The command is an argv list run without a shell, unless the model asks for
-`shell=True`. It runs in its own process group with stdin closed; on timeout (or when
-the run is cancelled) the whole group is killed. Output (stdout and stderr together)
-is capped while it is read, keeping the head and the tail.
+`shell=True`. It runs with stdin closed under a reaper (`tools._process`): on timeout,
+when it ends, or when the run is cancelled, it and every process it started are killed,
+also those that left its process group with `setsid`. Output (stdout and stderr
+together) is capped while it is read, keeping the head and the tail, and endless output
+(`yes`) cannot hold the timeout off.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import shlex
-import signal
-from collections import deque
 
 from loopwright.errors import ToolError
 from loopwright.tools._context import ToolContext
+from loopwright.tools._process import run_process
 from loopwright.tools._tool import tool
 from loopwright.tools._workspace import resolve_in_workspace
 
 MAX_COMMAND_TIMEOUT_S = 600.0
-HEAD_BYTES = 16_000
-TAIL_BYTES = 16_000
-
-
-class _CappedOutput:
-    """Keeps the first HEAD_BYTES and the last TAIL_BYTES of a stream, counts the rest."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail: deque[bytes] = deque()
-        self.tail_size = 0
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = HEAD_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self.tail.append(chunk)
-        self.tail_size += len(chunk)
-        while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
-            self.tail_size -= len(first := self.tail.popleft())
-            self.dropped += len(first)
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = b"".join(self.tail).decode("utf-8", errors="replace")
-        if self.dropped:
-            return f"{head}\n[... {self.dropped:,} bytes of output omitted ...]\n{tail}"
-        return head + tail
 
 
 def _argv(command: list[str] | str, shell: bool) -> list[str] | str:
@@ -68,38 +34,6 @@ def _argv(command: list[str] | str, shell: bool) -> list[str] | str:
     if not argv or not argv[0]:
         raise ToolError("the command is empty: give the program and its arguments")
     return argv
-
-
-async def _start(argv: list[str] | str, cwd: str) -> asyncio.subprocess.Process:
-    options = {
-        "cwd": cwd,
-        "stdin": asyncio.subprocess.DEVNULL,
-        "stdout": asyncio.subprocess.PIPE,
-        "stderr": asyncio.subprocess.STDOUT,
-        "start_new_session": True,
-    }
-    try:
-        if isinstance(argv, str):
-            return await asyncio.create_subprocess_shell(argv, **options)  # type: ignore[arg-type]
-        return await asyncio.create_subprocess_exec(*argv, **options)  # type: ignore[arg-type]
-    except FileNotFoundError:
-        name = argv if isinstance(argv, str) else argv[0]
-        raise ToolError(f"command not found: {name!r}") from None
-    except PermissionError:
-        raise ToolError(f"permission denied running {argv!r}") from None
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """Kill the program and anything it left running in its process group."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-async def _collect(process: asyncio.subprocess.Process, output: _CappedOutput) -> int:
-    assert process.stdout is not None
-    while chunk := await process.stdout.read(65536):
-        output.add(chunk)
-    return await process.wait()
 
 
 @tool(effect="destructive", idempotent=False, timeout=MAX_COMMAND_TIMEOUT_S + 5)
@@ -126,17 +60,14 @@ async def run_command(
         raise ToolError(f"cwd {cwd!r} is not a folder")
     argv = _argv(command, shell)
     shown = argv if isinstance(argv, str) else shlex.join(argv)
-    output = _CappedOutput()
-    process = await _start(argv, str(folder))
-    try:
-        code = await asyncio.wait_for(_collect(process, output), timeout_s)
-    except TimeoutError:
-        _kill_group(process)
-        await process.wait()
-        partial = output.text()
+    done = await run_process(argv, cwd=folder, timeout_s=timeout_s)
+    if done.code is None:
         raise ToolError(
-            f"`{shown}` timed out after {timeout_s:g}s and was killed; output so far:\n{partial}"
-        ) from None
-    finally:
-        _kill_group(process)
-    return f"$ {shown}\n[exit code {code}]\n{output.text()}"
+            f"`{shown}` timed out after {timeout_s:g}s and was killed with everything it "
+            f"started; output so far:\n{done.output}"
+        )
+    if done.code == 127 and done.output.startswith("command not found:"):
+        raise ToolError(done.output.strip())
+    if done.code == 126 and done.output.startswith("permission denied running"):
+        raise ToolError(done.output.strip())
+    return f"$ {shown}\n[exit code {done.code}]\n{done.output}"
