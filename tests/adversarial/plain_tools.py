@@ -37,3 +37,8 @@ def block_forever(seconds: int) -> str:
     """
     threading.Event().wait(seconds)
     return "woke up"
+
+
+def thread_name() -> str:
+    """The name of the thread this sync tool runs in."""
+    return threading.current_thread().name

@@ -99,6 +99,7 @@ def make_config(
         tokens=tokens,
         workspace=str(workspace),
         tasks=tasks,
+        allowed_models=frozenset({f"scripted:{tmp_path.parent}/*"}),  # this session's scripts
     )
 
 

@@ -59,7 +59,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     workspace.mkdir()
     process = subprocess.Popen(
         [*LOOPWRIGHT, "serve", "--port", "0", "--store", str(tmp_path / "runs.db"),
-         "--token-file", str(tokens), "--workspace", str(workspace)],
+         "--token-file", str(tokens), "--workspace", str(workspace),
+         "--allow-model", f"scripted:{tmp_path}/*"],
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip

@@ -43,8 +43,13 @@ BAD_RUN_BODIES: list[tuple[Any, int, str | None, str]] = [
     ({"prompt": "p", "options": {"tier": "huge"}}, 422, "options", "unknown tier"),
     ({"prompt": "p", "options": {"max_iterations": 0}}, 422, "options", "at least 1"),
     ({"prompt": "p", "model": 7}, 422, "model", "string"),
-    ({"prompt": "p", "model": "warp:drive"}, 422, "model", "unknown model provider"),
-    ({"prompt": "p", "model": "scripted:/no/such/file.json"}, 422, "model", "not found"),
+    ({"prompt": "p", "model": "warp:drive"}, 422, "model", "not offered by this server"),
+    (
+        {"prompt": "p", "model": "scripted:/no/such/file.json"},
+        422,
+        "model",
+        "not offered by this server",
+    ),  # never opened
     ({"prompt": "p", "inputs": {}}, 422, "inputs", "unknown field"),
     ({"prompt": "p", "task": "publish-notes"}, 422, None, "either 'prompt'"),
     ({}, 422, None, "either 'prompt'"),

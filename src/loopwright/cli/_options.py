@@ -342,6 +342,15 @@ SERVE = (
     ),
     opt("--model", help="default model spec for runs", group="model", key="model"),
     opt(
+        "--allow-model",
+        help="a model spec API requests may name besides --model (repeatable; 'ollama:*' "
+        "allows a provider; a scripted: spec only when named exactly)",
+        group="model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+    ),
+    opt(
         "--allow-base-url",
         help="let API requests name a model base_url",
         group="model",

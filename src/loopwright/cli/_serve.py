@@ -68,6 +68,7 @@ def serve_command(args: argparse.Namespace) -> int:
         tasks=tasks,
         allowed_hosts=LOOPBACK_HOSTS if is_loopback(args.host) else None,
         allow_base_url=args.allow_base_url,
+        allowed_models=frozenset(args.allow_model or ()),
     )
     sock = listen(args.host, args.port)
     host, port = sock.getsockname()[:2]

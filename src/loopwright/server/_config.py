@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunHandle, Runtime
 from loopwright.tools import BUILTIN_TOOLS
+from loopwright.tools._threads import ToolThreads
 
 DEFAULT_TENANT = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -51,8 +53,57 @@ class ServerConfig:
     """How often the store is read for a run another process executes (and appends to)."""
     allow_base_url: bool = False
     """Let requests give a model `base_url` (the server would connect wherever it says)."""
+    allowed_models: frozenset[str] = frozenset()
+    """Model specs a request may name besides `default_model` (`serve --allow-model`):
+    exact specs, or `provider:*` patterns. A pattern never matches a `scripted:` spec nor
+    one that looks like a path, so no client-chosen file is ever opened; a `scripted:`
+    spec is allowed only when the operator names it exactly."""
+    tool_threads_per_tenant: int = 4
+    """Threads each tenant's blocking (sync) tools may use; stuck ones fill only these."""
+    _tenant_threads: dict[str, ToolThreads] = field(default_factory=dict, init=False, repr=False)
     workspace: str | None = None
     tasks: TaskLauncher | None = None
+
+    def model_allowed(self, spec: str) -> bool:
+        """May a request name the model `spec`? (The default model always may.)
+
+        Exact entries; `provider:*` patterns for specs that are not paths; and
+        `scripted:FOLDER/*`, which allows the scripted files inside FOLDER (after
+        resolving links and `..`), for an operator who serves test scripts.
+        """
+        if spec == self.default_model or spec in self.allowed_models:
+            return True
+        if spec.startswith("scripted:"):
+            return any(_inside_folder(spec, entry) for entry in self.allowed_models)
+        if any(c in spec for c in "/\\~") or ".." in spec:
+            return False  # a path: only an exact entry of the operator's allows it
+        return any(
+            entry.endswith("*")
+            and not entry.startswith("scripted:")
+            and spec.startswith(entry[:-1])
+            for entry in self.allowed_models
+        )
+
+    def offered_models(self) -> list[str]:
+        """What a refusal lists: not the operator's scripted files or folders."""
+        offered = {self.default_model, *self.allowed_models}
+        return sorted(m for m in offered if not m.startswith("scripted:"))
+
+    def tool_threads(self, tenant: str) -> ToolThreads:
+        """The tenant's own pool for blocking tools (made on first use)."""
+        pool = self._tenant_threads.get(tenant)
+        if pool is None:
+            pool = ToolThreads(self.tool_threads_per_tenant, name=f"tools-{tenant}")
+            self._tenant_threads[tenant] = pool
+        return pool
+
+
+def _inside_folder(spec: str, entry: str) -> bool:
+    if not (entry.startswith("scripted:") and entry.endswith("/*")):
+        return False
+    folder = os.path.realpath(entry.removeprefix("scripted:")[:-2])
+    target = os.path.realpath(spec.removeprefix("scripted:"))
+    return target.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def load_token_file(path: str | Path) -> dict[str, str]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
+import math
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
 from loopwright.errors import UsageError
@@ -32,8 +34,30 @@ def not_found(run_id: str) -> ApiError:
     return ApiError(404, f"no run {run_id!r}")
 
 
+class SafeJSONResponse(JSONResponse):
+    """JSON that no stored value can break: a NaN or an infinity (which strict JSON has no
+    form for) becomes null instead of a 500 on every listing that includes it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except ValueError:  # allow_nan=False refused a non-finite float
+            return super().render(finite(content))
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN and infinity replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
+
+
 def json_response(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status)
+    return SafeJSONResponse(data, status_code=status)
 
 
 def error_response(error: ApiError) -> JSONResponse:
@@ -42,26 +66,89 @@ def error_response(error: ApiError) -> JSONResponse:
 
 
 MAX_BODY_BYTES = 1_000_000
+MAX_JSON_DEPTH = 64
+"""How deeply a request body may nest (a run request needs 3 levels)."""
+log = logging.getLogger("loopwright.server")
 
 
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's body as a JSON object, or a 400 that says what is wrong with it."""
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ApiError(413, f"request body is larger than {MAX_BODY_BYTES:,} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    """The request's body as a JSON object, or a 4xx that says what is wrong with it:
+    not JSON, not an object, NaN/Infinity (422), nested deeper than MAX_JSON_DEPTH or a
+    lone surrogate (400). A client that goes away mid-body costs one log line."""
+    raw = await _read_body(request)
     if not raw.strip():
         raise ApiError(400, "request body is empty: expected a JSON object")
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_non_finite, parse_float=_finite_float)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ApiError(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # an integer with too many digits
+        raise ApiError(400, f"request body has a number JSON here cannot take: {exc}") from None
     if not isinstance(data, dict):
         raise ApiError(400, f"request body must be a JSON object, not {type(data).__name__}")
+    _check_shape(data)
     return data
+
+
+async def _read_body(request: Request) -> bytes:
+    chunks, size = [], 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise ApiError(413, f"request body is larger than {MAX_BODY_BYTES:,} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        log.warning(
+            "client went away during the body of %s %s after %d bytes",
+            request.method,
+            request.url.path,
+            size,
+        )
+        raise ApiError(400, "the client closed the connection before the body ended") from None
+    return b"".join(chunks)
+
+
+def _non_finite(name: str) -> Any:
+    raise ApiError(422, f"{name} is not a number a request may carry (JSON has no {name})")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ApiError(422, f"{text} is too large a number (it would be infinite)")
+    return value
+
+
+def _check_shape(data: dict[str, Any]) -> None:
+    """No nesting deeper than MAX_JSON_DEPTH, no string that is not valid Unicode."""
+    todo: list[tuple[Any, int, str]] = [(data, 1, "")]
+    while todo:
+        value, depth, where = todo.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ApiError(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, where or "body")
+                todo.append((item, depth + 1, f"{where}.{key}" if where else key))
+        elif isinstance(value, list):
+            todo.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
+        elif isinstance(value, str):
+            _check_text(value, where)
+
+
+def _check_text(text: str, where: str) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = f"\\u{ord(text[exc.start]):04x}"
+        raise ApiError(
+            400, f"contains a lone surrogate ({bad}): not a Unicode character", field=where
+        ) from None
 
 
 def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int) -> int:

@@ -52,11 +52,25 @@ def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | T
             kind = "an agent run" if has_prompt else "a task run"
             raise ApiError(422, f"unknown field for {kind}", field=name)
     if has_task:
-        return _task_request(body)
+        return _task_request(body, config)
     return _agent_spec(body, config)
 
 
-def _task_request(body: dict[str, Any]) -> TaskRequest:
+def check_model(spec: Any, config: ServerConfig, *, field: str = "model") -> str:
+    """`spec` if this server offers it (`serve --allow-model`), else a 422 listing what is
+    offered. The answer is the same whether or not a named file exists: nothing a client
+    names is opened unless the operator allowed it. The server's task launcher calls it
+    too for a model that reaches it another way."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ApiError(422, "must be a model spec string like 'ollama:qwen3:8b'", field=field)
+    name: str = spec.strip()
+    if not config.model_allowed(name):
+        offered = ", ".join(config.offered_models())
+        raise ApiError(422, f"not offered by this server (offered: {offered})", field=field)
+    return name
+
+
+def _task_request(body: dict[str, Any], config: ServerConfig) -> TaskRequest:
     task = body["task"]
     if not isinstance(task, str) or not task.strip():
         raise ApiError(422, "must be a non-empty string", field="task")
@@ -64,8 +78,8 @@ def _task_request(body: dict[str, Any]) -> TaskRequest:
     if not isinstance(inputs, dict):
         raise ApiError(422, "must be an object", field="inputs")
     model = body.get("model")
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise ApiError(422, "must be a model spec string like 'ollama:qwen3:8b'", field="model")
+    if model is not None:
+        model = check_model(model, config)
     return TaskRequest(task.strip(), inputs, model)
 
 
@@ -73,9 +87,7 @@ def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
     prompt = body["prompt"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise ApiError(422, "must be a non-empty string", field="prompt")
-    model = body.get("model") or config.default_model
-    if not isinstance(model, str):
-        raise ApiError(422, "must be a string like 'ollama:qwen3:8b'", field="model")
+    model = check_model(body.get("model") or config.default_model, config)
     base_url = body.get("base_url")
     if base_url is not None and not isinstance(base_url, str):
         raise ApiError(422, "must be a string", field="base_url")
