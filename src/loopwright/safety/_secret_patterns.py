@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import string
 from collections.abc import Callable
@@ -173,7 +174,10 @@ def _user_password(original: str, match: re.Match[str]) -> bool:
 
 
 def _cookie_header(original: str, match: re.Match[str]) -> bool:
-    """A `Cookie:` header whose values include a token (its whole value is redacted)."""
+    """A `Cookie:` header (not `Set-Cookie:`) whose values include a token (its whole
+    value is redacted)."""
+    if original[max(0, match.start() - 4) : match.start()].lower() == "set-":
+        return False
     pairs = _value(original, match).split(";")
     return any(_is_token(pair.partition("=")[2].strip()) for pair in pairs)
 
@@ -285,17 +289,19 @@ HEADER_DETECTORS: tuple[Detector, ...] = (
     _d("url_password", r"://[^\s:/@\"'<>]{0,128}:([^\s@/\"'<>]{1,256})@", "://",
        group=1, accept=_url_password, word_start=False),
     _d("user_password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"'@`]{1,128}:([^\s\"'@`,;)]{1,256})",
-       "-u", "--user", group=1, accept=_user_password, word_start=False),
+       "-u ", "-u\t", "--user", group=1, accept=_user_password, word_start=False),
     _d("mysql_password",
        r"(?:mysql|mariadb)[\w.\-]*[ \t][^\n]{0,400}?[ \t]-p([^\s\"']{3,256}|'[^'\n]{1,256}'"
        r"|\"[^\"\n]{1,256}\")", "mysql", "mariadb", group=1, word_start=False),
     _d("cookie", r"set-cookie[ \t]*:[ \t]*[^=;\s]{1,256}=([^;\s\\\"']{8,4096})", "set-cookie",
        group=1, accept=_random_looking, lowercase=True),
-    _d("cookie", r"(?<!set-)cookie[ \t]*:[ \t]*([\w.~%!#$*+^|\-]{1,256}=[^\r\n\\\"']{1,8192})",
+    _d("cookie", r"cookie[ \t]*:[ \t]*([\w.~%!#$*+^|\-]{1,256}=[^\r\n\\\"']{1,8192})",
        "cookie", group=1, accept=_cookie_header, lowercase=True),
     _d("auth_header",
        r"x-[a-z0-9\-]{0,64}(?:key|token|secret|auth|signature|session)[a-z0-9\-]{0,32}"
-       r"[ \t]*:[ \t]*([^\s,;\"']{8,4096})", "x-", group=1, accept=_header_value,
+       r"[ \t]*:[ \t]*([^\s,;\"']{8,4096})",
+       "-key", "-token", "-secret", "-auth", "x-auth", "-signature", "-session",
+       group=1, accept=_header_value,
        lowercase=True),
     _d("auth_header",
        r"authorization[ \t]*:[ \t]*(?:[a-z][a-z0-9_\-]{0,30}[ \t]+)?([^\s,;\"']{8,4096})",
@@ -339,7 +345,8 @@ ASSIGNMENT = _d(
 FLAG = _d(
     "credential",
     rf"--(?:{_SECRET_WORDS})[ \t]+(\"[^\"\n]{{1,300}}\"|'[^'\n]{{1,300}}'|[^\s\"'`;&|]{{1,300}})",
-    "--",
+    *(f"--{word}" for word in ("pass", "pwd", "secret", "token", "api", "access", "auth")),
+    *(f"--{word}" for word in ("private", "client", "credential")),
     group=1,
     accept=_flag_value,
     lowercase=True,
@@ -349,6 +356,7 @@ FLAG = _d(
 _SECRET_KEY = re.compile(rf"(?:{_SECRET_WORDS})$")
 
 
+@functools.lru_cache(maxsize=1024)
 def secret_key(name: str) -> bool:
     """A mapping key that names a secret (`password`, `api_key`, `X-Auth-Token`), by the
     same rule as `key=value` text: the key ends in a secret word (`max_tokens` does not)."""

