@@ -54,10 +54,8 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _kill_all(command_pid: int) -> None:
-    """SIGKILL every descendant (the command first), reaping them, until none is left."""
-    with contextlib.suppress(OSError):
-        os.kill(command_pid, signal.SIGKILL)
+def _kill_all() -> None:
+    """SIGKILL every descendant, reaping them, until none is left."""
     for _ in range(200):  # a process may fork between one scan and the next
         pids = _descendants(os.getpid())
         if not pids:
@@ -79,7 +77,15 @@ def _reap() -> None:
             return
 
 
+def _stop(signum: int, frame: object) -> None:
+    _kill_all()
+    os._exit(128 + signum)
+
+
 def main() -> int:
+    # The handler comes first: a SIGTERM that arrives before it kills this process before
+    # the command started, and one that arrives later finds every descendant by /proc.
+    signal.signal(signal.SIGTERM, _stop)
     _become_subreaper()
     shell = sys.argv[1] == "--shell"
     command = sys.argv[2] if shell else sys.argv[2:]
@@ -91,14 +97,8 @@ def main() -> int:
     except PermissionError:
         sys.stderr.write(f"permission denied running {command!r}\n")
         return 126
-
-    def stop(signum: int, frame: object) -> None:
-        _kill_all(child.pid)
-        os._exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
     code = child.wait()
-    _kill_all(child.pid)
+    _kill_all()
     return 128 - code if code < 0 else code
 
 
