@@ -29,3 +29,27 @@ async def append_line(path: str, text: str) -> str:
         sys.stderr.flush()
         await asyncio.Event().wait()
     return f"appended {text!r}"
+
+
+@tool(effect="read")
+async def wait(seconds: float) -> str:
+    """Wait, then say so (a long call to cancel).
+
+    Args:
+        seconds: how long
+    """
+    sys.stderr.write("waiting\n")
+    sys.stderr.flush()
+    await asyncio.sleep(seconds)
+    return f"waited {seconds:g}s"
+
+
+@tool(effect="read")
+def big(size: int) -> str:
+    """Return a long text.
+
+    Args:
+        size: its length in characters
+    """
+    line = "0123456789abcdefghijklmnopqrstuvwxyz\n"
+    return (line * (size // len(line) + 1))[:size]

@@ -31,6 +31,7 @@ from loopwright.models import Model, resolve_model
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
 from loopwright.store import PersistentStore, open_store
+from loopwright.tools._executor import truncate_output
 
 PREPARE = "loopwright.prepare.v1"
 APPEND_EVENTS = "loopwright.append_events.v1"
@@ -39,6 +40,9 @@ TOOL_CALL = "loopwright.tool_call.v1"
 TOOL_OUTCOME = "loopwright.tool_outcome.v1"
 VERIFY = "loopwright.verify.v1"
 HEARTBEAT_EVERY_S = 1.0
+FULL_RESULT_CHARS = 64 * 1024 * 1024
+"""The worker's tools keep results up to this long; past the run's own limit they are
+stored whole in the content store and the run gets the truncated text."""
 UNCERTAIN = (
     "The outcome of this call is unknown: the worker running it stopped before its result "
     "was recorded. It was not run again (it is not idempotent); check its effect before "
@@ -86,7 +90,7 @@ class RunActivities:
     def __init__(self, store_url: str, *, cache_runs: int = 64) -> None:
         self.store: PersistentStore = open_store(store_url)
         self.content = ContentStore(store_url)
-        self._setups: OrderedDict[str, RunSetup] = OrderedDict()
+        self._setups: OrderedDict[str, tuple[RunSetup, int]] = OrderedDict()
         self._models: dict[tuple[str, str | None], Model] = {}
         self._cache_runs = cache_runs
         self._append_lock = asyncio.Lock()
@@ -100,14 +104,20 @@ class RunActivities:
         self.store.close()
 
     def _setup(self, plan_data: dict[str, Any]) -> RunSetup:
+        return self._setup_and_limit(plan_data)[0]
+
+    def _setup_and_limit(self, plan_data: dict[str, Any]) -> tuple[RunSetup, int]:
+        """The run's setup (its tools keep whole results) and its tool output limit."""
         plan = RunPlan.from_dict(plan_data)
-        setup = self._setups.get(plan.run_id)
-        if setup is None:
+        found = self._setups.get(plan.run_id)
+        if found is None:
             setup = build_setup(plan)[1]
-            self._setups[plan.run_id] = setup
+            found = setup, setup.tool_executor.max_output_chars
+            setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
+            self._setups[plan.run_id] = found
             while len(self._setups) > self._cache_runs:
                 self._setups.popitem(last=False)
-        return setup
+        return found
 
     def _model(self, spec: RunSpec, calls_before: int) -> Model:
         """The run's model; a scripted one goes on after the replies already served."""
@@ -192,9 +202,14 @@ class RunActivities:
                 return {"result": result_dict(committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
-            setup = self._setup(plan)
+            setup, limit = self._setup_and_limit(plan)
             result = await _heartbeating(setup.tool_executor.execute(call))
-            result = await asyncio.to_thread(self.content.finish_tool_call, key, result)
+            full: str | None = None
+            if len(result.content) > limit:  # kept whole here; the run gets what it would
+                full = result.content
+                content, _ = truncate_output(full, limit)
+                result = dataclasses.replace(result, content=content, truncated=True)
+            result = await asyncio.to_thread(self.content.finish_tool_call, key, result, full)
         return {"result": result_dict(result), "outcome": "ran"}
 
     @activity.defn(name=TOOL_OUTCOME)

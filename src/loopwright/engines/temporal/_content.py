@@ -10,7 +10,9 @@ here, in the `loopwright_temporal` schema (version 1):
   tool runs, then `done` with its result. First writer wins: a retried activity returns
   the committed result instead of calling the tool again, and a tool that is not
   idempotent is never run twice (an attempt that finds only `started` reports an uncertain
-  outcome).
+  outcome). A result longer than the run's tool output limit is kept here whole
+  (`full_result`); the run, its events and the model get the same truncated text as on
+  the embedded engine, so no workflow payload carries it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.requests (
 CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_calls (
     key text PRIMARY KEY, run_id text NOT NULL, state text NOT NULL,
     result jsonb, attempts integer NOT NULL DEFAULT 1,
-    started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz);
+    started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
+    full_result text);
 """
 
 
@@ -110,14 +113,16 @@ class ContentStore:
         assert row is not None
         return str(row[0]), (_result(row[1]) if row[0] == "done" else None)
 
-    def finish_tool_call(self, key: str, result: ToolResult) -> ToolResult:
+    def finish_tool_call(
+        self, key: str, result: ToolResult, full_result: str | None = None
+    ) -> ToolResult:
         """Commit the result (first writer wins); the committed one is returned."""
         data = json.dumps(_result_dict(result))
         with self._conn() as conn:
             row = conn.execute(
-                f"UPDATE {SCHEMA}.tool_calls SET state = 'done', result = %s, "
+                f"UPDATE {SCHEMA}.tool_calls SET state = 'done', result = %s, full_result = %s, "
                 "finished_at = now() WHERE key = %s AND state = 'started' RETURNING 1",
-                (data, key),
+                (data, full_result, key),
             ).fetchone()
             if row is not None:
                 return result
@@ -136,6 +141,14 @@ class ContentStore:
         if row is None:
             return None
         return str(row[0]), (_result(row[1]) if row[1] is not None else None), int(row[2])
+
+    def full_result(self, key: str) -> str | None:
+        """The whole result of the call `key` when it was longer than the run's limit."""
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT full_result FROM {SCHEMA}.tool_calls WHERE key = %s", (key,)
+            ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     def close(self) -> None:
         self._pool.close()

@@ -1,0 +1,68 @@
+"""Cancelling a run that executes on a worker: a running tool call is stopped within the
+heartbeat timeout, and the run ends `cancelled` in the store with its partial work."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from temporal_helpers import Workers, action, final
+from temporalio.client import WorkflowFailureError
+
+from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.events import RunFinished, ToolCallStarted
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+TOOLS = Path(__file__).with_name("run_tools.py")
+HEARTBEAT_S = 3.0
+
+
+async def _stored_until(store_url: str, run_id: str, kind: type, limit_s: float) -> list[object]:
+    store = open_store(store_url)
+    try:
+        deadline = time.monotonic() + limit_s
+        while True:
+            events = store.events(run_id)
+            if any(isinstance(e, kind) for e in events):
+                return list(events)
+            assert time.monotonic() < deadline, f"no {kind.__name__} in {limit_s:g}s"
+            await store.wait_for_events(run_id, after=len(events), timeout=0.5)
+    finally:
+        store.close()
+
+
+async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
+    workers: Workers, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.json"
+    replies = [action("echo", text="hi"), action("wait", seconds=120), final("never")]
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(
+        request="wait a long time",
+        model=f"scripted:{script}",
+        tools=("echo", f"{TOOLS}:wait"),
+        workspace=str(tmp_path),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    settings = EngineSettings(heartbeat_timeout_s=HEARTBEAT_S)
+    handle = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
+    while "waiting" not in workers.logs():  # the long tool call is running
+        await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await handle.cancel()
+    events = await _stored_until(workers.store, handle.id, RunFinished, 30)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < HEARTBEAT_S + 2.0, f"the cancel took {elapsed:.1f}s"
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    assert last.status == "cancelled"
+    assert last.steps == 1  # the echo call is kept as partial work
+    assert [e.tool_name for e in events if isinstance(e, ToolCallStarted)] == ["echo", "wait"]
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
