@@ -387,3 +387,23 @@ async def test_state_from_the_store_matches_the_json_export(
         "first_word",
         "never",
     ]
+
+
+async def test_a_finished_agent_step_is_served_from_the_log_on_resume(
+    tmp_path: Path, workspace: Path
+) -> None:
+    model = ScriptedModel(['{"thought": "two lines", "final_answer": "short notes"}'])
+    loaded = load(tmp_path, AGENT)
+    executor, _, _ = make_executor(loaded, workspace, model=model)
+    events = await collect(executor, loaded, "explain the notes")
+    done = next(
+        i for i, e in enumerate(events) if isinstance(e, StepComplete) and e.step == "explain"
+    )
+    prefix = events[: done + 1]  # the process died right after the agent step
+    no_replies = ScriptedModel([])  # a model call now would fail the step
+    again, sink, _ = make_executor(loaded, workspace, model=no_replies)
+    rest = [e async for e in again.execute(loaded.definition, "explain the notes", recorded=prefix)]
+    assert no_replies.requests == []
+    assert [e.seq for e in rest] == list(range(done + 2, done + 2 + len(rest)))
+    assert by_type(rest, FunctionResult)[0].result == "SHORT NOTES"
+    assert rest[-1].status == "completed" and sink.events == rest

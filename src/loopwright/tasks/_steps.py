@@ -237,8 +237,11 @@ class AgentAttempt:
 
     @classmethod
     def from_json(cls, content: str) -> AgentAttempt:
-        data = json.loads(content)
-        return cls(bool(data["ok"]), data["answer"], data["why"], tuple(data["chunks"]))
+        try:
+            data = json.loads(content)
+            return cls(bool(data["ok"]), data["answer"], data["why"], tuple(data["chunks"]))
+        except (ValueError, KeyError, TypeError):  # a recorded result the scrubber cut
+            return cls(False, why=f"the agent's recorded result cannot be read: {content[:80]}")
 
 
 async def run_agent_step(
