@@ -25,12 +25,17 @@ def payload(run_id: str, seq: int) -> str:
     return f"{seq}:{run_id}" if len(run_id.encode()) <= MAX_PAYLOAD_RUN_ID else f"{seq}:"
 
 
-class _Waiter:
+class Waiter:
+    """One waiting tail: `event` is set when its run may have new events; `seq` is the
+    newest seq a notification named (0: unknown, read the store)."""
+
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.event = asyncio.Event()
+        self.seq = 0
 
-    def wake(self) -> None:
+    def wake(self, seq: int) -> None:
+        self.seq = max(self.seq, seq)
         with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits any more
             self.loop.call_soon_threadsafe(self.event.set)
 
@@ -38,7 +43,7 @@ class _Waiter:
 class EventListener:
     def __init__(self, url: str) -> None:
         self._url = url
-        self._waiters: dict[str, set[_Waiter]] = {}
+        self._waiters: dict[str, set[Waiter]] = {}
         self._lock = threading.Lock()
         self.listening = threading.Event()
         """Set while the LISTEN connection is up."""
@@ -47,13 +52,13 @@ class EventListener:
         self._thread.start()
 
     @contextlib.contextmanager
-    def watch(self, run_id: str) -> Iterator[asyncio.Event]:
-        """An asyncio.Event set when the run (may have) got new events."""
-        waiter = _Waiter()
+    def watch(self, run_id: str) -> Iterator[Waiter]:
+        """A Waiter woken when the run (may have) got new events."""
+        waiter = Waiter()
         with self._lock:
             self._waiters.setdefault(run_id, set()).add(waiter)
         try:
-            yield waiter.event
+            yield waiter
         finally:
             with self._lock:
                 waiters = self._waiters.get(run_id)
@@ -62,14 +67,14 @@ class EventListener:
                     if not waiters:
                         del self._waiters[run_id]
 
-    def _wake(self, run_id: str | None) -> None:
+    def _wake(self, run_id: str | None, seq: int = 0) -> None:
         with self._lock:
             if run_id is None:
                 waiters = [w for group in self._waiters.values() for w in group]
             else:
                 waiters = list(self._waiters.get(run_id, ()))
         for waiter in waiters:
-            waiter.wake()
+            waiter.wake(seq)
 
     def _run(self) -> None:
         import psycopg
@@ -84,8 +89,11 @@ class EventListener:
                     self._wake(None)  # whatever was committed while we were away
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
-                            run_id = note.payload.partition(":")[2]
-                            self._wake(run_id or None)
+                            seq, _, run_id = note.payload.partition(":")
+                            if run_id:
+                                self._wake(run_id, int(seq) if seq.isdigit() else 0)
+                            else:
+                                self._wake(None)
             except psycopg.Error:
                 pass  # the server is away: waiters poll until it is back
             finally:

@@ -96,8 +96,11 @@ def _as_server_user() -> dict[str, Any]:
     return {"user": "postgres", "group": "postgres", "extra_groups": []}
 
 
-def start_local_postgres(bin_dir: Path | None = None) -> LocalPostgres:
-    """initdb, start, wait until it accepts connections. StoreError if it cannot."""
+def start_local_postgres(
+    bin_dir: Path | None = None, *, settings: dict[str, str] | None = None
+) -> LocalPostgres:
+    """initdb, start, wait until it accepts connections. StoreError if it cannot.
+    `settings` override the server's (the benchmark turns fsync back on)."""
     found = bin_dir or find_pg_bin()
     if found is None:
         raise StoreError("no PostgreSQL server binaries (initdb): run `make postgres`")
@@ -119,16 +122,17 @@ def start_local_postgres(bin_dir: Path | None = None) -> LocalPostgres:
     pwfile.unlink()
     port = free_port()
     log = folder / "server.log"
-    settings = {
+    config = {
         "listen_addresses": "127.0.0.1",
         "port": str(port),
         "unix_socket_directories": "",
         "fsync": "off",  # a test server: only its clients are killed, never the server
         "max_connections": "200",
         "shared_buffers": "64MB",
+        **(settings or {}),
     }
     args = [str(found / "postgres"), "-D", str(data)]
-    for key, value in settings.items():
+    for key, value in config.items():
         args += ["-c", f"{key}={value}"]
     with open(log, "wb") as out:
         process = subprocess.Popen(

@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 S = SCHEMA
 _NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp())::float8)"
 _INSERT_EVENT = f"INSERT INTO {S}.events (run_id, seq, type, ts, data) VALUES (%s, %s, %s, %s, %s)"
-_APPEND_ONE = f"""WITH e AS ({_INSERT_EVENT} RETURNING seq)
-    SELECT pg_notify('{CHANNEL}', %s) FROM e"""
+_APPEND_ONE = f"""WITH e AS ({_INSERT_EVENT}) SELECT pg_notify('{CHANNEL}', %s)"""
+_APPEND_ROWS = f"""WITH e AS (INSERT INTO {S}.events (run_id, seq, type, ts, data)
+        SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::float8[], %s::text[]))
+    SELECT pg_notify('{CHANNEL}', note) FROM unnest(%s::text[]) AS note"""
 _INSERT_RUN = f"""INSERT INTO {S}.runs (run_id, tenant, kind, status, request, model,
     created_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id, options, tools)
     VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
@@ -152,20 +154,26 @@ class PostgresRunStore:
 
     def append(self, event: Event) -> None:
         """One event, durably, in one transaction (one round trip for most events)."""
-        with self._lock:
-            last = self._last_seq.get(event.run_id)
-        if last is None or event.seq != last + 1 or isinstance(event, (RunStarted, *ROW_EVENTS)):
-            self.append_many((event,))  # reads the stored last seq when it is not known
-            return
-        row = (event.run_id, event.seq, event.type, event.ts, encode(event))
-        with self._conn() as conn:
-            conn.execute(_APPEND_ONE, (*row, payload(event.run_id, event.seq)))
-        with self._lock:
-            self._last_seq[event.run_id] = event.seq
+        self.append_many((event,))
 
     def append_many(self, events: Sequence[Event]) -> None:
-        """The events in one transaction: all stored, or none."""
+        """The events in one transaction: all stored, or none. Events that only add to
+        runs whose last seq this store knows are one statement (one round trip)."""
         if not events:
+            return
+        quick = self._quick(events)
+        if quick is not None:
+            rows, last = quick
+            with self._conn() as conn:
+                if len(rows) == 1:
+                    run_id, seq = rows[0][:2]
+                    conn.execute(_APPEND_ONE, (*rows[0], payload(run_id, seq)))
+                else:
+                    columns = [list(column) for column in zip(*rows, strict=True)]
+                    notes = [payload(run_id, seq) for run_id, seq in last.items()]
+                    conn.execute(_APPEND_ROWS, (*columns, notes))
+            with self._lock:
+                self._last_seq.update(last)
             return
         with self._conn() as conn, conn.transaction():
             batch = self._plan(conn, events)
@@ -180,6 +188,25 @@ class PostgresRunStore:
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload(run_id, seq)))
         with self._lock:
             self._last_seq.update(batch.last)
+
+    def _quick(
+        self, events: Sequence[Event]
+    ) -> tuple[list[tuple[Any, ...]], dict[str, int]] | None:
+        """The rows of a batch that only continues runs this store appended to (each seq
+        following the one before), or None. A stale last seq cannot make a gap: the seq it
+        names is stored, so the insert fails on the primary key."""
+        last: dict[str, int] = {}
+        rows = []
+        with self._lock:
+            for event in events:
+                if isinstance(event, (RunStarted, *ROW_EVENTS)):
+                    return None
+                before = last.get(event.run_id, self._last_seq.get(event.run_id))
+                if before is None or event.seq != before + 1:
+                    return None
+                last[event.run_id] = event.seq
+                rows.append((event.run_id, event.seq, event.type, event.ts, encode(event)))
+        return rows, last
 
     def _plan(self, conn: psycopg.Connection[tuple[Any, ...]], events: Sequence[Event]) -> _Batch:
         """Check every event follows the one before it (in the batch, or stored)."""
@@ -280,10 +307,10 @@ class PostgresRunStore:
 
         listener = self._listening()
         deadline = time.monotonic() + timeout
-        with listener.watch(run_id) as woken:
+        with listener.watch(run_id) as waiter:
             while True:
-                woken.clear()
-                if self._stored_after(run_id, after):
+                waiter.event.clear()
+                if waiter.seq > after or self._stored_after(run_id, after):
                     return True
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -292,7 +319,7 @@ class PostgresRunStore:
                     left = min(left, TAIL_FALLBACK_S)
                 try:
                     async with asyncio.timeout(left):
-                        await woken.wait()
+                        await waiter.event.wait()
                 except TimeoutError:
                     pass
 
