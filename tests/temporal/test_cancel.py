@@ -53,6 +53,12 @@ async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
     handle = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
     while "waiting" not in workers.logs():  # the long tool call is running
         await asyncio.sleep(0.05)
+    store = open_store(workers.store)
+    try:  # the workers hold its lease: running, not interrupted
+        record = store.get_run(handle.id)
+    finally:
+        store.close()
+    assert record is not None and record.status == "running"
     started = time.monotonic()
     await handle.cancel()
     events = await _stored_until(workers.store, handle.id, RunFinished, 30)
@@ -64,5 +70,11 @@ async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
     assert last.status == "cancelled"
     assert last.steps == 1  # the echo call is kept as partial work
     assert [e.tool_name for e in events if isinstance(e, ToolCallStarted)] == ["echo", "wait"]
+    store = open_store(workers.store)
+    try:
+        record = store.get_run(handle.id)
+    finally:
+        store.close()
+    assert record is not None and record.status == "cancelled"
     with pytest.raises(WorkflowFailureError):
         await handle.result()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from temporal_helpers import Workers, loopwright_env, run_command, shape, write_script
@@ -49,3 +50,9 @@ def test_a_run_on_a_worker_matches_the_embedded_engine(workers: Workers, tmp_pat
     assert shape(stored) == shape(embedded)
     assert record is not None and record.status == "completed"
     assert record.answer == "wrote 2 lines"
+    show = subprocess.run(
+        [sys.executable, "-m", "loopwright", "runs", "show", run_id, "--store", workers.store],
+        capture_output=True, text=True, env=loopwright_env(), timeout=60,
+    )  # fmt: skip
+    assert show.returncode == 0, show.stderr
+    assert "completed" in show.stdout and "append_line" in show.stdout

@@ -16,18 +16,21 @@ import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
-from loopwright.errors import LoopwrightError, ModelUnavailableError
-from loopwright.events import event_from_dict
+from loopwright.errors import LoopwrightError, ModelError, ModelUnavailableError
+from loopwright.events import RunFinished, event_from_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
+from loopwright.models._http import HttpClient, Transient
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
 from loopwright.store import PersistentStore, open_store
@@ -48,6 +51,10 @@ UNCERTAIN = (
     "was recorded. It was not run again (it is not idempotent); check its effect before "
     "calling it again."
 )
+LEASE_OWNER = "temporal-engine"
+LEASE_TTL_S = 900.0
+"""Each activity renews the run's lease in the store, so `runs list` shows a run that is
+executing on workers as running (and one no activity touched for this long: interrupted)."""
 T = TypeVar("T")
 
 
@@ -82,6 +89,27 @@ async def _as_application_errors() -> AsyncIterator[None]:
         raise ApplicationError(str(exc), type=type(exc).__name__) from exc
     except LoopwrightError as exc:
         raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+
+
+def _without_client_retries(model: Model) -> Model:
+    """Retries are Temporal's (the activity's policy): the provider client tries once."""
+    client = getattr(model, "client", None)
+    if isinstance(client, HttpClient):
+        client.retry = dataclasses.replace(client.retry, max_retries=0)
+    return model
+
+
+def _model_failure(exc: ModelError) -> ApplicationError:
+    """A failed provider call as Temporal sees it: 408/409/429/5xx, a timeout or a dropped
+    connection are retried (after the server's `Retry-After` when it sent one); any other
+    failure (a 400, a refused key) fails the call at once."""
+    cause = exc.__context__
+    if isinstance(cause, Transient):
+        delay = None if cause.retry_after is None else timedelta(seconds=cause.retry_after)
+        return ApplicationError(str(exc), type="ModelError", next_retry_delay=delay)
+    if isinstance(cause, httpx.TimeoutException | httpx.TransportError):
+        return ApplicationError(str(exc), type="ModelError")
+    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
 
 
 class RunActivities:
@@ -124,7 +152,7 @@ class RunActivities:
         key = (spec.model, spec.base_url)
         model = self._models.get(key)
         if model is None or hasattr(model, "resume_after"):
-            model = resolve_model(spec.model, base_url=spec.base_url)
+            model = _without_client_retries(resolve_model(spec.model, base_url=spec.base_url))
             if hasattr(model, "resume_after"):
                 model.resume_after(calls_before)
             else:
@@ -141,6 +169,10 @@ class RunActivities:
             fresh = [event_from_dict(e) for e in events if e["seq"] > stored]
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
+            if any(isinstance(e, RunFinished) for e in fresh):
+                await asyncio.to_thread(self.store.release_lease, run_id, LEASE_OWNER)
+            else:
+                await asyncio.to_thread(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
 
     @activity.defn(name=PREPARE)
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +217,10 @@ class RunActivities:
                 max_output_tokens=data.get("max_output_tokens"),
             )
             model = self._model(RunSpec.from_dict(plan["spec"]), call)
-            response = await _heartbeating(model.complete(request))
+            try:
+                response = await _heartbeating(model.complete(request))
+            except ModelError as exc:
+                raise _model_failure(exc) from exc
         return response.to_dict()
 
     @activity.defn(name=TOOL_CALL)

@@ -1,0 +1,109 @@
+"""Model calls are retried by Temporal, not by the provider client: a 429 with
+`Retry-After: 2` then a 200 makes exactly two HTTP calls at least 2 s apart; a 400 fails the
+run after one call. The provider is a real HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporal_helpers import Workers, final
+
+from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.events import RunErrored, RunFinished
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+
+class Provider(ThreadingHTTPServer):
+    replies: list[tuple[int, dict[str, str], dict[str, Any]]]
+    calls: list[float]
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Provider
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.calls.append(time.monotonic())
+        status, headers, reply = self.server.replies.pop(0)
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    server = Provider(("127.0.0.1", 0), Handler)
+    server.replies, server.calls = [], []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def _completion(text: str) -> dict[str, Any]:
+    return {
+        "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+
+
+async def _run(
+    workers: Workers, provider: Provider, tmp_path: Path
+) -> tuple[dict[str, Any], list[Any]]:
+    spec = RunSpec(
+        request="answer",
+        model="openai:test-model",
+        base_url=f"http://127.0.0.1:{provider.server_address[1]}/v1",
+        workspace=str(tmp_path),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    outcome = await handle.result()
+    store = open_store(workers.store)
+    try:
+        return outcome, store.events(handle.id)
+    finally:
+        store.close()
+
+
+async def test_a_429_is_retried_after_its_retry_after(
+    workers: Workers, provider: Provider, tmp_path: Path
+) -> None:
+    provider.replies = [
+        (429, {"Retry-After": "2"}, {"error": {"message": "slow down"}}),
+        (200, {}, _completion(final("done"))),
+    ]
+    outcome, events = await _run(workers, provider, tmp_path)
+    assert outcome["status"] == "completed"
+    assert len(provider.calls) == 2
+    assert provider.calls[1] - provider.calls[0] >= 2.0
+    assert isinstance(events[-1], RunFinished) and events[-1].answer == "done"
+
+
+async def test_a_400_fails_the_run_after_one_call(
+    workers: Workers, provider: Provider, tmp_path: Path
+) -> None:
+    provider.replies = [(400, {}, {"error": {"message": "bad request"}})] * 3
+    outcome, events = await _run(workers, provider, tmp_path)
+    assert outcome["status"] == "failed"
+    assert len(provider.calls) == 1
+    (errored,) = [e for e in events if isinstance(e, RunErrored)]
+    assert errored.error_type == "ModelError" and "HTTP 400" in errored.message
