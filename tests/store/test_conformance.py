@@ -4,6 +4,7 @@ PostgreSQL (a real server the suite starts), so the two cannot drift apart."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from loopwright.events import (
     TaskStart,
     encode_event,
 )
-from loopwright.runtime import LeaseKeeper, Runtime, export_run
+from loopwright.runtime import LeaseKeeper, RunSpec, Runtime, export_run
 from loopwright.store import RunStore, tail_events
 
 
@@ -329,3 +330,45 @@ async def test_wait_for_events_times_out_when_nothing_comes(spot: Spot) -> None:
     assert not await store.wait_for_events("r1", after=2, timeout=0.3)
     elapsed = time.monotonic() - began
     assert 0.3 <= elapsed < 1.5, elapsed
+
+
+SECRET = "sk-live-" + "Q7w9E2r4T6y8U0i1"
+
+
+def stored_text(spot: Spot) -> str:
+    """Everything the store holds, as text (the SQLite file's bytes; every Postgres row)."""
+    if spot.kind == "sqlite":
+        files = [Path(spot.location), Path(spot.location + "-wal")]
+        return "".join(f.read_bytes().decode("utf-8", "replace") for f in files if f.exists())
+    import psycopg
+
+    with psycopg.connect(spot.location) as conn:
+        tables = ["runs", "events", "leases", "gate_decisions"]
+        rows = [conn.execute(f"SELECT * FROM loopwright.{t}").fetchall() for t in tables]
+    return repr(rows)
+
+
+def test_a_secret_given_to_a_run_never_reaches_the_store(spot: Spot, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "deploy.env").write_text(f"API_TOKEN={SECRET}\nREGION=eu\n")
+    replies = [
+        '{"thought": "read it", "action": "read", "action_input": {"path": "deploy.env"}}',
+        '{"thought": "done", "final_answer": "the region is eu"}',
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(request="which region?", model=f"scripted:{script}", tools=("read",),
+                   workspace=str(workspace))  # fmt: skip
+    runtime = Runtime(spot.open())
+
+    async def run() -> object:
+        return await runtime.start(spec, secrets=[SECRET]).wait()
+
+    result = asyncio.run(run())
+    runtime.close()
+    runtime.store.close()
+    assert result.success  # type: ignore[attr-defined]
+    text = stored_text(spot)
+    assert "REGION=eu" in text  # the observation is stored...
+    assert SECRET not in text  # ...without the secret

@@ -11,6 +11,7 @@ from loopwright.store._open import (
     store_location,
 )
 from loopwright.store._pg_errors import is_postgres_url, redact_url
+from loopwright.store._pg_local import LocalPostgres, start_local_postgres
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
@@ -23,6 +24,7 @@ __all__ = [
     "GateDecision",
     "InMemoryRunStore",
     "Lease",
+    "LocalPostgres",
     "PersistentStore",
     "PostgresRunStore",
     "RunRecord",
@@ -34,6 +36,7 @@ __all__ = [
     "open_store",
     "record_after",
     "redact_url",
+    "start_local_postgres",
     "store_location",
     "tail_events",
 ]
