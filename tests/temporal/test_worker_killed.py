@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from temporal_helpers import Workers, write_script
+from temporalio.worker import Replayer
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import RunFinished, ToolCallFinished
@@ -75,3 +76,6 @@ async def test_a_second_worker_finishes_a_run_whose_worker_was_killed(
         store.close()
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    history = await handle.fetch_history()  # with the lost attempt: replays deterministically
+    replayed = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(history)
+    assert replayed.replay_failure is None
