@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -372,3 +375,34 @@ def test_a_secret_given_to_a_run_never_reaches_the_store(spot: Spot, tmp_path: P
     text = stored_text(spot)
     assert "REGION=eu" in text  # the observation is stored...
     assert SECRET not in text  # ...without the secret
+
+
+def test_two_resume_processes_one_is_refused(spot: Spot, tmp_path: Path) -> None:
+    spec = line_spec(tmp_path, 3, tool="append_line")
+    events = recorded_run(spec, run_id="r_proc")
+    (tmp_path / "lines.txt").unlink()
+    spot.open().append_many(events[:3])  # crashed after the first reply, before its tool call
+    resume = [
+        sys.executable,
+        "-m",
+        "loopwright",
+        "runs",
+        "resume",
+        "r_proc",
+        "--store",
+        spot.location,
+    ]
+    env = {**os.environ, "LOOPWRIGHT_TEST_HANG_AFTER": "line 2"}
+    first = subprocess.Popen(resume, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:  # it holds the run's lease, inside its second tool call
+            if b"hanging after line 2" in line:
+                break
+        second = subprocess.run(resume, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1, second.stderr
+        assert "r_proc is being executed by" in second.stderr and "Traceback" not in second.stderr
+        assert lines(tmp_path / "lines.txt") == ["line 1", "line 2"]  # the second did nothing
+    finally:
+        first.kill()
+        first.wait()
