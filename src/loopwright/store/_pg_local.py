@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -93,6 +94,13 @@ def _as_server_user() -> dict[str, Any]:
     """subprocess arguments that run a command as `postgres` when we are root."""
     if os.geteuid() != 0:
         return {}
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise StoreError(
+            "PostgreSQL refuses to run as root and there is no `postgres` user to run it as: "
+            "install Debian's postgresql package (`make postgres`) or run as another user"
+        ) from None
     return {"user": "postgres", "group": "postgres", "extra_groups": []}
 
 
