@@ -325,10 +325,13 @@ class PostgresRunStore:
 
     def _listening(self) -> EventListener:
         with self._lock:
+            started = self._listener is None
             if self._listener is None:
                 self._listener = EventListener(self._url)
-                self._listener.listening.wait(CONNECT_TIMEOUT_S)
-            return self._listener
+            listener = self._listener
+        if started:  # the first tail waits for LISTEN (a commit before it would be missed)
+            listener.listening.wait(CONNECT_TIMEOUT_S)
+        return listener
 
     def _stored_after(self, run_id: str, after: int) -> bool:
         with self._conn() as conn:
