@@ -1,0 +1,32 @@
+"""examples/temporal_run.py runs as documented against the suite's servers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from temporal_helpers import loopwright_env
+
+from loopwright.engines.temporal._devserver import DevServer
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "temporal_run.py"
+
+
+def test_the_example_runs_on_a_worker(temporal_server: DevServer, pg_url: str) -> None:
+    command = [
+        sys.executable,
+        str(EXAMPLE),
+        "--temporal",
+        temporal_server.address,
+        "--store",
+        pg_url,
+    ]
+    proc = subprocess.run(
+        command, capture_output=True, text=True, env=loopwright_env(), timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith(": completed: The echo tool said: hello")
+    assert any("tool_call -> hello" in line for line in lines)
+    assert lines[-1].split()[1] == "run_finished"
