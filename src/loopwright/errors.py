@@ -22,6 +22,7 @@ that goes back to the model instead of up the stack::
     │   ├── BudgetExceeded          the token or cost budget would be exceeded
     │   ├── RunTimeout              the wall clock ran out
     │   ├── RunCancelled            someone cancelled the run
+    │   ├── OutputValidationError   the final answer never matched the output type (last answer)
     │   ├── ReplayDivergence        re-running a recorded run made a different effect
     │   ├── TaskRunError            a task step could not run (bad value, backup, undo)
     │   └── StoreError              the run store failed
@@ -171,6 +172,18 @@ class RunTimeout(RunError):
 
 class RunCancelled(RunError):
     """The run was cancelled."""
+
+
+class OutputValidationError(RunError):
+    """The model's final answer did not match the run's output type, after every retry.
+
+    `answer` is the last answer the model gave; `errors` what was wrong with it.
+    """
+
+    def __init__(self, message: str, answer: str | None = None, errors: list[str] | None = None):
+        super().__init__(message)
+        self.answer = answer
+        self.errors = list(errors or [])
 
 
 class StoreError(RunError):

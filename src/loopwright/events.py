@@ -21,8 +21,10 @@ from typing import Any, ClassVar, Literal
 
 from loopwright._frozen import quick_init
 
-SCHEMA_VERSION = 2
-"""v2: `run_started` carries the typed RunSpec (`spec`). v1 events are still read."""
+SCHEMA_VERSION = 3
+"""v2: `run_started` carries the typed RunSpec (`spec`). v3: `run_started.parent_call_id`
+(sub-agents), `gate_decision.reason`, `output_invalid` (structured output). v1 and v2
+events are still read."""
 
 RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"]
 
@@ -52,6 +54,8 @@ class RunStarted(BaseEvent):
     tenant: str = "default"
     parent_run_id: str | None = None
     spec: dict[str, Any] | None = None
+    parent_call_id: str | None = None
+    """A sub-agent's run: the parent's tool call that started it."""
     """The RunSpec the run was built from (what resume needs), if it was built from one."""
 
 
@@ -211,6 +215,7 @@ class GateDecided(BaseEvent):
     request_id: str = ""
     approved: bool = False
     decided_by: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -242,6 +247,17 @@ class TaskComplete(BaseEvent):
     summary: str = ""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OutputInvalid(BaseEvent):
+    """A final answer that did not match the run's output type."""
+
+    type: Literal["output_invalid"] = "output_invalid"
+    iteration: int = 0
+    answer: str = ""
+    errors: list[str] = field(default_factory=list)
+    will_retry: bool = False
+
+
 Event = (
     RunStarted
     | IterationStarted
@@ -263,6 +279,7 @@ Event = (
     | StepComplete
     | TaskComplete
     | ChangeRecorded
+    | OutputInvalid
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -271,7 +288,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         RunStarted, IterationStarted, ModelResponded, ParseFailed, ToolCallStarted,
         ToolCallFinished, RunStopped, RunErrored, Warning, VerificationFinished, RunFinished,
         TaskStart, StepStart, FunctionResult, StreamChunk, ConfirmationRequired, GateDecided,
-        StepComplete, TaskComplete, ChangeRecorded,
+        StepComplete, TaskComplete, ChangeRecorded, OutputInvalid,
     )
 }  # fmt: skip
 
@@ -283,7 +300,7 @@ for _cls in EVENT_TYPES.values():
 class EventDecodeError(ValueError):
     """A wire event that is not valid for this schema version."""
 
-    schema_versions: ClassVar[tuple[int, ...]] = (1, SCHEMA_VERSION)
+    schema_versions: ClassVar[tuple[int, ...]] = (1, 2, SCHEMA_VERSION)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

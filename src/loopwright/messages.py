@@ -142,6 +142,9 @@ class ModelRequest:
     temperature: float | None = None
     max_output_tokens: int | None = None
     json_output: bool = False
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema the reply's text must match, for backends that can constrain their
+    output (structured output); others are told the format in the prompt."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions
+from loopwright.agent._output import as_output_spec
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
@@ -97,8 +98,11 @@ class AgentExecutor:
         clock: Clock | None = None,
         verifier: VerifierSpec | None = None,
         readable_roots: Sequence[str | Path] = (),
+        output_type: Any = None,
     ) -> None:
         self.model = model
+        self.output = as_output_spec(output_type)
+        """The type the final answer must have (`result.output`), if any."""
         self.options = options or AgentOptions()
         allowed = self.options.allowed_tools
         if isinstance(tools, ToolRegistry) or allowed is not None:
@@ -138,6 +142,10 @@ class AgentExecutor:
         return workspace_context(self.workspace, request)
 
     def _prompt(self, workspace_section: str) -> str:
+        prompt = self._base_prompt(workspace_section)
+        return f"{prompt}\n\n{self.output.prompt_section()}" if self.output else prompt
+
+    def _base_prompt(self, workspace_section: str) -> str:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         parts = dataclasses.replace(
@@ -211,6 +219,7 @@ class AgentExecutor:
             scrubber=self.scrubber,
             verifier=self.verifier,
             spec=spec,
+            output=self.output,
         )
 
     def effects(

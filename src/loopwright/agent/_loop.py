@@ -27,6 +27,7 @@ from loopwright.errors import LoopwrightError, ReplayDivergence
 from loopwright.events import (
     IterationStarted,
     ModelResponded,
+    OutputInvalid,
     ParseFailed,
     RunErrored,
     RunFinished,
@@ -130,10 +131,16 @@ async def _iteration(
         outcome = await _think(setup, fx, state)
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
+    while isinstance(outcome, ParsedFinal):  # an answer that does not validate goes back
+        done = await _final(setup, fx, state, outcome)
+        if done is not None:
+            return done
+        try:
+            outcome = await _think(setup, fx, state)
+        except TimeoutError:
+            return timed_out(setup, fx.monotonic() - guard.started_at)
     if isinstance(outcome, Stop):
         return outcome
-    if isinstance(outcome, ParsedFinal):
-        return state.result(setup, "completed", answer=outcome.answer)
     if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
         return state.result(setup, "failed", reason="parse_error", message=outcome.message)
     try:
@@ -141,6 +148,41 @@ async def _iteration(
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
     return verdict if isinstance(verdict, Stop) else None
+
+
+async def _final(
+    setup: RunSetup, fx: Effects, state: LoopState, final: ParsedFinal
+) -> ExecutionResult | None:
+    """The run's result for a final answer; None when an invalid one went back to the model."""
+    spec = setup.output
+    if spec is None:
+        return state.result(setup, "completed", answer=final.answer)
+    checked = spec.check(final.answer)
+    if checked.valid:
+        answer = json.dumps(checked.json_value, ensure_ascii=False)
+        result = state.result(setup, "completed", answer=answer)
+        return dataclasses.replace(result, output=checked.value)
+    state.output_attempts += 1
+    retry = state.output_attempts <= setup.options.output_retries
+    await fx.log.append(
+        OutputInvalid,
+        iteration=state.guard.iteration,
+        answer=final.answer,
+        errors=list(checked.errors),
+        will_retry=retry,
+    )
+    if retry:
+        state.conversation.append(Message.user(spec.feedback(checked.errors)))
+        return None
+    message = (
+        f"the final answer did not match the output type {spec.name} after "
+        f"{state.output_attempts} attempt(s): {'; '.join(checked.errors)}"
+    )
+    await fx.log.append(RunErrored, error_type="OutputValidationError", message=message)
+    result = state.result(
+        setup, "failed", reason="output_invalid", message=message, answer=final.answer
+    )
+    return dataclasses.replace(result, output_errors=checked.errors)
 
 
 async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome | Stop:
@@ -197,6 +239,7 @@ def _model_request(setup: RunSetup, state: LoopState, *, fingerprint: bool) -> M
         tools=setup.native_tool_specs,
         temperature=setup.options.temperature,
         max_output_tokens=setup.options.max_output_tokens,
+        output_schema=setup.output_schema,
     )
 
 

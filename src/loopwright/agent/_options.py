@@ -40,6 +40,11 @@ class AgentOptions:
     allowed_tools: tuple[str, ...] | None = None
     max_calls_per_reply: int = 8
     """Tool calls run per model reply; the rest are answered with an observation."""
+    output_retries: int = 1
+    """With an output type: how often an answer that does not validate goes back to the
+    model (with the errors) before the run fails."""
+    constrained_output: bool = True
+    """With an output type: ask backends that can for output constrained to its schema."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -57,6 +62,8 @@ class AgentOptions:
                 f"unknown progress_signal {self.progress_signal!r} "
                 "(use one of: auto, files, observations)"
             )
+        if self.output_retries < 0:
+            raise ConfigurationError("output_retries must be 0 or more")
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from loopwright._frozen import quick_init
 from loopwright.effects import VerificationResult
 from loopwright.errors import (
     BudgetExceeded,
     MaxStepsExceeded,
+    OutputValidationError,
     RunCancelled,
     RunError,
     RunTimeout,
@@ -40,6 +41,8 @@ class CompletedStep:
 
 quick_init(CompletedStep)  # one per tool call
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class ExecutionResult:
@@ -57,6 +60,24 @@ class ExecutionResult:
     last_thought: str | None = None
     modified_files: tuple[str, ...] = ()
     verification: VerificationResult | None = None
+    output: Any = None
+    """With an output type: the validated value (an instance of it; a dict for a TypedDict
+    or a JSON Schema). `answer` holds its JSON. See `output_as` for a typed read."""
+    output_errors: tuple[str, ...] = ()
+    """Why the last answer did not validate (a run failed with reason `output_invalid`)."""
+
+    def output_as(self, output_type: type[T]) -> T:
+        """`output`, typed for mypy: `result.output_as(Invoice)` is an `Invoice`.
+
+        Raises the run's error when it did not complete (OutputValidationError when its
+        answer never validated), TypeError when the value is not of that type.
+        """
+        self.raise_for_status()
+        value = self.output
+        origin = getattr(output_type, "__origin__", output_type)
+        if isinstance(origin, type) and not _is_typeddict(origin) and not isinstance(value, origin):
+            raise TypeError(f"run output is {type(value).__name__}, not {origin.__name__}")
+        return cast(T, value)
 
     @property
     def success(self) -> bool:
@@ -79,8 +100,14 @@ class ExecutionResult:
             raise MaxStepsExceeded(self.iterations, text)
         if self.reason == "budget":
             raise BudgetExceeded(text)
+        if self.reason == "output_invalid":
+            raise OutputValidationError(text, self.answer, list(self.output_errors))
         if self.reason == "timeout":
             raise RunTimeout(text)
         if self.status == "cancelled":
             raise RunCancelled(text)
         raise RunError(text)
+
+
+def _is_typeddict(kind: type) -> bool:
+    return issubclass(kind, dict) and hasattr(kind, "__required_keys__")

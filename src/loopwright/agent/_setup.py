@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from loopwright.agent._options import AgentOptions
+from loopwright.agent._output import OutputSpec
 from loopwright.effects import VerificationResult
 from loopwright.guards import CostLedger, StopPolicy
 from loopwright.messages import ModelResponse, ToolSpec
@@ -41,13 +42,24 @@ class RunSetup:
     verifier: Verifier | None
     spec: dict[str, Any] | None = None
     """The RunSpec the run was built from (recorded in run_started), if any."""
+    output: OutputSpec | None = None
+    """The type the final answer must have (structured output), if any."""
+    parent_call_id: str | None = None
+    """A sub-agent's run: the parent's tool call that started it."""
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
+    output_schema: dict[str, Any] | None = field(init=False)
+    """What a constraining backend gets in ModelRequest.output_schema."""
 
     def __post_init__(self) -> None:
         specs = tuple(self.tools.specs()) if self.tool_mode == "native" else ()
         object.__setattr__(self, "native_tool_specs", specs)
         object.__setattr__(self, "native_tool_names", tuple(s.name for s in specs))
+        schema = None
+        if self.output is not None and self.options.constrained_output:
+            prompted = self.tool_mode == "prompted"
+            schema = self.output.reply_schema(self.tools.names() if prompted else ())
+        object.__setattr__(self, "output_schema", schema)
 
     def is_idempotent(self, tool_name: str) -> bool:
         """Safe to run again after a crash? Unknown tools and undeclared ones: no."""

@@ -30,6 +30,8 @@ class LoopState:
     model_calls: int = 0
     digest: str = ""
     """The fingerprint of the latest model request (checked on replay)."""
+    output_attempts: int = 0
+    """Final answers that did not match the run's output type so far."""
 
     @classmethod
     def start(cls, setup: RunSetup, now: float, *, fingerprinted: bool) -> LoopState:

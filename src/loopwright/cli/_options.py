@@ -192,6 +192,12 @@ RUN = (
         action="store_true",
     ),
     opt(
+        "--output-schema",
+        help="a JSON Schema file the final answer must match; its value is printed as JSON",
+        group="model",
+        metavar="FILE.json",
+    ),
+    opt(
         "--tier",
         help="iteration limit by size: trivial 5, standard 10, complex 20",
         group="guardrails",

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentOptions, ExecutionResult
 from loopwright.cli._options import RUN as RUN_OPTIONS
 from loopwright.cli._options import add_options
-from loopwright.cli._output import CONFIG_EPILOG
+from loopwright.cli._output import CONFIG_EPILOG, print_json
+from loopwright.cli._output import console as output_console
 from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
@@ -109,7 +111,28 @@ def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
         "mcp": tuple(args.mcp),
         "allow_commands": bool(getattr(args, "allow_commands", False)),
         "verify": getattr(args, "verify", None) or None,
+        "output_schema": read_output_schema(args.output_schema) if args.output_schema else None,
     }
+
+
+def read_output_schema(path: str) -> dict[str, Any]:
+    """`--output-schema FILE.json`: a JSON Schema, checked before the run starts."""
+    from loopwright.agent._output import OutputSpec
+
+    try:
+        schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigurationError(f"--output-schema {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ConfigurationError(f"--output-schema {path}{where}: not JSON ({exc})") from None
+    if not isinstance(schema, dict):
+        raise ConfigurationError(f"--output-schema {path}: a JSON Schema is an object")
+    try:
+        OutputSpec(schema)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"--output-schema {path}: {exc}") from None
+    return schema
 
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:
@@ -130,12 +153,17 @@ def run_command(args: argparse.Namespace) -> int:
     view: JsonLinesView | LiveView | None = None
     try:
         spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
-        view = JsonLinesView() if args.json else LiveView()
+        structured = spec.output_schema is not None
+        # with an output schema, stdout carries the value only: the live view goes to stderr
+        live = LiveView(output_console(stderr=True)) if structured else LiveView()
+        view = JsonLinesView() if args.json else live
         result = asyncio.run(_run(spec, args, store, view))
     finally:
         if view is not None:
             view.close()
         store.close()
+    if result.success and structured and not args.json:
+        print_json(json.loads(result.answer or "null"))
     return 0 if result.success else 1
 
 

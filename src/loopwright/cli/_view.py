@@ -16,6 +16,7 @@ from loopwright.events import (
     FunctionResult,
     IterationStarted,
     ModelResponded,
+    OutputInvalid,
     ParseFailed,
     RunErrored,
     RunFinished,
@@ -110,6 +111,10 @@ class LiveView:
             colour = "red" if event.is_error else "green"
             note = f" [dim]({event.duration_ms:.0f} ms)[/]"
             return f"  [{colour}]← Observing:[/] {escape(event.result_summary)}{note}"
+        if isinstance(event, OutputInvalid):
+            retry = " (asking again)" if event.will_retry else ""
+            errors = escape("; ".join(event.errors))
+            return f"  [yellow]! the answer does not match the output schema: {errors}{retry}[/]"
         if isinstance(event, RunStopped):
             return f"[yellow]■ Stopped ({event.reason}): {escape(event.message)}[/]"
         if isinstance(event, RunErrored):

@@ -108,7 +108,9 @@ class Recording:
             outcome = "approved" if event.approved else "rejected"
             if event.decided_by == "timeout":
                 outcome = "timed_out"
-            self.gate_verdicts[event.request_id] = GateVerdict(outcome, event.decided_by)
+            self.gate_verdicts[event.request_id] = GateVerdict(
+                outcome, event.decided_by, event.reason
+            )
         elif isinstance(event, VerificationFinished):
             self.verification = event
 

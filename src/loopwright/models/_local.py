@@ -174,6 +174,13 @@ def _wire(message: Message) -> dict[str, str]:
     return {"role": message.role, "content": message.content or ""}
 
 
+def _response_format(request: ModelRequest) -> Any:
+    """A structured-output schema becomes a llama.cpp grammar (llama-cpp-python builds it)."""
+    if request.output_schema is not None:
+        return {"type": "json_object", "schema": request.output_schema}
+    return None
+
+
 class LocalModel:
     """A GGUF model in this process. One instance per file is shared by every run, and its
     calls are queued, not run in parallel (parallel calls on 2 cores were 10-100x slower)."""
@@ -216,6 +223,7 @@ class LocalModel:
                     temperature=request.temperature if request.temperature is not None else 0.0,
                     max_tokens=request.max_output_tokens or self.max_output_tokens,
                     seed=0,
+                    response_format=_response_format(request),
                 )
             except ValueError as exc:  # e.g. the prompt is longer than the context window
                 raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None

@@ -160,7 +160,9 @@ class OllamaModel(HttpModel):
             options["num_ctx"] = self.context
         if options:
             body["options"] = options
-        if request.json_output:
+        if request.output_schema is not None:
+            body["format"] = request.output_schema  # Ollama 0.5+: output constrained to it
+        elif request.json_output:
             body["format"] = "json"
         return body
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -110,10 +110,15 @@ class OpenAIModel(HttpModel):
         stream: bool = False,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
+        schema_format: Literal["json_schema", "json_object"] | None = None,
         **http: Any,
     ) -> None:
         url = openai_base_url(base_url)
         self.official = urlsplit(url).hostname == "api.openai.com"
+        self.schema_format = schema_format or ("json_schema" if self.official else "json_object")
+        """How a structured-output schema is sent: OpenAI's `json_schema` response format, or
+        `{"type": "json_object", "schema": ...}` (llama.cpp's servers; the default for
+        servers other than api.openai.com)."""
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         if not key and not is_loopback_url(url):
             raise ConfigurationError(
@@ -153,9 +158,19 @@ class OpenAIModel(HttpModel):
             body["max_completion_tokens" if self.official else "max_tokens"] = limit
         if stream:
             body["stream_options"] = {"include_usage": True}
-        if request.json_output:
+        if request.output_schema is not None:
+            body["response_format"] = self._schema_format(request.output_schema)
+        elif request.json_output:
             body["response_format"] = {"type": "json_object"}
         return body
+
+    def _schema_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.schema_format == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": False},
+        }
 
     def read_reply(self, data: Any) -> ModelResponse:
         choices = data.get("choices") if isinstance(data, dict) else None

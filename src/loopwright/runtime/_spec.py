@@ -44,6 +44,8 @@ class RunSpec:
     """Lets `tools` name run_command."""
     verify: str | None = None
     """A shell command that checks the workspace at the end."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema the final answer must match (structured output)."""
     version: int = RUN_SPEC_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,4 +116,5 @@ def build_agent(
         workspace=spec.workspace,
         readable_roots=readable,
         verifier=CommandVerifier(spec.verify) if spec.verify else None,
+        output_type=spec.output_schema,
     )
