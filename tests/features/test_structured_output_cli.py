@@ -42,7 +42,7 @@ def test_cli_prints_the_validated_value_as_json_on_stdout(tmp_path: Path) -> Non
     events = [json.loads(line) for line in shown.out.splitlines()]
     assert [e["type"] for e in events].count("output_invalid") == 1
     spec = events[0].get("spec") or events[0]["options"]["extra"]["spec"]
-    assert spec["extra"]["output_schema"] == SCHEMA
+    assert spec["output_schema"] == SCHEMA
 
 
 def test_cli_fails_when_the_answer_never_validates(tmp_path: Path) -> None:
