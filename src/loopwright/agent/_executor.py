@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import as_output_spec
@@ -99,6 +100,7 @@ class AgentExecutor:
         verifier: VerifierSpec | None = None,
         readable_roots: Sequence[str | Path] = (),
         output_type: Any = None,
+        approve: ApproveSpec = None,
     ) -> None:
         self.model = model
         self.output = as_output_spec(output_type)
@@ -111,6 +113,8 @@ class AgentExecutor:
         else:
             self.tools = ToolRegistry(tools)
         self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
+        self.approval = approval_policy(approve, self.tools)
+        """Which tool calls wait for a person's decision (see agent/_approval.py)."""
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
         self.system_prompt_override = system_prompt
@@ -220,6 +224,7 @@ class AgentExecutor:
             verifier=self.verifier,
             spec=spec,
             output=self.output,
+            approval=self.approval,
         )
 
     def effects(
@@ -253,19 +258,21 @@ class AgentExecutor:
         parent_run_id: str | None = None,
         on_event: EventSink | None = None,
         recorded: Sequence[Event] = (),
+        gates: Gatekeeper | None = None,
     ) -> ExecutionResult:
         """Run to the end and return the result; `on_event` sees every event as it happens.
 
         `recorded` holds the events of an earlier process of the same run (resume):
         completed model and tool calls are taken from them instead of being repeated.
+        `gates` decides the tool calls that need approval (`approve=`); without one, every
+        such call is refused (nobody can approve it).
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
         setup = self.setup(
             request, run_id, tenant=tenant, parent_run_id=parent_run_id, recorded=recorded
         )
-        return await self.run_with(
-            self.effects(run_id, on_event=on_event, recorded=recorded), setup
-        )
+        fx = self.effects(run_id, on_event=on_event, recorded=recorded, gates=gates)
+        return await self.run_with(fx, setup)
 
     async def stream(self, request: str, **kwargs: Any) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens."""

@@ -18,6 +18,7 @@ import json
 import time
 from typing import Any
 
+from loopwright.agent._approval import ask_approval, refusal_text
 from loopwright.agent._conversation import estimate_tokens
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
@@ -318,6 +319,13 @@ async def _act(
 
 async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
     iteration = state.guard.iteration
+    if setup.approval is not None and setup.approval.needs(call, setup.tools):
+        verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+        if not verdict.approved:  # not run: the refusal is the model's observation
+            text = refusal_text(call, verdict)
+            if setup.tool_mode == "prompted":
+                state.recap.append(recap_line(call.name, call.arguments, text, True))
+            return ToolResult(call.id, call.name, text, True)
     await fx.log.append(
         ToolCallStarted,
         iteration=iteration,

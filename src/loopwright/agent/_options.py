@@ -45,6 +45,9 @@ class AgentOptions:
     model (with the errors) before the run fails."""
     constrained_output: bool = True
     """With an output type: ask backends that can for output constrained to its schema."""
+    approval_timeout_s: float = 300.0
+    """How long a tool call that needs approval waits for a decision; then it is not run."""
+    """With an output type: ask backends that can for output constrained to its schema."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -62,6 +65,8 @@ class AgentOptions:
                 f"unknown progress_signal {self.progress_signal!r} "
                 "(use one of: auto, files, observations)"
             )
+        if self.approval_timeout_s <= 0:
+            raise ConfigurationError("approval_timeout_s must be more than 0")
         if self.output_retries < 0:
             raise ConfigurationError("output_retries must be 0 or more")
         if self.max_calls_per_reply < 1:

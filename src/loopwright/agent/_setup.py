@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from loopwright.agent._approval import ApprovalPolicy
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.effects import VerificationResult
@@ -46,6 +47,8 @@ class RunSetup:
     """The type the final answer must have (structured output), if any."""
     parent_call_id: str | None = None
     """A sub-agent's run: the parent's tool call that started it."""
+    approval: ApprovalPolicy | None = None
+    """Which tool calls wait for a decision before they run."""
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False)

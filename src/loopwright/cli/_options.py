@@ -192,6 +192,27 @@ RUN = (
         action="store_true",
     ),
     opt(
+        "--approve",
+        help="tool names or effects (destructive, write, ...) whose calls wait for approval; "
+        "* for every call",
+        group="tools",
+        metavar="TOOLS",
+    ),
+    opt(
+        "--yes",
+        help="approve every call that waits for approval",
+        group="tools",
+        action="store_true",
+    ),
+    opt(
+        "--approval-timeout",
+        help="seconds a call waits for approval; then it is not run",
+        group="tools",
+        type=float,
+        metavar="S",
+        default_text="300",
+    ),
+    opt(
         "--output-schema",
         help="a JSON Schema file the final answer must match; its value is printed as JSON",
         group="model",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from loopwright.cli._output import console as output_console
 from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
-from loopwright.events import Event
+from loopwright.events import ConfirmationRequired, Event
 from loopwright.runtime import RunSpec, Runtime, continue_spec
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import RunStore
@@ -53,6 +54,7 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
         repetition_threshold=args.repetition_threshold,
         no_progress_limit=args.no_progress_limit,
         context_window=getattr(args, "context_window", None),
+        approval_timeout_s=getattr(args, "approval_timeout", None) or 300.0,
     )
 
 
@@ -112,6 +114,7 @@ def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
         "allow_commands": bool(getattr(args, "allow_commands", False)),
         "verify": getattr(args, "verify", None) or None,
         "output_schema": read_output_schema(args.output_schema) if args.output_schema else None,
+        "approve": tuple(a.strip() for a in (args.approve or "").split(",") if a.strip()),
     }
 
 
@@ -143,6 +146,29 @@ def secrets_from_args(args: argparse.Namespace) -> list[str]:
     return secrets
 
 
+async def decide_call(
+    args: argparse.Namespace, runtime: Runtime, event: ConfirmationRequired
+) -> None:
+    """A tool call waits for approval: --yes approves, a terminal asks, otherwise it waits
+    for `loopwright runs approve` (or the dashboard), which leaves the decision in the store."""
+    if args.yes:
+        runtime.approve(event.run_id, event.request_id, True, "--yes")
+    elif sys.stdin.isatty():
+        answer = await asyncio.to_thread(input, f"{event.message} [y/N/reason to refuse] ")
+        approved = answer.strip().lower() in {"y", "yes"}
+        reason = "" if approved or answer.strip().lower() in {"", "n", "no"} else answer.strip()
+        runtime.approve(event.run_id, event.request_id, approved, "terminal", reason)
+    else:
+        output_console(stderr=True).print(
+            f"call {event.request_id} ({event.step}) waits for approval: "
+            f"loopwright runs approve {event.run_id} {event.request_id} [--reject --reason ...] "
+            f"or the dashboard, for {event.timeout_s:g}s",
+            style="dim",
+            soft_wrap=True,
+            markup=False,
+        )
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run (or follow up) an agent; every event is stored, then shown."""
     if args.engine == "temporal":
@@ -172,6 +198,8 @@ async def _run(
 ) -> ExecutionResult:
     async def show(event: Event) -> None:
         view.show(event)
+        if isinstance(event, ConfirmationRequired):
+            await decide_call(args, runtime, event)
 
     runtime = Runtime(store)
     try:

@@ -1,4 +1,4 @@
-"""`loopwright runs list|show|resume|replay|export`: the stored runs.
+"""`loopwright runs list|show|resume|replay|approve|export`: the stored runs.
 
 Every command takes `--store PATH` (default `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
 """
@@ -54,7 +54,9 @@ def store_from_args(args: argparse.Namespace) -> PersistentStore:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("runs", help="list, show, resume, replay and export stored runs")
+    parser = commands.add_parser(
+        "runs", help="list, show, resume, replay, approve and export stored runs"
+    )
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
 
     listing = sub.add_parser("list", help="the stored runs, newest first")
@@ -104,6 +106,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         None,
     )
     replay.set_defaults(handler=replay_command)
+
+    from loopwright.cli._runs_approve import register_runs_approve
+
+    register_runs_approve(sub)
 
     export = sub.add_parser("export", help="a run as one JSON document")
     export.add_argument("run_id", help="the run's id")

@@ -26,7 +26,7 @@ class _NoGates:
     async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
         return GateVerdict("rejected", "nobody", "no one can decide gates for this run")
 
-    def resolve(self, request_id: str, approved: bool, decided_by: str) -> bool:
+    def resolve(self, request_id: str, approved: bool, decided_by: str, reason: str = "") -> bool:
         return False
 
 

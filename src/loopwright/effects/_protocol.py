@@ -41,7 +41,7 @@ class Gatekeeper(Protocol):
         """Wait for the decision on `request` (the caller bounds the wait)."""
         ...
 
-    def resolve(self, request_id: str, approved: bool, decided_by: str) -> bool:
+    def resolve(self, request_id: str, approved: bool, decided_by: str, reason: str = "") -> bool:
         """A decision made in this process; False if no gate `request_id` waits here."""
         ...
 

@@ -39,6 +39,7 @@ from loopwright.tasks import (
     GateBroker,
     TaskPlan,
     TaskSpec,
+    join_decider,
     prepare_task,
     recorded_task_spec,
     run_task,
@@ -277,13 +278,15 @@ class Runtime:
         return True
 
     def approve(
-        self, run_id: str, request_id: str, approved: bool, decided_by: str
+        self, run_id: str, request_id: str, approved: bool, decided_by: str, reason: str = ""
     ) -> Literal["process", "store"]:
         """Decide a gate: in this process if the run waits here, else through the store
-        (the process executing the run polls for it). UsageError if nobody can take it."""
-        if self.gates.resolve(request_id, approved, decided_by):
+        (the process executing the run polls for it). UsageError if nobody can take it.
+        `reason` (optional) reaches the run: a denied tool call's observation quotes it."""
+        if self.gates.resolve(request_id, approved, decided_by, reason):
             return "process"
-        if not self.store.post_gate_decision(run_id, request_id, approved, decided_by):
+        stored = join_decider(decided_by, reason)
+        if not self.store.post_gate_decision(run_id, request_id, approved, stored):
             raise UsageError(f"gate {request_id!r} of run {run_id} already has a decision")
         return "store"
 

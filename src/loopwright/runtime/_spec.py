@@ -46,11 +46,14 @@ class RunSpec:
     """A shell command that checks the workspace at the end."""
     output_schema: dict[str, Any] | None = None
     """A JSON Schema the final answer must match (structured output)."""
+    approve: tuple[str, ...] = ()
+    """Tool names and effects whose calls wait for approval (`*`: every call)."""
     version: int = RUN_SPEC_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data.update(tools=list(self.tools), mcp=list(self.mcp), options=self.options.to_dict())
+        data["approve"] = list(self.approve)
         return data
 
     @classmethod
@@ -72,6 +75,7 @@ class RunSpec:
         values["model"] = str(values.get("model") or "local")
         values["tools"] = tuple(values.get("tools") or ())
         values["mcp"] = tuple(values.get("mcp") or ())
+        values["approve"] = tuple(values.get("approve") or ())
         values["options"] = AgentOptions.from_dict(values.get("options") or {})
         return cls(**values)
 
@@ -117,4 +121,5 @@ def build_agent(
         readable_roots=readable,
         verifier=CommandVerifier(spec.verify) if spec.verify else None,
         output_type=spec.output_schema,
+        approve=list(spec.approve) or None,
     )

@@ -20,6 +20,7 @@ from loopwright.server._gates import gate_was_asked, pending_gates
 from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
+from loopwright.tasks import join_decider
 
 STATUSES = frozenset(get_args(StoredStatus))
 FIRST_EVENT_TIMEOUT_S = 30.0
@@ -136,25 +137,36 @@ async def decide_gate(request: Request) -> JSONResponse:
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     gate_id = request.path_params["gate_id"]
-    approve = parse_gate_decision(await json_body(request))
+    body = await json_body(request)
+    reason = body.pop("reason", "") if isinstance(body, dict) else ""
+    if not isinstance(reason, str):
+        raise ApiError(422, "a string, optional", field="reason")
+    approve = parse_gate_decision(body)
     events = config.runtime.store.events(record.run_id)
     if not gate_was_asked(events, gate_id):
         raise ApiError(404, f"run {record.run_id} has no gate {gate_id!r}")
     if gate_id not in {g["request_id"] for g in pending_gates(events)}:
         raise ApiError(409, f"gate {gate_id!r} is no longer pending")
     decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
-    if deliver_gate_decision(config, record, gate_id, approve, f"api:{tenant}") == "process":
+    delivered = deliver_gate_decision(config, record, gate_id, approve, f"api:{tenant}", reason)
+    if delivered == "process":
         return json_response(decided)
     return json_response({**decided, "delivered": "store"}, 202)
 
 
 def deliver_gate_decision(
-    config: ServerConfig, record: RunRecord, gate_id: str, approve: bool, decided_by: str
+    config: ServerConfig,
+    record: RunRecord,
+    gate_id: str,
+    approve: bool,
+    decided_by: str,
+    reason: str = "",
 ) -> Literal["process", "store"]:
     """Decide a pending gate: "process" when it waits in this server and is now decided;
     "store" when another process executes the run (it holds the run's lease) and the
-    decision was left in the store, where that process polls for it. Else a 409."""
-    if config.runtime.gates.resolve(gate_id, approve, decided_by):
+    decision was left in the store, where that process polls for it. Else a 409.
+    `reason` (optional) is why: a refused agent tool call's observation quotes it."""
+    if config.runtime.gates.resolve(gate_id, approve, decided_by, reason):
         return "process"
     runtime = config.runtime
     if not held_elsewhere(runtime, record.run_id) or record.status != "running":
@@ -163,7 +175,8 @@ def deliver_gate_decision(
             f"gate {gate_id!r} is not waiting in this server, and no other process is "
             f"running {record.run_id} (status {record.status})",
         )
-    if not runtime.store.post_gate_decision(record.run_id, gate_id, approve, decided_by):
+    stored = join_decider(decided_by, reason)
+    if not runtime.store.post_gate_decision(record.run_id, gate_id, approve, stored):
         raise ApiError(409, f"gate {gate_id!r} already has a decision, not yet taken by its run")
     return "store"
 

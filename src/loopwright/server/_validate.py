@@ -11,12 +11,16 @@ from loopwright.runtime import RunSpec
 from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError
 
-AGENT_FIELDS = frozenset({"prompt", "model", "tools", "options", "base_url"})
+AGENT_FIELDS = frozenset(
+    {"prompt", "model", "tools", "options", "base_url", "approve", "output_schema"}
+)
 TASK_FIELDS = frozenset({"task", "inputs", "model"})
 
 # Options a request may set, with the JSON types each accepts.
 OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "max_iterations": (int,),
+    "output_retries": (int,),
+    "approval_timeout_s": (int, float),
     "tier": (str,),
     "tool_mode": (str,),
     "parse_retries": (int,),
@@ -102,7 +106,30 @@ def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
         tools=_tools(body.get("tools", []), config),
         workspace=config.workspace,
         options=_options(body.get("options", {})),
+        approve=_approve(body.get("approve", [])),
+        output_schema=_output_schema(body.get("output_schema")),
     )
+
+
+def _approve(value: Any) -> tuple[str, ...]:
+    """Tool names or effects whose calls wait for approval (checked against the tools)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ApiError(422, "must be a list of tool names or effects", field="approve")
+    return tuple(value)
+
+
+def _output_schema(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ApiError(422, "must be a JSON Schema object", field="output_schema")
+    from loopwright.agent._output import OutputSpec
+
+    try:
+        OutputSpec(value)
+    except ConfigurationError as exc:
+        raise ApiError(422, str(exc), field="output_schema") from None
+    return value
 
 
 def _tools(value: Any, config: ServerConfig) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from loopwright.effects import EventSink
 from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._executor import TaskExecutor
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
-from loopwright.tasks._gates import GateBroker, PendingGate
+from loopwright.tasks._gates import GateBroker, PendingGate, join_decider, split_decider
 from loopwright.tasks._loader import (
     LoadedTask,
     TaskCheck,
@@ -60,6 +60,7 @@ __all__ = [
     "check_task",
     "choose_task",
     "compile_expression",
+    "join_decider",
     "load_hook",
     "load_task",
     "parse_task",
@@ -72,4 +73,5 @@ __all__ = [
     "resume_task",
     "rollback_task_run",
     "run_task",
+    "split_decider",
 ]

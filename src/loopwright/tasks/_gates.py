@@ -45,6 +45,7 @@ class PendingGate:
     event: asyncio.Event = field(default_factory=asyncio.Event)
     approved: bool | None = None
     decided_by: str = ""
+    reason: str = ""
     loop: asyncio.AbstractEventLoop | None = None
 
     @property
@@ -72,7 +73,7 @@ class GateBroker:
         try:
             await gate.event.wait()
             outcome = "approved" if gate.approved else "rejected"
-            return GateVerdict(outcome, gate.decided_by)
+            return GateVerdict(outcome, gate.decided_by, gate.reason)
         finally:
             if poller is not None:
                 poller.cancel()
@@ -88,7 +89,8 @@ class GateBroker:
             except StoreError:
                 decision = None  # a busy store: look again at the next poll
             if decision is not None:
-                self.resolve(gate.request_id, decision.approved, decision.decided_by)
+                decided_by, reason = split_decider(decision.decided_by)
+                self.resolve(gate.request_id, decision.approved, decided_by, reason)
                 return
             await asyncio.sleep(self.poll_s)
 
@@ -119,8 +121,11 @@ class GateBroker:
             if not gate.decided and (run_id is None or gate.run_id == run_id)
         ]
 
-    def resolve(self, request_id: str, approved: bool, decided_by: str = "user") -> bool:
-        """Approve or reject a pending gate; False if it is unknown or already decided.
+    def resolve(
+        self, request_id: str, approved: bool, decided_by: str = "user", reason: str = ""
+    ) -> bool:
+        """Approve or reject a pending gate (`reason`: why, optional); False if it is
+        unknown or already decided.
 
         Safe to call from another thread: the event is set on the gate's own loop.
         """
@@ -129,6 +134,7 @@ class GateBroker:
             return False
         gate.approved = approved
         gate.decided_by = decided_by
+        gate.reason = reason
         if gate.loop is None or gate.loop.is_closed():
             gate.event.set()
         else:
@@ -138,6 +144,18 @@ class GateBroker:
     def close(self, request_id: str) -> None:
         """Forget a gate (decided, timed out or abandoned)."""
         self._gates.pop(request_id, None)
+
+
+def join_decider(decided_by: str, reason: str = "") -> str:
+    """Who decided and why, in the store's one `decided_by` column (the reason after a
+    newline), for a decision left for another process."""
+    who = " ".join(decided_by.split())
+    return f"{who}\n{reason}" if reason else who
+
+
+def split_decider(stored: str) -> tuple[str, str]:
+    who, _, reason = stored.partition("\n")
+    return who, reason
 
 
 def pending_gates(events: Iterable[Event]) -> list[dict[str, Any]]:

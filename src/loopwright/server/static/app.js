@@ -240,14 +240,19 @@ function gateCard(runId, gate) {
   text.append(
     el("strong", "", `Approval needed · ${gate.step}`),
     el("p", "", gate.message),
-    el("p", "muted small", `Waits up to ${waits} (until ${deadline}); without a decision the task stops.`),
+    el("p", "muted small", `Waits up to ${waits} (until ${deadline}); without a decision ${gate.agent ? "the call is not run" : "the task stops"}.`),
   );
   const approve = el("button", "btn primary approve", "Approve");
   const reject = el("button", "btn danger reject", "Reject");
+  const reason = el("input", "gate-reason");
+  reason.placeholder = "reason (optional, shown to the agent when rejected)";
+  reason.maxLength = 500;
   const decide = async (ok) => {
     approve.disabled = reject.disabled = true;
+    const body = { approve: ok };
+    if (reason.value.trim()) body.reason = reason.value.trim();
     try {
-      await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body: { approve: ok } });
+      await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body });
       card.classList.add("decided");
     } catch (failure) {
       approve.disabled = reject.disabled = false;
@@ -257,7 +262,7 @@ function gateCard(runId, gate) {
   approve.addEventListener("click", () => decide(true));
   reject.addEventListener("click", () => decide(false));
   const buttons = el("div", "gate-buttons");
-  buttons.append(reject, approve);
+  buttons.append(reason, reject, approve);
   card.append(text, buttons);
   return card;
 }

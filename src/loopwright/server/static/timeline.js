@@ -241,7 +241,8 @@ class Timeline {
 
   on_confirmation_required(ev) {
     this.gateLine(ev, "asked", `Approval needed: ${ev.message}`);
-    const gate = { request_id: ev.request_id, step: ev.step, message: ev.message, timeout_s: ev.timeout_s, ts: ev.ts };
+    const agent = ev.request_id.startsWith("approve_"); // an agent's tool call (agent/_approval.py)
+    const gate = { request_id: ev.request_id, step: ev.step, message: ev.message, timeout_s: ev.timeout_s, ts: ev.ts, agent };
     this.pendingGates.set(ev.request_id, gate);
     this.hooks.onGate(gate);
   }
@@ -252,7 +253,8 @@ class Timeline {
 
   on_gate_decision(ev) {
     const verdict = ev.approved ? "Approved" : "Rejected";
-    this.gateLine(ev, ev.approved ? "approved" : "rejected", `${verdict} by ${ev.decided_by}`);
+    const why = ev.reason ? `: ${ev.reason}` : "";
+    this.gateLine(ev, ev.approved ? "approved" : "rejected", `${verdict} by ${ev.decided_by}${why}`);
     this.dropGate(ev.request_id);
   }
 

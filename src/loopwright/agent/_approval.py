@@ -1,0 +1,147 @@
+"""Approval of agent tool calls: a policy says which calls wait for a person's decision.
+
+`AgentExecutor(..., approve=...)` takes tool names and tool effects (`"destructive"`,
+`"write"`, ...; `True` or `"*"` for every call), a callable on the call, or an
+`ApprovalPolicy`. A call that needs approval goes through the run's gate effect
+(`fx.gate`), the machinery of task gates: `confirmation_required`, then whoever decides
+(the terminal, `--yes`, the dashboard, the HTTP API, `loopwright runs approve`), then
+`gate_decision` with who decided and why. Only an approved call runs; a denied or
+timed-out one becomes an observation for the model. The gate's request id comes from the
+run and the call id, so a resumed run serves decisions already made from its log and waits
+again at a gate that was still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopwright.effects import Effects, GateRequest, GateVerdict
+from loopwright.errors import ConfigurationError
+from loopwright.events import ConfirmationRequired, GateDecided
+from loopwright.messages import ToolCall
+from loopwright.prompts import summarize
+from loopwright.tools import ToolRegistry
+from loopwright.tools._tool import EFFECTS
+
+DEFAULT_APPROVAL_TIMEOUT_S = 300.0
+CallCheck = Callable[[ToolCall], bool]
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """Which tool calls wait for approval: by tool name, by declared effect, or a check."""
+
+    tools: frozenset[str] = frozenset()
+    effects: frozenset[str] = frozenset()
+    check: CallCheck | None = None
+    every: bool = False
+    names: tuple[str, ...] = field(default=())
+    """The policy as the user gave it (names and effects), recorded for resume."""
+
+    def needs(self, call: ToolCall, registry: ToolRegistry) -> bool:
+        if self.every or call.name in self.tools:
+            return True
+        if (
+            self.effects
+            and call.name in registry
+            and registry.get(call.name).effect in self.effects
+        ):
+            return True
+        return self.check is not None and bool(self.check(call))
+
+
+ApproveSpec = bool | str | Iterable[str] | CallCheck | ApprovalPolicy | None
+
+
+def approval_policy(approve: ApproveSpec, registry: ToolRegistry) -> ApprovalPolicy | None:
+    """The policy `approve=` describes; ConfigurationError for a name that is neither one of
+    the agent's tools nor an effect."""
+    if approve is None or approve is False:
+        return None
+    if isinstance(approve, ApprovalPolicy):
+        return approve
+    if approve is True:
+        return ApprovalPolicy(every=True, names=("*",))
+    if callable(approve) and not isinstance(approve, str):
+        return ApprovalPolicy(check=approve)
+    names = (approve,) if isinstance(approve, str) else tuple(approve)
+    tools: set[str] = set()
+    effects: set[str] = set()
+    for name in names:
+        if name == "*":
+            return ApprovalPolicy(every=True, names=names)
+        if name in registry:
+            tools.add(name)
+        elif name in EFFECTS:
+            effects.add(name)
+        else:
+            known = ", ".join([*registry.names(), *EFFECTS])
+            raise ConfigurationError(
+                f"approve: {name!r} is neither a tool of this agent nor an effect "
+                f"(use one of: {known}, or *)"
+            )
+    return ApprovalPolicy(frozenset(tools), frozenset(effects), names=names)
+
+
+def approval_request_id(run_id: str, call_id: str) -> str:
+    """The gate of one tool call: the same in every process of the run."""
+    return "approve_" + hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:12]
+
+
+def gate_message(call: ToolCall) -> str:
+    arguments = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True, default=str)
+    return f"Allow the agent to call {call.name} {summarize(arguments, 300)}?"
+
+
+def refusal_text(call: ToolCall, verdict: GateVerdict) -> str:
+    """The observation the model gets for a call that was not approved."""
+    if verdict.outcome == "timed_out":
+        return (
+            f"The call to '{call.name}' was not run: nobody approved it in time. "
+            "Do not retry it; finish with what you have, or say what is needed."
+        )
+    why = f" Reason given: {verdict.reason}." if verdict.reason else ""
+    return (
+        f"The call to '{call.name}' was not run: {verdict.decided_by or 'the reviewer'} "
+        f"denied it.{why} Do not retry the same call; change your approach or finish."
+    )
+
+
+async def ask_approval(fx: Effects, call: ToolCall, timeout_s: float) -> GateVerdict:
+    """`confirmation_required`, the gate effect, then `gate_decision` (with the reason)."""
+    request = GateRequest(
+        approval_request_id(fx.log.run_id, call.id), call.name, gate_message(call), timeout_s
+    )
+    # asked first, so a decision made as soon as confirmation_required is seen finds it open
+    asked: asyncio.Future[GateVerdict] = asyncio.ensure_future(fx.gate(request))
+    try:
+        await asyncio.sleep(0)
+        await fx.log.append(
+            ConfirmationRequired,
+            step=request.step,
+            request_id=request.request_id,
+            message=request.message,
+            timeout_s=timeout_s,
+        )
+        verdict = await asked
+    except BaseException:
+        asked.cancel()
+        raise
+    await fx.log.append(
+        GateDecided,
+        step=request.step,
+        request_id=request.request_id,
+        approved=verdict.approved,
+        decided_by=verdict.decided_by,
+        reason=verdict.reason,
+    )
+    return verdict
+
+
+def recorded_names(policy: ApprovalPolicy | None) -> list[Any]:
+    return list(policy.names) if policy is not None else []
