@@ -11,25 +11,28 @@ import os
 import time
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 
 server = MCPServer("notes")
 NOTES: list[str] = []
 
 
-@server.tool()
+# Annotations tell loopwright what a tool does: a read is re-run on resume after a crash, a
+# tool that is not idempotent never is, and a tool without annotations counts as unknown.
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False))
 def add_note(text: str) -> str:
     """Store a note and return how many notes there are."""
     NOTES.append(text)
     return f"stored note {len(NOTES)}"
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def list_notes() -> list[str]:
     """Return every stored note."""
     return list(NOTES)
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def multiply(a: int, b: int) -> int:
     """Multiply two integers."""
     return a * b

@@ -21,6 +21,7 @@ import pytest
 from mcp.types import ToolAnnotations
 
 from loopwright.events import RunFinished, ToolCallFinished
+from loopwright.mcp import MCPConnections
 from loopwright.mcp._connections import declaration_from_annotations
 from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
@@ -120,3 +121,12 @@ def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Pat
     calls = [e for e in events if isinstance(e, ToolCallFinished)]
     assert calls[1].is_error and "effect is unknown" in calls[1].result
     assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+
+
+async def test_a_real_mcp_servers_annotations_become_declarations() -> None:
+    server = Path(__file__).parents[2] / "examples" / "mcp_server.py"
+    async with MCPConnections([f"{sys.executable} {server}"]) as connections:
+        declared = {t.name: (t.effect, t.idempotent) for t in connections.tools()}
+    assert declared["list_notes"] == ("read", True)
+    assert declared["add_note"] == ("write", False)
+    assert declared["slow"] == ("unknown", False)  # no annotations: never re-run on resume
