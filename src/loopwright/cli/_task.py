@@ -238,13 +238,12 @@ def run_command(args: argparse.Namespace) -> int:
 
     async def run() -> str:
         runtime = Runtime(store)
-
-        async def show(event: Event) -> None:
-            view.show(event)
-            await decide_gate(args, runtime, event, err)
-
         try:
-            handle = runtime.start_task(spec, model=model, on_event=show)
+            handle = runtime.start_task(spec, model=model)
+            # what is shown is stored: `task approve` from another shell finds the gate
+            async for event in runtime.subscribe(handle.run_id):
+                view.show(event)
+                await decide_gate(args, runtime, event, err)
             state: TaskRunState = await handle.wait()
             return state.status
         finally:

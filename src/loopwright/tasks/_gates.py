@@ -84,8 +84,10 @@ class GateBroker:
     async def _poll(self, gate: PendingGate) -> None:
         assert self.store is not None
         while not gate.decided:
-            try:
-                decision = self.store.gate_decision(gate.run_id, gate.request_id)
+            try:  # off the event loop: a store may be a network round trip away
+                decision = await asyncio.to_thread(
+                    self.store.gate_decision, gate.run_id, gate.request_id
+                )
             except StoreError:
                 decision = None  # a busy store: look again at the next poll
             if decision is not None:
