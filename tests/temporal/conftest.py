@@ -17,7 +17,7 @@ pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"
 )
 
-from temporal_helpers import Workers
+from temporal_helpers import Provider, Workers, serve_provider
 
 from loopwright.engines.temporal._devserver import (
     DevServer,
@@ -66,3 +66,9 @@ def workers(
     group = Workers(temporal_server.address, pg_url, task_queue, tmp_path)
     yield group
     group.stop_all()
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    with serve_provider() as server:
+        yield server

@@ -3,11 +3,16 @@ worker processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +76,9 @@ class Workers:
         self.procs.append(proc)
         return proc
 
+    def log_of(self, index: int) -> str:
+        return (self.log_dir / f"worker{index}.log").read_text()
+
     def logs(self) -> str:
         return "\n".join(p.read_text() for p in sorted(self.log_dir.glob("worker*.log")))
 
@@ -84,3 +92,61 @@ class Workers:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+class Provider(ThreadingHTTPServer):
+    """An OpenAI-compatible provider on loopback: `replies` in order; the call numbered
+    `hang_on` (1-based) never answers (until `release`)."""
+
+    replies: list[tuple[int, dict[str, str], dict[str, Any]]]
+    calls: list[float]
+    bodies: list[dict[str, Any]]
+    hang_on: int | None
+    release: threading.Event
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Provider
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.calls.append(time.monotonic())
+        self.server.bodies.append(body)
+        if len(self.server.calls) == self.server.hang_on:
+            sys.stderr.write("provider: hanging\n")
+            self.server.release.wait(120)
+            return
+        status, headers, reply = self.server.replies.pop(0)
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve_provider() -> Iterator[Provider]:
+    server = Provider(("127.0.0.1", 0), Handler)
+    server.replies, server.calls, server.bodies = [], [], []
+    server.hang_on, server.release = None, threading.Event()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def completion(text: str) -> dict[str, Any]:
+    return {
+        "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }

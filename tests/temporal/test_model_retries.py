@@ -4,64 +4,15 @@ run after one call. The provider is a real HTTP server on loopback."""
 
 from __future__ import annotations
 
-import json
-import threading
-import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-from temporal_helpers import Workers, final
+from temporal_helpers import Provider, Workers, completion, final
 
 from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.events import RunErrored, RunFinished
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
-
-
-class Provider(ThreadingHTTPServer):
-    replies: list[tuple[int, dict[str, str], dict[str, Any]]]
-    calls: list[float]
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: Provider
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.calls.append(time.monotonic())
-        status, headers, reply = self.server.replies.pop(0)
-        data = json.dumps(reply).encode()
-        self.send_response(status)
-        for name, value in {"Content-Type": "application/json", **headers}.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def provider() -> Iterator[Provider]:
-    server = Provider(("127.0.0.1", 0), Handler)
-    server.replies, server.calls = [], []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-def _completion(text: str) -> dict[str, Any]:
-    return {
-        "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
-    }
 
 
 async def _run(
@@ -89,7 +40,7 @@ async def test_a_429_is_retried_after_its_retry_after(
 ) -> None:
     provider.replies = [
         (429, {"Retry-After": "2"}, {"error": {"message": "slow down"}}),
-        (200, {}, _completion(final("done"))),
+        (200, {}, completion(final("done"))),
     ]
     outcome, events = await _run(workers, provider, tmp_path)
     assert outcome["status"] == "completed"

@@ -1,4 +1,4 @@
-"""SIGKILL the worker inside a side-effecting tool (after its effect): a second worker
+"""Two workers; SIGKILL the one inside a side-effecting tool (after its effect): the other
 finishes the run, the tool (not idempotent) is never run again, and the model is told its
 outcome is unknown. Each trial kills at another call."""
 
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from temporal_helpers import Workers, write_script
+from temporal_helpers import Provider, Workers, action, completion, final, write_script
 from temporalio.worker import Replayer
 
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
@@ -45,14 +45,16 @@ async def test_a_second_worker_finishes_a_run_whose_worker_was_killed(
         tools=("echo", f"{TOOLS}:append_line"),
         workspace=str(tmp_path),
     )
-    first = workers.start(LOOPWRIGHT_TEST_HANG_AFTER=killed_at)
+    both = [workers.start(LOOPWRIGHT_TEST_HANG_AFTER=killed_at) for _ in range(2)]
     client = await connect(workers.address)
     handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
-    await _wait_for(f"hanging after {killed_at}", workers, 60)
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    workers.start()
+    hanging = f"hanging after {killed_at}"
+    await _wait_for(hanging, workers, 60)
+    (inside,) = [i for i in range(2) if hanging in workers.log_of(i)]
+    both[inside].send_signal(signal.SIGKILL)
+    both[inside].wait()
     outcome = await asyncio.wait_for(handle.result(), 120)
+    assert both[1 - inside].poll() is None  # the other worker finished it
 
     assert outcome["status"] == "completed"
     assert out.read_text().splitlines() == LINES  # one effect per idempotency key
@@ -79,3 +81,44 @@ async def test_a_second_worker_finishes_a_run_whose_worker_was_killed(
     history = await handle.fetch_history()  # with the lost attempt: replays deterministically
     replayed = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(history)
     assert replayed.replay_failure is None
+
+
+async def test_a_worker_killed_in_a_model_call_is_replaced_and_the_call_repeated(
+    workers: Workers, provider: Provider, tmp_path: Path
+) -> None:
+    """The second model call hangs at the provider; its worker is killed; another worker
+    sends the same request again (loaded from the content store) and finishes the run."""
+    provider.replies = [
+        (200, {}, completion(action("echo", text="hello"))),
+        (200, {}, completion(final("it said hello"))),
+    ]
+    provider.hang_on = 2
+    spec = RunSpec(
+        request="say hello",
+        model="openai:test-model",
+        base_url=f"http://127.0.0.1:{provider.server_address[1]}/v1",
+        tools=("echo",),
+        workspace=str(tmp_path),
+    )
+    first = workers.start()
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    deadline = time.monotonic() + 60
+    while len(provider.calls) < 2:
+        assert time.monotonic() < deadline, workers.logs()
+        await asyncio.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    workers.start()
+    outcome = await asyncio.wait_for(handle.result(), 120)
+
+    assert outcome["status"] == "completed" and outcome["answer"] == "it said hello"
+    assert len(provider.calls) == 3
+    assert provider.bodies[2] == provider.bodies[1]  # the same request, from another worker
+    store = open_store(workers.store)
+    try:
+        events = store.events(handle.id)
+    finally:
+        store.close()
+    assert [e.type for e in events].count("model_response") == 2
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
