@@ -258,6 +258,23 @@ class OutputInvalid(BaseEvent):
     will_retry: bool = False
 
 
+# --- live only -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelTextDelta(BaseEvent):
+    """Text of a model reply as it is generated (token streaming), coalesced.
+
+    Live only: sent to a run's listeners, never stored, never replayed. `seq` is the seq
+    of the event it follows (it takes no number of its own); the reply's `model_response`
+    that follows holds the whole text, and tool calls are read from that, not from these.
+    """
+
+    type: Literal["model_text_delta"] = "model_text_delta"
+    text: str = ""
+    model: str = ""
+
+
 Event = (
     RunStarted
     | IterationStarted
@@ -280,6 +297,7 @@ Event = (
     | TaskComplete
     | ChangeRecorded
     | OutputInvalid
+    | ModelTextDelta
 )
 
 EVENT_TYPES: dict[str, type[Any]] = {
@@ -288,7 +306,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         RunStarted, IterationStarted, ModelResponded, ParseFailed, ToolCallStarted,
         ToolCallFinished, RunStopped, RunErrored, Warning, VerificationFinished, RunFinished,
         TaskStart, StepStart, FunctionResult, StreamChunk, ConfirmationRequired, GateDecided,
-        StepComplete, TaskComplete, ChangeRecorded, OutputInvalid,
+        StepComplete, TaskComplete, ChangeRecorded, OutputInvalid, ModelTextDelta,
     )
 }  # fmt: skip
 

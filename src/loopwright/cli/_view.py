@@ -16,6 +16,7 @@ from loopwright.events import (
     FunctionResult,
     IterationStarted,
     ModelResponded,
+    ModelTextDelta,
     OutputInvalid,
     ParseFailed,
     RunErrored,
@@ -54,6 +55,8 @@ class LiveView:
         self._status: Status | None = None
         self._tokens = 0
         self._limits: dict[str, Any] = {}
+        self._streaming = False
+        """A reply's text is being written out as it arrives (token streaming)."""
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
@@ -68,9 +71,18 @@ class LiveView:
 
     def close(self) -> None:
         self._stop_spinner()
+        if self._streaming:
+            self._streaming = False
+            self.console.print()
 
     def show(self, event: Event) -> None:
+        if isinstance(event, ModelTextDelta):
+            self._delta(event)
+            return
         self._stop_spinner()
+        if self._streaming:  # the reply is complete: end its line
+            self._streaming = False
+            self.console.print()
         line = self._line(event)
         if line:
             self.console.print(line)
@@ -78,6 +90,14 @@ class LiveView:
             self._spin("Thinking...")
         elif isinstance(event, ToolCallStarted):
             self._spin(f"Calling {event.tool_name}...")
+
+    def _delta(self, event: ModelTextDelta) -> None:
+        """The reply as it is generated, dimmed, on its own line(s) under the iteration."""
+        if not self._streaming:
+            self._stop_spinner()
+            self._streaming = True
+            self.console.print("  ", end="")
+        self.console.print(escape(event.text), end="", style="dim", soft_wrap=True)
 
     def _budget(self) -> str:
         """Budget used so far, against the run's limits: `1,200/5,000 tokens · 30s limit`."""

@@ -6,9 +6,10 @@ state file writer); this maps its events to the seed's dicts and its gates to th
 `asyncio.Event` handshake.
 
 Token passthrough: an agent step's `stream` chunks are the native `StreamChunk` events,
-mapped one to one in `to_seed_dict`. Today the engine sends the model's thought and
-answer and each tool result as chunks; when it streams the model's text deltas as
-`StreamChunk`s, they come through here unchanged.
+mapped one to one in `to_seed_dict`. With a model that streams (Ollama, OpenAI-compatible,
+Anthropic, the embedded model) each chunk is a piece of the model's text as it is
+generated (coalesced deltas, see docs/streaming.md), then each tool result; with one that
+does not, the model's thought and answer.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def to_seed_dict(event: Event) -> dict[str, Any] | None:
             "result": result,
             "success": event.success,
         }
-    if isinstance(event, StreamChunk):  # the seam where token deltas arrive (module doc)
+    if isinstance(event, StreamChunk):  # token deltas arrive here (module doc)
         return {"type": "stream", "chunk": event.chunk}
     if isinstance(event, ConfirmationRequired):
         return {

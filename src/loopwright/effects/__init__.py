@@ -10,6 +10,7 @@ every result is appended, as an event, to the run's `EventLog`:
 - a Temporal engine is a third implementation (the effects as activities).
 """
 
+from loopwright.effects._deltas import DeltaSettings
 from loopwright.effects._live import LiveEffects
 from loopwright.effects._log import EventLog, EventSink, Recorder
 from loopwright.effects._protocol import (
@@ -22,6 +23,7 @@ from loopwright.effects._protocol import (
 from loopwright.effects._replay import Recording, ReplayEffects
 
 __all__ = [
+    "DeltaSettings",
     "Effects",
     "EventLog",
     "EventSink",

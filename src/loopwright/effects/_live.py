@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from loopwright.clock import Clock, SystemClock
+from loopwright.effects._deltas import DEFAULT_DELTAS, DeltaSettings, streamed_call
 from loopwright.effects._log import EventLog
 from loopwright.effects._protocol import (
     Gatekeeper,
@@ -17,7 +18,7 @@ from loopwright.effects._protocol import (
     VerificationResult,
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model
+from loopwright.models import Model, StreamsText
 
 
 class _NoGates:
@@ -34,20 +35,44 @@ class LiveEffects:
     """Calls the model and the tools for real, asks the gatekeeper, reads the clock."""
 
     def __init__(
-        self, log: EventLog, *, clock: Clock | None = None, gates: Gatekeeper | None = None
+        self,
+        log: EventLog,
+        *,
+        clock: Clock | None = None,
+        gates: Gatekeeper | None = None,
+        deltas: DeltaSettings | None = DEFAULT_DELTAS,
+        listened: Callable[[], bool] | None = None,
     ) -> None:
         self.log = log
         self.gates: Gatekeeper = gates or _NoGates()
         system = clock is None or type(clock) is SystemClock
         self.monotonic: Callable[[], float] = time.monotonic if system else clock.monotonic  # type: ignore[union-attr]
+        self._time: Callable[[], float] = time.time if system else clock.time  # type: ignore[union-attr]
+        self.deltas = deltas
+        """Token streaming to the log's sink (None: never stream; replies come whole)."""
+        self.listened = listened
+        """Whether someone follows the run right now (None: whoever has the log's sink)."""
 
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
+        """The model's reply. When someone listens to the run (the log has a sink) and the
+        model streams, its text goes out as `model_text_delta` events on the way."""
+        if self._streams(model):
+            call = streamed_call(model, request, self.log, self.deltas, self.monotonic, self._time)
+        else:
+            call = model.complete(request)
         if timeout is None:
-            return await model.complete(request)
+            return await call
         async with asyncio.timeout(timeout):
-            return await model.complete(request)
+            return await call
+
+    def _streams(self, model: Model) -> bool:
+        if self.log.sink is None or self.deltas is None:
+            return False
+        if self.listened is not None and not self.listened():
+            return False
+        return isinstance(model, StreamsText)
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None

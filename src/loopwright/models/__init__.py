@@ -1,7 +1,7 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
 
 from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._base import ChecksUse, Model, ResumesScript, ToolMode
+from loopwright.models._base import ChecksUse, Model, ResumesScript, StreamsText, TextSink, ToolMode
 from loopwright.models._http import RetryPolicy
 from loopwright.models._ollama import OllamaModel
 from loopwright.models._openai import OpenAIModel
@@ -19,6 +19,8 @@ __all__ = [
     "ResumesScript",
     "RetryPolicy",
     "ScriptedModel",
+    "StreamsText",
+    "TextSink",
     "ToolMode",
     "resolve_model",
     "response_from_item",

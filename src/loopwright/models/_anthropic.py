@@ -129,7 +129,7 @@ class AnthropicModel(HttpModel):
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode = "native",
-        stream: bool = False,
+        stream: bool | None = None,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
         **http: Any,

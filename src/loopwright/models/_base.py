@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, Protocol, runtime_checkable
 
 from loopwright.messages import ModelRequest, ModelResponse
 
 ToolMode = Literal["native", "prompted"]
+TextSink = Callable[[str], None]
+"""Called with each piece of text as a streamed reply arrives."""
 
 
 @runtime_checkable
@@ -44,3 +47,18 @@ class ResumesScript(Protocol):
     many of its replies the run's log already served, so it goes on after them."""
 
     def resume_after(self, replies: int) -> None: ...
+
+
+@runtime_checkable
+class StreamsText(Protocol):
+    """A model that can hand out its reply's text as it is generated (token streaming).
+
+    `complete_streaming` returns the same complete reply as `complete` (tool calls are
+    read from it, never from the pieces) and calls `on_text` with each piece of text on
+    the way, in this event loop's thread. The run calls it only when someone listens to
+    the run's events; otherwise it calls `complete`.
+    """
+
+    async def complete_streaming(
+        self, request: ModelRequest, on_text: TextSink
+    ) -> ModelResponse: ...

@@ -30,7 +30,7 @@ import platformdirs
 
 from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
-from loopwright.models._base import ToolMode
+from loopwright.models._base import TextSink, ToolMode
 
 
 @dataclass(frozen=True)
@@ -211,20 +211,33 @@ class LocalModel:
         return "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        return await asyncio.to_thread(self._complete, request)
+        return await asyncio.to_thread(self._complete, request, None)
 
-    def _complete(self, request: ModelRequest) -> ModelResponse:
+    async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """The reply generated token by token; `on_text` gets each piece in this loop."""
+        loop = asyncio.get_running_loop()
+
+        def forward(piece: str) -> None:
+            loop.call_soon_threadsafe(on_text, piece)
+
+        return await asyncio.to_thread(self._complete, request, forward)
+
+    def _complete(self, request: ModelRequest, on_text: TextSink | None) -> ModelResponse:
         llm, lock = _load(self.path, self.threads, self.context)
         with lock:
             cached = list(llm._input_ids) if hasattr(llm, "_input_ids") else []
             try:
-                reply = llm.create_chat_completion(
-                    messages=[_wire(m) for m in request.messages],
-                    temperature=request.temperature if request.temperature is not None else 0.0,
-                    max_tokens=request.max_output_tokens or self.max_output_tokens,
-                    seed=0,
-                    response_format=_response_format(request),
-                )
+                arguments: dict[str, Any] = {
+                    "messages": [_wire(m) for m in request.messages],
+                    "temperature": request.temperature if request.temperature is not None else 0.0,
+                    "max_tokens": request.max_output_tokens or self.max_output_tokens,
+                    "seed": 0,
+                    "response_format": _response_format(request),
+                }
+                if on_text is None:
+                    reply = llm.create_chat_completion(**arguments)
+                else:
+                    reply = _streamed(llm, arguments, on_text)
             except ValueError as exc:  # e.g. the prompt is longer than the context window
                 raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None
         usage = reply.get("usage") or {}
@@ -238,6 +251,26 @@ class LocalModel:
             model=self._name,
             finish_reason=choice.get("finish_reason"),
         )
+
+
+def _streamed(llm: Any, arguments: dict[str, Any], on_text: TextSink) -> dict[str, Any]:
+    """Generate with `stream=True`, hand out each piece, and return the whole reply in the
+    shape of a non-streamed one (llama.cpp streams no usage: it is counted here)."""
+    texts: list[str] = []
+    finish: str | None = None
+    for chunk in llm.create_chat_completion(**arguments, stream=True):
+        choice = chunk["choices"][0]
+        piece = (choice.get("delta") or {}).get("content") or ""
+        if piece:
+            texts.append(piece)
+            on_text(piece)
+        finish = choice.get("finish_reason") or finish
+    completion = len(texts)  # one piece per generated token
+    prompt = max(0, int(llm.n_tokens) - completion)
+    return {
+        "choices": [{"message": {"content": "".join(texts)}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+    }
 
 
 def local_model(name: str, base_url: str | None = None) -> LocalModel:

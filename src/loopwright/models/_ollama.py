@@ -114,7 +114,7 @@ class OllamaModel(HttpModel):
         *,
         base_url: str | None = None,
         tool_mode: ToolMode | None = None,
-        stream: bool = False,
+        stream: bool | None = None,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
         context: int | None = None,

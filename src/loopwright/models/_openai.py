@@ -107,7 +107,7 @@ class OpenAIModel(HttpModel):
         base_url: str | None = None,
         api_key: str | None = None,
         tool_mode: ToolMode | None = None,
-        stream: bool = False,
+        stream: bool | None = None,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
         schema_format: Literal["json_schema", "json_object"] | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterable
@@ -10,7 +11,7 @@ from typing import Any
 
 from loopwright.errors import ConfigurationError, ScriptExhaustedError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from loopwright.models._base import ToolMode
+from loopwright.models._base import TextSink, ToolMode
 
 ScriptItem = str | dict[str, Any] | ModelResponse
 
@@ -54,11 +55,15 @@ class ScriptedModel:
         name: str = "scripted",
         tool_mode: ToolMode = "prompted",
         strict: bool = True,
+        stream_chars: int = 0,
     ) -> None:
         self._replies = [response_from_item(r, i) for i, r in enumerate(replies)]
         self._name = name
         self._tool_mode: ToolMode = tool_mode
         self.strict = strict
+        self.stream_chars = stream_chars
+        """When streamed (someone listens to the run), hand out each reply's text in pieces
+        of this many characters; 0: no pieces (the reply comes whole)."""
         self.requests: list[ModelRequest] = []
         self.position = 0
 
@@ -102,6 +107,15 @@ class ScriptedModel:
             )
         reply = self._replies[self.position]
         self.position += 1
+        return reply
+
+    async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        reply = await self.complete(request)
+        size = self.stream_chars
+        if size > 0:
+            for start in range(0, len(reply.text), size):
+                on_text(reply.text[start : start + size])
+                await asyncio.sleep(0)  # as a stream does: the listener runs in between
         return reply
 
     def check_used(self, *, completed: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import uuid
@@ -11,12 +12,16 @@ from typing import Any, ClassVar
 import httpx
 
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
+from loopwright.models._base import TextSink as TextSink
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, loads
 from loopwright.parsing.messages import response_from_message
 
-TextSink = Callable[[str], None]
-"""Called with each piece of text as a streamed reply arrives."""
+_CALL_SINK: contextvars.ContextVar[TextSink | None] = contextvars.ContextVar(
+    "loopwright_text_sink", default=None
+)
+"""The listener of the streamed call in progress in this task (`complete_streaming`): one
+model object is shared by concurrent runs, so the listener is per call, not per model."""
 
 
 def fresh_call_id() -> str:
@@ -124,7 +129,7 @@ class HttpModel:
         client: HttpClient,
         *,
         tool_mode: ToolMode,
-        stream: bool = False,
+        stream: bool | None = None,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
     ) -> None:
@@ -132,6 +137,8 @@ class HttpModel:
         self.client = client
         self.tool_mode: ToolMode = tool_mode
         self.stream = stream
+        """True: every call streams; None (the default): calls stream when someone listens
+        to the run (`complete_streaming`); False: never."""
         self.on_text = on_text
         self.max_output_tokens = max_output_tokens
 
@@ -154,17 +161,43 @@ class HttpModel:
         )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.request_body(request, stream=self.stream)
+        body = self.request_body(request, stream=bool(self.stream))
         if self.stream:
             return await self.client.post(self.path, body, self.read_stream)
         return await self.client.post(self.path, body, self._read_whole)
+
+    async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """The reply streamed from the server; `on_text` gets each piece of text as it
+        arrives. A call retried after a dropped stream sends its text again from the start:
+        the complete reply is the one returned. `stream=False` on the model: no streaming."""
+        if self.stream is False:
+            return await self.complete(request)
+        token = _CALL_SINK.set(on_text)
+        try:
+            body = self.request_body(request, stream=True)
+            return await self.client.post(self.path, body, self._read_streamed)
+        finally:
+            _CALL_SINK.reset(token)
+
+    async def _read_streamed(self, reply: httpx.Response) -> ModelResponse:
+        """A stream, or a whole reply from a server that does not stream (its text in one)."""
+        if reply.headers.get("content-type", "").startswith("application/json"):
+            response = await self._read_whole(reply)
+            self.emit_text(response.text)
+            return response
+        return await self.read_stream(reply)
 
     async def _read_whole(self, reply: httpx.Response) -> ModelResponse:
         data = loads(await reply.aread(), f"the reply of {self.provider}")
         return self.read_reply(data)
 
     def emit_text(self, piece: str) -> None:
-        if piece and self.on_text is not None:
+        if not piece:
+            return
+        listener = _CALL_SINK.get()
+        if listener is not None:
+            listener(piece)
+        if self.on_text is not None:
             self.on_text(piece)
 
     async def aclose(self) -> None:

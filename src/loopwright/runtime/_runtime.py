@@ -28,7 +28,7 @@ from loopwright.effects import (
     ReplayEffects,
 )
 from loopwright.errors import RunNotFound, StoreError, UsageError
-from loopwright.events import Event, ModelResponded, RunFinished, RunStarted
+from loopwright.events import Event, ModelResponded, ModelTextDelta, RunFinished, RunStarted
 from loopwright.models import Model, ModelRegistry, ResumesScript
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
@@ -188,12 +188,32 @@ class Runtime:
             run_id,
             clock=agent.clock,
             scrubber=agent.scrubber,
-            sink=on_event,
+            sink=self._live_sink(run_id, on_event),
             recorder=self.writer,
             recorded=recorded,
         )
-        live = LiveEffects(log, clock=agent.clock, gates=self.gates)
+
+        def listened() -> bool:  # stream a reply only while someone follows the run
+            return on_event is not None or self._subscribed(run_id)
+
+        live = LiveEffects(log, clock=agent.clock, gates=self.gates, listened=listened)
         return ReplayEffects(Recording.of(recorded), live) if recorded else live
+
+    def _live_sink(self, run_id: str, on_event: EventSink | None) -> EventSink:
+        """The run's sink: token deltas (live only, never stored) go straight to the
+        subscribers; every event to `on_event`."""
+
+        async def sink(event: Event) -> None:
+            if isinstance(event, ModelTextDelta):
+                self._fan_out((event,))
+            if on_event is not None:
+                await on_event(event)
+
+        return sink
+
+    def _subscribed(self, run_id: str) -> bool:
+        handle = self.handles.get(run_id)
+        return handle is not None and bool(handle.subscribers)
 
     def _launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
         """Take the run's lease, then run `body` as a task; stored and released at its end."""
@@ -308,6 +328,10 @@ class Runtime:
                 item = await queue.get()
                 if item is None:  # the run's task ended (even without run_finished)
                     return
+                if isinstance(item, ModelTextDelta):  # it has the seq of the event before
+                    if item.seq >= last:
+                        yield item
+                    continue
                 if item.seq <= last:
                     continue
                 yield item

@@ -28,6 +28,7 @@ from loopwright.events import (
     FunctionResult,
     GateDecided,
     ModelResponded,
+    ModelTextDelta,
     StreamChunk,
     ToolCallFinished,
     ToolCallStarted,
@@ -312,7 +313,10 @@ async def _agent_attempt(ctx: StepContext, prompt: str, name: str, attempt: int)
 
 
 async def _stream_agent(ctx: StepContext, prompt: str, name: str, attempt: int) -> AgentAttempt:
-    """Run the agent; its thoughts, answer and tool results become `stream` events."""
+    """Run the agent; its thoughts, answer and tool results become `stream` events. A model
+    that streams has its text passed through as it is generated (seed 004's token
+    passthrough): each coalesced delta is a `stream` chunk, and that reply's thought and
+    answer are not repeated after it."""
     plan = ctx.plan
     assert plan.model is not None
     tools = _read_only(plan.registry) if attempt == 1 else ToolRegistry()
@@ -321,13 +325,19 @@ async def _stream_agent(ctx: StepContext, prompt: str, name: str, attempt: int) 
     )
     chunks: list[str] = []
     forward = plan.agent_events if plan.settings.forward_agent_events else None
+    streamed = False
 
     async def on_event(event: Event) -> None:
+        nonlocal streamed
         if forward is not None:
             await forward(event)
         texts: tuple[str | None, ...] = ()
-        if isinstance(event, ModelResponded):
-            texts = (event.thought, event.final_answer)
+        if isinstance(event, ModelTextDelta):
+            streamed = True
+            texts = (event.text,)
+        elif isinstance(event, ModelResponded):
+            texts = () if streamed else (event.thought, event.final_answer)
+            streamed = False
         elif isinstance(event, ToolCallFinished):
             texts = (f"[{event.tool_name}] {event.result_summary}",)
         for text in texts:

@@ -22,8 +22,13 @@ class LiveEvents {
   take(data) {
     const ev = JSON.parse(data);
     if (ev.seq === undefined) return; // a reply to something we sent, not an event
-    if (ev.seq <= this.lastSeq) return; // never twice
-    this.lastSeq = ev.seq;
+    if (ev.type === "model_text_delta") {
+      // live only: it carries the seq of the event it follows, and is never replayed
+      if (ev.seq < this.lastSeq) return;
+    } else {
+      if (ev.seq <= this.lastSeq) return; // never twice
+      this.lastSeq = ev.seq;
+    }
     this.queue.push(ev);
     if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
   }

@@ -51,6 +51,7 @@ class Timeline {
     this.pendingGates = new Map();
     this.stats = { iteration: 0, maxIterations: 0, input: 0, output: 0, toolCalls: 0, cost: 0 };
     this.frag = null;
+    this.draft = null;
   }
 
   // Apply a batch of events (seq order) with one DOM insertion.
@@ -97,7 +98,24 @@ class Timeline {
     this.add(li);
   }
 
+  // Token streaming: the reply as it is written, in a draft row that the complete reply's
+  // rows (thought, answer) replace.
+  on_model_text_delta(ev) {
+    if (!this.draft) {
+      this.draft = this.row("draft", ev, "Writing…");
+      this.draft.append(el("div", "tl-body mono tl-draft-text", ""));
+      this.add(this.draft);
+    }
+    this.draft.querySelector(".tl-draft-text").append(withRedactions(ev.text));
+  }
+
+  endDraft() {
+    if (this.draft) this.draft.remove();
+    this.draft = null;
+  }
+
   on_model_response(ev) {
+    this.endDraft();
     const usage = (ev.response && ev.response.usage) || {};
     this.stats.input += usage.input_tokens || 0;
     this.stats.output += usage.output_tokens || 0;
@@ -114,6 +132,7 @@ class Timeline {
   }
 
   on_parse_error(ev) {
+    this.endDraft();
     const li = this.row("warn", ev, ev.will_retry ? "Unreadable reply — correcting" : "Unreadable reply");
     li.append(el("div", "tl-body", ev.message));
     this.add(li);
