@@ -14,11 +14,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from playwright.sync_api import Page, expect
-from server_helpers import LiveServer, start_run
-from test_browser import browser, page, server  # noqa: F401
+from server_helpers import LiveServer, live_server, make_config, start_run
+from test_browser import browser, page  # noqa: F401
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import TextSink, register_model_factory
+from loopwright.models import ModelRegistry, TextSink
 
 pytestmark = pytest.mark.browser
 FIRST = '{"thought": "Reading the question carefully, '
@@ -52,15 +52,21 @@ class HalfwayModel:
 @pytest.fixture
 def halfway() -> Iterator[HalfwayModel]:
     model = HalfwayModel()
-    register_model_factory("halfway", lambda _name, _url: model)
     yield model
     model.start.set()
     model.go_on.set()
 
 
+@pytest.fixture
+def server(tmp_path: Path, halfway: HalfwayModel) -> Iterator[LiveServer]:
+    models = ModelRegistry().with_factory("halfway", lambda _name, _url: halfway)
+    with live_server(make_config(tmp_path, models=models)) as live:
+        yield live
+
+
 def test_the_timeline_shows_the_reply_as_it_is_written(
     page: Page,  # noqa: F811
-    server: LiveServer,  # noqa: F811
+    server: LiveServer,
     halfway: HalfwayModel,
 ) -> None:
     run_id = start_run(server, {"prompt": "the answer?", "model": "halfway:x"})["run_id"]

@@ -90,8 +90,10 @@ async def streamed_call(
     settings: DeltaSettings,
     monotonic: Callable[[], float],
     now: Callable[[], float] = time.time,
+    listened: Callable[[], bool] | None = None,
 ) -> ModelResponse:
-    """`model.complete_streaming(request)`, its text sent to `log.sink` as deltas."""
+    """`model.complete_streaming(request)`, its text sent to `log.sink` as deltas (while
+    `listened()` says someone follows the run, when it is given)."""
     assert isinstance(model, StreamsText) and log.sink is not None
     sink = log.sink
     queue: asyncio.Queue[str | None] = asyncio.Queue()
@@ -103,7 +105,7 @@ async def streamed_call(
             queue.put_nowait(None)
 
     async def send(text: str) -> None:
-        if text:
+        if text and (listened is None or listened()):
             delta = ModelTextDelta(
                 run_id=log.run_id, seq=log.seq, ts=now(), text=text, model=model.name
             )

@@ -51,28 +51,25 @@ class LiveEffects:
         self.deltas = deltas
         """Token streaming to the log's sink (None: never stream; replies come whole)."""
         self.listened = listened
-        """Whether someone follows the run right now (None: whoever has the log's sink)."""
+        """Whether someone follows the run right now: deltas are sent only then (None:
+        always, to the log's sink)."""
 
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
         """The model's reply. When someone listens to the run (the log has a sink) and the
         model streams, its text goes out as `model_text_delta` events on the way."""
-        if self._streams(model):
-            call = streamed_call(model, request, self.log, self.deltas, self.monotonic, self._time)
+        deltas = self.deltas
+        if deltas is not None and self.log.sink is not None and isinstance(model, StreamsText):
+            call = streamed_call(
+                model, request, self.log, deltas, self.monotonic, self._time, self.listened
+            )
         else:
             call = model.complete(request)
         if timeout is None:
             return await call
         async with asyncio.timeout(timeout):
             return await call
-
-    def _streams(self, model: Model) -> bool:
-        if self.log.sink is None or self.deltas is None:
-            return False
-        if self.listened is not None and not self.listened():
-            return False
-        return isinstance(model, StreamsText)
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
