@@ -5,6 +5,7 @@ rows replace the draft."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import threading
 from collections.abc import Iterator
@@ -60,7 +61,9 @@ def halfway() -> Iterator[HalfwayModel]:
 @pytest.fixture
 def server(tmp_path: Path, halfway: HalfwayModel) -> Iterator[LiveServer]:
     models = ModelRegistry().with_factory("halfway", lambda _name, _url: halfway)
-    with live_server(make_config(tmp_path, models=models)) as live:
+    config = make_config(tmp_path, models=models)
+    config = dataclasses.replace(config, allowed_models=config.allowed_models | {"halfway:x"})
+    with live_server(config) as live:
         yield live
 
 
