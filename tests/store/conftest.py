@@ -4,15 +4,12 @@ and `spot`: one store location per kind, so the conformance suite runs on both s
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from store_locations import Spot, new_database
 
-from loopwright.clock import Clock
-from loopwright.store import PersistentStore, open_store
 from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
 
 
@@ -29,28 +26,9 @@ def pg_server() -> Iterator[LocalPostgres]:
     server.stop()
 
 
-def new_database(server: LocalPostgres, *, migrate: bool = True) -> str:
-    """A fresh database on the session's server (with the store's schema); its URL."""
-    url = server.create_database(f"t_{uuid.uuid4().hex[:12]}")
-    if migrate:
-        open_store(url, migrate=True).close()
-    return url
-
-
 @pytest.fixture
 def pg_url(pg_server: LocalPostgres) -> str:
     return new_database(pg_server)
-
-
-@dataclass
-class Spot:
-    """Where a test's store lives; each `open()` is another handle (connection) on it."""
-
-    kind: str
-    location: str
-
-    def open(self, clock: Clock | None = None) -> PersistentStore:
-        return open_store(self.location, clock=clock)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from store_helpers import line_spec, lines, recorded_run
+from store_locations import Spot
 
-from conftest import Spot
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import (

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from store_helpers import TOOLS_FILE, line_script, lines, write_script
+from store_locations import new_database
 
-from conftest import new_database
 from loopwright.events import RunFinished, ToolCallFinished, decode_event
 from loopwright.runtime import resume_run
 from loopwright.store import open_store

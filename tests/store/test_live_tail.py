@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from conftest import Spot
+from store_locations import Spot
+
 from loopwright.events import IterationStarted, RunFinished, RunStarted
 
 SUBSCRIBER = Path(__file__).parent / "tail_subscriber.py"

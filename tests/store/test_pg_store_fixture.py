@@ -7,8 +7,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from store_locations import new_database
 
-from conftest import new_database
 from loopwright.events import ConfirmationRequired, IterationStarted
 from loopwright.runtime import export_run
 from loopwright.store import GateDecision, PostgresRunStore, open_store

@@ -8,8 +8,8 @@ import logging
 
 import psycopg
 import pytest
+from store_locations import new_database
 
-from conftest import new_database
 from loopwright.errors import StoreError
 from loopwright.events import IterationStarted, RunStarted
 from loopwright.store import PostgresRunStore, open_store, redact_url

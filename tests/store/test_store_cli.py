@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from store_helpers import line_spec, recorded_run
+from store_locations import new_database
 
-from conftest import new_database
 from loopwright.cli import main
 from loopwright.events import (
     ConfirmationRequired,

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Spot
+from store_locations import Spot
+
 from loopwright.events import IterationStarted, RunStarted
 
 WRITER = Path(__file__).parent / "append_writer.py"
