@@ -27,7 +27,7 @@ from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.errors import LoopwrightError, ModelError, ModelUnavailableError
-from loopwright.events import RunFinished, event_from_dict
+from loopwright.events import Event, RunFinished, event_from_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
 from loopwright.models._http import HttpClient, Transient
@@ -166,13 +166,23 @@ class RunActivities:
         async with self._append_lock:
             record = await asyncio.to_thread(self.store.get_run, run_id)
             stored = record.last_seq if record is not None else 0
-            fresh = [event_from_dict(e) for e in events if e["seq"] > stored]
+            fresh = [await self._resolved(run_id, e) for e in events if e["seq"] > stored]
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
             if any(isinstance(e, RunFinished) for e in fresh):
                 await asyncio.to_thread(self.store.release_lease, run_id, LEASE_OWNER)
             else:
                 await asyncio.to_thread(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
+
+    async def _resolved(self, run_id: str, data: dict[str, Any]) -> Event:
+        """An event from the workflow, its referenced tool result loaded from the store."""
+        ref = data.pop("result_ref", None)
+        if ref is not None:
+            found = await asyncio.to_thread(self.content.tool_call, f"{run_id}:{ref}")
+            if found is None or found[1] is None:
+                raise ApplicationError(f"run {run_id}: no stored result of call {ref}")
+            data = {**data, "result": found[1].content}
+        return event_from_dict(data)
 
     @activity.defn(name=PREPARE)
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from loopwright.engines.temporal._activities import (
     VERIFY,
 )
 from loopwright.engines.temporal._content import result_from_dict
-from loopwright.events import Event, event_to_dict
+from loopwright.events import Event, ToolCallFinished, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 
@@ -73,6 +73,11 @@ class WorkflowClock:
         return workflow.time()
 
 
+REF_MIN_CHARS = 2048
+"""A tool result at least this long travels in an event as a reference to the content
+store (where its tool activity committed it), not a second time in the history."""
+
+
 class PendingEvents:
     """The Recorder of a workflow's EventLog: events wait here for the next activity."""
 
@@ -80,9 +85,19 @@ class PendingEvents:
         self.run_id = run_id
         self.settings = settings
         self._events: list[dict[str, Any]] = []
+        self.committed: dict[str, str] = {}
+        """call_id -> the long result its tool activity committed to the content store."""
 
     def write(self, event: Event) -> None:
-        self._events.append(event_to_dict(event))
+        data = event_to_dict(event)
+        if (
+            isinstance(event, ToolCallFinished)
+            and self.committed.get(event.call_id) == event.result
+        ):
+            del self.committed[event.call_id]
+            data["result"] = None
+            data["result_ref"] = event.call_id
+        self._events.append(data)
 
     def take(self) -> list[dict[str, Any]]:
         taken, self._events = self._events, []
@@ -198,7 +213,10 @@ class TemporalEffects:
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
             )
-        return result_from_dict(out["result"])
+        result = result_from_dict(out["result"])
+        if out["outcome"] in ("ran", "committed") and len(result.content) >= REF_MIN_CHARS:
+            self.pending.committed[call.id] = result.content
+        return result
 
     async def gate(self, request: GateRequest) -> GateVerdict:
         """Not built on this engine yet: rejected (the safe default), never approved."""
