@@ -185,7 +185,12 @@ def test_a_call_killed_after_its_effect_is_rerun_only_if_idempotent(
     proc.stderr.close()
     assert lines(tmp_path / "lines.txt") == ["line 1", "line 2"]
     [killed] = open_store(location).list_runs(status="interrupted")
-    assert killed.last_seq == 1 + 4 + 3  # its lease outlives it, but its process is gone
+    # its lease outlives it, but its process is gone. The log is flushed before a call that
+    # is not idempotent; an idempotent call does not wait for it, so the log may lag behind
+    if tool == "append_line":
+        assert killed.last_seq == 1 + 4 + 3
+    else:
+        assert 1 <= killed.last_seq <= 1 + 4 + 3
 
     fate = resume_and_check(Trial(tmp_path, tool, 0, 0.0, location))
     assert fate.startswith("resumed")
