@@ -28,39 +28,27 @@ from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._pg_errors import Redactor
 from loopwright.store._pg_listen import CHANNEL, EventListener, payload
-from loopwright.store._pg_schema import SCHEMA, check_version, migrate
+from loopwright.store._pg_schema import check_version, migrate
+from loopwright.store._pg_sql import (
+    ACQUIRE,
+    INSERT_EVENT,
+    INSERT_RUN,
+    LAST_SEQ,
+    NOW,
+    SELECT_RUN,
+    UPDATE_RUN,
+    S,
+    append_rows,
+)
 from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-S = SCHEMA
-_NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp())::float8)"
-_INSERT_EVENT = f"INSERT INTO {S}.events (run_id, seq, type, ts, data) VALUES (%s, %s, %s, %s, %s)"
-_APPEND_ONE = f"""WITH e AS ({_INSERT_EVENT}) SELECT pg_notify('{CHANNEL}', %s)"""
-_APPEND_ROWS = f"""WITH e AS (INSERT INTO {S}.events (run_id, seq, type, ts, data)
-        SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::float8[], %s::text[]))
-    SELECT pg_notify('{CHANNEL}', note) FROM unnest(%s::text[]) AS note"""
-_INSERT_RUN = f"""INSERT INTO {S}.runs (run_id, tenant, kind, status, request, model,
-    created_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id, options, tools)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
-_UPDATE_RUN = f"""UPDATE {S}.runs SET status = %s, request = %s, input_tokens = %s,
-    output_tokens = %s, cost = %s, answer = %s, reason = %s WHERE run_id = %s"""
-_SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
-    e.seq, e.ts, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason, r.parent_run_id,
-    r.options, r.tools, l.expires_at, l.owner, extract(epoch from clock_timestamp())::float8
-    FROM {S}.runs r
-    LEFT JOIN LATERAL (SELECT seq, ts FROM {S}.events WHERE run_id = r.run_id
-        ORDER BY seq DESC LIMIT 1) e ON true
-    LEFT JOIN {S}.leases l ON l.run_id = r.run_id"""
-_LAST_SEQ = f"SELECT max(seq) FROM {S}.events WHERE run_id = %s"
-_ACQUIRE = f"""INSERT INTO {S}.leases AS l (run_id, owner, expires_at)
-    VALUES (%(run_id)s, %(owner)s, {_NOW} + %(ttl)s::float8)
-    ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-    WHERE l.owner = excluded.owner OR l.expires_at <= {_NOW}
-    RETURNING 1"""
 POOL_SIZE = 4
+QUICK_MAX = 1000
+"""Longer batches go through the transaction path (a statement has at most 65,535 values)."""
 CONNECT_TIMEOUT_S = 10
 TAIL_FALLBACK_S = 1.0
 """A waiting tail reads again at least this often while the LISTEN connection is down."""
@@ -164,14 +152,10 @@ class PostgresRunStore:
         quick = self._quick(events)
         if quick is not None:
             rows, last = quick
+            notes = [payload(run_id, seq) for run_id, seq in last.items()]
+            params = [value for row in rows for value in row] + notes
             with self._conn() as conn:
-                if len(rows) == 1:
-                    run_id, seq = rows[0][:2]
-                    conn.execute(_APPEND_ONE, (*rows[0], payload(run_id, seq)))
-                else:
-                    columns = [list(column) for column in zip(*rows, strict=True)]
-                    notes = [payload(run_id, seq) for run_id, seq in last.items()]
-                    conn.execute(_APPEND_ROWS, (*columns, notes))
+                conn.execute(append_rows(len(rows), len(notes)), params)
             with self._lock:
                 self._last_seq.update(last)
             return
@@ -180,10 +164,10 @@ class PostgresRunStore:
             with conn.cursor() as cur:
                 for run_id, record in batch.records.items():
                     if run_id in batch.started:
-                        cur.execute(_INSERT_RUN, run_row(record))
+                        cur.execute(INSERT_RUN, run_row(record))
                     else:
-                        cur.execute(_UPDATE_RUN, row_update(record))
-                cur.executemany(_INSERT_EVENT, batch.rows)
+                        cur.execute(UPDATE_RUN, row_update(record))
+                cur.executemany(INSERT_EVENT, batch.rows)
                 for run_id, seq in batch.last.items():
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload(run_id, seq)))
         with self._lock:
@@ -195,6 +179,8 @@ class PostgresRunStore:
         """The rows of a batch that only continues runs this store appended to (each seq
         following the one before), or None. A stale last seq cannot make a gap: the seq it
         names is stored, so the insert fails on the primary key."""
+        if len(events) > QUICK_MAX:
+            return None
         last: dict[str, int] = {}
         rows = []
         with self._lock:
@@ -222,7 +208,7 @@ class PostgresRunStore:
                     with self._lock:
                         last = self._last_seq.get(run_id)
                     if last is None or event.seq != last + 1:  # another writer may have added
-                        last = conn.execute(_LAST_SEQ, (run_id,)).fetchone()[0]  # type: ignore[index]
+                        last = conn.execute(LAST_SEQ, (run_id,)).fetchone()[0]  # type: ignore[index]
                 if last is None:
                     raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
                 if event.seq != last + 1:
@@ -237,7 +223,7 @@ class PostgresRunStore:
 
     def _stored_record(self, conn: psycopg.Connection[tuple[Any, ...]], run_id: str) -> RunRecord:
         row = conn.execute(
-            _SELECT_RUN + " WHERE r.run_id = %s FOR UPDATE OF r", (run_id,)
+            SELECT_RUN + " WHERE r.run_id = %s FOR UPDATE OF r", (run_id,)
         ).fetchone()
         if row is None:
             raise StoreError(f"run {run_id} has events but no row in {self.path}")
@@ -271,7 +257,7 @@ class PostgresRunStore:
         return [record_of(row, now=row[19] if now is None else now) for row in rows]
 
     def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
-        records = self._records(_SELECT_RUN + " WHERE r.run_id = %s", (run_id,))
+        records = self._records(SELECT_RUN + " WHERE r.run_id = %s", (run_id,))
         if not records or (tenant is not None and records[0].tenant != tenant):
             return None
         return records[0]
@@ -288,7 +274,7 @@ class PostgresRunStore:
         if status is not None:
             where.append("r.status = %(status)s")
             params["status"] = "running" if live else status
-        sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
+        sql = SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY r.created_at DESC, r.run_id" + ("" if live else " LIMIT %(limit)s")
         records = self._records(sql, params)
         if live:
@@ -335,7 +321,7 @@ class PostgresRunStore:
 
     def _stored_after(self, run_id: str, after: int) -> bool:
         with self._conn() as conn:
-            row = conn.execute(_LAST_SEQ, (run_id,)).fetchone()
+            row = conn.execute(LAST_SEQ, (run_id,)).fetchone()
         return row is not None and row[0] is not None and int(row[0]) > after
 
     # --- leases ----------------------------------------------------------------------------
@@ -343,7 +329,7 @@ class PostgresRunStore:
     def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:
         params = {"run_id": run_id, "owner": owner, "ttl": ttl_s, "now": self._now()}
         with self._conn() as conn:
-            return conn.execute(_ACQUIRE, params).fetchone() is not None
+            return conn.execute(ACQUIRE, params).fetchone() is not None
 
     def release_lease(self, run_id: str, owner: str) -> None:
         with self._conn() as conn:
@@ -377,7 +363,7 @@ class PostgresRunStore:
             inserted = conn.execute(
                 f"INSERT INTO {S}.gate_decisions (run_id, request_id, approved, decided_by, "
                 f"decided_at) VALUES (%(run_id)s, %(request_id)s, %(approved)s, "
-                f"%(decided_by)s, {_NOW}) ON CONFLICT DO NOTHING",
+                f"%(decided_by)s, {NOW}) ON CONFLICT DO NOTHING",
                 params,
             ).rowcount
         return inserted == 1
