@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from temporal_helpers import Workers, action, final
+from temporal_helpers import Workers, action, final, loopwright_env
 from temporalio.client import WorkflowFailureError
 
 from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
@@ -78,3 +81,37 @@ async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
     assert record is not None and record.status == "cancelled"
     with pytest.raises(WorkflowFailureError):
         await handle.result()
+
+
+def test_ctrl_c_on_loopwright_run_cancels_the_run_on_its_worker(
+    workers: Workers, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([action("wait", seconds=120), final("never")]))
+    workers.start()
+    command = [sys.executable, "-m", "loopwright", "run", "wait", "--model", f"scripted:{script}",
+               "--tools", f"{TOOLS}:wait", "--workspace", str(tmp_path), "--json",
+               "--engine", "temporal", "--temporal", workers.address,
+               "--store", workers.store, "--task-queue", workers.queue]  # fmt: skip
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=loopwright_env()
+    )
+    deadline = time.monotonic() + 60
+    while "waiting" not in workers.logs():
+        assert time.monotonic() < deadline and proc.poll() is None, workers.logs()
+        time.sleep(0.05)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    elapsed = time.monotonic() - started
+
+    assert proc.returncode == 130, err
+    assert elapsed < HEARTBEAT_S + 5.0, f"Ctrl-C took {elapsed:.1f}s to end the run"
+    last = json.loads(out.decode().splitlines()[-1])
+    assert (last["type"], last["status"]) == ("run_finished", "cancelled")
+    store = open_store(workers.store)
+    try:
+        record = store.get_run(last["run_id"])
+    finally:
+        store.close()
+    assert record is not None and record.status == "cancelled"

@@ -15,6 +15,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from loopwright.cli._options import STORE, TASK_QUEUE, TEMPORAL, add_options
@@ -27,6 +28,7 @@ from loopwright.store._open import store_location
 from loopwright.store._pg_errors import is_postgres_url
 
 TAIL_WAIT_S = 1.0
+CANCEL_WAIT_S = 30.0
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,31 +110,51 @@ async def _run(
     store: PersistentStore,
     view: JsonLinesView | LiveView,
 ) -> dict[str, Any]:
+    """Start the run, show its events until its run_finished; Ctrl-C cancels the run (as on
+    the embedded engine) and shows it ending."""
     from temporalio.client import WorkflowFailureError
 
     from loopwright.engines.temporal import connect, start_agent_run
 
     client = await connect(address)
     handle = await start_agent_run(client, spec, task_queue=task_queue)
-    run_id = handle.id
     result = asyncio.ensure_future(handle.result())
-    seq, finished = 0, False
+    tail = _Tail(handle.id, store, view)
     try:
-        while not finished:
-            for event in await asyncio.to_thread(store.events, run_id, after=seq):
-                view.show(event)
-                seq = event.seq
-                finished |= isinstance(event, RunFinished)
-            if not finished and result.done():
-                finished = not await asyncio.to_thread(store.events, run_id, after=seq)
-            if not finished:
-                await store.wait_for_events(run_id, after=seq, timeout=TAIL_WAIT_S)
-        outcome: dict[str, Any] = await result
-        return outcome
+        return await tail.to_end(result)
+    except asyncio.CancelledError:  # Ctrl-C: the run is cancelled on its worker too
+        await handle.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(tail.to_end(result), CANCEL_WAIT_S)
+        raise
     except WorkflowFailureError as exc:
-        raise RunError(f"run {run_id} failed on Temporal: {exc.cause or exc}") from None
+        raise RunError(f"run {handle.id} failed on Temporal: {exc.cause or exc}") from None
     finally:
         if not result.done():
             result.cancel()
             with contextlib.suppress(BaseException):
                 await result
+
+
+@dataclass
+class _Tail:
+    """Shows a run's stored events, each once, from where it left off."""
+
+    run_id: str
+    store: PersistentStore
+    view: JsonLinesView | LiveView
+    seq: int = 0
+
+    async def to_end(self, result: asyncio.Future[Any]) -> dict[str, Any]:
+        """Until the run's run_finished (or its workflow's end)."""
+        while True:
+            for event in await asyncio.to_thread(self.store.events, self.run_id, after=self.seq):
+                self.view.show(event)
+                self.seq = event.seq
+                if isinstance(event, RunFinished):
+                    return {"status": event.status, "answer": event.answer}
+            more = await asyncio.to_thread(self.store.events, self.run_id, after=self.seq)
+            if result.done() and not more:
+                outcome: dict[str, Any] = result.result()  # raises when the workflow failed
+                return outcome
+            await self.store.wait_for_events(self.run_id, after=self.seq, timeout=TAIL_WAIT_S)
