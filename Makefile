@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
 		$(PY) scripts/build_wheel.py --version $(LLAMA_VERSION) --wheels $(WHEELS)
-	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local,postgres,temporal]'
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local,postgres,temporal,otel]'
 	touch $(STAMP)
 
 # Refresh constraints.txt after a change to the dependencies in pyproject.toml (commit it);

@@ -77,6 +77,7 @@ class StreamServer:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -89,6 +90,7 @@ class StreamServer:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.bodies.append(body)
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = server.replies.pop(0)
                 pieces = reply.pieces
                 if not body.get("stream"):  # asked for a whole reply: send one JSON body

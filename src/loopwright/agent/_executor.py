@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from loopwright import telemetry
 from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions
@@ -244,7 +245,13 @@ class AgentExecutor:
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""
-        result = await run_agent(setup, fx)
+        tracing = telemetry.active()
+        if tracing is None:
+            result = await run_agent(setup, fx)
+        else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
+            from loopwright.effects._traced import traced_agent_run
+
+            result = await traced_agent_run(setup, fx, tracing)
         if _checks_use(type(self.model)):
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result

@@ -39,6 +39,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def start_telemetry(args: argparse.Namespace) -> None:
+    """`--otel`, or OTEL_EXPORTER_OTLP_ENDPOINT in the environment: trace to OTLP."""
+    from loopwright import telemetry
+
+    if not telemetry.wanted(bool(getattr(args, "otel", False))):
+        return
+    try:
+        telemetry.configure_otlp()
+    except ImportError:
+        raise UsageError(
+            "OpenTelemetry tracing (--otel or OTEL_EXPORTER_OTLP_ENDPOINT) needs the otel "
+            "extra: pip install 'loopwright[otel]'"
+        ) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -49,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         apply_config(args)
         check_tool_specs(args)
         watch_model_unpacking()
+        start_telemetry(args)
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"loopwright: error: {exc}", file=sys.stderr)

@@ -123,6 +123,13 @@ STORE = opt(
 JSON_EVENTS = opt(
     "--json", help="print one JSON event per line", group="output", action="store_true"
 )
+OTEL = opt(
+    "--otel",
+    help="OpenTelemetry traces to the OTLP collector of the standard OTEL_* variables "
+    "(on by itself when OTEL_EXPORTER_OTLP_ENDPOINT is set; needs loopwright[otel])",
+    group="output",
+    action="store_true",
+)
 TEMPORAL = opt(
     "--temporal",
     help="Temporal frontend HOST:PORT (with --engine temporal)",
@@ -299,6 +306,7 @@ RUN = (
     ),
     STORE,
     JSON_EVENTS,
+    OTEL,
     opt(
         "--engine",
         help="where the run executes: embedded (this process) or temporal (a worker)",
@@ -351,6 +359,7 @@ TASK_RUN = (
     opt("--state-dir", help="folder of state files and backups", group="store", key="state_dir"),
     STORE,
     JSON_EVENTS,
+    OTEL,
 )
 
 SERVE = (
@@ -393,4 +402,5 @@ SERVE = (
         key="store",
         metavar="PATH",
     ),
+    OTEL,
 )

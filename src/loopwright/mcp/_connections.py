@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from loopwright import telemetry
 from loopwright.errors import ConfigurationError, ToolError
 from loopwright.tools import Effect, Tool
 
@@ -174,7 +175,11 @@ def declaration_from_annotations(annotations: Any) -> tuple[Effect, bool]:
 async def _call(server: _Server, name: str, arguments: dict[str, Any], timeout_s: float) -> str:
     try:
         async with asyncio.timeout(timeout_s):
-            result = await server.client.call_tool(name, arguments)
+            context = telemetry.trace_headers()  # the tool span goes on in the server
+            if context:
+                result = await server.client.call_tool(name, arguments, meta=context)  # type: ignore[arg-type]
+            else:
+                result = await server.client.call_tool(name, arguments)
     except TimeoutError:
         raise ToolError(
             f"MCP server {server.name!r} did not answer {name!r} within {timeout_s:g}s"

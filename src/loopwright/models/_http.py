@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from loopwright import telemetry
 from loopwright.errors import ConfigurationError, ModelError, ModelUnavailableError
 
 T = TypeVar("T")
@@ -243,7 +244,10 @@ class HttpClient:
             attempt += 1
 
     async def _attempt(self, url: str, body: dict[str, Any], consume: Consume[T]) -> T:
-        async with self._client().stream("POST", url, json=body, headers=self._headers) as reply:
+        headers = self._headers
+        if telemetry.active() is not None:  # the model call's span goes on at the server
+            headers = {**headers, **telemetry.trace_headers()}
+        async with self._client().stream("POST", url, json=body, headers=headers) as reply:
             if reply.status_code >= 400:
                 raw = await reply.aread()
                 raise self._status_error(url, reply, raw)

@@ -18,6 +18,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
+from loopwright import telemetry
 from loopwright.effects import Effects
 from loopwright.errors import LoopwrightError, ReplayDivergence
 from loopwright.events import (
@@ -45,6 +46,15 @@ from loopwright.tools import ToolContext, ToolExecutor
 
 async def run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     """Run the plan to its end; the final state (its events are in `fx.log`)."""
+    tracing = telemetry.active()
+    if tracing is not None:  # OpenTelemetry on: a span for the task and each effect
+        from loopwright.effects._traced import traced_task_run
+
+        return await traced_task_run(plan, fx, tracing, _run_task)
+    return await _run_task(plan, fx)
+
+
+async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     ctx = _context(plan, fx)
     task = plan.task
     try:

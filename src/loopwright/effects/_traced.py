@@ -1,0 +1,151 @@
+"""TracedEffects: any Effects, with an OpenTelemetry span around each model and tool call.
+
+It wraps whatever performs the effects (LiveEffects, ReplayEffects, the Temporal engine's
+effects), so every engine is traced the same way. A call served from a recorded log is
+traced too (`loopwright.replayed` is not known here: the span simply takes no time).
+Built only when telemetry is enabled (loopwright.telemetry); this module imports
+OpenTelemetry, so nothing imports it otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import SpanKind
+
+from loopwright.effects._log import EventLog
+from loopwright.effects._protocol import (
+    Effects,
+    GateRequest,
+    GateVerdict,
+    ToolInvocation,
+    Verification,
+    VerificationResult,
+)
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
+from loopwright.models import Model
+from loopwright.telemetry._otel import Tracing, failed, provider_and_model
+
+if TYPE_CHECKING:
+    from loopwright.agent._result import ExecutionResult
+    from loopwright.agent._setup import RunSetup
+    from loopwright.tasks import TaskPlan, TaskRunState
+
+
+class TracedEffects:
+    """`inner`, each model call a `chat` span and each tool call an `execute_tool` span."""
+
+    def __init__(self, inner: Effects, tracing: Tracing) -> None:
+        self.inner = inner
+        self.tracing = tracing
+
+    @property
+    def log(self) -> EventLog:
+        return self.inner.log
+
+    def monotonic(self) -> float:
+        return self.inner.monotonic()
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        provider, name = provider_and_model(model.name)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": name,
+            "gen_ai.request.temperature": request.temperature,
+            "gen_ai.request.max_tokens": request.max_output_tokens,
+        }
+        scrubber = self.log.scrubber
+        with self.tracing.span(f"chat {name}", attributes, scrubber, SpanKind.CLIENT) as span:
+            response = await self.inner.call_model(model, request, timeout)
+            span.set_attribute("gen_ai.response.model", response.model or name)
+            span.set_attribute("gen_ai.usage.input_tokens", response.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", response.usage.output_tokens)
+            if response.finish_reason:
+                span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+            text = self.tracing.content(scrubber, response.text)
+            if text is not None:
+                span.set_attribute("gen_ai.output.messages", text)
+            return response
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        scrubber = self.log.scrubber
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.arguments": self.tracing.content(scrubber, call.arguments),
+            "loopwright.tool.idempotent": idempotent,
+        }
+        with self.tracing.span(f"execute_tool {call.name}", attributes, scrubber) as span:
+            result = await self.inner.call_tool(
+                call, invoke, idempotent=idempotent, timeout=timeout
+            )
+            content = self.tracing.content(scrubber, result.content)
+            if content is not None:
+                span.set_attribute("gen_ai.tool.call.result", content)
+            if result.is_error:
+                failed(span, scrubber, "tool_error", result.content[:200])
+            return result
+
+    async def gate(self, request: GateRequest) -> GateVerdict:
+        return await self.inner.gate(request)
+
+    async def verify(self, check: Verification) -> VerificationResult:
+        return await self.inner.verify(check)
+
+
+async def traced_agent_run(setup: RunSetup, fx: Effects, tracing: Tracing) -> ExecutionResult:
+    """`run_agent` inside an `invoke_agent` span, its effects traced."""
+    from loopwright.agent._loop import run_agent
+
+    provider, name = provider_and_model(setup.model.name)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "loopwright",
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": name,
+        "gen_ai.conversation.id": setup.run_id,
+        "loopwright.run_id": setup.run_id,
+        "loopwright.parent_run_id": setup.parent_run_id,
+        "loopwright.tenant": setup.tenant,
+    }
+    scrubber = fx.log.scrubber
+    with tracing.span("invoke_agent loopwright", attributes, scrubber) as span:
+        result = await run_agent(setup, TracedEffects(fx, tracing))
+        span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
+        span.set_attribute("loopwright.status", result.status)
+        if result.reason:
+            span.set_attribute("loopwright.reason", result.reason)
+        if not result.success:
+            failed(span, scrubber, result.reason or result.status, result.message or "")
+        return result
+
+
+async def traced_task_run(
+    plan: TaskPlan,
+    fx: Effects,
+    tracing: Tracing,
+    run: Callable[[TaskPlan, Effects], Awaitable[TaskRunState]],
+) -> TaskRunState:
+    """A task run inside a `task {name}` span, its effects (tool steps, agent steps as
+    `execute_tool agent`, whose agent runs are their children) traced."""
+    attributes: dict[str, Any] = {
+        "loopwright.run_id": fx.log.run_id,
+        "loopwright.task.name": plan.task.name,
+        "loopwright.tenant": plan.spec.tenant,
+    }
+    scrubber = fx.log.scrubber
+    with tracing.span(f"task {plan.task.name}", attributes, scrubber) as span:
+        state = await run(plan, TracedEffects(fx, tracing))
+        span.set_attribute("loopwright.status", state.status)
+        if not state.success:
+            failed(span, scrubber, f"task_{state.status}", state.summary or state.status)
+        return state
