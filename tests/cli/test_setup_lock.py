@@ -53,7 +53,7 @@ def test_make_installs_with_the_constraints_and_checks_them_in_make_test() -> No
         [make, "-n", "-B", "setup", "VENV=/nonexistent-venv"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert "-c constraints.txt -e '.[dev,local,postgres,temporal]'" in setup.stdout
+    assert "-c constraints.txt -e '.[dev,local,postgres,temporal,otel]'" in setup.stdout
     test = subprocess.run(
         [make, "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
