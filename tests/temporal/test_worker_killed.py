@@ -5,6 +5,7 @@ outcome is unknown. Each trial kills at another call."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 from pathlib import Path
@@ -122,3 +123,41 @@ async def test_a_worker_killed_in_a_model_call_is_replaced_and_the_call_repeated
         store.close()
     assert [e.type for e in events].count("model_response") == 2
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_an_idempotent_tool_whose_worker_was_killed_runs_again(
+    workers: Workers, tmp_path: Path
+) -> None:
+    """Its key's row says `started`: the retry on another worker runs it again (allowed:
+    it is idempotent), and commits the result the model then gets."""
+    out = tmp_path / "out.txt"
+    replies = [action("put_line", path=str(out), text=line) for line in ("a", "b")]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([*replies, final("done")]))
+    spec = RunSpec(
+        request="put the lines",
+        model=f"scripted:{script}",
+        tools=(f"{TOOLS}:put_line",),
+        workspace=str(tmp_path),
+    )
+    first = workers.start(LOOPWRIGHT_TEST_HANG_AFTER="b")
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    await _wait_for("hanging after b", workers, 60)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    workers.start()
+    outcome = await asyncio.wait_for(handle.result(), 120)
+
+    assert outcome["status"] == "completed"
+    assert out.read_text().splitlines() == ["a", "b"]
+    store = open_store(workers.store)
+    content = ContentStore(workers.store)
+    try:
+        finished = [e for e in store.events(handle.id) if isinstance(e, ToolCallFinished)]
+        states = [content.tool_call(f"{handle.id}:{e.call_id}") for e in finished]
+    finally:
+        content.close()
+        store.close()
+    assert [(e.is_error, e.result) for e in finished] == [(False, "has 'a'"), (False, "has 'b'")]
+    assert [(s[0], s[2]) for s in states if s] == [("done", 1), ("done", 2)]  # b: 2 attempts

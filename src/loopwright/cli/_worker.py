@@ -93,6 +93,8 @@ def run_on_temporal(
             "(the workers would not know the secrets)"
         )
     spec = make_spec(args)
+    if spec.mcp:
+        raise ConfigurationError("--mcp is not supported with --engine temporal yet")
     store = open_store(url)
     view = JsonLinesView() if args.json else LiveView()
     try:

@@ -26,7 +26,12 @@ from temporalio.exceptions import ApplicationError
 from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
-from loopwright.errors import LoopwrightError, ModelError, ModelUnavailableError
+from loopwright.errors import (
+    ConfigurationError,
+    LoopwrightError,
+    ModelError,
+    ModelUnavailableError,
+)
 from loopwright.events import Event, RunFinished, event_from_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
@@ -189,6 +194,8 @@ class RunActivities:
         """Resolve the model and tools once; the plan every later step is built from."""
         async with _as_application_errors():
             spec = RunSpec.from_dict(data["spec"])
+            if spec.mcp:
+                raise ConfigurationError("MCP tools are not supported on the Temporal engine yet")
             model = resolve_model(spec.model, base_url=spec.base_url)
             agent = build_agent(spec, model)
             return RunPlan(
