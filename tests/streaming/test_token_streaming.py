@@ -193,3 +193,23 @@ async def test_a_reply_held_mid_stream_has_shown_its_first_words(provider: str) 
         )
     assert result.answer == "17 + 25 is 42."
     assert before_release and ANSWER[:25].startswith(before_release)
+
+
+async def test_seed_004_agent_step_passes_the_model_text_through(tmp_path: Any) -> None:
+    """A streaming model in a task's agent step: the `stream` chunks are its text as it
+    was generated (not the parsed thought and answer afterwards)."""
+    from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = Settings(data_dir=tmp_path / "data", workspace=workspace, tools=[])
+    steps = [StepDefinition("explain", "agent", "Say how many devices hq has.")]
+    definition = TaskDefinition("inventory", "analyst", ("inventory",), "low", steps, {})
+    engine = ScriptedModel([ANSWER], stream_chars=5)
+    events = [
+        e async for e in TaskExecutor(engine, settings).execute(definition, "hq?", {}, "acme")
+    ]
+    chunks = [e["chunk"] for e in events if e["type"] == "stream"]
+    assert "".join(chunks) == ANSWER  # the raw text, whatever the coalescing made of it
+    assert "17 + 25 is 42." not in chunks  # the parsed answer is not repeated after it
+    assert events[-1]["type"] == "task_complete" and events[-1]["status"] == "completed"

@@ -211,3 +211,27 @@ async def test_mcp_tool_calls_carry_the_trace_context(spans: InMemorySpanExporte
     _version, trace_id, span_id, _flags = sent["traceparent"].split("-")
     assert int(trace_id, 16) == tool_span.context.trace_id
     assert int(span_id, 16) == tool_span.context.span_id
+
+
+async def test_an_agent_called_by_a_tool_is_a_child_span(spans: InMemorySpanExporter) -> None:
+    """One agent calling another (what `as_tool` does): the inner run's span is a child of
+    the outer run's tool call, in the same trace."""
+    inner = AgentExecutor(ScriptedModel([FINAL] * 1, name="scripted:inner"))
+
+    @tool(effect="read")
+    async def ask_expert(question: str) -> str:
+        """Ask another agent."""
+        return (await inner.run(question)).answer or ""
+
+    call = json.dumps({"action": "ask_expert", "action_input": {"question": "17 + 25?"}})
+    outer = AgentExecutor(ScriptedModel([call, FINAL], name="scripted:outer"), [ask_expert])
+    result = await outer.run("ask the expert")
+    assert result.steps[0].result == "42"
+    runs = sorted(by_name(spans)["invoke_agent loopwright"], key=lambda s: s.start_time or 0)
+    (asking,) = by_name(spans)["execute_tool ask_expert"]
+    (inner_chat,) = by_name(spans)["chat inner"]
+    outer_run, inner_run = runs
+    assert parent_of(asking) == outer_run.context.span_id
+    assert parent_of(inner_run) == asking.context.span_id
+    assert parent_of(inner_chat) == inner_run.context.span_id
+    assert inner_run.context.trace_id == outer_run.context.trace_id
