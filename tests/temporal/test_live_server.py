@@ -1,0 +1,94 @@
+"""`loopwright serve` on the Postgres store streams, live, the events of a run executing on
+a Temporal worker in another process (SSE: what the dashboard reads)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from temporal_helpers import Workers, action, final, loopwright_env
+from temporalio.client import WorkflowExecutionStatus
+
+from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.events import encode_event
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+TOOLS = Path(__file__).with_name("run_tools.py")
+
+
+@pytest.fixture
+def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (tmp_path / "serve.log").open("wb")
+    command = [sys.executable, "-m", "loopwright", "serve", "--port", str(port),
+               "--store", workers.store]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env())
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/api/runs", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and proc.poll() is None, (
+            tmp_path / "serve.log"
+        ).read_text()
+        time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+async def test_the_server_streams_a_worker_run_live(
+    workers: Workers, server: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.json"
+    replies = [action("echo", text="hi"), action("wait", seconds=3), final("waited")]
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(
+        request="wait a little",
+        model=f"scripted:{script}",
+        tools=("echo", f"{TOOLS}:wait"),
+        workspace=str(tmp_path),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    store = open_store(workers.store)
+    try:
+        while store.get_run(handle.id) is None:
+            await store.wait_for_events(handle.id, after=0, timeout=0.5)
+        received: list[str] = []
+        live_while_running = False
+        async with httpx.AsyncClient(timeout=60) as http:
+            url = f"{server}/api/runs/{handle.id}/events"
+            headers = {"Accept": "text/event-stream"}
+            async with http.stream("GET", url, headers=headers) as stream:
+                async for line in stream.aiter_lines():
+                    if not line.startswith("data: ") or '"seq"' not in line:
+                        continue
+                    received.append(line.removeprefix("data: "))
+                    event = json.loads(received[-1])
+                    if event["type"] == "tool_call_started" and event["tool_name"] == "wait":
+                        status = (await handle.describe()).status
+                        live_while_running = status == WorkflowExecutionStatus.RUNNING
+                    if event["type"] == "run_finished":
+                        break
+        stored = [encode_event(e) for e in store.events(handle.id)]
+    finally:
+        store.close()
+    assert live_while_running  # seen while the worker was still inside the tool
+    assert [json.loads(r) for r in received] == [json.loads(s) for s in stored]
+    assert (await asyncio.wait_for(handle.result(), 30))["status"] == "completed"
