@@ -9,6 +9,7 @@ as root: as root the server runs as the package's `postgres` user.
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import os
 import pwd
@@ -17,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -28,6 +30,7 @@ from loopwright.errors import StoreError
 PG_BIN_ENV = "LOOPWRIGHT_PG_BIN"
 SUPERUSER = "loopwright"
 START_TIMEOUT_S = 30.0
+PR_SET_PDEATHSIG = 1
 
 
 def find_pg_bin() -> Path | None:
@@ -90,6 +93,15 @@ class LocalPostgres:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _stop_with_parent() -> None:
+    """In the server's process before it starts: on Linux, a fast shutdown (SIGINT) when the
+    process that started it dies, so a test run killed midway leaves no server behind.
+    (Linux watches the thread that started it: start it from one that lives as long.)"""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGINT)
+
+
 def _as_server_user() -> dict[str, Any]:
     """subprocess arguments that run a command as `postgres` when we are root."""
     if os.geteuid() != 0:
@@ -144,8 +156,9 @@ def start_local_postgres(
         args += ["-c", f"{key}={value}"]
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **as_user
-        )
+            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_stop_with_parent, **as_user,
+        )  # fmt: skip
     server = LocalPostgres(found, folder, port, password, process, log)
     _wait_until_ready(server)
     return server
