@@ -23,7 +23,9 @@ from loopwright.store import open_store
 
 TOOLS = Path(__file__).with_name("run_tools.py")
 LINES = ["line1", "line2", "line3"]
-FAST = EngineSettings(heartbeat_timeout_s=3.0)
+FAST = EngineSettings(heartbeat_timeout_s=5.0)
+"""Short, so a killed worker is noticed quickly; not so short that a worker starved of CPU on
+a loaded machine misses a heartbeat (it beats every second)."""
 
 
 async def _wait_for(text: str, workers: Workers, limit_s: float) -> None:
