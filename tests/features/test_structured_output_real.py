@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -42,7 +43,8 @@ def _free_port() -> int:
 def llama_server() -> Iterator[str]:
     port = _free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(resolve_local_path("")),
+        sys.executable, str(Path(__file__).parent / "llama_server_main.py"),
+        "--model", str(resolve_local_path("")),
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", str(DEFAULT_THREADS), "--n_ctx", "4096",
     ]  # fmt: skip

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import hashlib
 import importlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,32 @@ def resolve_local_path(name: str) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def without_weight_repacking() -> Iterator[None]:
+    """Models loaded inside use llama.cpp's plain CPU buffers, not its "extra" buffer types
+    (weight repacking, AMX). On this project's machines (Xeon with AMX tiles, in a VM) the
+    extra buffers crash the process (a general protection fault in libggml-cpu) as soon as
+    a prompt of more than one token is evaluated. LOOPWRIGHT_LLAMA_REPACK=1 keeps them."""
+    if os.environ.get("LOOPWRIGHT_LLAMA_REPACK") == "1":
+        yield
+        return
+    import llama_cpp
+
+    bindings = llama_cpp.llama_cpp
+    default = bindings.llama_model_default_params
+
+    def plain_buffers() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = plain_buffers
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = default
+
+
 def _load(path: Path, threads: int, context: int) -> Any:
     key = f"{path}:{threads}:{context}"
     with _GUARD:
@@ -163,7 +190,8 @@ def _load(path: Path, threads: int, context: int) -> Any:
                 raise ConfigurationError(
                     "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
                 ) from None
-            _INSTANCES[key] = Llama(str(path), n_ctx=context, n_threads=threads, verbose=False)
+            with without_weight_repacking():
+                _INSTANCES[key] = Llama(str(path), n_ctx=context, n_threads=threads, verbose=False)
             _LOCKS[key] = threading.Lock()
         return _INSTANCES[key], _LOCKS[key]
 
