@@ -22,9 +22,10 @@ from typing import Any, ClassVar, Literal
 from loopwright._frozen import quick_init
 
 SCHEMA_VERSION = 3
-"""v2: `run_started` carries the typed RunSpec (`spec`). v3: `run_started.parent_call_id`
-(sub-agents), `gate_decision.reason`, `output_invalid` (structured output). v1 and v2
-events are still read."""
+"""v2: `run_started` carries the typed RunSpec (`spec`). v3: sub-agents
+(`run_started.parent_call_id`, `tool_call_started.child_run_id`), approvals
+(`gate_decision.reason`), structured output (`output_invalid`). v1 and v2 events are
+still read."""
 
 RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"]
 
@@ -98,6 +99,8 @@ class ToolCallStarted(BaseEvent):
     call_id: str = ""
     tool_name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+    child_run_id: str | None = None
+    """A sub-agent tool's call: the id of the run it starts (nested under this call)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

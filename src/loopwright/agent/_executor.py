@@ -20,6 +20,13 @@ from loopwright.agent._output import as_output_spec
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
+from loopwright.agent._subagent import (
+    CURRENT_SCOPE,
+    DEFAULT_MAX_DEPTH,
+    RECORDED,
+    as_tool,
+    scope_for,
+)
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects import (
@@ -188,6 +195,7 @@ class AgentExecutor:
         parent_run_id: str | None = None,
         recorded: Sequence[Event] = (),
         spec: dict[str, Any] | None = None,
+        parent_call_id: str | None = None,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once (recorded: a resumed run
         gets the workspace section its first process used)."""
@@ -211,6 +219,7 @@ class AgentExecutor:
             request=request,
             tenant=tenant,
             parent_run_id=parent_run_id,
+            parent_call_id=parent_call_id,
             model=self.model,
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
@@ -245,13 +254,19 @@ class AgentExecutor:
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""
-        tracing = telemetry.active()
-        if tracing is None:
-            result = await run_agent(setup, fx)
-        else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
-            from loopwright.effects._traced import traced_agent_run
+        options, ledger = setup.options, setup.ledger
+        scope = scope_for(fx, setup.run_id, setup.tenant, options, ledger)
+        token = CURRENT_SCOPE.set(scope)  # what its sub-agent tools start from
+        try:
+            tracing = telemetry.active()
+            if tracing is None:
+                result = await run_agent(setup, fx)
+            else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
+                from loopwright.effects._traced import traced_agent_run
 
-            result = await traced_agent_run(setup, fx, tracing)
+                result = await traced_agent_run(setup, fx, tracing)
+        finally:
+            CURRENT_SCOPE.reset(token)
         if _checks_use(type(self.model)):
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
@@ -275,11 +290,22 @@ class AgentExecutor:
         such call is refused (nobody can approve it).
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        everything = recorded
+        recorded = [e for e in recorded if e.run_id == run_id]  # its sub-agents' are apart
         setup = self.setup(
             request, run_id, tenant=tenant, parent_run_id=parent_run_id, recorded=recorded
         )
         fx = self.effects(run_id, on_event=on_event, recorded=recorded, gates=gates)
-        return await self.run_with(fx, setup)
+        token = RECORDED.set(everything)
+        try:
+            return await self.run_with(fx, setup)
+        finally:
+            RECORDED.reset(token)
+
+    def as_tool(self, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Tool:
+        """This agent as a tool of another: each call is a sub-agent run of its own, linked
+        to the calling run and its tool call (see agent/_subagent.py)."""
+        return as_tool(self, name, description, max_depth=max_depth)
 
     async def stream(self, request: str, **kwargs: Any) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens."""

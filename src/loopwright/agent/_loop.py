@@ -23,6 +23,7 @@ from loopwright.agent._conversation import estimate_tokens
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop, timed_out
+from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
 from loopwright.effects import Effects, VerificationResult
 from loopwright.errors import LoopwrightError, ReplayDivergence
 from loopwright.events import (
@@ -88,6 +89,7 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
             tenant=setup.tenant,
             parent_run_id=setup.parent_run_id,
             spec=setup.spec,
+            parent_call_id=setup.parent_call_id,
         )
         await log.flush()  # the run exists in the store before its first effect
     state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
@@ -332,9 +334,11 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
         call_id=call.id,
         tool_name=call.name,
         arguments=call.arguments,
+        child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
     )
     arguments_json = CANONICAL_JSON.encode(call.arguments)
     state.guard.call_signatures.append(f"{call.name}({arguments_json})")
+    CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
     result = await fx.call_tool(
         call,
         setup.tool_executor.execute,

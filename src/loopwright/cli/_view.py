@@ -57,6 +57,14 @@ class LiveView:
         self._limits: dict[str, Any] = {}
         self._streaming = False
         """A reply's text is being written out as it arrives (token streaming)."""
+        self._depths: dict[str, int] = {}
+        """Sub-agent runs shown nested under their parent's call: run id -> depth."""
+
+    def _depth(self, event: Event) -> int:
+        if isinstance(event, RunStarted) and event.run_id not in self._depths:
+            parent = self._depths.get(event.parent_run_id or "")
+            self._depths[event.run_id] = 0 if parent is None else parent + 1
+        return self._depths.get(event.run_id, 0)
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
@@ -83,7 +91,10 @@ class LiveView:
         if self._streaming:  # the reply is complete: end its line
             self._streaming = False
             self.console.print()
-        line = self._line(event)
+        depth = self._depth(event)
+        line = self._line(event, depth)
+        if line and depth:  # a sub-agent's run, nested under the call that started it
+            line = "\n".join(f"{'    ' * depth}[dim]│[/] {part}" for part in line.split("\n"))
         if line:
             self.console.print(line)
         if isinstance(event, IterationStarted):
@@ -109,12 +120,13 @@ class LiveView:
             parts.append(f"{self._limits['timeout_s']:g}s limit")
         return " · ".join(parts)
 
-    def _line(self, event: Event) -> str | None:
+    def _line(self, event: Event, depth: int = 0) -> str | None:
         if isinstance(event, ModelResponded):
             usage = event.response.get("usage") or {}
             self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         if isinstance(event, RunStarted):
-            self._limits = dict(event.options)
+            if depth == 0:
+                self._limits = dict(event.options)
             tools = ", ".join(event.tools) or "none"
             return f"[bold]▶ {escape(event.request)}[/]\n  [dim]model {escape(event.model)} · tools {escape(tools)} · run {event.run_id}[/]"
         if isinstance(event, IterationStarted):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
+from loopwright.agent._subagent import LEASES
 from loopwright.effects import (
     Effects,
     EventLog,
@@ -224,6 +225,7 @@ class Runtime:
             raise
 
         async def run() -> Any:
+            LEASES.set(self.leases)  # the run's sub-agent runs hold their own leases
             try:
                 result = await body
             except BaseException:

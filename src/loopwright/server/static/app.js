@@ -210,7 +210,25 @@ async function showRun(runId) {
 
   const gates = view.querySelector(".gates");
   const outcome = view.querySelector(".outcome");
+  const children = [];
+  // A sub-agent's run (and its own sub-agents'), live in a timeline nested under its call;
+  // its approvals appear with the others.
+  const nestChild = (childId, list) => {
+    const child = new Timeline(list, {
+      onGate: (gate) => gates.append(gateCard(childId, gate)),
+      onGateGone: (id) => gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove(),
+      onStats: () => {},
+      onFinished: () => {},
+      onChild: nestChild,
+    });
+    const quiet = { textContent: "", className: "", checked: false };
+    const live = new LiveEvents(childId, child, quiet, quiet, state.token);
+    live.waitForRun = true;
+    children.push(live);
+    live.connect();
+  };
   const timeline = new Timeline(view.querySelector(".timeline"), {
+    onChild: nestChild,
     onGate: (gate) => gates.append(gateCard(runId, gate)),
     onGateGone: (id) => gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove(),
     onStats: (s) => {
@@ -228,7 +246,10 @@ async function showRun(runId) {
   const live = new LiveEvents(runId, timeline, field("conn"), field("follow"), state.token);
   window.loopwrightLive = live; // for the browser console (and the browser tests)
   live.connect();
-  state.cleanup = () => live.close();
+  state.cleanup = () => {
+    live.close();
+    for (const child of children) child.close();
+  };
 }
 
 function gateCard(runId, gate) {

@@ -7,6 +7,7 @@ class LiveEvents {
   constructor(runId, timeline, conn, follow, token) {
     Object.assign(this, { runId, timeline, conn, follow, token });
     Object.assign(this, { lastSeq: 0, closed: false, retries: 0, silent: 0, queue: [], frame: 0 });
+    Object.assign(this, { waitForRun: false, missing: 0 });
   }
 
   path(kind) {
@@ -48,6 +49,11 @@ class LiveEvents {
     ws.onclose = (e) => {
       if (this.closed) return;
       if (e.code === 1000) return this.setConn("finished", "done");
+      if (e.code === 4404 && this.waitForRun && this.missing++ < 50) {
+        // a sub-agent's run is stored just after its parent's call starts: ask again
+        this.timer = setTimeout(() => this.connect(), 200);
+        return;
+      }
       if (e.code >= 4000) return this.setConn(e.reason || `error ${e.code}`, "off");
       if (!heard && ++this.silent >= 2) return this.useEventSource();
       const delay = Math.min(10000, 500 * 2 ** this.retries++);

@@ -161,6 +161,13 @@ class Timeline {
   on_tool_call_started(ev) {
     const li = this.toolRow(ev, ev.iteration, ev.tool_name);
     li.querySelector(".tl-args").replaceChildren(withRedactions(JSON.stringify(ev.arguments)));
+    if (ev.child_run_id && !li.querySelector(".timeline.nested")) {
+      // a sub-agent's run: its own timeline, nested under the call that started it
+      const nested = el("ol", "timeline nested");
+      nested.dataset.runId = ev.child_run_id;
+      li.append(nested);
+      if (this.hooks.onChild) this.hooks.onChild(ev.child_run_id, nested);
+    }
   }
 
   on_tool_call(ev) {
