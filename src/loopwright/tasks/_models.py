@@ -33,6 +33,9 @@ class StepDefinition:
     timeout_s: float | None = None
     """Gate steps: how long to wait for a decision (the executor's default otherwise)."""
     line: int | None = None
+    output_schema: dict[str, Any] | None = None
+    """Agent steps: a JSON Schema the agent's answer must match; the step's result is then
+    the validated value (docs/structured-output.md)."""
 
 
 @dataclass(frozen=True)

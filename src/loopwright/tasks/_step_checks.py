@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
@@ -15,7 +16,7 @@ from loopwright.tasks._yaml import LineDict
 
 STEP_KEYS = {
     "name", "type", "description", "tool", "args", "args_from", "condition",
-    "message_template", "timeout_s",
+    "message_template", "timeout_s", "output_schema",
 }  # fmt: skip
 MAX_EXPRESSION_CHARS = 1000
 MAX_EXPRESSION_DEPTH = 32
@@ -98,6 +99,7 @@ def _parse_step(
         problems.add(
             where, f"step {name!r}: 'timeout_s' must be a positive number", raw.line_of("timeout_s")
         )
+    schema = _output_schema(raw, name, kind, where, problems)
     if len(problems.items) > before or kind not in STEP_TYPES:
         return None
     return StepDefinition(
@@ -111,7 +113,31 @@ def _parse_step(
         message_template=raw.get("message_template"),
         timeout_s=None if timeout is None else float(timeout),
         line=raw.line,
+        output_schema=schema,
     )
+
+
+def _output_schema(
+    raw: LineDict, name: str, kind: Any, where: str, problems: Problems
+) -> dict[str, Any] | None:
+    """An agent step's `output_schema`: a JSON Schema mapping, checked here."""
+    value = raw.get("output_schema")
+    if value is None:
+        return None
+    line = raw.line_of("output_schema")
+    if kind != "agent" or not isinstance(value, dict):
+        problems.add(where, f"step {name!r}: 'output_schema' is a mapping, on agent steps", line)
+        return None
+    from loopwright.agent._output import OutputSpec
+    from loopwright.errors import ConfigurationError
+
+    schema: dict[str, Any] = json.loads(json.dumps(value))
+    try:
+        OutputSpec(schema)
+    except ConfigurationError as exc:
+        problems.add(where, f"step {name!r}: {exc}", line)
+        return None
+    return schema
 
 
 def _depth(tree: ast.AST) -> int:

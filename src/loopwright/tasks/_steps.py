@@ -258,7 +258,9 @@ async def run_agent_step(
     ]
     why = ""
     for attempt, prompt in enumerate(prompts, start=1):
-        outcome = await _agent_attempt(ctx, prompt, name, attempt)
+        outcome = await _agent_attempt(ctx, prompt, name, attempt, step.output_schema)
+        if outcome.ok and step.output_schema is not None:  # the validated value, as JSON
+            return StepOutcome.completed(json.loads(outcome.answer or "null"))
         if outcome.ok:
             return StepOutcome.completed(outcome.answer)
         why = outcome.why
@@ -279,7 +281,9 @@ def agent_prompt(ctx: StepContext, instructions: str, progress: TaskProgress) ->
     )
 
 
-async def _agent_attempt(ctx: StepContext, prompt: str, name: str, attempt: int) -> AgentAttempt:
+async def _agent_attempt(
+    ctx: StepContext, prompt: str, name: str, attempt: int, schema: dict[str, Any] | None = None
+) -> AgentAttempt:
     """One agent run as an effect: its tools only read, so an interrupted one runs again;
     a finished one is served from the log (its text re-made as `stream` events)."""
     call = ToolCall(f"{tool_call_id(ctx.run_id, name)}:agent{attempt}", "agent", {"try": attempt})
@@ -292,7 +296,7 @@ async def _agent_attempt(ctx: StepContext, prompt: str, name: str, attempt: int)
     async def invoke(call: ToolCall) -> ToolResult:
         nonlocal streamed
         streamed = True
-        outcome = await _stream_agent(ctx, prompt, name, attempt)
+        outcome = await _stream_agent(ctx, prompt, name, attempt, schema)
         return ToolResult(call.id, call.name, outcome.to_json())
 
     result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
@@ -312,7 +316,9 @@ async def _agent_attempt(ctx: StepContext, prompt: str, name: str, attempt: int)
     return outcome
 
 
-async def _stream_agent(ctx: StepContext, prompt: str, name: str, attempt: int) -> AgentAttempt:
+async def _stream_agent(
+    ctx: StepContext, prompt: str, name: str, attempt: int, schema: dict[str, Any] | None = None
+) -> AgentAttempt:
     """Run the agent; its thoughts, answer and tool results become `stream` events. A model
     that streams has its text passed through as it is generated (seed 004's token
     passthrough): each coalesced delta is a `stream` chunk, and that reply's thought and
@@ -321,7 +327,11 @@ async def _stream_agent(ctx: StepContext, prompt: str, name: str, attempt: int) 
     assert plan.model is not None
     tools = _read_only(plan.registry) if attempt == 1 else ToolRegistry()
     agent = AgentExecutor(
-        plan.model, tools, options=plan.settings.agent_options, workspace=plan.settings.workspace
+        plan.model,
+        tools,
+        options=plan.settings.agent_options,
+        workspace=plan.settings.workspace,
+        output_type=schema,
     )
     chunks: list[str] = []
     forward = plan.agent_events if plan.settings.forward_agent_events else None
