@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-WHEELS := $(HOME)/.cache/loopwright/wheels
+# The folder names the build flavour: a wheel built another way is never picked up.
+WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
 
 .PHONY: demo test lint typecheck unit setup browser postgres bench eval-compare clean lock lock-check
 
@@ -11,8 +12,11 @@ LLAMA_VERSION := 0.3.36
 
 # The embedded model runs on llama-cpp-python, which PyPI ships as source only: build its
 # wheel once (about 11 minutes on 2 cores, with a progress line) into a per-user cache, then
-# every venv reuses it. Every package comes at the version pinned in constraints.txt.
-$(STAMP): pyproject.toml constraints.txt
+# every venv reuses it. It is built portable (AVX2/FMA/F16C, no -march=native): a native
+# build on a host with AMX crashes in llama.cpp's decode inside VMs that do not grant AMX
+# tile state (seen here: a segfault on the first token). Every package comes at the version
+# pinned in constraints.txt.
+$(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \

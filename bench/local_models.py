@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.events import ModelResponded
+from loopwright.events import ModelResponseEvent
 from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -59,7 +59,7 @@ async def measure(spec: str) -> Figures:
         calls = []
         answer = ""
         async for event in agent.stream(request):
-            if isinstance(event, ModelResponded):
+            if isinstance(event, ModelResponseEvent):
                 usage = event.response.get("usage", {})
                 figures.output_tokens += int(usage.get("output_tokens", 0))
                 figures.prompt_sizes.append(int(usage.get("input_tokens", 0)))

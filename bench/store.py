@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
-from loopwright.events import Event, IterationStarted, RunStarted
+from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
 from loopwright.runtime import Runtime
 from loopwright.store import InMemoryRunStore, RunStore, open_store, tail_events
 from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
@@ -45,7 +45,7 @@ TAIL_EVENTS = 300
 TAIL_PACE_S = 0.01
 
 
-@tool
+@tool(effect="read")
 async def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
@@ -94,24 +94,26 @@ def append_cost(store: RunStore, events: list[Event], runs: int, tag: str) -> tu
     )
 
 
+async def stored_run(steps: int, store: RunStore) -> None:
+    """The run as the CLI and the server make it: through a Runtime, whose writer thread
+    stores every event (the CPU of that thread counts: process time)."""
+    model = ScriptedModel(script(steps), tool_mode="native")
+    options = AgentOptions(max_iterations=steps + 1, no_progress_limit=steps + 1)
+    runtime = Runtime(store)
+    try:
+        agent = AgentExecutor(model, [add], options=options)
+        result = await runtime.start_agent(agent, "count").wait()
+    finally:
+        runtime.close()
+    assert result.success and len(result.steps) == steps - 1, result
+
+
 def step_cost(steps: int, store: RunStore | None) -> tuple[float, float]:
     """(CPU µs, wall µs) per step of an agent run, its events stored through a Runtime."""
-    runtime = Runtime(store) if store is not None else None
-
-    async def body() -> None:
-        if runtime is None:
-            await agent_run(steps, None)
-            return
-        await agent_run(steps, runtime.publish)
-        await runtime.writer.flush()
-
     gc.collect()
     cpu, wall = time.process_time(), time.perf_counter()
-    asyncio.run(body())
-    result = ((time.process_time() - cpu) / steps * 1e6, (time.perf_counter() - wall) / steps * 1e6)
-    if runtime is not None:
-        runtime.close()
-    return result
+    asyncio.run(agent_run(steps, None) if store is None else stored_run(steps, store))
+    return ((time.process_time() - cpu) / steps * 1e6, (time.perf_counter() - wall) / steps * 1e6)
 
 
 # --- worker processes ----------------------------------------------------------------------
@@ -121,7 +123,19 @@ def writer_process(location: str, run_id: str, count: int, pace_s: float) -> Non
     """Append `count` events to a new run, one transaction each, after a line on stdin;
     print the wall time each append started (with --pace, one every pace_s seconds)."""
     store = open_store(location)
-    store.append(RunStarted(run_id=run_id, seq=1, ts=time.time(), request="bench"))
+    store.append(
+        RunStartedEvent(
+            run_id=run_id,
+            seq=1,
+            ts=time.time(),
+            request="bench",
+            kind="agent",
+            model="m",
+            tools=[],
+            options={},
+            tenant="default",
+        )
+    )
     print("ready", flush=True)
     sys.stdin.readline()
     starts = []
@@ -129,7 +143,11 @@ def writer_process(location: str, run_id: str, count: int, pace_s: float) -> Non
         if pace_s:
             time.sleep(pace_s)  # a steady load, not a wait for anything
         starts.append(time.time())
-        store.append(IterationStarted(run_id=run_id, seq=seq, ts=starts[-1]))
+        store.append(
+            IterationStartedEvent(
+                run_id=run_id, seq=seq, ts=starts[-1], iteration_number=1, max_iterations=10
+            )
+        )
     print(json.dumps({"starts": starts, "end": time.time()}), flush=True)
     store.close()
 

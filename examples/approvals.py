@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from loopwright import AgentExecutor, ScriptedModel, tool
-from loopwright.events import ConfirmationRequired, Event, GateDecided
+from loopwright.events import ConfirmationRequiredEvent, Event, GateDecisionEvent
 from loopwright.tasks import GateBroker
 
 FOLDER = Path(tempfile.mkdtemp(prefix="loopwright-approvals-"))
@@ -55,10 +55,10 @@ async def main() -> None:
     gates = GateBroker()
 
     async def reviewer(event: Event) -> None:
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             print("asked:", event.message)
             gates.resolve(event.request_id, False, "reviewer", "we keep reports for 5 years")
-        elif isinstance(event, GateDecided):
+        elif isinstance(event, GateDecisionEvent):
             print(f"decided: approved={event.approved} by {event.decided_by}: {event.reason}")
 
     model = script()

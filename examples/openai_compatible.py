@@ -17,7 +17,7 @@ import sys
 from typing import Literal
 
 from loopwright import AgentExecutor
-from loopwright.events import RunFinished, ToolCallFinished
+from loopwright.events import RunFinishedEvent, ToolCallEvent
 from loopwright.models import OpenAIModel
 from loopwright.tools import tool
 
@@ -50,9 +50,9 @@ async def main(request: str) -> int:
     )
     agent = AgentExecutor(model, [add, multiply])
     async for event in agent.stream(request):
-        if isinstance(event, ToolCallFinished):
+        if isinstance(event, ToolCallEvent):
             print(f"tool: {event.tool_name} {json.dumps(event.arguments)} -> {event.result}")
-        elif isinstance(event, RunFinished):
+        elif isinstance(event, RunFinishedEvent):
             print(f"{event.status}: {event.answer or event.reason}")
             print(f"tokens: {event.usage['input_tokens']} in, {event.usage['output_tokens']} out")
             return 0 if event.status == "completed" else 1

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from loopwright import tool
-from loopwright.events import ToolCallFinished, decode_event
+from loopwright.events import ToolCallEvent, decode_event
 from loopwright.runtime import replay_run, resume_run
 from loopwright.store import open_store
 
@@ -37,9 +37,9 @@ def append_note(path: str, text: str) -> str:
         path: the notes file
         text: the note
     """
-    time.sleep(0.2)
     with open(path, "a", encoding="utf-8") as notes:
         notes.write(text + "\n")
+    time.sleep(0.5)  # the note is written; its result is not recorded yet
     return f"noted {text!r}"
 
 
@@ -50,6 +50,16 @@ def script(notes: Path) -> list[str]:
         for i in range(1, 5)
     ]  # fmt: skip
     return [json.dumps(step) for step in steps] + [json.dumps({"final_answer": "4 notes"})]
+
+
+def wait_for_note(notes: Path, text: str, limit_s: float = 30.0) -> None:
+    """Return once `text` is in the notes file (the tool has made its effect)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if notes.exists() and text in notes.read_text(encoding="utf-8").splitlines():
+            return
+        time.sleep(0.01)
+    raise SystemExit(f"{text!r} never appeared in {notes}")
 
 
 def start_and_kill(folder: Path, store: Path) -> str:
@@ -68,6 +78,7 @@ def start_and_kill(folder: Path, store: Path) -> str:
         run_id = event.run_id
         if event.type == "tool_call_started" and event.arguments["text"] == "note 3":
             break
+    wait_for_note(folder / "notes.txt", "note 3")  # killed after its effect, mid-call
     child.send_signal(signal.SIGKILL)
     child.wait()
     child.stdout.close()
@@ -85,7 +96,7 @@ def main(folder: Path) -> int:
     result = asyncio.run(resume_run(store, run_id))
     print(f"resumed: {result.status}, answer {result.answer!r}")
     for event in store.events(run_id):
-        if isinstance(event, ToolCallFinished):
+        if isinstance(event, ToolCallEvent):
             print(f"  {event.arguments['text']}: {event.result_summary}")
     notes = (folder / "notes.txt").read_text().splitlines()
     print(f"notes.txt: {', '.join(notes)}")

@@ -15,7 +15,7 @@ import os
 import sys
 
 from loopwright import AgentExecutor
-from loopwright.events import ModelResponded, ModelTextDelta, RunFinished
+from loopwright.events import ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
 from loopwright.models import OpenAIModel
 
 
@@ -23,12 +23,12 @@ async def main(question: str) -> None:
     model = OpenAIModel(os.environ.get("MODEL", "qwen"))  # OPENAI_BASE_URL says where
     deltas = 0
     async for event in AgentExecutor(model).stream(question):
-        if isinstance(event, ModelTextDelta):
+        if isinstance(event, ModelTextDeltaEvent):
             deltas += 1
             print(event.text, end="", flush=True)  # the reply as it is generated
-        elif isinstance(event, ModelResponded):
+        elif isinstance(event, ModelResponseEvent):
             print(f"\n[reply complete: {deltas} deltas]")
-        elif isinstance(event, RunFinished):
+        elif isinstance(event, RunFinishedEvent):
             print(f"answer: {event.answer}")
 
 

@@ -16,7 +16,7 @@ import sys
 from pydantic import BaseModel
 
 from loopwright import AgentExecutor, ScriptedModel
-from loopwright.events import Event, OutputInvalid
+from loopwright.events import Event, OutputInvalidEvent
 from loopwright.models import Model, resolve_model
 
 REQUEST = "Read this: 'Invoice 2024-17 from Acme Tools, total 1,250.50 EUR.' Extract the invoice."
@@ -45,7 +45,7 @@ async def main(model_name: str | None) -> int:
     agent = AgentExecutor(model, output_type=Invoice)
 
     async def show(event: Event) -> None:
-        if isinstance(event, OutputInvalid):
+        if isinstance(event, OutputInvalidEvent):
             print("sent back:", "; ".join(event.errors))
 
     result = await agent.run(REQUEST, on_event=show)

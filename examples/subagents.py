@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from loopwright import AgentExecutor, ScriptedModel, tool
-from loopwright.events import Event, RunStarted, ToolCallFinished
+from loopwright.events import Event, RunStartedEvent, ToolCallEvent
 
 
 @tool(effect="read")
@@ -54,11 +54,11 @@ async def main() -> None:
     depth: dict[str, int] = {}
 
     async def show(event: Event) -> None:
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStartedEvent):
             depth[event.run_id] = depth.get(event.parent_run_id or "", -1) + 1
             where = f" (for call {event.parent_call_id})" if event.parent_call_id else ""
             print("  " * depth[event.run_id] + f"run started: {event.request}{where}")
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, ToolCallEvent):
             print("  " * depth[event.run_id] + f"{event.tool_name} -> {event.result}")
 
     result = await lead.run("How tall is Mont Blanc?", on_event=show)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from loopwright.engines.temporal import connect, run_worker, start_agent_run
-from loopwright.events import ToolCallFinished
+from loopwright.events import ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -67,7 +67,7 @@ async def main(address: str, store_url: str) -> str:
         store.close()
     print(f"run {handle.id}: {outcome['status']}: {outcome['answer']}")
     for event in events:
-        detail = f" -> {event.result}" if isinstance(event, ToolCallFinished) else ""
+        detail = f" -> {event.result}" if isinstance(event, ToolCallEvent) else ""
         print(f"  {event.seq:>2} {event.type}{detail}")
     return str(outcome["status"])
 

@@ -11,6 +11,7 @@ before anything else is installed). The full build log is kept in the wheels fol
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import subprocess
@@ -18,6 +19,13 @@ import sys
 import time
 from pathlib import Path
 from typing import TextIO
+
+PORTABLE_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
+    "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF"
+)
+"""Runs on any x86-64 with AVX2; -march=native turned on AMX, which crashes in VMs that do
+not grant AMX tile state (llama.cpp segfaulted on the first token here)."""
 
 STEP = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 PERCENT = re.compile(r"^\[\s*(\d+)%\]")
@@ -74,11 +82,18 @@ class Reporter:
         self.out.flush()
 
 
-def follow(command: list[str], reporter: Reporter, log: Path) -> int:
+def follow(
+    command: list[str], reporter: Reporter, log: Path, env: dict[str, str] | None = None
+) -> int:
     """Run `command`, keep its output in `log`, report the `[N/M]` steps it prints."""
     with log.open("w", encoding="utf-8") as kept:
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=env,
         )
         assert process.stdout is not None
         reporter.update(0, 0)
@@ -110,8 +125,9 @@ def main() -> int:
         f"llama-cpp-python=={args.version}", "-w", str(wheels),
     ]  # fmt: skip
     label = f"building llama-cpp-python {args.version} (once; cached in {wheels})"
+    env = {**os.environ, "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", PORTABLE_CMAKE_ARGS)}
     log = wheels / f"build-llama-cpp-python-{args.version}.log"
-    code = follow(command, Reporter(label, sys.stdout, args.interval), log)
+    code = follow(command, Reporter(label, sys.stdout, args.interval), log, env)
     if code != 0:
         print(f"the build failed (exit {code}); its log: {log}", file=sys.stderr)
     return code

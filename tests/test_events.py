@@ -1,62 +1,145 @@
-"""The event wire format: round trips, and a frozen fixture per schema version."""
+"""The event wire format: a frozen fixture per schema version, the JSON Schema, the names."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
+from loopwright._event_schema import events_schema
+from loopwright.errors import EventDecodeError, UsageError
 from loopwright.events import (
+    EVENT_CLASSES,
     EVENT_TYPES,
     SCHEMA_VERSION,
-    EventDecodeError,
-    ToolCallFinished,
+    ToolCallEvent,
     decode_event,
     encode_event,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def test_every_event_type_round_trips() -> None:
-    for name, cls in EVENT_TYPES.items():
-        event = cls(run_id="r", seq=1, ts=1.5)
-        decoded = decode_event(encode_event(event))
-        assert decoded == event, name
-        assert decoded.type == name
+def lines(version: int) -> list[str]:
+    return (FIXTURES / f"events_v{version}.jsonl").read_text().splitlines()
 
 
-def test_wire_carries_schema_version() -> None:
-    line = encode_event(ToolCallFinished(run_id="r", seq=2, ts=0.0, tool_name="echo"))
-    assert f'"v":{SCHEMA_VERSION}' in line
-
-
-def test_frozen_current_fixture_decodes_and_reencodes_identically() -> None:
-    lines = (FIXTURES / f"events_v{SCHEMA_VERSION}.jsonl").read_text().splitlines()
-    assert lines
-    for line in lines:
+def test_the_current_fixture_has_every_type_and_reencodes_identically() -> None:
+    current = lines(SCHEMA_VERSION)
+    assert {json.loads(line)["type"] for line in current} == set(EVENT_TYPES)
+    for line in current:
         assert encode_event(decode_event(line)) == line
 
 
-def test_v1_fixture_is_still_read_and_upgrades_to_the_current_version() -> None:
-    old = (FIXTURES / "events_v1.jsonl").read_text().splitlines()
-    current = (FIXTURES / f"events_v{SCHEMA_VERSION}.jsonl").read_text().splitlines()
-    assert len(old) == len(current)
-    for line, upgraded in zip(old, current, strict=True):
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_events_are_still_read_and_upgrade_to_the_current_version(version: int) -> None:
+    old, current = lines(version), lines(SCHEMA_VERSION)
+    for line, upgraded in zip(old, current, strict=False):
+        assert f'"v":{version}}}' in line and f'"v":{SCHEMA_VERSION}}}' in upgraded
         assert encode_event(decode_event(line)) == upgraded
-        assert '"v":1}' in line and f'"v":{SCHEMA_VERSION}}}' in upgraded
+    assert any('"iteration":' in line for line in old)
+    assert not any('"iteration":' in line for line in current)
+
+
+def test_every_fixture_event_validates_against_the_json_schema() -> None:
+    schema = json.loads((ROOT / "docs" / "events.schema.json").read_text())
+    for line in lines(SCHEMA_VERSION):
+        jsonschema.validate(json.loads(line), schema)
+    bad = json.loads(lines(SCHEMA_VERSION)[0]) | {"bogus": 1}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def test_the_json_schema_file_is_current() -> None:
+    assert json.loads((ROOT / "docs" / "events.schema.json").read_text()) == events_schema()
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "event_schema.py"), "--check"], check=False
+    )
+    assert check.returncode == 0
+
+
+def test_class_names_are_the_wire_types_in_camel_case() -> None:
+    assert len(EVENT_CLASSES) == len(EVENT_TYPES)
+    for wire, cls in EVENT_TYPES.items():
+        camel = "".join(part.title() for part in wire.split("_"))
+        assert cls.__name__ == f"{camel}Event", wire
+
+
+def test_one_name_for_the_iteration_in_every_event() -> None:
+    names = {name for cls in EVENT_CLASSES for name in cls.__dataclass_fields__}
+    assert "iteration_number" in names and "iteration" not in names
+
+
+def test_required_fields_have_no_default() -> None:
+    with pytest.raises(TypeError, match="missing"):
+        ToolCallEvent(run_id="r", seq=2, ts=0.0, tool_name="echo")  # type: ignore[call-arg]
+
+
+def test_wire_carries_schema_version() -> None:
+    event = ToolCallEvent(
+        run_id="r", seq=2, ts=0.0, iteration_number=1, call_id="c1", tool_name="echo",
+        arguments={}, args_summary="{}", result="hi", result_summary="hi", is_error=False,
+        duration_ms=0.1,
+    )  # fmt: skip
+    assert re.search(rf'"v":{SCHEMA_VERSION}}}$', encode_event(event))
 
 
 @pytest.mark.parametrize(
     "line, problem",
     [
         ('{"type":"nope","run_id":"r","seq":1,"ts":0}', "unknown event type"),
-        ('{"type":"warning","run_id":"r","seq":1,"ts":0,"v":99}', "schema version"),
-        ('{"type":"warning","run_id":"r","seq":1,"ts":0,"bogus":1}', "bad warning"),
+        ('{"type":"warning","run_id":"r","seq":1,"ts":0,"v":99}', "schema version 99"),
+        ('{"type":"warning","run_id":"r","seq":1,"ts":0,"message":"x","bogus":1}', "bogus"),
+        ('{"type":"warning","run_id":"r","seq":1,"ts":0}', "message"),
         ("[1,2]", "not a JSON object"),
         ("{", "not JSON"),
     ],
 )
 def test_bad_wire_events_are_rejected_clearly(line: str, problem: str) -> None:
-    with pytest.raises(EventDecodeError, match=problem):
+    with pytest.raises(EventDecodeError, match=problem) as caught:
         decode_event(line)
+    assert isinstance(caught.value, UsageError)  # one exception tree
+
+
+def _required(cls: type[Any]) -> set[str]:
+    fields = dataclasses.fields(cls)
+    no_default = {
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    return no_default - {"run_id", "seq", "ts"}
+
+
+def test_every_event_the_code_makes_gives_its_required_fields() -> None:
+    """`log.append(SomeEvent, **fields)` is checked only when it runs: read every call in
+    the package whose first argument is an event class, and every direct construction."""
+    classes = {cls.__name__: cls for cls in EVENT_CLASSES}
+    problems = []
+    for path in (ROOT / "src" / "loopwright").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            given = {k.arg for k in node.keywords}
+            if None in given:  # **fields: not checkable here
+                continue
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Name) and first.id in classes:
+                name = first.id
+            elif isinstance(node.func, ast.Name) and node.func.id in classes:
+                name = node.func.id
+            else:
+                continue
+            missing = _required(classes[name]) - given
+            if missing:
+                problems.append(f"{path.name}:{node.lineno}: {name} lacks {sorted(missing)}")
+    assert problems == []

@@ -11,7 +11,7 @@ import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.agent._conversation import Conversation
-from loopwright.events import Event, ModelResponded
+from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import Message, ModelResponse, ToolCall
 from loopwright.models import ScriptedModel
 from loopwright.tools import tool
@@ -101,7 +101,7 @@ async def test_listened_run_still_fingerprints_each_request() -> None:
 
     model = ScriptedModel([native(0), "done"], tool_mode="native")
     await AgentExecutor(model, [add]).run("go", on_event=sink)
-    digests = [e.request_digest for e in events if isinstance(e, ModelResponded)]
+    digests = [e.request_digest for e in events if isinstance(e, ModelResponseEvent)]
     assert len(digests) == 2 and all(len(d) == 16 for d in digests) and len(set(digests)) == 2
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import Event, RunFinished, ToolCallStarted
+from loopwright.events import Event, RunFinishedEvent, ToolCallStartedEvent
 from loopwright.models import ScriptedModel
 from loopwright.tools import Tool
 
@@ -65,7 +65,7 @@ async def test_next_step_given_recorded_history(path: Path) -> None:
     expect = data["expect"]
     if "final_answer" in expect:
         finished = events[-1]
-        assert isinstance(finished, RunFinished) and finished.answer == expect["final_answer"]
+        assert isinstance(finished, RunFinishedEvent) and finished.answer == expect["final_answer"]
     else:
-        last_call = [e for e in events if isinstance(e, ToolCallStarted)][-1]
+        last_call = [e for e in events if isinstance(e, ToolCallStartedEvent)][-1]
         assert (last_call.tool_name, last_call.arguments) == (expect["tool"], expect["arguments"])

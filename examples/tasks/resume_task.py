@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from loopwright import tool
-from loopwright.events import FunctionResult, GateDecided, decode_event
+from loopwright.events import FunctionResultEvent, GateDecisionEvent, decode_event
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, resume_task
@@ -111,9 +111,9 @@ def main(folder: Path) -> int:
     events = store.events(run_id)
     print(f"resumed: {status}")
     for event in events:
-        if isinstance(event, FunctionResult):
+        if isinstance(event, FunctionResultEvent):
             print(f"  step {event.step}: {event.result}")
-        elif isinstance(event, GateDecided):
+        elif isinstance(event, GateDecisionEvent):
             print(f"  gate of {event.step}: approved by {event.decided_by}")
     notes = (folder / "notes.txt").read_text().splitlines()
     print(f"notes.txt: {', '.join(notes)}")

@@ -17,6 +17,8 @@ class Clock(Protocol):
 
 
 class SystemClock:
+    """The real clock (the default)."""
+
     def time(self) -> float:
         return time.time()
 

@@ -13,6 +13,7 @@ that goes back to the model instead of up the stack::
     │   ├── TaskParseError          a task file that is not valid (file_path, message, line)
     │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
+    │   ├── EventDecodeError        a wire event that is not valid for any readable version
     │   └── RunNotFound             no run with that id in the store (or not yours)
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
@@ -119,6 +120,10 @@ class TaskProblems(TaskParseError):
 
 class TaskMatchError(UsageError):
     """No task's trigger keywords match a request, or several match equally well."""
+
+
+class EventDecodeError(UsageError, ValueError):
+    """A wire event that is not valid for any schema version this loopwright reads."""
 
 
 class RunNotFound(UsageError):

@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from loopwright._frozen import quick_init
-
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -175,7 +173,3 @@ class ModelResponse:
             model=data.get("model") or "",
             finish_reason=data.get("finish_reason"),
         )
-
-
-for _cls in (ToolCall, Message, Usage, ToolResult, ModelRequest, ModelResponse):
-    quick_init(_cls)  # built several times per agent step

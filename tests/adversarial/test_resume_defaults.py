@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 from mcp.types import ToolAnnotations
 
-from loopwright.events import RunFinished, ToolCallFinished
+from loopwright.events import RunFinishedEvent, ToolCallEvent
 from loopwright.mcp import MCPConnections
 from loopwright.mcp._connections import declaration_from_annotations
 from loopwright.runtime import resume_run
@@ -118,9 +118,9 @@ def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Pat
     assert (tmp_path / "lines.txt").read_text().splitlines() == [
         f"line {i}" for i in range(1, CALLS + 1)
     ]  # line 2 once: the interrupted call was not repeated
-    calls = [e for e in events if isinstance(e, ToolCallFinished)]
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
     assert calls[1].is_error and "effect is unknown" in calls[1].result
-    assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
 
 
 async def test_a_real_mcp_servers_annotations_become_declarations() -> None:

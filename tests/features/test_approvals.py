@@ -14,7 +14,12 @@ import pytest
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._approval import approval_request_id
 from loopwright.errors import ConfigurationError
-from loopwright.events import ConfirmationRequired, Event, GateDecided, ToolCallStarted
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    Event,
+    GateDecisionEvent,
+    ToolCallStartedEvent,
+)
 from loopwright.models import ScriptedModel
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, join_decider
@@ -55,7 +60,7 @@ class Recorder:
 
     async def __call__(self, event: Event) -> None:
         self.events.append(event)
-        if isinstance(event, ConfirmationRequired) and self.decide is not None:
+        if isinstance(event, ConfirmationRequiredEvent) and self.decide is not None:
             assert self.gates is not None
             self.gates.resolve(event.request_id, *self.decide)
 
@@ -75,13 +80,13 @@ async def test_approved_call_runs_after_the_gate() -> None:
     agent = AgentExecutor(model, [delete_file, list_files], approve=["delete_file"])
     result = await agent.run("clean up", on_event=seen, gates=gates, run_id="run_a")
     assert result.success and DELETED == ["a.txt"]
-    [asked] = seen.of(ConfirmationRequired)
+    [asked] = seen.of(ConfirmationRequiredEvent)
     assert asked.request_id == approval_request_id("run_a", "call_1_0")
     assert asked.step == "delete_file" and "a.txt" in asked.message
-    [decided] = seen.of(GateDecided)
+    [decided] = seen.of(GateDecisionEvent)
     assert decided.approved and decided.decided_by == "alice"
     kinds = [type(e).__name__ for e in seen.events]
-    assert kinds.index("GateDecided") < kinds.index("ToolCallStarted")
+    assert kinds.index("GateDecisionEvent") < kinds.index("ToolCallStartedEvent")
 
 
 async def test_denied_call_is_an_observation_with_the_reason() -> None:
@@ -91,8 +96,8 @@ async def test_denied_call_is_an_observation_with_the_reason() -> None:
     agent = AgentExecutor(model, [delete_file], approve="destructive")
     result = await agent.run("clean up", on_event=seen, gates=gates)
     assert result.success and DELETED == []
-    assert not seen.of(ToolCallStarted)
-    [decided] = seen.of(GateDecided)
+    assert not seen.of(ToolCallStartedEvent)
+    [decided] = seen.of(GateDecisionEvent)
     assert not decided.approved and decided.reason == "keep the backups"
     observation = model.requests[1].messages[-1].content
     assert "bob denied it" in observation and "keep the backups" in observation
@@ -104,7 +109,7 @@ async def test_policy_by_effect_and_by_callable() -> None:
     model = ScriptedModel([call("list_files"), call("delete_file", path="b.txt"), FINAL])
     agent = AgentExecutor(model, [delete_file, list_files], approve=["destructive"])
     await agent.run("x", on_event=seen, gates=gates)
-    assert [e.step for e in seen.of(ConfirmationRequired)] == ["delete_file"]
+    assert [e.step for e in seen.of(ConfirmationRequiredEvent)] == ["delete_file"]
 
     seen = Recorder(gates, (True, "carol"))
     model = ScriptedModel(
@@ -114,7 +119,7 @@ async def test_policy_by_effect_and_by_callable() -> None:
         model, [delete_file], approve=lambda c: not str(c.arguments["path"]).startswith("tmp")
     )
     await agent.run("x", on_event=seen, gates=gates)
-    assert [e.message for e in seen.of(ConfirmationRequired)] == [
+    assert [e.message for e in seen.of(ConfirmationRequiredEvent)] == [
         'Allow the agent to call delete_file {"path": "keep.txt"}?'
     ]
     assert DELETED == ["b.txt", "keep.txt", "tmp"]
@@ -143,7 +148,7 @@ async def test_timeout_refuses_the_call_within_the_bound() -> None:
     result = await agent.run("x", on_event=seen, gates=GateBroker())
     elapsed = time.monotonic() - started
     assert result.success and DELETED == [] and elapsed < 3.0
-    [decided] = seen.of(GateDecided)
+    [decided] = seen.of(GateDecisionEvent)
     assert decided.decided_by == "timeout" and not decided.approved
     assert "nobody approved it in time" in model.requests[1].messages[-1].content
 
@@ -154,14 +159,14 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     seen = Recorder(gates)
     agent = AgentExecutor(ScriptedModel(replies, strict=False), [delete_file], approve=True)
     task = asyncio.ensure_future(agent.run("x", on_event=seen, gates=gates, run_id="run_r"))
-    while not seen.of(ConfirmationRequired):
+    while not seen.of(ConfirmationRequiredEvent):
         await asyncio.sleep(0.01)
-    gates.resolve(seen.of(ConfirmationRequired)[0].request_id, True, "dan")
-    while len(seen.of(ConfirmationRequired)) < 2:
+    gates.resolve(seen.of(ConfirmationRequiredEvent)[0].request_id, True, "dan")
+    while len(seen.of(ConfirmationRequiredEvent)) < 2:
         await asyncio.sleep(0.01)
     task.cancel()  # the process "stops" while the second gate waits
     await asyncio.gather(task, return_exceptions=True)
-    cut = max(i for i, e in enumerate(seen.events) if isinstance(e, ConfirmationRequired)) + 1
+    cut = max(i for i, e in enumerate(seen.events) if isinstance(e, ConfirmationRequiredEvent)) + 1
     recorded = seen.events[:cut]
     assert DELETED == ["one"]
 
@@ -176,8 +181,8 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     assert result.success and DELETED == ["one"]  # the first not run again, the second denied
     # the open gate's confirmation_required is already in the log: it waits again without a
     # second one, and only its decision is new (the first gate's was served from the log)
-    assert again.of(ConfirmationRequired) == []
-    [decided] = again.of(GateDecided)
+    assert again.of(ConfirmationRequiredEvent) == []
+    [decided] = again.of(GateDecisionEvent)
     assert decided.request_id == waiting
     assert (decided.decided_by, decided.reason) == ("api:eve", "not two")
     store.close()

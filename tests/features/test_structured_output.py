@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.errors import ConfigurationError, OutputValidationError
-from loopwright.events import Event, OutputInvalid, RunErrored
+from loopwright.events import Event, OutputInvalidEvent, RunErrorEvent
 from loopwright.models import ScriptedModel
 
 
@@ -75,7 +75,7 @@ async def test_invalid_answer_goes_back_with_errors_then_validates() -> None:
 
     result = await AgentExecutor(model, output_type=City).run("a city", on_event=sink)
     assert result.output == City(name="Lyon", population=5)
-    invalid = [e for e in events if isinstance(e, OutputInvalid)]
+    invalid = [e for e in events if isinstance(e, OutputInvalidEvent)]
     assert len(invalid) == 1 and invalid[0].will_retry
     assert invalid[0].errors[0].startswith("final_answer.population:")
     feedback = model.requests[1].messages[-1].content
@@ -93,9 +93,13 @@ async def test_run_fails_with_typed_error_holding_the_last_answer() -> None:
 
     result = await AgentExecutor(model, output_type=City, options=options).run("x", on_event=sink)
     assert result.status == "failed" and result.reason == "output_invalid"
-    assert [e.will_retry for e in events if isinstance(e, OutputInvalid)] == [True, True, False]
+    assert [e.will_retry for e in events if isinstance(e, OutputInvalidEvent)] == [
+        True,
+        True,
+        False,
+    ]
     assert any(
-        isinstance(e, RunErrored) and e.error_type == "OutputValidationError" for e in events
+        isinstance(e, RunErrorEvent) and e.error_type == "OutputValidationError" for e in events
     )
     with pytest.raises(OutputValidationError) as caught:
         result.output_as(City)
@@ -165,7 +169,7 @@ async def test_resume_serves_the_recorded_replies_and_validates_again() -> None:
 
     await AgentExecutor(first, output_type=City).run("x", on_event=sink)
     # the process "crashed" right after the invalid answer was logged
-    cut = next(i for i, e in enumerate(events) if isinstance(e, OutputInvalid)) + 1
+    cut = next(i for i, e in enumerate(events) if isinstance(e, OutputInvalidEvent)) + 1
     model = ScriptedModel([final({"name": "X", "population": 3})])
     result = await AgentExecutor(model, output_type=City).run("x", recorded=events[:cut])
     assert result.output == City(name="X", population=3)

@@ -12,10 +12,10 @@ from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
     Event,
-    RunFinished,
-    RunStarted,
-    ToolCallFinished,
-    ToolCallStarted,
+    RunFinishedEvent,
+    RunStartedEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
 )
 from loopwright.messages import ModelResponse, Usage
 from loopwright.models import ScriptedModel
@@ -74,11 +74,11 @@ async def test_child_is_its_own_run_linked_to_the_call() -> None:
     assert result.answer == "the moon"
     child_id = child_run_id("run_parent", "call_1_0")
     started = seen.of(child_id)[0]
-    assert isinstance(started, RunStarted)
+    assert isinstance(started, RunStartedEvent)
     assert (started.parent_run_id, started.parent_call_id) == ("run_parent", "call_1_0")
     assert started.request == "why tides?"
-    assert isinstance(seen.of(child_id)[-1], RunFinished)
-    [finished] = [e for e in seen.of("run_parent") if isinstance(e, ToolCallFinished)]
+    assert isinstance(seen.of(child_id)[-1], RunFinishedEvent)
+    [finished] = [e for e in seen.of("run_parent") if isinstance(e, ToolCallEvent)]
     assert finished.result == "tides follow the moon"
     assert CALLS == ["tides"]
 
@@ -109,9 +109,9 @@ async def test_depth_limit() -> None:
     seen = Collect()
     result = await top.run("x", on_event=seen)
     assert result.success
-    runs = {e.run_id for e in seen.events if isinstance(e, RunStarted)}
+    runs = {e.run_id for e in seen.events if isinstance(e, RunStartedEvent)}
     assert len(runs) == 2  # top and middle; the leaf was refused
-    refused = [e for e in seen.events if isinstance(e, ToolCallFinished) and e.tool_name == "leaf"]
+    refused = [e for e in seen.events if isinstance(e, ToolCallEvent) and e.tool_name == "leaf"]
     assert refused[0].is_error and "nest 2 deep at most" in refused[0].result
 
 
@@ -131,11 +131,13 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
     )
     seen = Collect()
     task = asyncio.ensure_future(parent.run("x", on_event=seen, run_id="run_p"))
-    while not any(isinstance(e, ToolCallStarted) and e.tool_name == "slow" for e in seen.events):
+    while not any(
+        isinstance(e, ToolCallStartedEvent) and e.tool_name == "slow" for e in seen.events
+    ):
         await asyncio.sleep(0.01)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    finished = {e.run_id: e.status for e in seen.events if isinstance(e, RunFinished)}
+    finished = {e.run_id: e.status for e in seen.events if isinstance(e, RunFinishedEvent)}
     assert finished == {"run_p": "cancelled", child_run_id("run_p", "call_1_0"): "cancelled"}
 
 
@@ -151,7 +153,7 @@ async def test_resume_continues_the_child_where_it_stopped() -> None:
     # the process "stopped" after the child's first lookup finished
     first_done = next(
         i for i, e in enumerate(seen.events)
-        if isinstance(e, ToolCallFinished) and e.run_id == child_id
+        if isinstance(e, ToolCallEvent) and e.run_id == child_id
     )  # fmt: skip
     recorded = seen.events[: first_done + 1]
     CALLS.clear()
@@ -182,7 +184,7 @@ async def test_child_runs_are_stored_with_their_parent(tmp_path: Path) -> None:
         assert record is not None and record.parent_run_id == "run_s"
         assert record.status == "completed"
         started = store.events(record.run_id)[0]
-        assert isinstance(started, RunStarted) and started.parent_call_id == "call_1_0"
+        assert isinstance(started, RunStartedEvent) and started.parent_call_id == "call_1_0"
     finally:
         runtime.close()
         store.close()

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tasks"))
 from task_helpers import load, make_executor
 
 from loopwright.errors import TaskParseError
-from loopwright.events import Event, FunctionResult, OutputInvalid, StepComplete
+from loopwright.events import Event, FunctionResultEvent, OutputInvalidEvent, StepCompleteEvent
 from loopwright.models import ScriptedModel
 
 TASK = """
@@ -51,10 +51,10 @@ async def test_agent_step_result_is_the_validated_value(tmp_path: Path, workspac
     loaded = load(tmp_path, TASK)
     executor, sink, _ = make_executor(loaded, workspace, model=model)
     events: list[Event] = [e async for e in executor.execute(loaded.definition, "triage it")]
-    [classified] = [e for e in events if isinstance(e, StepComplete) and e.step == "classify"]
+    [classified] = [e for e in events if isinstance(e, StepCompleteEvent) and e.step == "classify"]
     assert classified.result == {"severity": "high", "title": "crash on save"}
-    assert [e.result for e in events if isinstance(e, FunctionResult)][-1] == "CRASH ON SAVE"
-    assert any(isinstance(e, OutputInvalid) for e in sink.events)  # the agent's own run
+    assert [e.result for e in events if isinstance(e, FunctionResultEvent)][-1] == "CRASH ON SAVE"
+    assert any(isinstance(e, OutputInvalidEvent) for e in sink.events)  # the agent's own run
     assert model.requests[0].output_schema is not None
 
 

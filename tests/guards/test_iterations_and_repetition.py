@@ -9,7 +9,7 @@ import pytest
 from guard_helpers import call, final
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import RunStopped
+from loopwright.events import RunStoppedEvent
 from loopwright.models import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
@@ -93,7 +93,7 @@ async def test_third_identical_call_stops_and_second_gets_a_nudge() -> None:
     second_observation = model.requests[2].messages[-1].content
     assert "same call" in second_observation and "Do not repeat it" in second_observation
     assert "Do not repeat it" not in model.requests[1].messages[-1].content
-    stop = next(e for e in events if isinstance(e, RunStopped))
+    stop = next(e for e in events if isinstance(e, RunStoppedEvent))
     assert stop.reason == "repetition" and "3 times in a row" in stop.message
 
 

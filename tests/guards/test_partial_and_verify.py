@@ -17,7 +17,7 @@ from loopwright.agent import (
     follow_up_request,
 )
 from loopwright.agent._verify import checks_in_output
-from loopwright.events import RunFinished, RunStarted, VerificationFinished
+from loopwright.events import RunFinishedEvent, RunStartedEvent, VerificationEvent
 from loopwright.models import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
@@ -66,9 +66,9 @@ async def test_stopped_run_keeps_steps_files_thought_and_reason(tmp_path: Path) 
     assert result.last_thought == "use write_file"
     assert result.verification == VerificationResult("partial_pass", ("alpha", "beta"), ("gamma",))
     finished = events[-1]
-    assert isinstance(finished, RunFinished) and finished.status == "stopped"
+    assert isinstance(finished, RunFinishedEvent) and finished.status == "stopped"
     assert finished.partial is not None and finished.partial["modified_files"]
-    verification = next(e for e in events if isinstance(e, VerificationFinished))
+    verification = next(e for e in events if isinstance(e, VerificationEvent))
     assert verification.outcome == "partial_pass" and verification.failed == ["gamma"]
 
 
@@ -98,7 +98,7 @@ async def test_follow_up_run_gets_the_remaining_work(tmp_path: Path) -> None:
     second = await agent.run(request, parent_run_id=first.run_id, on_event=sink)
     assert second.status == "completed"
     assert second.verification is not None and second.verification.outcome == "pass"
-    assert isinstance(events[0], RunStarted) and events[0].parent_run_id == first.run_id
+    assert isinstance(events[0], RunStartedEvent) and events[0].parent_run_id == first.run_id
     assert second_model.requests[0].messages[1].content.startswith(request)
 
 
@@ -111,7 +111,7 @@ async def test_parent_run_id_is_recorded(tmp_path: Path) -> None:
 
     await agent.run("continue", parent_run_id="run_parent", on_event=sink)
     started = events[0]
-    assert isinstance(started, RunStarted) and started.parent_run_id == "run_parent"
+    assert isinstance(started, RunStartedEvent) and started.parent_run_id == "run_parent"
 
 
 async def test_completed_run_is_verified_too(tmp_path: Path) -> None:

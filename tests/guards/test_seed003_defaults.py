@@ -12,7 +12,7 @@ from guard_helpers import SlowModel, call, final
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.errors import ConfigurationError
-from loopwright.events import Event, RunStarted, RunStopped
+from loopwright.events import Event, RunStartedEvent, RunStoppedEvent
 from loopwright.guards import WALL_CLOCK_CHANGING_S, WALL_CLOCK_READ_ONLY_S
 from loopwright.models import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
@@ -60,7 +60,7 @@ async def test_a_read_only_run_stops_after_10_minutes(clock: MockClock) -> None:
     assert len(scripted.requests) == 3  # 250, 500, 750 s: nothing after the 600 s limit
     assert "600s limit" in (result.message or "")
     started = events[0]
-    assert isinstance(started, RunStarted) and started.options["timeout_s"] == 600
+    assert isinstance(started, RunStartedEvent) and started.options["timeout_s"] == 600
 
 
 async def test_a_run_that_changes_things_gets_30_minutes(clock: MockClock) -> None:
@@ -105,7 +105,7 @@ async def test_file_tools_make_file_modifications_the_progress_signal(tmp_path: 
     result = await agent.run("read everything", on_event=sink)
     assert (result.status, result.reason) == ("stopped", "no_progress")
     assert len(result.steps) == 5  # five new files read, none modified: the seed's rule
-    stop = next(e for e in events if isinstance(e, RunStopped))
+    stop = next(e for e in events if isinstance(e, RunStoppedEvent))
     assert "no file was modified in 5 rounds" in stop.message
     assert "progress signal: file modifications" in stop.message
 

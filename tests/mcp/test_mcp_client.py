@@ -14,7 +14,7 @@ import pytest
 
 from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
-from loopwright.events import ToolCallFinished
+from loopwright.events import ToolCallEvent
 from loopwright.mcp import MCPConnections
 from loopwright.models import ScriptedModel
 
@@ -94,7 +94,7 @@ async def test_server_that_dies_becomes_error_observation_and_event() -> None:
     model = ScriptedModel([call("crash"), call("multiply", a=2, b=3), final("server is gone")])
     async with MCPConnections([STDIO], call_timeout_s=5) as servers:
         events = [e async for e in AgentExecutor(model, servers.tools()).stream("x")]
-    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    finished = [e for e in events if isinstance(e, ToolCallEvent)]
     assert [e.is_error for e in finished] == [True, True]
     assert "MCP server 'notes'" in finished[0].result
     assert events[-1].type == "run_finished"

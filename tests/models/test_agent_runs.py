@@ -19,7 +19,7 @@ from model_helpers import (
 )
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import ModelResponded, RunFinished, encode_event
+from loopwright.events import ModelResponseEvent, RunFinishedEvent, encode_event
 from loopwright.tools import tool
 
 
@@ -77,10 +77,10 @@ async def test_native_tool_call_then_final_answer(provider: str, stream: bool) -
     events = [event async for event in agent.stream("What is 17 + 25?")]
 
     finished = events[-1]
-    assert isinstance(finished, RunFinished)
+    assert isinstance(finished, RunFinishedEvent)
     assert finished.status == "completed"
     assert "42" in (finished.answer or "")
-    responses = [e for e in events if isinstance(e, ModelResponded)]
+    responses = [e for e in events if isinstance(e, ModelResponseEvent)]
     assert responses[0].actions[0]["tool"] == "add"
     assert responses[0].actions[0]["arguments"] == {"a": 17, "b": 25}
     first_body, second_body = wire.bodies
@@ -143,7 +143,7 @@ async def test_keys_stay_out_of_events_and_logs(
     model = make_model(provider, wire)
     caplog.set_level(logging.DEBUG)
     events = [event async for event in AgentExecutor(model, [add, multiply]).stream("17 + 25?")]
-    assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
     wire_log = "\n".join(encode_event(event) for event in events)
     assert key not in wire_log and key not in caplog.text
     assert any(

@@ -14,7 +14,7 @@ import pytest
 from model_helpers import EXCHANGES
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import Event, RunStarted
+from loopwright.events import Event, RunStartedEvent
 from loopwright.models import OllamaModel
 from loopwright.models._ollama import tool_mode_from_show
 from loopwright.runtime import RunSpec, build_agent
@@ -109,7 +109,7 @@ async def test_a_model_with_tools_gets_native_tool_calls(ollama: FakeOllama) -> 
     assert (tool_turn["role"], tool_turn["tool_name"]) == ("tool", "add")
     assert tool_turn["content"].startswith("42")
     started = events[0]
-    assert isinstance(started, RunStarted)
+    assert isinstance(started, RunStartedEvent)
     assert started.options["tool_mode"] == "native"
     assert started.options["extra"]["tool_mode_reason"] == "the model's capabilities include tools"
     assert "tool-calling interface" in first["messages"][0]["content"]
@@ -134,7 +134,7 @@ async def test_a_model_without_tools_gets_the_prompted_format(ollama: FakeOllama
     assert "EXECUTION FORMAT" in chats[0]["messages"][0]["content"]
     assert chats[1]["messages"][-1]["content"].startswith("Observation from add: 42")
     started = events[0]
-    assert isinstance(started, RunStarted) and started.options["tool_mode"] == "prompted"
+    assert isinstance(started, RunStartedEvent) and started.options["tool_mode"] == "prompted"
     assert "lack tools" in started.options["extra"]["tool_mode_reason"]
 
 

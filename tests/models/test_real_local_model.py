@@ -18,13 +18,13 @@ import httpx
 import pytest
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
-from loopwright.events import ToolCallFinished
+from loopwright.events import ToolCallEvent
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
-from tools import add, multiply  # type: ignore[import-not-found]  # noqa: E402
+from tools import add, multiply  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.model
 CHAIN = "What is (123 + 456) * 7?"
@@ -105,7 +105,7 @@ async def test_embedded_model_reuses_its_prompt_cache() -> None:
     prompt_sizes = [
         e.response["usage"]["input_tokens"] for e in events if e.type == "model_response"
     ]
-    calls = [(e.tool_name, e.arguments) for e in events if isinstance(e, ToolCallFinished)]
+    calls = [(e.tool_name, e.arguments) for e in events if isinstance(e, ToolCallEvent)]
     assert calls == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
     evaluated = model.prompt_tokens_evaluated
     assert len(evaluated) == len(prompt_sizes) == 3

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from loopwright.agent import AgentExecutor
-from loopwright.events import Event, ParseFailed
+from loopwright.events import Event, ParseErrorEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import ScriptedModel
 from loopwright.parsing import ParsedFinal, ParseFailure, parse_reply, response_from_message
@@ -79,7 +79,7 @@ async def test_a_run_corrects_an_empty_fence_and_goes_on() -> None:
 
     result = await AgentExecutor(model, [add]).run("answer", on_event=sink)
     assert (result.status, result.answer) == ("completed", "42")
-    failures = [e for e in events if isinstance(e, ParseFailed)]
+    failures = [e for e in events if isinstance(e, ParseErrorEvent)]
     assert len(failures) == 1 and failures[0].will_retry
     correction = model.requests[1].messages[-1].content
     assert correction.startswith(

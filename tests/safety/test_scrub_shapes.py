@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopwright.events import ToolCallStarted
+from loopwright.events import ToolCallStartedEvent
 from loopwright.safety.scrub import Scrubber
 
 SECRET = "Hunter2Secret"
@@ -91,17 +91,17 @@ def test_scrub_value_returns_the_same_object_when_clean() -> None:
 
 
 def test_scrub_value_scrubs_an_event_and_keeps_its_type() -> None:
-    event = ToolCallStarted(
+    event = ToolCallStartedEvent(
         run_id="run_1",
         seq=3,
         ts=1.0,
-        iteration=1,
+        iteration_number=1,
         call_id="c1",
         tool_name="run_command",
         arguments={"command": f"mysql -u root -p{SECRET} shop", "api_key": "k3yValue99"},
     )
     scrubbed = Scrubber.default(environ={}).scrub_value(event)
-    assert type(scrubbed) is ToolCallStarted and scrubbed.seq == 3
+    assert type(scrubbed) is ToolCallStartedEvent and scrubbed.seq == 3
     assert scrubbed.arguments == {
         "command": "mysql -u root -p[REDACTED:mysql_password] shop",
         "api_key": "[REDACTED:credential]",

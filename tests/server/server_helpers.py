@@ -87,6 +87,7 @@ def make_config(
     store: RunStore | None = None,
     tasks_dir: Path | None = None,
     models: ModelRegistry | None = None,
+    allow_models: frozenset[str] = frozenset(),
 ) -> ServerConfig:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
@@ -99,7 +100,7 @@ def make_config(
         tokens=tokens,
         workspace=str(workspace),
         tasks=tasks,
-        allowed_models=frozenset({f"scripted:{tmp_path.parent}/*"}),  # this session's scripts
+        allowed_models=frozenset({f"scripted:{tmp_path.parent}/*"}) | allow_models,
     )
 
 

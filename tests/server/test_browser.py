@@ -14,6 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from server_helpers import (
     TOKENS,
@@ -58,7 +60,12 @@ def browser() -> Iterator[Browser]:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
     models = ModelRegistry().with_factory("held", lambda _name, _url: HELD[-1])
-    config = make_config(tmp_path, tasks_dir=tasks_folder(tmp_path), models=models)
+    config = make_config(
+        tmp_path,
+        tasks_dir=tasks_folder(tmp_path),
+        models=models,
+        allow_models=frozenset({"held:*"}),
+    )
     with live_server(config) as live:
         yield live
 

@@ -27,7 +27,7 @@ from server_helpers import (
 )
 from websockets.exceptions import ConnectionClosedOK
 
-from loopwright.events import Event, IterationStarted, RunStarted
+from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
 from loopwright.runtime import RunSpec, Runtime, build_agent
 from loopwright.store import open_store
 
@@ -141,7 +141,7 @@ def test_follow_a_run_another_process_executes(tmp_path: Path) -> None:
     async def execute() -> None:
         async def sink(event: Event) -> None:
             await other.publish(event)
-            if isinstance(event, RunStarted):
+            if isinstance(event, RunStartedEvent):
                 started.set()
 
         await agent.run("echo three lines", run_id=run_id, on_event=sink)
@@ -175,8 +175,20 @@ def test_an_interrupted_run_ends_the_stream(tmp_path: Path) -> None:
     first = open_store(path)
     first.append_many(
         [
-            RunStarted(run_id="run_dead_0001", seq=1, ts=1.0, request="p", model="m"),
-            IterationStarted(run_id="run_dead_0001", seq=2, ts=2.0, iteration=1, max_iterations=5),
+            RunStartedEvent(
+                run_id="run_dead_0001",
+                seq=1,
+                ts=1.0,
+                kind="agent",
+                request="p",
+                model="m",
+                tools=[],
+                options={},
+                tenant="default",
+            ),
+            IterationStartedEvent(
+                run_id="run_dead_0001", seq=2, ts=2.0, iteration_number=1, max_iterations=5
+            ),
         ]
     )
     with live_server(make_config(tmp_path, store=open_store(path))) as server:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from loopwright.cli import main
-from loopwright.events import RunFinished, RunStarted, ToolCallFinished
+from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent
 from loopwright.models import ScriptedModel
 from loopwright.skills import AutonomousConfig, AutonomousSkillExecutor, load_skill
 from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
@@ -41,12 +41,12 @@ async def test_skill_reads_workspace_file_and_its_own_supporting_file(tmp_path: 
     executor = AutonomousSkillExecutor(skill, registry, model=model, workspace=workspace(tmp_path))
     events = [e async for e in executor.execute("app.py", task_id="t-1", session_id="s-1")]
 
-    assert isinstance(events[0], RunStarted)
+    assert isinstance(events[0], RunStartedEvent)
     assert events[0].tools == ["read", "list_files", "grep"]  # the skill's allowed-tools
-    observations = [e.result for e in events if isinstance(e, ToolCallFinished)]
+    observations = [e.result for e in events if isinstance(e, ToolCallEvent)]
     assert "def load(items=[]):" in observations[0]
     assert "Mutable default arguments" in observations[1]
-    assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
     system = model.requests[0].messages[0].content
     assert "You review the code the user names: app.py" in system
     assert "- echo:" not in system

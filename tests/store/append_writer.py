@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from loopwright.errors import StoreError
-from loopwright.events import IterationStarted
+from loopwright.events import IterationStartedEvent
 from loopwright.store import open_store
 
 
@@ -23,8 +23,12 @@ def main(location: str, run_id: str, writer: int, count: int) -> None:
             seq = record.last_seq + 1
             try:
                 store.append(
-                    IterationStarted(
-                        run_id=run_id, seq=seq, ts=float(seq), iteration=writer * 1000 + k
+                    IterationStartedEvent(
+                        run_id=run_id,
+                        seq=seq,
+                        ts=float(seq),
+                        iteration_number=writer * 1000 + k,
+                        max_iterations=10,
                     )
                 )
                 break

@@ -19,29 +19,45 @@ from store_locations import Spot
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    IterationStarted,
-    RunFinished,
-    RunStarted,
-    TaskComplete,
-    TaskStart,
+    IterationStartedEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
     encode_event,
 )
 from loopwright.runtime import LeaseKeeper, RunSpec, Runtime, export_run
 from loopwright.store import RunStore, tail_events
 
 
-def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStarted:
-    return RunStarted(run_id=run_id, seq=1, ts=ts, request=f"do {run_id}", tenant=tenant)
+def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:
+    return RunStartedEvent(
+        run_id=run_id,
+        seq=1,
+        ts=ts,
+        request=f"do {run_id}",
+        tenant=tenant,
+        kind="agent",
+        model="m",
+        tools=[],
+        options={},
+    )
 
 
-def step(run_id: str, seq: int, iteration: int = 0) -> IterationStarted:
-    return IterationStarted(run_id=run_id, seq=seq, ts=float(seq), iteration=iteration)
+def step(run_id: str, seq: int, iteration: int = 0) -> IterationStartedEvent:
+    return IterationStartedEvent(
+        run_id=run_id,
+        seq=seq,
+        ts=float(seq),
+        iteration_number=iteration,
+        max_iterations=10,
+    )
 
 
-def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
-    return RunFinished(
+def finished(run_id: str, seq: int, status: str = "completed") -> RunFinishedEvent:
+    return RunFinishedEvent(
         run_id=run_id,
         seq=seq,
         ts=9.0,
@@ -49,6 +65,9 @@ def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
         answer="done",
         usage={"input_tokens": 5, "output_tokens": 7},
         cost=0.25,
+        reason=None,
+        steps=0,
+        partial=None,
     )
 
 
@@ -102,12 +121,17 @@ def test_append_many_is_one_transaction(spot: Spot) -> None:
 
 def test_row_events_in_one_batch_update_the_run(spot: Spot) -> None:
     store = spot.open()
-    kwargs = {"run_id": "t1", "kind": "task", "request": "", "tenant": "acme"}
+    kwargs = {
+        "run_id": "t1", "kind": "task", "request": "", "tenant": "acme", "model": "",
+        "tools": [], "options": {},
+    }  # fmt: skip
     store.append_many(
         [
-            RunStarted(seq=1, ts=1.0, **kwargs),  # type: ignore[arg-type]
-            TaskStart(run_id="t1", seq=2, ts=2.0, task_name="rotate"),
-            TaskComplete(run_id="t1", seq=3, ts=3.0, task_name="rotate", summary="2 keys"),
+            RunStartedEvent(seq=1, ts=1.0, **kwargs),  # type: ignore[arg-type]
+            TaskStartEvent(run_id="t1", seq=2, ts=2.0, task_name="rotate", total_steps=1),
+            TaskCompleteEvent(
+                run_id="t1", seq=3, ts=3.0, task_name="rotate", summary="2 keys", status="completed"
+            ),
         ]
     )
     record = spot.open().get_run("t1")
@@ -171,7 +195,7 @@ def test_concurrent_appenders_keep_each_run_gap_free(spot: Spot) -> None:
         thread.join()
     events = spot.open().events("r1")
     assert [e.seq for e in events] == list(range(1, 2 + WRITERS * PER_WRITER))
-    iterations = [e.iteration for e in events[1:]]  # type: ignore[union-attr]
+    iterations = [e.iteration_number for e in events[1:]]  # type: ignore[union-attr]
     assert sorted(iterations) == sorted(
         w * 1000 + k for w in range(WRITERS) for k in range(PER_WRITER)
     )
@@ -286,8 +310,20 @@ def test_the_first_gate_decision_wins(spot: Spot) -> None:
 
 def _gated(run_id: str) -> list[Event]:
     return [
-        RunStarted(run_id=run_id, seq=1, ts=1.0, kind="task", request="t"),
-        ConfirmationRequired(run_id=run_id, seq=2, ts=2.0, step="s", request_id="g"),
+        RunStartedEvent(
+            run_id=run_id,
+            seq=1,
+            ts=1.0,
+            kind="task",
+            request="t",
+            model="m",
+            tools=[],
+            options={},
+            tenant="default",
+        ),
+        ConfirmationRequiredEvent(
+            run_id=run_id, seq=2, ts=2.0, step="s", request_id="g", message="ok?", timeout_s=60.0
+        ),
     ]
 
 

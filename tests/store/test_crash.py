@@ -25,7 +25,7 @@ import pytest
 from store_helpers import TOOLS_FILE, line_script, lines, write_script
 from store_locations import new_database
 
-from loopwright.events import RunFinished, ToolCallFinished, decode_event
+from loopwright.events import RunFinishedEvent, ToolCallEvent, decode_event
 from loopwright.runtime import resume_run
 from loopwright.store import open_store
 
@@ -115,8 +115,8 @@ def resume_and_check(trial: Trial) -> str:
             fate = "resumed"
         events = store.events(record.run_id)
         assert [e.seq for e in events] == list(range(1, len(events) + 1)), "gap in seq"
-        assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
-        calls = [e for e in events if isinstance(e, ToolCallFinished)]
+        assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
+        calls = [e for e in events if isinstance(e, ToolCallEvent)]
         texts = [str(c.arguments["text"]) for c in calls]
         assert texts == [f"line {i}" for i in range(1, CALLS + 1)], "a call made twice or lost"
         written = lines(trial.folder / "lines.txt")
@@ -197,6 +197,6 @@ def test_a_call_killed_after_its_effect_is_rerun_only_if_idempotent(
     assert lines(tmp_path / "lines.txt") == [f"line {i}" for i in range(1, CALLS + 1)]
     store = open_store(location)
     [record] = store.list_runs()
-    calls = [e for e in store.events(record.run_id) if isinstance(e, ToolCallFinished)]
+    calls = [e for e in store.events(record.run_id) if isinstance(e, ToolCallEvent)]
     assert call_result in calls[1].result
     assert calls[1].is_error == (tool == "append_line")

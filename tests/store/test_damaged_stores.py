@@ -19,7 +19,12 @@ from store_helpers import TOOLS_FILE, line_script, line_spec, lines, recorded_ru
 
 from loopwright.cli import main
 from loopwright.errors import StoreError
-from loopwright.events import IterationStarted, RunFinished, RunStarted, ToolCallFinished
+from loopwright.events import (
+    IterationStartedEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    ToolCallEvent,
+)
 from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
 
@@ -60,7 +65,7 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_and_it_resumes(tmp_path: P
     assert result_after.success
     events = store.events(record.run_id)
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    calls = [e for e in events if isinstance(e, ToolCallFinished)]
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
     assert len(calls) == CALLS
     assert len(lines(tmp_path / "lines.txt")) == len(set(lines(tmp_path / "lines.txt")))
 
@@ -69,18 +74,50 @@ def test_a_store_that_fills_up_says_the_disk_is_full_and_keeps_what_it_had(
     tmp_path: Path,
 ) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
-    store.append(RunStarted(run_id="r1", seq=1, ts=1.0, request="r"))
+    store.append(
+        RunStartedEvent(
+            run_id="r1",
+            seq=1,
+            ts=1.0,
+            request="r",
+            kind="agent",
+            model="m",
+            tools=[],
+            options={},
+            tenant="default",
+        )
+    )
     pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
     store._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL
     big = "x" * 20_000
     with pytest.raises(StoreError, match=r"the disk is full .*free some space.*runs resume"):
         store.append_many(
-            [IterationStarted(run_id="r1", seq=s, ts=float(s), max_iterations=s) for s in (2, 3)]
-            + [RunFinished(run_id="r1", seq=4, ts=4.0, answer=big)]
+            [
+                IterationStartedEvent(
+                    run_id="r1", seq=s, ts=float(s), max_iterations=s, iteration_number=1
+                )
+                for s in (2, 3)
+            ]
+            + [
+                RunFinishedEvent(
+                    run_id="r1",
+                    seq=4,
+                    ts=4.0,
+                    answer=big,
+                    status="completed",
+                    reason=None,
+                    usage={},
+                    cost=0.0,
+                    steps=0,
+                    partial=None,
+                )
+            ]
         )
     assert [e.seq for e in SqliteRunStore(tmp_path / "runs.db").events("r1")] == [1]
     store._conn.execute("PRAGMA max_page_count = 1000000")  # space again: it goes on
-    store.append(IterationStarted(run_id="r1", seq=2, ts=2.0))
+    store.append(
+        IterationStartedEvent(run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=10)
+    )
 
 
 def test_damaged_pages_are_a_clear_error_naming_the_recovery(
@@ -108,7 +145,19 @@ def read_only_store(tmp_path: Path) -> Iterator[Path]:
     path = folder / "runs.db"
     store = SqliteRunStore(path)
     store.append_many(recorded_run(line_spec(tmp_path, 1)))
-    store.append(RunStarted(run_id="r_cut", seq=1, ts=1.0, request="cut"))
+    store.append(
+        RunStartedEvent(
+            run_id="r_cut",
+            seq=1,
+            ts=1.0,
+            request="cut",
+            kind="agent",
+            model="m",
+            tools=[],
+            options={},
+            tenant="default",
+        )
+    )
     store.close()
     if os.geteuid() == 0:
         chattr = shutil.which("chattr")
@@ -141,4 +190,8 @@ def test_a_read_only_store_is_listed_and_shown_and_says_why_it_cannot_write(
     store = SqliteRunStore(read_only_store)
     assert store.read_only is not None
     with pytest.raises(StoreError, match=r"is read-only .*can be listed, shown and exported"):
-        store.append(IterationStarted(run_id="r_cut", seq=2, ts=2.0))
+        store.append(
+            IterationStartedEvent(
+                run_id="r_cut", seq=2, ts=2.0, iteration_number=1, max_iterations=10
+            )
+        )

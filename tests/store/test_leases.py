@@ -14,13 +14,16 @@ from store_helpers import line_spec, lines, recorded_run
 
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
-from loopwright.events import RunFinished, RunStarted
+from loopwright.events import RunFinishedEvent, RunStartedEvent
 from loopwright.runtime import DEFAULT_LEASE_TTL_S, LeaseKeeper, Runtime
 from loopwright.store import SqliteRunStore
 
 
-def started(run_id: str) -> RunStarted:
-    return RunStarted(run_id=run_id, seq=1, ts=1.0, request="r")
+def started(run_id: str) -> RunStartedEvent:
+    return RunStartedEvent(
+        run_id=run_id, seq=1, ts=1.0, kind="agent", request="r", model="m", tools=[],
+        options={}, tenant="default",
+    )  # fmt: skip
 
 
 async def test_a_run_whose_lease_lapses_is_reported_interrupted(tmp_path: Path) -> None:
@@ -43,7 +46,20 @@ async def test_a_run_whose_lease_lapses_is_reported_interrupted(tmp_path: Path) 
     record = store.get_run("r1")
     assert record is not None and record.status == "running"
 
-    await runtime.publish(RunFinished(run_id="r1", seq=2, ts=2.0))
+    await runtime.publish(
+        RunFinishedEvent(
+            run_id="r1",
+            seq=2,
+            ts=2.0,
+            status="completed",
+            answer="ok",
+            reason=None,
+            usage={},
+            cost=0.0,
+            steps=0,
+            partial=None,
+        )
+    )
     assert store.lease("r1") is None and runtime.leases.held == set()
     record = store.get_run("r1")
     assert record is not None and record.status == "completed"

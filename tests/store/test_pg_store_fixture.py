@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from store_locations import new_database
 
-from loopwright.events import ConfirmationRequired, IterationStarted
+from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
 from loopwright.runtime import export_run
 from loopwright.store import GateDecision, PostgresRunStore, open_store
 from loopwright.store._pg_local import LocalPostgres
@@ -61,7 +61,7 @@ def test_the_v1_events_decode_in_order(store_v1: PostgresRunStore) -> None:
     assert events[4].result == "hello"  # type: ignore[union-attr]
     assert [e.seq for e in store_v1.events("run_fixture_cut")] == [1, 2, 3, 4, 5]
     gated = store_v1.events("run_fixture_gated")
-    assert isinstance(gated[-1], ConfirmationRequired)
+    assert isinstance(gated[-1], ConfirmationRequiredEvent)
 
 
 def test_a_v1_task_run_exports_in_the_task_run_state_shape(store_v1: PostgresRunStore) -> None:
@@ -71,7 +71,7 @@ def test_a_v1_task_run_exports_in_the_task_run_state_shape(store_v1: PostgresRun
 
 
 def test_a_v1_store_takes_new_events(store_v1: PostgresRunStore) -> None:
-    store_v1.append(IterationStarted(run_id="run_fixture_cut", seq=6, ts=1.0, iteration=2))
+    store_v1.append(IterationStartedEvent(run_id="run_fixture_cut", seq=6, ts=1.0, iteration=2))
     record = store_v1.get_run("run_fixture_cut")
     assert record is not None and record.last_seq == 6
 

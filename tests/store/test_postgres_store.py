@@ -11,14 +11,24 @@ import pytest
 from store_locations import new_database
 
 from loopwright.errors import StoreError
-from loopwright.events import IterationStarted, RunStarted
+from loopwright.events import IterationStartedEvent, RunStartedEvent
 from loopwright.store import PostgresRunStore, open_store, redact_url
 from loopwright.store._pg_local import LocalPostgres, free_port
 from loopwright.store._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION, SCHEMA
 
 
-def started(run_id: str) -> RunStarted:
-    return RunStarted(run_id=run_id, seq=1, ts=1.0, request="r")
+def started(run_id: str) -> RunStartedEvent:
+    return RunStartedEvent(
+        run_id=run_id,
+        seq=1,
+        ts=1.0,
+        kind="agent",
+        request="r",
+        model="m",
+        tools=[],
+        options={},
+        tenant="default",
+    )
 
 
 def has_schema(url: str) -> bool:
@@ -118,7 +128,9 @@ def test_a_read_only_role_lists_and_shows_runs_and_is_told_why_it_cannot_write(
 ) -> None:
     store = open_store(pg_url)
     store.append(started("r1"))
-    store.append(IterationStarted(run_id="r1", seq=2, ts=2.0))
+    store.append(
+        IterationStartedEvent(run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=5)
+    )
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("CREATE ROLE reader LOGIN PASSWORD 'reader-pw-1'")
         conn.execute(f"GRANT USAGE ON SCHEMA {SCHEMA} TO reader")
@@ -130,7 +142,9 @@ def test_a_read_only_role_lists_and_shows_runs_and_is_told_why_it_cannot_write(
     with pytest.raises(
         StoreError, match=r"cannot be written by this user.*can be listed, shown"
     ) as caught:
-        reader.append(IterationStarted(run_id="r1", seq=3, ts=3.0))
+        reader.append(
+            IterationStartedEvent(run_id="r1", seq=3, ts=3.0, iteration_number=1, max_iterations=5)
+        )
     assert "reader-pw-1" not in str(caught.value)
     assert [e.seq for e in store.events("r1")] == [1, 2]
 
@@ -146,7 +160,11 @@ def test_a_server_that_goes_away_mid_run_is_a_clear_error_and_nothing_is_half_wr
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
     with pytest.raises(StoreError, match=r"connection failed.*runs resume") as caught:
-        store.append(IterationStarted(run_id="r1", seq=2, ts=2.0))
+        store.append(
+            IterationStartedEvent(run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=5)
+        )
     assert "***" in str(caught.value)
-    store.append(IterationStarted(run_id="r1", seq=2, ts=2.0))  # the pool reconnects
+    store.append(
+        IterationStartedEvent(run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=5)
+    )  # the pool reconnects
     assert [e.seq for e in open_store(pg_url).events("r1")] == [1, 2]

@@ -10,9 +10,9 @@ from store_helpers import line_spec, recorded_run
 
 from loopwright.errors import StoreError
 from loopwright.events import (
-    IterationStarted,
-    RunFinished,
-    RunStarted,
+    IterationStartedEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
     encode_event,
     event_to_dict,
 )
@@ -20,12 +20,15 @@ from loopwright.runtime import recorded_spec
 from loopwright.store import SCHEMA_VERSION, SqliteRunStore, open_store
 
 
-def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStarted:
-    return RunStarted(run_id=run_id, seq=1, ts=ts, request=f"do {run_id}", tenant=tenant)
+def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:
+    return RunStartedEvent(
+        run_id=run_id, seq=1, ts=ts, kind="agent", request=f"do {run_id}", model="m",
+        tools=[], options={}, tenant=tenant,
+    )  # fmt: skip
 
 
-def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
-    return RunFinished(
+def finished(run_id: str, seq: int, status: str = "completed") -> RunFinishedEvent:
+    return RunFinishedEvent(
         run_id=run_id,
         seq=seq,
         ts=9.0,
@@ -33,6 +36,9 @@ def finished(run_id: str, seq: int, status: str = "completed") -> RunFinished:
         answer="done",
         usage={"input_tokens": 5, "output_tokens": 7},
         cost=0.25,
+        reason=None,
+        steps=1,
+        partial=None,
     )
 
 
@@ -79,12 +85,20 @@ def test_a_gap_in_seq_and_an_unknown_run_are_refused(tmp_path: Path) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
     store.append(started("r1"))
     with pytest.raises(StoreError, match="seq 3 does not follow 1"):
-        store.append(IterationStarted(run_id="r1", seq=3, ts=2.0))
+        store.append(
+            IterationStartedEvent(run_id="r1", seq=3, ts=2.0, iteration_number=1, max_iterations=5)
+        )
     with pytest.raises(StoreError, match="unknown run nope"):
-        store.append(IterationStarted(run_id="nope", seq=2, ts=2.0))
+        store.append(
+            IterationStartedEvent(
+                run_id="nope", seq=2, ts=2.0, iteration_number=1, max_iterations=5
+            )
+        )
     with pytest.raises(StoreError, match="UNIQUE"):
         store.append(started("r1"))
-    store.append(IterationStarted(run_id="r1", seq=2, ts=2.0))
+    store.append(
+        IterationStartedEvent(run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=5)
+    )
     assert [e.seq for e in store.events("r1")] == [1, 2]
 
 
@@ -92,7 +106,13 @@ def test_append_many_is_one_transaction(tmp_path: Path) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
     with pytest.raises(StoreError):
         store.append_many(
-            [started("r1"), IterationStarted(run_id="r1", seq=2, ts=2.0), started("r1")]
+            [
+                started("r1"),
+                IterationStartedEvent(
+                    run_id="r1", seq=2, ts=2.0, iteration_number=1, max_iterations=5
+                ),
+                started("r1"),
+            ]
         )
     assert store.get_run("r1") is None and store.events("r1") == []
 

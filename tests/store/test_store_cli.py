@@ -10,12 +10,12 @@ from store_locations import new_database
 
 from loopwright.cli import main
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    RunFinished,
-    RunStarted,
-    TaskComplete,
-    TaskStart,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
     encode_event,
 )
 from loopwright.store import SqliteRunStore, open_store
@@ -25,18 +25,49 @@ from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 
 def task_run(run_id: str, *, gated: bool = False) -> list[Event]:
     events: list[Event] = [
-        RunStarted(run_id=run_id, seq=1, ts=10.0, kind="task", request="rotate", tenant="acme"),
-        TaskStart(run_id=run_id, seq=2, ts=11.0, task_name="rotate"),
+        RunStartedEvent(
+            run_id=run_id,
+            seq=1,
+            ts=10.0,
+            kind="task",
+            request="rotate",
+            tenant="acme",
+            model="m",
+            tools=[],
+            options={},
+        ),
+        TaskStartEvent(run_id=run_id, seq=2, ts=11.0, task_name="rotate", total_steps=1),
     ]
     if gated:
         return [
             *events,
-            ConfirmationRequired(run_id=run_id, seq=3, ts=12.0, step="ok", request_id="g1"),
+            ConfirmationRequiredEvent(
+                run_id=run_id,
+                seq=3,
+                ts=12.0,
+                step="ok",
+                request_id="g1",
+                message="ok?",
+                timeout_s=60.0,
+            ),
         ]
     return [
         *events,
-        TaskComplete(run_id=run_id, seq=3, ts=12.0, task_name="rotate", summary="done"),
-        RunFinished(run_id=run_id, seq=4, ts=13.0, answer="done"),
+        TaskCompleteEvent(
+            run_id=run_id, seq=3, ts=12.0, task_name="rotate", summary="done", status="completed"
+        ),
+        RunFinishedEvent(
+            run_id=run_id,
+            seq=4,
+            ts=13.0,
+            answer="done",
+            status="completed",
+            reason=None,
+            usage={},
+            cost=0.0,
+            steps=0,
+            partial=None,
+        ),
     ]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loopwright.events import ConfirmationRequired, IterationStarted
+from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
 from loopwright.runtime import export_run
 from loopwright.store import SCHEMA_VERSION, GateDecision, SqliteRunStore
 from loopwright.store._schema import MIGRATIONS
@@ -64,7 +64,11 @@ def test_a_v1_task_run_exports_in_the_task_run_state_shape(store: SqliteRunStore
 
 
 def test_a_v1_store_takes_new_events(store: SqliteRunStore) -> None:
-    store.append(IterationStarted(run_id="run_fixture_cut", seq=6, ts=1.0, iteration=2))
+    store.append(
+        IterationStartedEvent(
+            run_id="run_fixture_cut", seq=6, ts=1.0, iteration_number=2, max_iterations=5
+        )
+    )
     record = store.get_run("run_fixture_cut")
     assert record is not None and record.last_seq == 6
 
@@ -116,7 +120,7 @@ def test_the_v2_store_opens_with_its_runs_and_gate_decision(store_v2: SqliteRunS
         "run_fixture_gated": "interrupted",
     }
     gated = store_v2.events("run_fixture_gated")
-    assert isinstance(gated[-1], ConfirmationRequired)
+    assert isinstance(gated[-1], ConfirmationRequiredEvent)
     assert gated[-1].request_id == "gate_fixture0001"
     assert store_v2.gate_decision("run_fixture_gated", "gate_fixture0001") == GateDecision(
         "run_fixture_gated", "gate_fixture0001", True, "api:acme", 1_700_000_300.0

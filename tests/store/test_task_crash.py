@@ -35,14 +35,14 @@ from pathlib import Path
 import pytest
 
 from loopwright.events import (
-    ChangeRecorded,
-    ConfirmationRequired,
+    ChangeRecordedEvent,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    GateDecided,
-    RunFinished,
-    StepComplete,
-    ToolCallStarted,
+    FunctionResultEvent,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    StepCompleteEvent,
+    ToolCallStartedEvent,
     decode_event,
     encode_event,
 )
@@ -145,13 +145,13 @@ def run_and_kill(trial: Trial) -> Trial:
     for line in proc.stdout:
         event = decode_event(line)
         trial.seen.append(event)
-        if isinstance(event, ConfirmationRequired) and trial.approve_early and not trial.cli:
+        if isinstance(event, ConfirmationRequiredEvent) and trial.approve_early and not trial.cli:
             store = SqliteRunStore(trial.folder / "runs.db")
             store.post_gate_decision(event.run_id, event.request_id, True, "test:early")
             store.close()
         if len(trial.seen) >= trial.kill_after:
             break
-        if isinstance(event, ConfirmationRequired) and not (trial.approve_early or trial.cli):
+        if isinstance(event, ConfirmationRequiredEvent) and not (trial.approve_early or trial.cli):
             break  # nobody approves: the gate waits, and is killed waiting
     if trial.jitter_s:
         time.sleep(trial.jitter_s)  # a random kill point, not a wait for anything
@@ -230,29 +230,31 @@ def check(trial: Trial) -> str:
         events = store.events(record.run_id)
     finally:
         store.close()
-    finished = {e.step for e in before if isinstance(e, FunctionResult)}
+    finished = {e.step for e in before if isinstance(e, FunctionResultEvent)}
     cut_off = [
         (e.call_id.rsplit(":", 1)[-1], e.tool_name)
         for e in before
-        if isinstance(e, ToolCallStarted) and e.call_id.rsplit(":", 1)[-1] not in finished
+        if isinstance(e, ToolCallStartedEvent) and e.call_id.rsplit(":", 1)[-1] not in finished
     ]
     if [tool for _, tool in cut_off] == ["put_line"]:  # idempotent: run again, done once
-        [again] = [e for e in events if isinstance(e, FunctionResult) and e.step == cut_off[0][0]]
+        [again] = [
+            e for e in events if isinstance(e, FunctionResultEvent) and e.step == cut_off[0][0]
+        ]
         assert again.success and again.function == "put_line"
         fate += ", an idempotent step run again"
     assert [e.seq for e in events] == list(range(1, len(events) + 1)), "gap in seq"
-    assert isinstance(events[-1], RunFinished)
-    done = [e.step for e in events if isinstance(e, StepComplete)]
+    assert isinstance(events[-1], RunFinishedEvent)
+    done = [e.step for e in events if isinstance(e, StepCompleteEvent)]
     assert len(done) == len(set(done)), f"a step completed twice: {done}"
-    backed_up = [e.step for e in events if isinstance(e, ChangeRecorded)]
+    backed_up = [e.step for e in events if isinstance(e, ChangeRecordedEvent)]
     assert len(backed_up) == len(set(backed_up)), f"a backup taken twice: {backed_up}"
-    decisions = {e.request_id: e for e in events if isinstance(e, GateDecided)}
-    assert len(decisions) == sum(isinstance(e, GateDecided) for e in events), "decided twice"
+    decisions = {e.request_id: e for e in events if isinstance(e, GateDecisionEvent)}
+    assert len(decisions) == sum(isinstance(e, GateDecisionEvent) for e in events), "decided twice"
     assert all(d.approved for d in decisions.values())
-    asked = [e for e in events if isinstance(e, ConfirmationRequired)]
+    asked = [e for e in events if isinstance(e, ConfirmationRequiredEvent)]
     assert len(asked) == len({e.request_id for e in asked}), "a gate asked twice"
-    waiting_at_kill = any(isinstance(e, ConfirmationRequired) for e in trial.seen) and not any(
-        isinstance(e, GateDecided) for e in trial.seen
+    waiting_at_kill = any(isinstance(e, ConfirmationRequiredEvent) for e in trial.seen) and not any(
+        isinstance(e, GateDecisionEvent) for e in trial.seen
     )
     if "approve" in done and waiting_at_kill and not trial.approve_early and not trial.cli:
         assert [d.decided_by for d in decisions.values()] == ["test:resume"]
@@ -260,7 +262,7 @@ def check(trial: Trial) -> str:
     file = trial.folder / "lines.txt"
     written = file.read_text().splitlines() if file.exists() else []
     assert len(written) == len(set(written)), f"a line written twice: {written}"
-    results = {e.step: e for e in events if isinstance(e, FunctionResult)}
+    results = {e.step: e for e in events if isinstance(e, FunctionResultEvent)}
     unknown = [r for r in results.values() if not r.success]
     if unknown:  # a non-idempotent step was cut off: it is not run again, and the run stops
         [failed] = unknown

@@ -15,7 +15,7 @@ from test_real_local_model import CALL_LIMIT_S, llama_server  # noqa: F401
 
 from loopwright import AgentExecutor
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
-from loopwright.events import Event, ModelResponded, ModelTextDelta
+from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
 from loopwright.tools import tool
@@ -28,8 +28,8 @@ async def test_llama_cpp_server_streams_into_an_agent_run(llama_server: str) -> 
         "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     events: list[Event] = [e async for e in AgentExecutor(model).stream("What is 2 + 2?")]
-    deltas = [e for e in events if isinstance(e, ModelTextDelta)]
-    replies = [e for e in events if isinstance(e, ModelResponded)]
+    deltas = [e for e in events if isinstance(e, ModelTextDeltaEvent)]
+    replies = [e for e in events if isinstance(e, ModelResponseEvent)]
     assert len(deltas) >= 2, "the reply came whole, not token by token"
     streamed = "".join(d.text for d in deltas)
     assert streamed == "".join(r.response["text"] for r in replies)

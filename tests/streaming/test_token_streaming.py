@@ -15,10 +15,10 @@ from loopwright.effects import DeltaSettings, EventLog, LiveEffects
 from loopwright.effects._deltas import ready_length
 from loopwright.events import (
     Event,
-    IterationStarted,
-    ModelResponded,
-    ModelTextDelta,
-    RunFinished,
+    IterationStartedEvent,
+    ModelResponseEvent,
+    ModelTextDeltaEvent,
+    RunFinishedEvent,
     event_from_dict,
     event_to_dict,
 )
@@ -64,7 +64,7 @@ async def test_each_adapter_streams_its_text_as_deltas(provider: str) -> None:
         agent = AgentExecutor(make(provider, server.url))
         events = await run_listened(agent, "What is 17 + 25?")
     assert server.bodies[0]["stream"] is True
-    deltas = [e for e in events if isinstance(e, ModelTextDelta)]
+    deltas = [e for e in events if isinstance(e, ModelTextDeltaEvent)]
     assert "".join(d.text for d in deltas) == ANSWER
     types = [e.type for e in events]
     first, last = (
@@ -72,9 +72,9 @@ async def test_each_adapter_streams_its_text_as_deltas(provider: str) -> None:
         len(types) - types[::-1].index("model_text_delta"),
     )
     assert types[first - 1] == "iteration_started" and types[last] == "model_response"
-    started = next(e for e in events if isinstance(e, IterationStarted))
+    started = next(e for e in events if isinstance(e, IterationStartedEvent))
     assert {d.seq for d in deltas} == {started.seq}  # they take no seq of their own
-    responded = next(e for e in events if isinstance(e, ModelResponded))
+    responded = next(e for e in events if isinstance(e, ModelResponseEvent))
     assert responded.seq == started.seq + 1 and responded.final_answer == "17 + 25 is 42."
 
 
@@ -92,20 +92,20 @@ async def test_stream_false_on_the_model_turns_it_off() -> None:
         model = OpenAIModel("m", base_url=f"{server.url}/v1", stream=False)
         events = await run_listened(AgentExecutor(model), "What is 17 + 25?")
     assert server.bodies[0]["stream"] is False
-    assert not [e for e in events if isinstance(e, ModelTextDelta)]
+    assert not [e for e in events if isinstance(e, ModelTextDeltaEvent)]
 
 
 async def test_deltas_are_coalesced() -> None:
     """A burst that arrives at once is one delta; a slow stream is one delta per interval."""
     model = ScriptedModel([ANSWER], stream_chars=1)
     events = await run_listened(AgentExecutor(model), "q", DeltaSettings(interval_s=60.0))
-    deltas = [e.text for e in events if isinstance(e, ModelTextDelta)]
+    deltas = [e.text for e in events if isinstance(e, ModelTextDeltaEvent)]
     assert "".join(deltas) == ANSWER
     assert len(deltas) <= 3  # 61 pieces: held for the interval, then whole words at the end
     many = await run_listened(
         AgentExecutor(ScriptedModel([ANSWER], stream_chars=1)), "q", DeltaSettings(0.0, 10_000)
     )
-    assert len([e for e in many if isinstance(e, ModelTextDelta)]) >= 8
+    assert len([e for e in many if isinstance(e, ModelTextDeltaEvent)]) >= 8
 
 
 async def test_a_secret_cut_across_pieces_never_shows_in_a_delta() -> None:
@@ -113,7 +113,7 @@ async def test_a_secret_cut_across_pieces_never_shows_in_a_delta() -> None:
     text = f'{{"thought": "the key is {secret} and more", "final_answer": "done"}}'
     model = ScriptedModel([text], stream_chars=3)  # the key arrives in 6 pieces
     events = await run_listened(AgentExecutor(model), "q")
-    deltas = [e.text for e in events if isinstance(e, ModelTextDelta)]
+    deltas = [e.text for e in events if isinstance(e, ModelTextDeltaEvent)]
     assert len(deltas) > 5
     shown = "".join(deltas)
     assert secret not in shown and "AKIA" not in shown
@@ -131,7 +131,7 @@ def test_held_back_text_is_the_last_word_and_open_key_blocks() -> None:
 
 
 def test_the_delta_event_round_trips_on_the_wire() -> None:
-    delta = ModelTextDelta(run_id="r", seq=3, ts=1.0, text="abc", model="m")
+    delta = ModelTextDeltaEvent(run_id="r", seq=3, ts=1.0, text="abc", model="m")
     assert event_from_dict(json.loads(json.dumps(event_to_dict(delta)))) == delta
 
 
@@ -143,8 +143,8 @@ async def test_runtime_sends_deltas_to_subscribers_and_never_stores_them(tmp_pat
     seen = [event async for event in runtime.subscribe("run_rt")]
     result = await handle.wait()
     assert result.answer == "17 + 25 is 42."
-    assert any(isinstance(e, ModelTextDelta) for e in seen)
-    assert isinstance(seen[-1], RunFinished)
+    assert any(isinstance(e, ModelTextDeltaEvent) for e in seen)
+    assert isinstance(seen[-1], RunFinishedEvent)
     stored = store.events("run_rt")
     assert [e.type for e in stored] == [e.type for e in seen if e.type != "model_text_delta"]
     assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
@@ -156,14 +156,14 @@ async def test_runtime_sends_deltas_to_subscribers_and_never_stores_them(tmp_pat
 
     again = AgentExecutor(ScriptedModel([], stream_chars=4, strict=False))
     await again.run("q", run_id="run_rt", recorded=stored, on_event=sink)
-    assert not [e for e in replayed if isinstance(e, ModelTextDelta)]
+    assert not [e for e in replayed if isinstance(e, ModelTextDeltaEvent)]
     store.close()
 
 
 async def test_agent_stream_yields_deltas() -> None:
     agent = AgentExecutor(ScriptedModel([ANSWER], stream_chars=2))
     events = [event async for event in agent.stream("q")]
-    deltas = [e for e in events if isinstance(e, ModelTextDelta)]
+    deltas = [e for e in events if isinstance(e, ModelTextDeltaEvent)]
     assert deltas and "".join(d.text for d in deltas) == ANSWER
 
 
@@ -183,7 +183,7 @@ async def test_a_reply_held_mid_stream_has_shown_its_first_words(provider: str) 
 
         async def sink(event: Event) -> None:
             nonlocal before_release
-            if isinstance(event, ModelTextDelta) and not reply.release.is_set():
+            if isinstance(event, ModelTextDeltaEvent) and not reply.release.is_set():
                 before_release = event.text  # the server has sent 25 characters so far
                 reply.release.set()
 

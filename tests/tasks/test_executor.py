@@ -12,18 +12,18 @@ from task_helpers import load, make_executor, write_task
 from loopwright.agent import AgentOptions
 from loopwright.errors import ConfigurationError
 from loopwright.events import (
-    ChangeRecorded,
-    ConfirmationRequired,
+    ChangeRecordedEvent,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    GateDecided,
-    RunFinished,
-    RunStarted,
-    StepComplete,
-    StreamChunk,
-    TaskComplete,
-    TaskStart,
-    Warning,
+    FunctionResultEvent,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepCompleteEvent,
+    StreamEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
+    WarningEvent,
 )
 from loopwright.models import ScriptedModel
 from loopwright.runtime import Runtime
@@ -69,15 +69,15 @@ async def test_streaming_contract_and_args_from_condition_across_steps(
     loaded = load(tmp_path, PIPELINE)
     executor, sink, _ = make_executor(loaded, workspace)
     events = await collect(executor, loaded, "measure my notes", {}, "acme")
-    assert isinstance(events[0], RunStarted) and events[0].kind == "task"
+    assert isinstance(events[0], RunStartedEvent) and events[0].kind == "task"
     assert events[0].tenant == "acme" and events[0].options["inputs"]["file"] == "notes.txt"
-    assert isinstance(events[1], TaskStart) and events[1].total_steps == 3
-    assert [type(e) for e in events[-2:]] == [TaskComplete, RunFinished]
+    assert isinstance(events[1], TaskStartEvent) and events[1].total_steps == 3
+    assert [type(e) for e in events[-2:]] == [TaskCompleteEvent, RunFinishedEvent]
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     assert sink.events == events
-    shout = [e for e in by_type(events, FunctionResult) if e.function == "shout"]
+    shout = [e for e in by_type(events, FunctionResultEvent) if e.function == "shout"]
     assert shout[0].arguments == {"text": "alpha"} and shout[0].result == "ALPHA"
-    statuses = {e.step: e.status for e in by_type(events, StepComplete)}
+    statuses = {e.step: e.status for e in by_type(events, StepCompleteEvent)}
     assert statuses == {"measure": "completed", "first_word": "completed", "never": "skipped"}
     assert events[-1].status == "completed"
 
@@ -135,7 +135,7 @@ async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, works
     seen: list[Event] = []
     async for event in stream:
         seen.append(event)
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             break
     gate = seen[-1]
     assert gate.message == "Shout at bob?" and gate.timeout_s == 300
@@ -145,10 +145,14 @@ async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, works
     assert not next_event.done()  # paused on the gate
     assert gates.resolve(gate.request_id, True, "alice")
     decided = await next_event
-    assert isinstance(decided, GateDecided) and decided.approved and decided.decided_by == "alice"
+    assert (
+        isinstance(decided, GateDecisionEvent)
+        and decided.approved
+        and decided.decided_by == "alice"
+    )
     rest = [e async for e in stream]
     assert rest[-1].status == "completed"
-    assert by_type(rest, FunctionResult)[0].result == "BOB"
+    assert by_type(rest, FunctionResultEvent)[0].result == "BOB"
     assert gates.pending() == [] and not gates.resolve(gate.request_id, False, "late")
 
 
@@ -158,10 +162,10 @@ async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -
     events: list[Event] = []
     async for event in executor.execute(loaded.definition, "", {"who": "bob"}):
         events.append(event)
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             gates.resolve(event.request_id, False, "carol")
-    assert by_type(events, StepComplete)[0].status == "rejected"
-    assert not by_type(events, FunctionResult)
+    assert by_type(events, StepCompleteEvent)[0].status == "rejected"
+    assert not by_type(events, FunctionResultEvent)
     assert events[-1].status == "cancelled" and "carol" in events[-1].answer
 
 
@@ -169,7 +173,7 @@ async def test_gate_timeout_aborts_and_saves_state(tmp_path: Path, workspace: Pa
     loaded = load(tmp_path, GATED)
     executor, _, gates = make_executor(loaded, workspace, gate_timeout_s=0.05)
     events = await collect(executor, loaded, "", {"who": "bob"})
-    complete = by_type(events, StepComplete)[0]
+    complete = by_type(events, StepCompleteEvent)[0]
     assert complete.status == "timed_out"
     assert events[-1].status == "failed"
     assert gates.pending() == []
@@ -196,7 +200,7 @@ async def test_pre_hook_failure_aborts_before_the_steps(tmp_path: Path, workspac
     loaded = load(tmp_path, HOOKED)
     executor, _, _ = make_executor(loaded, workspace)
     events = await collect(executor, loaded)
-    assert [e.step for e in by_type(events, StepComplete)] == ["pre-task:check"]
+    assert [e.step for e in by_type(events, StepCompleteEvent)] == ["pre-task:check"]
     assert events[-1].status == "failed" and "pre-task hook failed" in events[-1].answer
 
 
@@ -209,8 +213,8 @@ async def test_post_hook_failure_is_a_warning(tmp_path: Path, workspace: Path) -
     loaded = load(tmp_path, HOOKED)
     executor, _, _ = make_executor(loaded, workspace)
     events = await collect(executor, loaded)
-    assert [e.step for e in by_type(events, StepComplete)] == ["main", "post-task:check"]
-    warnings = [w.message for w in by_type(events, Warning)]
+    assert [e.step for e in by_type(events, StepCompleteEvent)] == ["main", "post-task:check"]
+    warnings = [w.message for w in by_type(events, WarningEvent)]
     assert any("post-task hook failed" in w and "the check failed" in w for w in warnings)
     assert events[-1].status == "completed"
 
@@ -243,7 +247,7 @@ async def approve_all(executor: TaskExecutor, loaded, gates) -> list[Event]:  # 
     events: list[Event] = []
     async for event in executor.execute(loaded.definition):
         events.append(event)
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             gates.resolve(event.request_id, True, "test")
     return events
 
@@ -256,11 +260,11 @@ async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace)
     events = await approve_all(executor, loaded, gates)
-    steps = [e.step for e in by_type(events, StepComplete)]
+    steps = [e.step for e in by_type(events, StepCompleteEvent)]
     assert steps == ["approve", "first", "second", "boom"]  # 'after' never ran
     assert (workspace / "notes.txt").read_text() == "overwritten"
     assert "loopwright task rollback" in events[-1].answer
-    changes = by_type(events, ChangeRecorded)
+    changes = by_type(events, ChangeRecordedEvent)
     assert [c.action for c in changes] == ["modify", "create", "modify"]
     from loopwright.tasks import rollback_task_run
 
@@ -276,7 +280,7 @@ async def test_rollback_on_failure_undoes_in_the_same_run(tmp_path: Path, worksp
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace, rollback_on_failure=True)
     events = await approve_all(executor, loaded, gates)
-    undos = [e for e in by_type(events, FunctionResult) if e.function == "undo"]
+    undos = [e for e in by_type(events, FunctionResultEvent) if e.function == "undo"]
     assert len(undos) == 3 and all(u.success for u in undos)
     assert events[-1].status == "rolled_back"
     assert (workspace / "notes.txt").read_bytes() == before
@@ -286,10 +290,10 @@ async def test_an_ungated_write_step_gets_a_gate(tmp_path: Path, workspace: Path
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace)
     events = await approve_all(executor, loaded, gates)
-    asked = [e.step for e in by_type(events, ConfirmationRequired)]
+    asked = [e.step for e in by_type(events, ConfirmationRequiredEvent)]
     # 'first' follows an approved gate; 'second' and 'boom' were not gated by the task
     assert asked == ["approve", "second", "boom"]
-    assert "will write using write_text" in by_type(events, ConfirmationRequired)[1].message
+    assert "will write using write_text" in by_type(events, ConfirmationRequiredEvent)[1].message
 
 
 async def test_rejecting_an_added_gate_keeps_the_file(tmp_path: Path, workspace: Path) -> None:
@@ -298,10 +302,10 @@ async def test_rejecting_an_added_gate_keeps_the_file(tmp_path: Path, workspace:
     events: list[Event] = []
     async for event in executor.execute(loaded.definition):
         events.append(event)
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             gates.resolve(event.request_id, False, "ops")
     assert (workspace / "notes.txt").read_text() == "alpha beta\ngamma\n"
-    assert not by_type(events, ChangeRecorded)
+    assert not by_type(events, ChangeRecordedEvent)
     assert events[-1].status == "cancelled"
 
 
@@ -329,12 +333,12 @@ async def test_agent_step_streams_its_text_and_feeds_later_steps(
     loaded = load(tmp_path, AGENT)
     executor, sink, _ = make_executor(loaded, workspace, model=model)
     events = await collect(executor, loaded, "explain the notes")
-    chunks = [e.chunk for e in by_type(events, StreamChunk)]
+    chunks = [e.chunk for e in by_type(events, StreamEvent)]
     assert chunks == ["two lines", "short notes"]
     assert "Explain a file of 2 lines." in model.requests[0].messages[-1].content
-    assert by_type(events, FunctionResult)[-1].result == "SHORT NOTES"
+    assert by_type(events, FunctionResultEvent)[-1].result == "SHORT NOTES"
     child = [e for e in sink.events if e.run_id != events[0].run_id]
-    assert isinstance(child[0], RunStarted) and child[0].parent_run_id == events[0].run_id
+    assert isinstance(child[0], RunStartedEvent) and child[0].parent_run_id == events[0].run_id
 
 
 CALL = '{"action": "count_lines", "action_input": {"path": "notes.txt"}}'
@@ -349,7 +353,7 @@ async def test_agent_step_retries_once_with_a_simpler_prompt(
     loaded = load(tmp_path, AGENT)
     executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
     events = await collect(executor, loaded)
-    assert any("retrying once" in w.message for w in by_type(events, Warning))
+    assert any("retrying once" in w.message for w in by_type(events, WarningEvent))
     assert "Do not call any tool" in model.requests[-1].messages[-1].content
     assert events[-1].status == "completed"
 
@@ -359,7 +363,7 @@ async def test_agent_step_failing_twice_aborts(tmp_path: Path, workspace: Path) 
     loaded = load(tmp_path, AGENT)
     executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
     events = await collect(executor, loaded)
-    assert by_type(events, StepComplete)[-1].status == "failed"
+    assert by_type(events, StepCompleteEvent)[-1].status == "failed"
     assert events[-1].status == "failed" and "failed twice" in events[-1].answer
 
 
@@ -397,7 +401,7 @@ async def test_a_finished_agent_step_is_served_from_the_log_on_resume(
     executor, _, _ = make_executor(loaded, workspace, model=model)
     events = await collect(executor, loaded, "explain the notes")
     done = next(
-        i for i, e in enumerate(events) if isinstance(e, StepComplete) and e.step == "explain"
+        i for i, e in enumerate(events) if isinstance(e, StepCompleteEvent) and e.step == "explain"
     )
     prefix = events[: done + 1]  # the process died right after the agent step
     no_replies = ScriptedModel([])  # a model call now would fail the step
@@ -405,5 +409,5 @@ async def test_a_finished_agent_step_is_served_from_the_log_on_resume(
     rest = [e async for e in again.execute(loaded.definition, "explain the notes", recorded=prefix)]
     assert no_replies.requests == []
     assert [e.seq for e in rest] == list(range(done + 2, done + 2 + len(rest)))
-    assert by_type(rest, FunctionResult)[0].result == "SHORT NOTES"
+    assert by_type(rest, FunctionResultEvent)[0].result == "SHORT NOTES"
     assert rest[-1].status == "completed" and sink.events == rest

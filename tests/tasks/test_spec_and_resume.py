@@ -13,14 +13,14 @@ import pytest
 from loopwright.effects import EventLog, GateRequest, LiveEffects
 from loopwright.errors import ConfigurationError
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    GateDecided,
-    RunFinished,
-    RunStarted,
-    StepComplete,
-    ToolCallStarted,
+    FunctionResultEvent,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepCompleteEvent,
+    ToolCallStartedEvent,
 )
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import (
@@ -106,7 +106,7 @@ async def test_run_started_records_the_spec_and_the_state_file_is_the_logs_fold(
 ) -> None:
     events = await full_run(tmp_path)
     first = events[0]
-    assert isinstance(first, RunStarted) and first.kind == "task"
+    assert isinstance(first, RunStartedEvent) and first.kind == "task"
     assert recorded_task_spec(events) == lines_task(tmp_path)
     exported = StateFileExporter(tmp_path / "state").find("run_lines")
     assert exported.to_dict() == rebuild_state(events).to_dict()
@@ -117,7 +117,7 @@ async def test_a_waiting_gate_waits_again_and_done_steps_are_not_repeated(
     tmp_path: Path,
 ) -> None:
     events = await full_run(tmp_path)
-    asked = next(i for i, e in enumerate(events) if isinstance(e, ConfirmationRequired))
+    asked = next(i for i, e in enumerate(events) if isinstance(e, ConfirmationRequiredEvent))
     prefix = events[: asked + 1]  # the process died while the gate waited
     sink, gates = Collect(), GateBroker()
     approver = asyncio.create_task(approve_when_asked(gates, "bob"))
@@ -125,15 +125,15 @@ async def test_a_waiting_gate_waits_again_and_done_steps_are_not_repeated(
     await approver
     assert state.status == "completed"
     assert [e.seq for e in sink.events] == list(range(asked + 2, asked + 2 + len(sink.events)))
-    decided = [e for e in sink.events if isinstance(e, GateDecided)]
+    decided = [e for e in sink.events if isinstance(e, GateDecisionEvent)]
     assert [(d.request_id, d.decided_by) for d in decided] == [(prefix[-1].request_id, "bob")]
-    assert [e.step for e in sink.events if isinstance(e, StepComplete)] == ["ok", "c"]
+    assert [e.step for e in sink.events if isinstance(e, StepCompleteEvent)] == ["ok", "c"]
     assert (tmp_path / "lines.txt").read_text().splitlines() == ["a", "c"]  # 'a' not re-run
 
 
 async def test_a_decided_gate_is_served_from_the_log(tmp_path: Path) -> None:
     events = await full_run(tmp_path)
-    decided = next(i for i, e in enumerate(events) if isinstance(e, GateDecided))
+    decided = next(i for i, e in enumerate(events) if isinstance(e, GateDecisionEvent))
     sink = Collect()
     state = await resume_task(events[: decided + 1], gates=GateBroker(), sink=sink)
     assert state.status == "completed"  # nobody could decide: the verdict came from the log
@@ -147,12 +147,12 @@ async def test_a_started_step_of_a_tool_that_is_not_idempotent_is_not_run_again(
     tmp_path: Path,
 ) -> None:
     events = await full_run(tmp_path)
-    started = next(i for i, e in enumerate(events) if isinstance(e, ToolCallStarted))
+    started = next(i for i, e in enumerate(events) if isinstance(e, ToolCallStartedEvent))
     sink = Collect()
     state = await resume_task(events[: started + 1], gates=GateBroker(), sink=sink)
-    [result] = [e for e in sink.events if isinstance(e, FunctionResult)]
+    [result] = [e for e in sink.events if isinstance(e, FunctionResultEvent)]
     assert not result.success and "effect is unknown" in str(result.error)
-    assert state.status == "failed" and isinstance(sink.events[-1], RunFinished)
+    assert state.status == "failed" and isinstance(sink.events[-1], RunFinishedEvent)
     assert (tmp_path / "lines.txt").read_text().splitlines() == ["a", "c"]
 
 

@@ -16,7 +16,7 @@ from temporal_helpers import Workers, action, final, loopwright_env
 from temporalio.client import WorkflowFailureError
 
 from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
-from loopwright.events import RunFinished, ToolCallStarted
+from loopwright.events import RunFinishedEvent, ToolCallStartedEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -64,15 +64,15 @@ async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
     assert record is not None and record.status == "running"
     started = time.monotonic()
     await handle.cancel()
-    events = await _stored_until(workers.store, handle.id, RunFinished, 30)
+    events = await _stored_until(workers.store, handle.id, RunFinishedEvent, 30)
     elapsed = time.monotonic() - started
 
     assert elapsed < HEARTBEAT_S + 2.0, f"the cancel took {elapsed:.1f}s"
     last = events[-1]
-    assert isinstance(last, RunFinished)
+    assert isinstance(last, RunFinishedEvent)
     assert last.status == "cancelled"
     assert last.steps == 1  # the echo call is kept as partial work
-    assert [e.tool_name for e in events if isinstance(e, ToolCallStarted)] == ["echo", "wait"]
+    assert [e.tool_name for e in events if isinstance(e, ToolCallStartedEvent)] == ["echo", "wait"]
     store = open_store(workers.store)
     try:
         record = store.get_run(handle.id)

@@ -11,7 +11,7 @@ from temporal_helpers import Workers, action, final
 
 from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.engines.temporal._content import ContentStore
-from loopwright.events import ToolCallFinished
+from loopwright.events import ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 from loopwright.tools._executor import DEFAULT_MAX_OUTPUT_CHARS, truncate_output
@@ -40,7 +40,7 @@ async def test_a_5_mb_tool_result_is_stored_whole_and_the_run_completes(
     store = open_store(workers.store)
     content = ContentStore(workers.store)
     try:
-        (finished,) = [e for e in store.events(handle.id) if isinstance(e, ToolCallFinished)]
+        (finished,) = [e for e in store.events(handle.id) if isinstance(e, ToolCallEvent)]
         full = content.full_result(f"{handle.id}:{finished.call_id}")
     finally:
         content.close()

@@ -10,7 +10,7 @@ from typing import Any
 from temporal_helpers import Provider, Workers, completion, final
 
 from loopwright.engines.temporal import connect, start_agent_run
-from loopwright.events import RunErrored, RunFinished
+from loopwright.events import RunErrorEvent, RunFinishedEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -46,7 +46,7 @@ async def test_a_429_is_retried_after_its_retry_after(
     assert outcome["status"] == "completed"
     assert len(provider.calls) == 2
     assert provider.calls[1] - provider.calls[0] >= 2.0
-    assert isinstance(events[-1], RunFinished) and events[-1].answer == "done"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "done"
 
 
 async def test_a_400_fails_the_run_after_one_call(
@@ -56,5 +56,5 @@ async def test_a_400_fails_the_run_after_one_call(
     outcome, events = await _run(workers, provider, tmp_path)
     assert outcome["status"] == "failed"
     assert len(provider.calls) == 1
-    (errored,) = [e for e in events if isinstance(e, RunErrored)]
+    (errored,) = [e for e in events if isinstance(e, RunErrorEvent)]
     assert errored.error_type == "ModelError" and "HTTP 400" in errored.message

@@ -17,7 +17,7 @@ from temporalio.worker import Replayer
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.engines.temporal._content import ContentStore
-from loopwright.events import RunFinished, ToolCallFinished
+from loopwright.events import RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -65,7 +65,7 @@ async def test_a_second_worker_finishes_a_run_whose_worker_was_killed(
     content = ContentStore(workers.store)
     try:
         events = store.events(handle.id)
-        finished = [e for e in events if isinstance(e, ToolCallFinished)]
+        finished = [e for e in events if isinstance(e, ToolCallEvent)]
         for event in finished[1:]:  # the first is echo
             state = content.tool_call(f"{handle.id}:{event.call_id}")
             assert state is not None
@@ -80,7 +80,7 @@ async def test_a_second_worker_finishes_a_run_whose_worker_was_killed(
         content.close()
         store.close()
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    assert isinstance(events[-1], RunFinished) and events[-1].status == "completed"
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
     history = await handle.fetch_history()  # with the lost attempt: replays deterministically
     replayed = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(history)
     assert replayed.replay_failure is None
@@ -156,7 +156,7 @@ async def test_an_idempotent_tool_whose_worker_was_killed_runs_again(
     store = open_store(workers.store)
     content = ContentStore(workers.store)
     try:
-        finished = [e for e in store.events(handle.id) if isinstance(e, ToolCallFinished)]
+        finished = [e for e in store.events(handle.id) if isinstance(e, ToolCallEvent)]
         states = [content.tool_call(f"{handle.id}:{e.call_id}") for e in finished]
     finally:
         content.close()

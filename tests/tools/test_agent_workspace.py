@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentExecutor
-from loopwright.events import Event, RunStarted, ToolCallFinished
+from loopwright.events import Event, RunStartedEvent, ToolCallEvent
 from loopwright.models import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, workspace_context
 
@@ -98,10 +98,10 @@ async def test_resumed_run_keeps_the_recorded_workspace_section(tmp_path: Path) 
         events.append(event)
 
     await AgentExecutor(first, file_tools(), workspace=tmp_path).run(request, on_event=keep)
-    assert isinstance(events[0], RunStarted)
+    assert isinstance(events[0], RunStartedEvent)
     assert "notes.md" not in events[0].options["extra"]["workspace_context"]
     # notes.md exists now; a resume from the log must still build the original prompt
-    upto = next(i for i, e in enumerate(events) if isinstance(e, ToolCallFinished))
+    upto = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent))
     second = ScriptedModel([final("done")])
     result = await AgentExecutor(second, file_tools(), workspace=tmp_path).run(
         request, recorded=events[: upto + 1]

@@ -22,7 +22,7 @@ from typing import Any
 
 from loopwright.effects import Effects, GateRequest, GateVerdict
 from loopwright.errors import ConfigurationError
-from loopwright.events import ConfirmationRequired, GateDecided
+from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent
 from loopwright.messages import ToolCall
 from loopwright.prompts import summarize
 from loopwright.tools import ToolRegistry
@@ -122,7 +122,7 @@ async def ask_approval(fx: Effects, call: ToolCall, timeout_s: float) -> GateVer
     try:
         await asyncio.sleep(0)
         await fx.log.append(
-            ConfirmationRequired,
+            ConfirmationRequiredEvent,
             step=request.step,
             request_id=request.request_id,
             message=request.message,
@@ -133,7 +133,7 @@ async def ask_approval(fx: Effects, call: ToolCall, timeout_s: float) -> GateVer
         asked.cancel()
         raise
     await fx.log.append(
-        GateDecided,
+        GateDecisionEvent,
         step=request.step,
         request_id=request.request_id,
         approved=verdict.approved,

@@ -38,7 +38,7 @@ from loopwright.effects import (
     Recording,
     ReplayEffects,
 )
-from loopwright.events import Event, RunStarted
+from loopwright.events import Event, RunStartedEvent
 from loopwright.guards import (
     DEFAULT_PRICES,
     Budget,
@@ -169,6 +169,7 @@ class AgentExecutor:
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
+        """How this agent reads a model reply (its parser chain)."""
         return parse_reply(response, self.parsers)
 
     def _policies(self, ledger: CostLedger) -> list[StopPolicy]:
@@ -262,7 +263,7 @@ class AgentExecutor:
             if tracing is None:
                 result = await run_agent(setup, fx)
             else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
-                from loopwright.effects._traced import traced_agent_run
+                from loopwright.agent._traced import traced_agent_run
 
                 result = await traced_agent_run(setup, fx, tracing)
         finally:
@@ -332,6 +333,6 @@ class AgentExecutor:
 
 def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
     """The workspace section an earlier process of this run used (None: no earlier one)."""
-    if not recorded or not isinstance(recorded[0], RunStarted):
+    if not recorded or not isinstance(recorded[0], RunStartedEvent):
         return None
     return str(recorded[0].options.get("extra", {}).get("workspace_context") or "")

@@ -27,17 +27,17 @@ from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
 from loopwright.effects import Effects, VerificationResult
 from loopwright.errors import LoopwrightError, ReplayDivergence
 from loopwright.events import (
-    IterationStarted,
-    ModelResponded,
-    OutputInvalid,
-    ParseFailed,
-    RunErrored,
-    RunFinished,
-    RunStarted,
-    RunStopped,
-    ToolCallFinished,
-    ToolCallStarted,
-    VerificationFinished,
+    IterationStartedEvent,
+    ModelResponseEvent,
+    OutputInvalidEvent,
+    ParseErrorEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    RunStoppedEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
+    VerificationEvent,
 )
 from loopwright.guards import Nudge, Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
@@ -80,7 +80,7 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     log = fx.log
     if log.listening:  # its fields cost ~5 µs to build: only for someone reading
         await log.append(
-            RunStarted,
+            RunStartedEvent,
             kind="agent",
             request=setup.request,
             model=setup.model.name,
@@ -102,7 +102,7 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     except ReplayDivergence:
         raise
     except LoopwrightError as exc:
-        await log.append(RunErrored, error_type=type(exc).__name__, message=str(exc))
+        await log.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
         result = state.result(setup, "failed", reason="error", message=str(exc))
     return await _finish(setup, fx, result)
 
@@ -113,7 +113,7 @@ async def _loop(setup: RunSetup, fx: Effects, state: LoopState) -> ExecutionResu
         if isinstance(outcome, ExecutionResult):
             return outcome
         if isinstance(outcome, Stop):
-            await fx.log.append(RunStopped, reason=outcome.reason, message=outcome.message)
+            await fx.log.append(RunStoppedEvent, reason=outcome.reason, message=outcome.message)
             return state.result(setup, "stopped", reason=outcome.reason, message=outcome.message)
 
 
@@ -128,7 +128,9 @@ async def _iteration(
     guard = state.guard
     guard.iteration += 1
     await fx.log.append(
-        IterationStarted, iteration=guard.iteration, max_iterations=guard.max_iterations
+        IterationStartedEvent,
+        iteration_number=guard.iteration,
+        max_iterations=guard.max_iterations,
     )
     try:
         outcome = await _think(setup, fx, state)
@@ -168,8 +170,8 @@ async def _final(
     state.output_attempts += 1
     retry = state.output_attempts <= setup.options.output_retries
     await fx.log.append(
-        OutputInvalid,
-        iteration=state.guard.iteration,
+        OutputInvalidEvent,
+        iteration_number=state.guard.iteration,
         answer=final.answer,
         errors=list(checked.errors),
         will_retry=retry,
@@ -181,7 +183,7 @@ async def _final(
         f"the final answer did not match the output type {spec.name} after "
         f"{state.output_attempts} attempt(s): {'; '.join(checked.errors)}"
     )
-    await fx.log.append(RunErrored, error_type="OutputValidationError", message=message)
+    await fx.log.append(RunErrorEvent, error_type="OutputValidationError", message=message)
     result = state.result(
         setup, "failed", reason="output_invalid", message=message, answer=final.answer
     )
@@ -206,14 +208,14 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
         outcome = _received(setup, state, response)
         if fx.log.listening:  # its fields cost ~2 µs to build: only for someone reading
             fields = _response_fields(state, response, outcome)
-            await fx.log.append(ModelResponded, duration_ms=round(duration_ms, 3), **fields)
+            await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
         if not isinstance(outcome, ParseFailure):
             return outcome
         will_retry = attempt < attempts
         problem = outcome.message
         await fx.log.append(
-            ParseFailed,
-            iteration=state.guard.iteration,
+            ParseErrorEvent,
+            iteration_number=state.guard.iteration,
             message=outcome.message,
             raw=response.text,
             will_retry=will_retry,
@@ -279,7 +281,7 @@ def _response_fields(
     if isinstance(outcome, ParsedAction):
         actions = [{"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls]
     return {
-        "iteration": state.guard.iteration,
+        "iteration_number": state.guard.iteration,
         "response": response.to_dict(),
         "request_digest": state.digest,
         "thought": None if isinstance(outcome, ParseFailure) else outcome.thought,
@@ -329,8 +331,8 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
                 state.recap.append(recap_line(call.name, call.arguments, text, True))
             return ToolResult(call.id, call.name, text, True)
     await fx.log.append(
-        ToolCallStarted,
-        iteration=iteration,
+        ToolCallStartedEvent,
+        iteration_number=iteration,
         call_id=call.id,
         tool_name=call.name,
         arguments=call.arguments,
@@ -352,7 +354,7 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:
         fields = _finished_fields(iteration, call, arguments_json, result)
-        await fx.log.append(ToolCallFinished, **fields)
+        await fx.log.append(ToolCallEvent, **fields)
     return result
 
 
@@ -384,7 +386,7 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
         if answer != result.answer:
             result = dataclasses.replace(result, answer=answer)
     await fx.log.append(
-        RunFinished,
+        RunFinishedEvent,
         status=result.status,
         answer=result.answer,
         reason=result.reason,
@@ -406,7 +408,7 @@ async def _verify(setup: RunSetup, fx: Effects) -> VerificationResult:
 
     verification = await fx.verify(check)
     await fx.log.append(
-        VerificationFinished,
+        VerificationEvent,
         outcome=verification.outcome,
         passed=list(verification.passed),
         failed=list(verification.failed),

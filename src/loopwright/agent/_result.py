@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from loopwright._frozen import quick_init
 from loopwright.effects import VerificationResult
 from loopwright.errors import (
     BudgetExceeded,
@@ -38,8 +37,6 @@ class CompletedStep:
             "is_error": self.is_error,
         }
 
-
-quick_init(CompletedStep)  # one per tool call
 
 T = TypeVar("T")
 

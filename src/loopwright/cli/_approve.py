@@ -15,7 +15,7 @@ import getpass
 from loopwright.cli._options import add_options, opt
 from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.errors import RunNotFound, UsageError
-from loopwright.events import ConfirmationRequired
+from loopwright.events import ConfirmationRequiredEvent
 from loopwright.tasks._gates import pending_gates
 
 
@@ -42,7 +42,7 @@ def register_approve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     approve.set_defaults(handler=approve_command)
 
 
-def waiting_line(event: ConfirmationRequired) -> str:
+def waiting_line(event: ConfirmationRequiredEvent) -> str:
     """The gate waits for a decision from another process, until when."""
     until = datetime.datetime.fromtimestamp(event.ts + event.timeout_s).astimezone()
     return (

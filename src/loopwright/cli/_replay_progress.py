@@ -9,7 +9,7 @@ from __future__ import annotations
 from loopwright.agent import AgentExecutor
 from loopwright.cli._progress import Reporter
 from loopwright.errors import UsageError
-from loopwright.events import ModelResponded
+from loopwright.events import ModelResponseEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import Model
 from loopwright.parsing._result import ParseOutcome
@@ -39,7 +39,7 @@ class ReplayProgress:
             events = store.events(find_run(store, run_id).run_id)
         except UsageError:  # replay_run names the problem
             events = []
-        total = sum(1 for event in events if isinstance(event, ModelResponded))
+        total = sum(1 for event in events if isinstance(event, ModelResponseEvent))
         self.reporter = (
             Reporter("replay", total, unit="replies") if total >= LONG_RUN_REPLIES else None
         )

@@ -17,7 +17,7 @@ from loopwright.cli._output import console as output_console
 from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
-from loopwright.events import ConfirmationRequired, Event
+from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.runtime import RunSpec, Runtime, continue_spec
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import RunStore
@@ -147,7 +147,7 @@ def secrets_from_args(args: argparse.Namespace) -> list[str]:
 
 
 async def decide_call(
-    args: argparse.Namespace, runtime: Runtime, event: ConfirmationRequired
+    args: argparse.Namespace, runtime: Runtime, event: ConfirmationRequiredEvent
 ) -> None:
     """A tool call waits for approval: --yes approves, a terminal asks, otherwise it waits
     for `loopwright runs approve` (or the dashboard), which leaves the decision in the store."""
@@ -198,7 +198,7 @@ async def _run(
 ) -> ExecutionResult:
     async def show(event: Event) -> None:
         view.show(event)
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             await decide_call(args, runtime, event)
 
     runtime = Runtime(store)

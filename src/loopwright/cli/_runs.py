@@ -17,11 +17,11 @@ from loopwright.cli._output import print_json, print_records
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import (
     Event,
-    ModelResponded,
-    RunFinished,
-    RunStarted,
-    ToolCallFinished,
-    ToolCallStarted,
+    ModelResponseEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
     event_to_dict,
 )
 from loopwright.runtime import (
@@ -150,20 +150,20 @@ def list_command(args: argparse.Namespace) -> int:
 
 def _summary(event: Event) -> str:
     """One line about an event, for the timeline."""
-    if isinstance(event, RunStarted):
+    if isinstance(event, RunStartedEvent):
         return f"{event.kind} run: {_short(event.request, 80)} (model {event.model})"
-    if isinstance(event, ModelResponded):
+    if isinstance(event, ModelResponseEvent):
         if event.final_answer is not None:
             return f"final answer: {_short(event.final_answer, 80)}"
         calls = ", ".join(str(a.get("tool")) for a in event.actions)
         thought = f"{_short(event.thought, 60)} → " if event.thought else ""
         return f"{thought}{calls or 'no action'}"
-    if isinstance(event, ToolCallStarted):
+    if isinstance(event, ToolCallStartedEvent):
         return f"{event.tool_name}({_short(json.dumps(event.arguments), 80)})"
-    if isinstance(event, ToolCallFinished):
+    if isinstance(event, ToolCallEvent):
         mark = "error" if event.is_error else "ok"
         return f"{event.tool_name} {mark}: {event.result_summary}"
-    if isinstance(event, RunFinished):
+    if isinstance(event, RunFinishedEvent):
         answer = f": {_short(event.answer, 80)}" if event.answer else ""
         reason = f" ({event.reason})" if event.reason else ""
         return f"{event.status}{reason}{answer}"

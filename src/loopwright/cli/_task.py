@@ -19,12 +19,12 @@ from loopwright.cli._runs import add_store_argument, store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    GateDecided,
-    RunFinished,
-    StepComplete,
-    StreamChunk,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    StepCompleteEvent,
+    StreamEvent,
 )
 from loopwright.runtime import Runtime, task_state
 from loopwright.store import RunStore
@@ -176,14 +176,14 @@ class TaskView:
         self.base.show(event)
         if self.console is None:
             return
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             self.console.print(f"[bold yellow]? {escape(event.message)}[/]")
-        elif isinstance(event, GateDecided):
+        elif isinstance(event, GateDecisionEvent):
             verdict = "approved" if event.approved else "rejected"
             self.console.print(f"  [dim]{verdict} by {escape(event.decided_by)}[/]")
-        elif isinstance(event, StreamChunk):
+        elif isinstance(event, StreamEvent):
             self.console.print(f"  [italic]{escape(event.chunk)}[/]")
-        elif isinstance(event, StepComplete) and event.status != "completed":
+        elif isinstance(event, StepCompleteEvent) and event.status != "completed":
             why = event.error or event.result or ""
             self.console.print(f"  [yellow]{event.status}[/] {escape(str(why))}")
 
@@ -195,7 +195,7 @@ async def decide_gate(args: argparse.Namespace, runtime: Runtime, event: Event, 
     """--yes approves; a terminal asks; otherwise the gate waits for a decision another
     process leaves in the store (`loopwright serve`, `loopwright task approve`), which the
     Runtime's GateBroker polls for by itself."""
-    if not isinstance(event, ConfirmationRequired):
+    if not isinstance(event, ConfirmationRequiredEvent):
         return
     if args.yes:
         runtime.approve(event.run_id, event.request_id, True, "--yes")
@@ -282,7 +282,7 @@ def rollback_command(args: argparse.Namespace) -> int:
         )
         async for event in rollback:
             view.show(event)
-            if isinstance(event, RunFinished):
+            if isinstance(event, RunFinishedEvent):
                 status = event.status
         if status == "completed" and store.get_run(args.run_id) is not None:
             store.set_status(args.run_id, "rolled_back")

@@ -13,22 +13,22 @@ from rich.status import Status
 from loopwright.cli._output import console as output_console
 from loopwright.events import (
     Event,
-    FunctionResult,
-    IterationStarted,
-    ModelResponded,
-    ModelTextDelta,
-    OutputInvalid,
-    ParseFailed,
-    RunErrored,
-    RunFinished,
-    RunStarted,
-    RunStopped,
-    StepStart,
-    TaskComplete,
-    ToolCallFinished,
-    ToolCallStarted,
-    VerificationFinished,
-    Warning,
+    FunctionResultEvent,
+    IterationStartedEvent,
+    ModelResponseEvent,
+    ModelTextDeltaEvent,
+    OutputInvalidEvent,
+    ParseErrorEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    RunStoppedEvent,
+    StepStartEvent,
+    TaskCompleteEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
+    VerificationEvent,
+    WarningEvent,
     encode_event,
 )
 
@@ -61,7 +61,7 @@ class LiveView:
         """Sub-agent runs shown nested under their parent's call: run id -> depth."""
 
     def _depth(self, event: Event) -> int:
-        if isinstance(event, RunStarted) and event.run_id not in self._depths:
+        if isinstance(event, RunStartedEvent) and event.run_id not in self._depths:
             parent = self._depths.get(event.parent_run_id or "")
             self._depths[event.run_id] = 0 if parent is None else parent + 1
         return self._depths.get(event.run_id, 0)
@@ -84,7 +84,7 @@ class LiveView:
             self.console.print()
 
     def show(self, event: Event) -> None:
-        if isinstance(event, ModelTextDelta):
+        if isinstance(event, ModelTextDeltaEvent):
             self._delta(event)
             return
         self._stop_spinner()
@@ -97,12 +97,12 @@ class LiveView:
             line = "\n".join(f"{'    ' * depth}[dim]│[/] {part}" for part in line.split("\n"))
         if line:
             self.console.print(line)
-        if isinstance(event, IterationStarted):
+        if isinstance(event, IterationStartedEvent):
             self._spin("Thinking...")
-        elif isinstance(event, ToolCallStarted):
+        elif isinstance(event, ToolCallStartedEvent):
             self._spin(f"Calling {event.tool_name}...")
 
-    def _delta(self, event: ModelTextDelta) -> None:
+    def _delta(self, event: ModelTextDeltaEvent) -> None:
         """The reply as it is generated, dimmed, on its own line(s) under the iteration."""
         if not self._streaming:
             self._stop_spinner()
@@ -121,54 +121,54 @@ class LiveView:
         return " · ".join(parts)
 
     def _line(self, event: Event, depth: int = 0) -> str | None:
-        if isinstance(event, ModelResponded):
+        if isinstance(event, ModelResponseEvent):
             usage = event.response.get("usage") or {}
             self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStartedEvent):
             if depth == 0:
                 self._limits = dict(event.options)
             tools = ", ".join(event.tools) or "none"
             return f"[bold]▶ {escape(event.request)}[/]\n  [dim]model {escape(event.model)} · tools {escape(tools)} · run {event.run_id}[/]"
-        if isinstance(event, IterationStarted):
-            return f"[cyan]Iteration {event.iteration}/{event.max_iterations}[/] [dim]{self._budget()} · Thinking...[/]"
-        if isinstance(event, ModelResponded):
+        if isinstance(event, IterationStartedEvent):
+            return f"[cyan]Iteration {event.iteration_number}/{event.max_iterations}[/] [dim]{self._budget()} · Thinking...[/]"
+        if isinstance(event, ModelResponseEvent):
             return f"  [italic]{escape(event.thought)}[/]" if event.thought else None
-        if isinstance(event, ParseFailed):
+        if isinstance(event, ParseErrorEvent):
             retry = " (asking again)" if event.will_retry else ""
             return f"  [yellow]! could not read the reply: {escape(event.message)}{retry}[/]"
-        if isinstance(event, ToolCallStarted):
+        if isinstance(event, ToolCallStartedEvent):
             args = escape(json.dumps(event.arguments, ensure_ascii=False))
             return f"  [magenta]→ Calling {escape(event.tool_name)}[/] {args}"
-        if isinstance(event, ToolCallFinished):
+        if isinstance(event, ToolCallEvent):
             colour = "red" if event.is_error else "green"
             note = f" [dim]({event.duration_ms:.0f} ms)[/]"
             return f"  [{colour}]← Observing:[/] {escape(event.result_summary)}{note}"
-        if isinstance(event, OutputInvalid):
+        if isinstance(event, OutputInvalidEvent):
             retry = " (asking again)" if event.will_retry else ""
             errors = escape("; ".join(event.errors))
             return f"  [yellow]! the answer does not match the output schema: {errors}{retry}[/]"
-        if isinstance(event, RunStopped):
+        if isinstance(event, RunStoppedEvent):
             return f"[yellow]■ Stopped ({event.reason}): {escape(event.message)}[/]"
-        if isinstance(event, RunErrored):
+        if isinstance(event, RunErrorEvent):
             return f"[red]✗ {escape(event.error_type)}: {escape(event.message)}[/]"
-        if isinstance(event, Warning):
+        if isinstance(event, WarningEvent):
             return f"[yellow]! {escape(event.message)}[/]"
-        if isinstance(event, VerificationFinished):
+        if isinstance(event, VerificationEvent):
             return f"[bold]Verification: {event.outcome}[/] passed {len(event.passed)}, failed {len(event.failed)}"
-        if isinstance(event, StepStart):
+        if isinstance(event, StepStartEvent):
             return f"[cyan]Step {event.step_index + 1}: {escape(event.step)}[/] [dim]({event.step_type})[/]"
-        if isinstance(event, FunctionResult):
+        if isinstance(event, FunctionResultEvent):
             colour = "green" if event.success else "red"
             return f"  [{colour}]{escape(event.function)} → {escape(str(event.result if event.success else event.error))[:200]}[/]"
-        if isinstance(event, TaskComplete):
+        if isinstance(event, TaskCompleteEvent):
             return (
                 f"[bold]Task {escape(event.task_name)}: {event.status}[/] {escape(event.summary)}"
             )
-        if isinstance(event, RunFinished):
+        if isinstance(event, RunFinishedEvent):
             return self._finished(event)
         return None
 
-    def _finished(self, event: RunFinished) -> str:
+    def _finished(self, event: RunFinishedEvent) -> str:
         usage = event.usage
         tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
         cost = f" · ${event.cost:.4f}" if event.cost else ""

@@ -21,7 +21,7 @@ from typing import Any
 from loopwright.cli._options import STORE, TASK_QUEUE, TEMPORAL, add_options
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunError
-from loopwright.events import RunFinished
+from loopwright.events import RunFinishedEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import PersistentStore, open_store
 from loopwright.store._open import store_location
@@ -153,7 +153,7 @@ class _Tail:
             for event in await asyncio.to_thread(self.store.events, self.run_id, after=self.seq):
                 self.view.show(event)
                 self.seq = event.seq
-                if isinstance(event, RunFinished):
+                if isinstance(event, RunFinishedEvent):
                     return {"status": event.status, "answer": event.answer}
             more = await asyncio.to_thread(self.store.events, self.run_id, after=self.seq)
             if result.done() and not more:

@@ -17,7 +17,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor as NativeAgentExecutor
 from loopwright.agent import AgentOptions, ExecutionResult
 from loopwright.errors import ParseError
-from loopwright.events import Event, ModelResponded
+from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import ModelResponse, ToolCall
 from loopwright.models import Model
 from loopwright.parsing import (
@@ -169,8 +169,8 @@ class AgentExecutor:
         thoughts: dict[int, str | None] = {}
 
         async def remember(event: Event) -> None:
-            if isinstance(event, ModelResponded) and event.actions:
-                thoughts.setdefault(event.iteration, event.thought)
+            if isinstance(event, ModelResponseEvent) and event.actions:
+                thoughts.setdefault(event.iteration_number, event.thought)
 
         self.history = []
         result = await self.native.run(prompt, on_event=remember)

@@ -17,15 +17,15 @@ from loopwright.agent import ExecutionResult
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     Event,
-    IterationStarted,
-    ModelResponded,
-    ParseFailed,
-    RunErrored,
-    RunFinished,
-    RunStarted,
-    RunStopped,
-    ToolCallFinished,
-    ToolCallStarted,
+    IterationStartedEvent,
+    ModelResponseEvent,
+    ParseErrorEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    RunStoppedEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
 )
 from loopwright.models import Model
 from loopwright.skills import (
@@ -88,34 +88,36 @@ class TaskDoneEvent(TaskEvent):
 def to_task_event(event: Event, task_id: str) -> TaskEvent | None:
     """The seed event for one native event (None: nothing the seed shows)."""
     ts = event.ts
-    if isinstance(event, RunStarted):
+    if isinstance(event, RunStartedEvent):
         return TaskStatusEvent(task_id, ts, "running", f"started: {event.request}", event)
-    if isinstance(event, IterationStarted):
-        text = f"Iteration {event.iteration}/{event.max_iterations}"
-        return TaskMessageEvent(task_id, ts, text, "iteration", event.iteration, event)
-    if isinstance(event, ModelResponded):
+    if isinstance(event, IterationStartedEvent):
+        text = f"Iteration {event.iteration_number}/{event.max_iterations}"
+        return TaskMessageEvent(task_id, ts, text, "iteration", event.iteration_number, event)
+    if isinstance(event, ModelResponseEvent):
         if event.final_answer is not None:
             return TaskMessageEvent(
-                task_id, ts, event.final_answer, "answer", event.iteration, event
+                task_id, ts, event.final_answer, "answer", event.iteration_number, event
             )
         if event.thought:
-            return TaskMessageEvent(task_id, ts, event.thought, "thought", event.iteration, event)
+            return TaskMessageEvent(
+                task_id, ts, event.thought, "thought", event.iteration_number, event
+            )
         return None
-    if isinstance(event, ToolCallStarted):
+    if isinstance(event, ToolCallStartedEvent):
         text = f"Calling {event.tool_name}"
-        return TaskMessageEvent(task_id, ts, text, "tool_call", event.iteration, event)
-    if isinstance(event, ToolCallFinished):
+        return TaskMessageEvent(task_id, ts, text, "tool_call", event.iteration_number, event)
+    if isinstance(event, ToolCallEvent):
         if event.is_error:
             return TaskErrorEvent(task_id, ts, "tool_error", event.result_summary, event)
         text = f"{event.tool_name}: {event.result_summary}"
         return TaskMessageEvent(task_id, ts, text, "tool_result", event.iteration_number, event)
-    if isinstance(event, ParseFailed):
+    if isinstance(event, ParseErrorEvent):
         return TaskErrorEvent(task_id, ts, "parse_error", event.message, event)
-    if isinstance(event, RunErrored):
+    if isinstance(event, RunErrorEvent):
         return TaskErrorEvent(task_id, ts, event.error_type, event.message, event)
-    if isinstance(event, RunStopped):
+    if isinstance(event, RunStoppedEvent):
         return TaskStatusEvent(task_id, ts, "stopped", event.message, event)
-    if isinstance(event, RunFinished):
+    if isinstance(event, RunFinishedEvent):
         return TaskDoneEvent(task_id, ts, event.status, event.answer, event.reason, event)
     return None
 

@@ -5,7 +5,7 @@ The run is the native `loopwright.tasks.TaskExecutor` (one runner, one safety la
 state file writer); this maps its events to the seed's dicts and its gates to the seed's
 `asyncio.Event` handshake.
 
-Token passthrough: an agent step's `stream` chunks are the native `StreamChunk` events,
+Token passthrough: an agent step's `stream` chunks are the native `StreamEvent` events,
 mapped one to one in `to_seed_dict`. With a model that streams (Ollama, OpenAI-compatible,
 Anthropic, the embedded model) each chunk is a piece of the model's text as it is
 generated (coalesced deltas, see docs/streaming.md), then each tool result; with one that
@@ -24,14 +24,14 @@ from typing import Any
 from loopwright.agent import new_run_id
 from loopwright.errors import TaskParseError
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    StepComplete,
-    StepStart,
-    StreamChunk,
-    TaskComplete,
-    TaskStart,
+    FunctionResultEvent,
+    StepCompleteEvent,
+    StepStartEvent,
+    StreamEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
 )
 from loopwright.models import Model
 from loopwright.safety.operations import ChangeEntry
@@ -142,15 +142,15 @@ class Settings:
 
 def to_seed_dict(event: Event) -> dict[str, Any] | None:
     """The seed's dict for one native event (None: a type the seed does not have)."""
-    if isinstance(event, TaskStart):
+    if isinstance(event, TaskStartEvent):
         return {
             "type": "task_start",
             "task_name": event.task_name,
             "total_steps": event.total_steps,
         }
-    if isinstance(event, StepStart):
+    if isinstance(event, StepStartEvent):
         return {"type": "step_start", "step": event.step, "step_index": event.step_index}
-    if isinstance(event, FunctionResult):
+    if isinstance(event, FunctionResultEvent):
         result = event.result if event.success else event.error
         return {
             "type": "function_result",
@@ -158,20 +158,20 @@ def to_seed_dict(event: Event) -> dict[str, Any] | None:
             "result": result,
             "success": event.success,
         }
-    if isinstance(event, StreamChunk):  # token deltas arrive here (module doc)
+    if isinstance(event, StreamEvent):  # token deltas arrive here (module doc)
         return {"type": "stream", "chunk": event.chunk}
-    if isinstance(event, ConfirmationRequired):
+    if isinstance(event, ConfirmationRequiredEvent):
         return {
             "type": "confirmation_required",
             "request_id": event.request_id,
             "message": event.message,
         }
-    if isinstance(event, StepComplete):
+    if isinstance(event, StepCompleteEvent):
         data: dict[str, Any] = {"type": "step_complete", "step": event.step, "status": event.status}
         if event.error:
             data["error"] = event.error
         return data
-    if isinstance(event, TaskComplete):
+    if isinstance(event, TaskCompleteEvent):
         return {
             "type": "task_complete",
             "task_name": event.task_name,

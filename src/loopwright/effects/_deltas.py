@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from loopwright.effects._log import EventLog
-from loopwright.events import ModelTextDelta
+from loopwright.events import ModelTextDeltaEvent
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model, StreamsText
 
@@ -106,7 +106,7 @@ async def streamed_call(
 
     async def send(text: str) -> None:
         if text and (listened is None or listened()):
-            delta = ModelTextDelta(
+            delta = ModelTextDeltaEvent(
                 run_id=log.run_id, seq=log.seq, ts=now(), text=text, model=model.name
             )
             await sink(delta)

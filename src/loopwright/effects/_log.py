@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import ReplayDivergence
-from loopwright.events import Event, ModelResponded, ToolCallStarted
+from loopwright.events import Event, ModelResponseEvent, ToolCallStartedEvent
 from loopwright.safety.scrub import Scrubber
 
 EventSink = Callable[[Event], Awaitable[None]]
@@ -42,10 +42,10 @@ class Recorder(Protocol):
 
 def describe(event: Event) -> str:
     """What an event did, as compared on replay (its effect, not its timing)."""
-    if isinstance(event, ToolCallStarted):
+    if isinstance(event, ToolCallStartedEvent):
         return f"call {event.tool_name}({json.dumps(event.arguments, sort_keys=True)})"
-    if isinstance(event, ModelResponded):
-        return f"model request {event.request_digest} at iteration {event.iteration}"
+    if isinstance(event, ModelResponseEvent):
+        return f"model request {event.request_digest} at iteration {event.iteration_number}"
     return event.type
 
 

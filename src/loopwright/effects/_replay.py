@@ -30,16 +30,16 @@ from loopwright.effects._protocol import (
     VerificationResult,
 )
 from loopwright.events import (
-    ChangeRecorded,
-    ConfirmationRequired,
+    ChangeRecordedEvent,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    GateDecided,
-    ModelResponded,
-    StepComplete,
-    ToolCallFinished,
-    ToolCallStarted,
-    VerificationFinished,
+    FunctionResultEvent,
+    GateDecisionEvent,
+    ModelResponseEvent,
+    StepCompleteEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
+    VerificationEvent,
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
@@ -64,8 +64,8 @@ class Recording:
     tool_results: dict[str, ToolResult] = field(default_factory=dict)
     started_tools: set[str] = field(default_factory=set)
     gate_verdicts: dict[str, GateVerdict] = field(default_factory=dict)
-    verification: VerificationFinished | None = None
-    _open_call: ToolCallStarted | None = None
+    verification: VerificationEvent | None = None
+    _open_call: ToolCallStartedEvent | None = None
     """The latest tool call without a result yet (a task step's function_result answers it)."""
     _backups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _gates_by_step: dict[str, str] = field(default_factory=dict)
@@ -78,22 +78,22 @@ class Recording:
         return recording
 
     def _take(self, event: Event) -> None:
-        if isinstance(event, ModelResponded):
+        if isinstance(event, ModelResponseEvent):
             self.model_responses.append(ModelResponse.from_dict(event.response))
-        elif isinstance(event, ToolCallStarted):
+        elif isinstance(event, ToolCallStartedEvent):
             self.started_tools.add(event.call_id)
             self._open_call = event
-        elif isinstance(event, FunctionResult):
+        elif isinstance(event, FunctionResultEvent):
             self._take_function_result(event)
-        elif isinstance(event, ChangeRecorded):
+        elif isinstance(event, ChangeRecordedEvent):
             self._take_change(event)
-        elif isinstance(event, ConfirmationRequired):
+        elif isinstance(event, ConfirmationRequiredEvent):
             self._gates_by_step[event.step] = event.request_id
-        elif isinstance(event, StepComplete) and event.status == "timed_out":
+        elif isinstance(event, StepCompleteEvent) and event.status == "timed_out":
             request_id = self._gates_by_step.get(event.step)
             if request_id is not None and request_id not in self.gate_verdicts:
                 self.gate_verdicts[request_id] = GateVerdict("timed_out", "timeout")
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, ToolCallEvent):
             self._open_call = None
             self.tool_results[event.call_id] = ToolResult(
                 event.call_id,
@@ -104,17 +104,17 @@ class Recording:
                 event.truncated,
                 event.redactions,
             )
-        elif isinstance(event, GateDecided):
+        elif isinstance(event, GateDecisionEvent):
             outcome = "approved" if event.approved else "rejected"
             if event.decided_by == "timeout":
                 outcome = "timed_out"
             self.gate_verdicts[event.request_id] = GateVerdict(
                 outcome, event.decided_by, event.reason
             )
-        elif isinstance(event, VerificationFinished):
+        elif isinstance(event, VerificationEvent):
             self.verification = event
 
-    def _take_function_result(self, event: FunctionResult) -> None:
+    def _take_function_result(self, event: FunctionResultEvent) -> None:
         call = self._open_call
         if call is None or call.tool_name != event.function:
             return  # not a tool step's result (an undo, say)
@@ -125,7 +125,7 @@ class Recording:
             call.call_id, call.tool_name, content, not event.success
         )
 
-    def _take_change(self, event: ChangeRecorded) -> None:
+    def _take_change(self, event: ChangeRecordedEvent) -> None:
         call_id = backup_call_id(event.run_id, event.step)
         entries = self._backups.setdefault(call_id, [])
         entries.append(

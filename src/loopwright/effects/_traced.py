@@ -9,8 +9,7 @@ OpenTelemetry, so nothing imports it otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry.trace import SpanKind
 
@@ -26,11 +25,6 @@ from loopwright.effects._protocol import (
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.telemetry._otel import Tracing, failed, provider_and_model
-
-if TYPE_CHECKING:
-    from loopwright.agent._result import ExecutionResult
-    from loopwright.agent._setup import RunSetup
-    from loopwright.tasks import TaskPlan, TaskRunState
 
 
 class TracedEffects:
@@ -99,53 +93,3 @@ class TracedEffects:
 
     async def verify(self, check: Verification) -> VerificationResult:
         return await self.inner.verify(check)
-
-
-async def traced_agent_run(setup: RunSetup, fx: Effects, tracing: Tracing) -> ExecutionResult:
-    """`run_agent` inside an `invoke_agent` span, its effects traced."""
-    from loopwright.agent._loop import run_agent
-
-    provider, name = provider_and_model(setup.model.name)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": "loopwright",
-        "gen_ai.provider.name": provider,
-        "gen_ai.request.model": name,
-        "gen_ai.conversation.id": setup.run_id,
-        "loopwright.run_id": setup.run_id,
-        "loopwright.parent_run_id": setup.parent_run_id,
-        "loopwright.tenant": setup.tenant,
-    }
-    scrubber = fx.log.scrubber
-    with tracing.span("invoke_agent loopwright", attributes, scrubber) as span:
-        result = await run_agent(setup, TracedEffects(fx, tracing))
-        span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
-        span.set_attribute("loopwright.status", result.status)
-        if result.reason:
-            span.set_attribute("loopwright.reason", result.reason)
-        if not result.success:
-            failed(span, scrubber, result.reason or result.status, result.message or "")
-        return result
-
-
-async def traced_task_run(
-    plan: TaskPlan,
-    fx: Effects,
-    tracing: Tracing,
-    run: Callable[[TaskPlan, Effects], Awaitable[TaskRunState]],
-) -> TaskRunState:
-    """A task run inside a `task {name}` span, its effects (tool steps, agent steps as
-    `execute_tool agent`, whose agent runs are their children) traced."""
-    attributes: dict[str, Any] = {
-        "loopwright.run_id": fx.log.run_id,
-        "loopwright.task.name": plan.task.name,
-        "loopwright.tenant": plan.spec.tenant,
-    }
-    scrubber = fx.log.scrubber
-    with tracing.span(f"task {plan.task.name}", attributes, scrubber) as span:
-        state = await run(plan, TracedEffects(fx, tracing))
-        span.set_attribute("loopwright.status", state.status)
-        if not state.success:
-            failed(span, scrubber, f"task_{state.status}", state.summary or state.status)
-        return state

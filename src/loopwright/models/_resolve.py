@@ -47,40 +47,24 @@ BUILT_IN: dict[str, ModelFactory] = {
 
 class ModelRegistry:
     """Turns model specs into Models. A Runtime is given one; tests and servers make their
-    own (`with_factory`, `restricted`), so no global table is ever changed."""
+    own (`with_factory`), so no global table is ever changed."""
 
     def __init__(self, factories: dict[str, ModelFactory] | None = None) -> None:
         self._factories = dict(BUILT_IN if factories is None else factories)
-        self._allowed: frozenset[str] | None = None
 
     def with_factory(self, prefix: str, factory: ModelFactory) -> ModelRegistry:
         """A copy that also knows `prefix:` specs."""
         registry = ModelRegistry({**self._factories, prefix: factory})
-        registry._allowed = self._allowed
-        return registry
-
-    def restricted(self, allowed: set[str] | frozenset[str]) -> ModelRegistry:
-        """A copy that resolves only these specs (or `prefix:*` for a whole provider)."""
-        registry = ModelRegistry(self._factories)
-        registry._allowed = frozenset(allowed)
         return registry
 
     def prefixes(self) -> list[str]:
         return sorted(self._factories)
-
-    def allows(self, spec: str) -> bool:
-        if self._allowed is None:
-            return True
-        prefix = spec.partition(":")[0]
-        return spec in self._allowed or f"{prefix}:*" in self._allowed
 
     def resolve(self, spec: str, *, base_url: str | None = None) -> Model:
         """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
         prefix, _, name = spec.partition(":")
         if not prefix:
             raise ConfigurationError("empty model spec (try local, ollama:NAME, openai:NAME)")
-        if not self.allows(spec):
-            raise ConfigurationError(f"model {spec!r} is not one this server offers")
         factory = self._factories.get(prefix)
         if factory is None:
             known = ", ".join(self.prefixes())

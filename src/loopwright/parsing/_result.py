@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from loopwright._frozen import quick_init
 from loopwright.messages import ModelResponse, ToolCall
 
 
@@ -46,8 +45,6 @@ class ParseFailure:
 
 
 ParseOutcome = ParsedAction | ParsedFinal | ParseFailure
-for _cls in (ParsedAction, ParsedFinal, ParseFailure):
-    quick_init(_cls)  # one per model reply
 
 
 class ReplyParser(Protocol):

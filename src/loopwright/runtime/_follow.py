@@ -14,11 +14,11 @@ from loopwright.agent import CompletedStep, ExecutionResult, VerificationResult,
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
-    ModelResponded,
-    RunFinished,
-    RunStopped,
-    ToolCallFinished,
-    VerificationFinished,
+    ModelResponseEvent,
+    RunFinishedEvent,
+    RunStoppedEvent,
+    ToolCallEvent,
+    VerificationEvent,
 )
 from loopwright.messages import Usage
 from loopwright.runtime._replay import find_run
@@ -34,7 +34,7 @@ def stored_result(events: Sequence[Event]) -> ExecutionResult:
     steps: list[CompletedStep] = []
     fields: dict[str, Any] = {}
     for event in events:
-        if isinstance(event, ToolCallFinished):
+        if isinstance(event, ToolCallEvent):
             steps.append(
                 CompletedStep(
                     event.iteration_number,
@@ -44,15 +44,15 @@ def stored_result(events: Sequence[Event]) -> ExecutionResult:
                     event.is_error,
                 )
             )
-        elif isinstance(event, ModelResponded) and event.thought:
+        elif isinstance(event, ModelResponseEvent) and event.thought:
             fields["last_thought"] = event.thought
-        elif isinstance(event, RunStopped):
+        elif isinstance(event, RunStoppedEvent):
             fields["message"] = event.message
-        elif isinstance(event, VerificationFinished):
+        elif isinstance(event, VerificationEvent):
             fields["verification"] = VerificationResult(
                 event.outcome, tuple(event.passed), tuple(event.failed), event.output
             )
-        elif isinstance(event, RunFinished):
+        elif isinstance(event, RunFinishedEvent):
             partial = event.partial or {}
             fields.update(
                 status=event.status,

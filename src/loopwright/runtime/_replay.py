@@ -14,7 +14,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor
 from loopwright.effects import EventLog, LiveEffects, Recording, ReplayEffects
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
-from loopwright.events import Event, IterationStarted, RunStarted, ToolCallStarted
+from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
 from loopwright.models import Model, ScriptedModel
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunRecord, RunStore
@@ -53,13 +53,13 @@ class ReplayReport:
 def _iteration_at(events: Sequence[Event], seq: int) -> int | None:
     iteration = None
     for event in events[: max(0, min(seq, len(events)))]:
-        if isinstance(event, IterationStarted):
-            iteration = event.iteration
+        if isinstance(event, IterationStartedEvent):
+            iteration = event.iteration_number
     return iteration
 
 
 def _what(event: Event) -> str:
-    if isinstance(event, ToolCallStarted):
+    if isinstance(event, ToolCallStartedEvent):
         return f"call {event.tool_name}"
     return event.type
 
@@ -82,7 +82,7 @@ async def replay_run(
     if spec is None:
         raise UsageError(f"run {run_id} has no recorded RunSpec: replay it from code")
     started = events[0]
-    options: dict[str, Any] = started.options if isinstance(started, RunStarted) else {}
+    options: dict[str, Any] = started.options if isinstance(started, RunStartedEvent) else {}
     stand_in = ScriptedModel(
         [], name=record.model, tool_mode=options.get("tool_mode") or "prompted", strict=False
     )

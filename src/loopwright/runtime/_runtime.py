@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Iterable, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,10 +29,17 @@ from loopwright.effects import (
     ReplayEffects,
 )
 from loopwright.errors import RunNotFound, StoreError, UsageError
-from loopwright.events import Event, ModelResponded, ModelTextDelta, RunFinished, RunStarted
+from loopwright.events import (
+    Event,
+    ModelResponseEvent,
+    ModelTextDeltaEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+)
 from loopwright.models import Model, ModelRegistry, ResumesScript
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
-from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
+from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
+from loopwright.runtime._spec import RunSpec, build_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import InMemoryRunStore, RunRecord, RunStore
@@ -45,7 +52,6 @@ from loopwright.tasks import (
     recorded_task_spec,
     run_task,
 )
-from loopwright.tools import Tool
 
 FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 
@@ -137,17 +143,17 @@ class Runtime:
         ResumeConflict if another live process holds the run."""
         record = self.find(run_id)
         events = await asyncio.to_thread(self.store.events, run_id)
-        _check_resumable(record)
+        check_resumable(record)
         if record.kind == "task":
             task = self._task_plan(recorded_task_spec(events), model)
             return self._launch(
                 run_id, run_task(task, self._task_effects(run_id, on_event, events))
             )
-        spec = _agent_spec(record, events)
+        spec = agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
             if isinstance(model, ResumesScript):
-                model.resume_after(sum(isinstance(e, ModelResponded) for e in events))
+                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
         body = self._agent_body(
             spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
         )
@@ -163,8 +169,8 @@ class Runtime:
         on_event: EventSink | None,
         recorded: Sequence[Event],
     ) -> ExecutionResult:
-        async with _mcp_tools(spec.mcp) as mcp_tools:
-            agent = build_agent(spec, model, mcp_tools)
+        async with mcp_tools(spec.mcp) as servers_tools:
+            agent = build_agent(spec, model, servers_tools)
             if secrets:
                 agent.scrubber = agent.scrubber.with_secrets(secrets)
             setup = agent.setup(
@@ -205,7 +211,7 @@ class Runtime:
         subscribers; every event to `on_event`."""
 
         async def sink(event: Event) -> None:
-            if isinstance(event, ModelTextDelta):
+            if isinstance(event, ModelTextDeltaEvent):
                 self._fan_out((event,))
             if on_event is not None:
                 await on_event(event)
@@ -261,7 +267,7 @@ class Runtime:
 
     def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
         if model is None and spec.model:
-            model = self.models.resolve(spec.model)
+            model = self.models.resolve(spec.model, base_url=spec.base_url)
         return prepare_task(spec, model=model, agent_events=self._child_event)
 
     async def _child_event(self, event: Event) -> None:
@@ -284,6 +290,7 @@ class Runtime:
     # --- any run -------------------------------------------------------------------------
 
     def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
+        """The stored run (RunNotFound if it is not there, or is another tenant's)."""
         record = self.store.get_run(run_id, tenant=tenant)
         if record is None:
             raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
@@ -324,13 +331,13 @@ class Runtime:
             for event in await asyncio.to_thread(self.store.events, run_id, after=after):
                 yield event
                 last = event.seq
-                if isinstance(event, RunFinished):
+                if isinstance(event, RunFinishedEvent):
                     return
             while live:
                 item = await queue.get()
                 if item is None:  # the run's task ended (even without run_finished)
                     return
-                if isinstance(item, ModelTextDelta):  # it has the seq of the event before
+                if isinstance(item, ModelTextDeltaEvent):  # it has the seq of the event before
                     if item.seq >= last:
                         yield item
                     continue
@@ -338,7 +345,7 @@ class Runtime:
                     continue
                 yield item
                 last = item.seq
-                if isinstance(item, RunFinished):
+                if isinstance(item, RunFinishedEvent):
                     return
         finally:
             if handle is not None and queue in handle.subscribers:
@@ -354,7 +361,7 @@ class Runtime:
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog (task runs, until they use one)."""
-        started = isinstance(event, RunStarted) and event.run_id not in self.leases.held
+        started = isinstance(event, RunStartedEvent) and event.run_id not in self.leases.held
         if started:
             self.leases.hold(event.run_id)
         self.writer.write(event)
@@ -364,16 +371,8 @@ class Runtime:
             if started:
                 self.leases.release(event.run_id)
             raise
-        if isinstance(event, RunFinished):
+        if isinstance(event, RunFinishedEvent):
             self.leases.release(event.run_id)
-
-    def launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
-        """Run `body` (which publishes its own events) as this runtime's run `run_id`."""
-        task = asyncio.get_running_loop().create_task(body, name=run_id)
-        handle = RunHandle(run_id, task)
-        self.handles[run_id] = handle
-        task.add_done_callback(lambda _: _wake_subscribers(handle))
-        return handle
 
     def close(self) -> None:
         """Store what is queued, release every lease (an unfinished run shows interrupted)."""
@@ -381,60 +380,7 @@ class Runtime:
         self.leases.close()
 
 
-def _check_resumable(record: RunRecord) -> None:
-    if record.status in FINISHED:
-        follow_up = (
-            f" (to carry on from a stopped run: loopwright run --continue {record.run_id})"
-            if record.kind == "agent"
-            else ""
-        )
-        raise UsageError(
-            f"run {record.run_id} already ended ({record.status}); nothing to resume{follow_up}"
-        )
-
-
-def _agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
-    spec = recorded_spec(events)
-    if spec is None:
-        raise UsageError(
-            f"run {record.run_id} has no recorded RunSpec (it was not started from one): "
-            "resume it from code with AgentExecutor.run(request, recorded=store.events(run_id))"
-        )
-    return spec
-
-
-@contextlib.asynccontextmanager
-async def _mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
-    """The MCP servers' tools, connected for the run's lifetime."""
-    if not servers:
-        yield []
-        return
-    from loopwright.mcp import MCPConnections
-
-    async with MCPConnections(list(servers)) as connections:
-        yield list(connections.tools())
-
-
 def _wake_subscribers(handle: RunHandle) -> None:
     """The run's task is over: subscribers still waiting must not wait forever."""
     for queue in handle.subscribers:
         queue.put_nowait(None)
-
-
-async def resume_run(
-    store: RunStore,
-    run_id: str,
-    *,
-    secrets: Iterable[str] = (),
-    on_event: EventSink | None = None,
-    model: Model | None = None,
-) -> ExecutionResult:
-    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
-    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
-    runtime = Runtime(store)
-    try:
-        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
-        result: ExecutionResult = await handle.wait()
-        return result
-    finally:
-        runtime.close()

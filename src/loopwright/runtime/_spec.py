@@ -14,7 +14,7 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier
 from loopwright.errors import ConfigurationError
-from loopwright.events import Event, RunStarted
+from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
@@ -83,7 +83,7 @@ class RunSpec:
 def recorded_spec(events: Sequence[Event]) -> RunSpec | None:
     """The RunSpec a run was started from, or None (it was started from code)."""
     first = events[0] if events else None
-    if not isinstance(first, RunStarted):
+    if not isinstance(first, RunStartedEvent):
         return None
     data = first.spec
     if data is None:  # v1 events: the spec was kept in the options

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from loopwright._frozen import quick_init
 from loopwright.errors import ConfigurationError
 from loopwright.safety._secret_patterns import (
     ALL_DETECTORS,
@@ -73,9 +72,6 @@ _NOT_SECRET_NAMES = frozenset(
 class ScrubResult:
     text: str
     redactions: int
-
-
-quick_init(ScrubResult)  # one per tool call
 
 
 @functools.lru_cache(maxsize=4096)

@@ -8,7 +8,7 @@ import contextlib
 import time
 from collections.abc import AsyncGenerator
 
-from loopwright.events import Event, RunFinished
+from loopwright.events import Event, RunFinishedEvent
 from loopwright.runtime import Runtime
 
 
@@ -39,7 +39,7 @@ async def follow_run(
             async for event in events:
                 yield event
                 last = event.seq
-                if isinstance(event, RunFinished):
+                if isinstance(event, RunFinishedEvent):
                     return
         handle = runtime.handles.get(run_id)
         if handle is not None and not handle.done:

@@ -41,7 +41,7 @@ _OPTIONS = {
 }
 
 SCHEMAS: dict[str, Any] = {
-    "GateDecided": {
+    "GateDecisionEvent": {
         "type": "object",
         "required": ["run_id", "request_id", "approved"],
         "properties": {
@@ -262,9 +262,11 @@ def _action_paths() -> dict[str, Any]:
                     },
                 },
                 "responses": {
-                    "200": _json(_ref("GateDecided"), "decided: the gate waited in this server"),
+                    "200": _json(
+                        _ref("GateDecisionEvent"), "decided: the gate waited in this server"
+                    ),
                     "202": _json(
-                        _ref("GateDecided"),
+                        _ref("GateDecisionEvent"),
                         "accepted: another process runs the task (it holds the run's lease); "
                         "the decision is in the store (`delivered: store`) and that process "
                         "takes it when it next polls, unless the gate times out first",

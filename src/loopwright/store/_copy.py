@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopwright.errors import StoreError
-from loopwright.events import ConfirmationRequired, Event, encode_event
+from loopwright.events import ConfirmationRequiredEvent, Event, encode_event
 from loopwright.store._base import GateDecision, RunRecord
 from loopwright.store._open import PersistentStore
 
@@ -72,7 +72,7 @@ def _encoded(events: list[Event]) -> list[str]:
 def _decisions(store: PersistentStore, events: list[Event]) -> list[GateDecision]:
     found = []
     for event in events:
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             decision = store.gate_decision(event.run_id, event.request_id)
             if decision is not None:
                 found.append(decision)

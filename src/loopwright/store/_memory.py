@@ -9,7 +9,13 @@ from collections.abc import Sequence
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
-from loopwright.events import Event, RunFinished, RunStarted, TaskComplete, TaskStart
+from loopwright.events import (
+    Event,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
+)
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 
 POLL_S = 0.01
@@ -17,7 +23,7 @@ POLL_S = 0.01
 
 def record_after(record: RunRecord | None, event: Event) -> RunRecord:
     """The run's row after `event` is appended (shared by every store implementation)."""
-    if isinstance(event, RunStarted):
+    if isinstance(event, RunStartedEvent):
         return RunRecord(
             run_id=event.run_id,
             tenant=event.tenant,
@@ -39,7 +45,7 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
             f"run {event.run_id}: event seq {event.seq} does not follow {record.last_seq}"
         )
     changes: dict[str, object] = {"last_seq": event.seq, "updated_at": event.ts}
-    if isinstance(event, RunFinished):
+    if isinstance(event, RunFinishedEvent):
         changes.update(
             status=event.status,
             answer=event.answer,
@@ -48,14 +54,17 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
             output_tokens=event.usage.get("output_tokens", 0),
             cost=event.cost,
         )
-    elif isinstance(event, TaskStart) and not record.request:
+    elif isinstance(event, TaskStartEvent) and not record.request:
         changes["request"] = event.task_name
-    elif isinstance(event, TaskComplete):
+    elif isinstance(event, TaskCompleteEvent):
         changes["answer"] = event.summary
     return dataclasses.replace(record, **changes)  # type: ignore[arg-type]
 
 
 class InMemoryRunStore:
+    """A RunStore in memory, for tests and runs nobody needs to keep (the default of a
+    Runtime given no store)."""
+
     def __init__(self, *, clock: Clock | None = None) -> None:
         self.clock = clock or SystemClock()
         self._events: dict[str, list[Event]] = {}

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from loopwright.clock import Clock
-from loopwright.errors import StoreError
-from loopwright.events import Event, EventDecodeError, RunStarted, decode_event
+from loopwright.errors import EventDecodeError, StoreError
+from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._pg_errors import Redactor
@@ -185,7 +185,7 @@ class PostgresRunStore:
         rows = []
         with self._lock:
             for event in events:
-                if isinstance(event, (RunStarted, *ROW_EVENTS)):
+                if isinstance(event, (RunStartedEvent, *ROW_EVENTS)):
                     return None
                 before = last.get(event.run_id, self._last_seq.get(event.run_id))
                 if before is None or event.seq != before + 1:
@@ -199,7 +199,7 @@ class PostgresRunStore:
         batch = _Batch()
         for event in events:
             run_id = event.run_id
-            if isinstance(event, RunStarted):
+            if isinstance(event, RunStartedEvent):
                 batch.started.add(run_id)
                 batch.records[run_id] = record_after(None, event)
             else:

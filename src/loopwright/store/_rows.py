@@ -8,11 +8,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from loopwright.events import SCHEMA_VERSION, Event, RunFinished, TaskComplete, TaskStart
+from loopwright.events import (
+    SCHEMA_VERSION,
+    Event,
+    RunFinishedEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
+)
 from loopwright.store._base import RunRecord
 from loopwright.store._owners import owner_is_gone
 
-ROW_EVENTS = (RunFinished, TaskStart, TaskComplete)
+ROW_EVENTS = (RunFinishedEvent, TaskStartEvent, TaskCompleteEvent)
 """Events that change a run's row (besides run_started, which creates it)."""
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 _FIELDS: dict[type[Any], tuple[str, ...]] = {}

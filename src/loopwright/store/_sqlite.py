@@ -28,8 +28,8 @@ from typing import Any
 from urllib.parse import quote
 
 from loopwright.clock import Clock, SystemClock
-from loopwright.errors import StoreError
-from loopwright.events import Event, EventDecodeError, RunStarted, decode_event
+from loopwright.errors import EventDecodeError, StoreError
+from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
@@ -165,7 +165,7 @@ class SqliteRunStore:
         Most events are one INSERT in its own transaction; an event that changes the
         run's row writes both in one transaction.
         """
-        if isinstance(event, (RunStarted, *ROW_EVENTS)):
+        if isinstance(event, (RunStartedEvent, *ROW_EVENTS)):
             with self._transaction() as conn:
                 self._append(conn, event)
             return
@@ -184,7 +184,7 @@ class SqliteRunStore:
 
     def _append(self, conn: sqlite3.Connection, event: Event) -> None:
         run_id = event.run_id
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStartedEvent):
             record = record_after(None, event)
             conn.execute(_INSERT_RUN, run_row(record))
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from loopwright.events import Event, RunFinished
+from loopwright.events import Event, RunFinishedEvent
 from loopwright.store._base import RunStore
 
 WAKE_S = 1.0
@@ -28,7 +28,7 @@ async def tail_events(
         for event in events:
             yield event
             last = event.seq
-            if isinstance(event, RunFinished):
+            if isinstance(event, RunFinishedEvent):
                 return
         if events:
             idle = 0.0

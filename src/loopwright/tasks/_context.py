@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from loopwright.effects import Effects
-from loopwright.events import ConfirmationRequired, Event, RunFinished, StepComplete
+from loopwright.events import ConfirmationRequiredEvent, Event, RunFinishedEvent, StepCompleteEvent
 from loopwright.safety.operations import OperationSafety
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._spec import TaskPlan
@@ -21,7 +21,7 @@ from loopwright.tasks._state import StateWriter, apply_event
 from loopwright.tools import ToolExecutor
 
 E = TypeVar("E", bound=Event)
-EXPORT_AFTER = (StepComplete, ConfirmationRequired, RunFinished)
+EXPORT_AFTER = (StepCompleteEvent, ConfirmationRequiredEvent, RunFinishedEvent)
 """The state file is written after these (not after every event)."""
 
 

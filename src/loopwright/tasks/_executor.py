@@ -169,4 +169,5 @@ class TaskExecutor:
         return rebuild_state(events)
 
     def run_sync(self, task_def: TaskDefinition, *args: Any, **kwargs: Any) -> TaskRunState:
+        """`run` for code that is not async."""
         return asyncio.run(self.run(task_def, *args, **kwargs))

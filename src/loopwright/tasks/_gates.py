@@ -22,12 +22,12 @@ from typing import Any
 from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import StoreError
 from loopwright.events import (
-    ConfirmationRequired,
+    ConfirmationRequiredEvent,
     Event,
-    GateDecided,
-    RunFinished,
-    StepComplete,
-    TaskComplete,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    StepCompleteEvent,
+    TaskCompleteEvent,
 )
 from loopwright.store import RunStore
 
@@ -162,17 +162,17 @@ def split_decider(stored: str) -> tuple[str, str]:
 
 def pending_gates(events: Iterable[Event]) -> list[dict[str, Any]]:
     """Gates of a run still waiting for a decision, oldest first."""
-    waiting: dict[str, ConfirmationRequired] = {}
+    waiting: dict[str, ConfirmationRequiredEvent] = {}
     for event in events:
-        if isinstance(event, ConfirmationRequired):
+        if isinstance(event, ConfirmationRequiredEvent):
             waiting[event.request_id] = event
-        elif isinstance(event, GateDecided):
+        elif isinstance(event, GateDecisionEvent):
             waiting.pop(event.request_id, None)
-        elif isinstance(event, StepComplete):
+        elif isinstance(event, StepCompleteEvent):
             for request_id, gate in list(waiting.items()):
                 if gate.step == event.step:
                     del waiting[request_id]
-        elif isinstance(event, RunFinished | TaskComplete):
+        elif isinstance(event, RunFinishedEvent | TaskCompleteEvent):
             waiting.clear()
     return [
         {
@@ -188,4 +188,6 @@ def pending_gates(events: Iterable[Event]) -> list[dict[str, Any]]:
 
 
 def gate_was_asked(events: Iterable[Event], request_id: str) -> bool:
-    return any(isinstance(e, ConfirmationRequired) and e.request_id == request_id for e in events)
+    return any(
+        isinstance(e, ConfirmationRequiredEvent) and e.request_id == request_id for e in events
+    )

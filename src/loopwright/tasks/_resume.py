@@ -26,7 +26,7 @@ from loopwright.effects import (
     ReplayEffects,
 )
 from loopwright.errors import UsageError
-from loopwright.events import Event, RunStarted
+from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._models import TaskRunState
@@ -61,7 +61,7 @@ def resume_effects(
 def recorded_task_spec(recorded: Sequence[Event]) -> TaskSpec:
     """The TaskSpec a task run was started from (in its `run_started`)."""
     first = recorded[0] if recorded else None
-    if not isinstance(first, RunStarted) or first.kind != "task":
+    if not isinstance(first, RunStartedEvent) or first.kind != "task":
         raise UsageError("not a task run: its first event is not a task's run_started")
     if first.spec is None:
         raise UsageError(

@@ -12,11 +12,11 @@ from loopwright.effects import EventLog, EventSink
 from loopwright.errors import TaskRunError
 from loopwright.events import (
     Event,
-    FunctionResult,
-    RunFinished,
-    RunStarted,
-    TaskComplete,
-    TaskStart,
+    FunctionResultEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
 )
 from loopwright.safety.operations import OperationSafety, SnapshotHook, execute_undo
 from loopwright.safety.scrub import Scrubber
@@ -47,15 +47,17 @@ async def rollback_task_run(
         return event
 
     yield await emit(
-        RunStarted,
+        RunStartedEvent,
         kind="task",
         request=f"rollback {state.task_id}",
+        model="",
+        tools=[],
         options={"rollback_of": state.task_id, "task_file": state.task_file},
         tenant=state.client_name,
         parent_run_id=state.task_id,
     )
     yield await emit(
-        TaskStart, task_name=f"rollback:{state.task_name}", total_steps=len(state.change_log)
+        TaskStartEvent, task_name=f"rollback:{state.task_name}", total_steps=len(state.change_log)
     )
     safety = OperationSafety(
         workspace=Path(state.workspace or "."),
@@ -66,7 +68,7 @@ async def rollback_task_run(
     for outcome in execute_undo(state.change_log, safety):
         failures += not outcome.ok
         yield await emit(
-            FunctionResult,
+            FunctionResultEvent,
             step=outcome.entry.step,
             function="undo",
             arguments={"action": outcome.entry.action, "resource_id": outcome.entry.resource_id},
@@ -78,9 +80,18 @@ async def rollback_task_run(
     summary = f"undid {undone} of {len(state.change_log)} change(s) of {state.task_id}"
     status = "completed" if failures == 0 else "failed"
     yield await emit(
-        TaskComplete, task_name=f"rollback:{state.task_name}", status=status, summary=summary
+        TaskCompleteEvent, task_name=f"rollback:{state.task_name}", status=status, summary=summary
     )
-    yield await emit(RunFinished, status=status, answer=summary, steps=len(state.change_log))
+    yield await emit(
+        RunFinishedEvent,
+        status=status,
+        answer=summary,
+        reason=None if status == "completed" else status,
+        usage={},
+        cost=0.0,
+        steps=len(state.change_log),
+        partial=None if status == "completed" else {"undo_failures": failures},
+    )
     if failures == 0:
         state.status = "rolled_back"
         state.summary = f"rolled back by {run_id}"

@@ -22,16 +22,16 @@ from loopwright import telemetry
 from loopwright.effects import Effects
 from loopwright.errors import LoopwrightError, ReplayDivergence
 from loopwright.events import (
-    FunctionResult,
-    RunErrored,
-    RunFinished,
-    RunStarted,
+    FunctionResultEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
     RunStatus,
-    StepComplete,
-    StepStart,
-    TaskComplete,
-    TaskStart,
-    Warning,
+    StepCompleteEvent,
+    StepStartEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
+    WarningEvent,
 )
 from loopwright.safety.operations import OperationSafety, execute_undo
 from loopwright.tasks._context import Journal, StepContext
@@ -48,7 +48,7 @@ async def run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     """Run the plan to its end; the final state (its events are in `fx.log`)."""
     tracing = telemetry.active()
     if tracing is not None:  # OpenTelemetry on: a span for the task and each effect
-        from loopwright.effects._traced import traced_task_run
+        from loopwright.tasks._traced import traced_task_run
 
         return await traced_task_run(plan, fx, tracing, _run_task)
     return await _run_task(plan, fx)
@@ -59,7 +59,7 @@ async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     task = plan.task
     try:
         await ctx.journal.append(
-            RunStarted,
+            RunStartedEvent,
             kind="task",
             request=plan.spec.request or task.name,
             model=plan.model.name if plan.model is not None else "",
@@ -73,18 +73,27 @@ async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
             tenant=plan.spec.tenant,
             spec=plan.spec.to_dict(),
         )
-        await ctx.journal.append(TaskStart, task_name=task.name, total_steps=len(task.steps))
+        await ctx.journal.append(TaskStartEvent, task_name=task.name, total_steps=len(task.steps))
         progress = TaskProgress(plan.inputs, plan.spec.request)
         try:
             progress = await _body(ctx, progress)
         except asyncio.CancelledError:
-            await ctx.journal.append(TaskComplete, task_name=task.name, status="cancelled")
-            await ctx.journal.append(RunFinished, status="cancelled", reason="cancelled")
+            await ctx.journal.append(TaskCompleteEvent, task_name=task.name, status="cancelled")
+            await ctx.journal.append(
+                RunFinishedEvent,
+                status="cancelled",
+                answer=None,
+                reason="cancelled",
+                usage={},
+                cost=0.0,
+                steps=len(ctx.journal.state.steps_completed),
+                partial={"failed_step": ctx.journal.state.current_step},
+            )
             raise
         except ReplayDivergence:
             raise
         except LoopwrightError as exc:
-            await ctx.journal.append(RunErrored, error_type=type(exc).__name__, message=str(exc))
+            await ctx.journal.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
             progress = dataclasses.replace(progress, stopped=("failed", str(exc)))
         await _finish(ctx, progress)
     finally:
@@ -131,7 +140,7 @@ async def _body(ctx: StepContext, progress: TaskProgress) -> TaskProgress:
     progress = await _hook(ctx, progress, "post-task")
     if progress.stopped is not None:
         message = f"post-task hook failed: {progress.stopped[1]}"
-        await ctx.journal.append(Warning, message=message)
+        await ctx.journal.append(WarningEvent, message=message)
         progress = forgive(progress)
     return progress
 
@@ -150,10 +159,10 @@ async def _hook(ctx: StepContext, progress: TaskProgress, kind: str) -> TaskProg
 async def _step(
     ctx: StepContext, progress: TaskProgress, step: StepDefinition, index: int, name: str
 ) -> TaskProgress:
-    await ctx.journal.append(StepStart, step=name, step_index=index, step_type=step.type)
+    await ctx.journal.append(StepStartEvent, step=name, step_index=index, step_type=step.type)
     outcome = await _outcome(ctx, progress, step, name)
     await ctx.journal.append(
-        StepComplete,
+        StepCompleteEvent,
         step=name,
         status=outcome.status,
         result=outcome.result,
@@ -191,13 +200,15 @@ async def _finish(ctx: StepContext, progress: TaskProgress) -> None:
                 f"; {changes} change(s) can be undone with: loopwright task rollback {ctx.run_id}"
             )
     journal = ctx.journal
-    await journal.append(TaskComplete, task_name=task.name, status=status, summary=summary)
+    await journal.append(TaskCompleteEvent, task_name=task.name, status=status, summary=summary)
     state = journal.state
     await journal.append(
-        RunFinished,
+        RunFinishedEvent,
         status=status,
         answer=summary,
         reason=None if status == "completed" else status,
+        usage={},
+        cost=0.0,
         steps=len(state.steps_completed),
         partial=None
         if status == "completed"
@@ -212,7 +223,7 @@ async def _undo(ctx: StepContext, progress: TaskProgress) -> int:
     for outcome in execute_undo(progress.changes, ctx.safety):
         undone += outcome.ok
         await ctx.journal.append(
-            FunctionResult,
+            FunctionResultEvent,
             step=outcome.entry.step,
             function="undo",
             arguments={"resource_id": outcome.entry.resource_id},

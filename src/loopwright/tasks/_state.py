@@ -17,14 +17,14 @@ from typing import Any
 
 from loopwright.errors import TaskRunError
 from loopwright.events import (
-    ChangeRecorded,
+    ChangeRecordedEvent,
     Event,
-    RunFinished,
-    RunStarted,
-    StepComplete,
-    StepStart,
-    TaskComplete,
-    TaskStart,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepCompleteEvent,
+    StepStartEvent,
+    TaskCompleteEvent,
+    TaskStartEvent,
 )
 from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._models import StepResult, TaskRunState
@@ -34,7 +34,7 @@ _FINAL_STATUS = {"completed": "completed", "rolled_back": "rolled_back", "cancel
 
 def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str, float]]) -> None:
     """Update `state` with one event of its run (`started`: step -> (type, start time))."""
-    if isinstance(event, RunStarted):
+    if isinstance(event, RunStartedEvent):
         options: dict[str, Any] = event.options
         state.started_at = event.ts
         state.status = "running"
@@ -42,12 +42,12 @@ def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str,
         state.task_file = str(options.get("task_file") or "")
         state.inputs = dict(options.get("inputs") or {})
         state.workspace = str(options.get("workspace") or "")
-    elif isinstance(event, TaskStart):
+    elif isinstance(event, TaskStartEvent):
         state.task_name = event.task_name
-    elif isinstance(event, StepStart):
+    elif isinstance(event, StepStartEvent):
         state.current_step = event.step
         started[event.step] = (event.step_type, event.ts)
-    elif isinstance(event, ChangeRecorded):
+    elif isinstance(event, ChangeRecordedEvent):
         state.change_log.append(
             ChangeEntry(
                 event.action,
@@ -58,7 +58,7 @@ def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str,
                 event.step,
             )
         )
-    elif isinstance(event, StepComplete):
+    elif isinstance(event, StepCompleteEvent):
         step_type, started_at = started.get(event.step, ("", None))
         state.steps_completed.append(
             StepResult(
@@ -73,9 +73,9 @@ def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str,
         )
         if event.status in {"completed", "skipped"}:
             state.current_step = None
-    elif isinstance(event, TaskComplete):
+    elif isinstance(event, TaskCompleteEvent):
         state.summary = event.summary
-    elif isinstance(event, RunFinished):
+    elif isinstance(event, RunFinishedEvent):
         state.status = _FINAL_STATUS.get(event.status, "failed")  # type: ignore[assignment]
 
 
@@ -85,7 +85,7 @@ def rebuild_state(events: Iterable[Event]) -> TaskRunState:
     started: dict[str, tuple[str, float]] = {}
     for event in events:
         if state is None:
-            if not isinstance(event, RunStarted) or event.kind != "task":
+            if not isinstance(event, RunStartedEvent) or event.kind != "task":
                 raise TaskRunError(f"run {event.run_id} is not a task run")
             state = TaskRunState(task_id=event.run_id)
         apply_event(state, event, started)

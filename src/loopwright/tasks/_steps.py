@@ -22,17 +22,17 @@ from loopwright.effects import GateRequest, GateVerdict
 from loopwright.effects._replay import backup_call_id
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
-    ChangeRecorded,
-    ConfirmationRequired,
+    ChangeRecordedEvent,
+    ConfirmationRequiredEvent,
     Event,
-    FunctionResult,
-    GateDecided,
-    ModelResponded,
-    ModelTextDelta,
-    StreamChunk,
-    ToolCallFinished,
-    ToolCallStarted,
-    Warning,
+    FunctionResultEvent,
+    GateDecisionEvent,
+    ModelResponseEvent,
+    ModelTextDeltaEvent,
+    StreamEvent,
+    ToolCallEvent,
+    ToolCallStartedEvent,
+    WarningEvent,
 )
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.prompts import summarize
@@ -87,7 +87,11 @@ async def run_tool_step(
     call = ToolCall(id=tool_call_id(ctx.run_id, name), name=tool.name, arguments=arguments)
     journal = ctx.journal
     await journal.append(
-        ToolCallStarted, iteration=0, call_id=call.id, tool_name=tool.name, arguments=arguments
+        ToolCallStartedEvent,
+        iteration_number=0,
+        call_id=call.id,
+        tool_name=tool.name,
+        arguments=arguments,
     )
     # the executor holds the tool's own timeout (its expiry is an error result, not a raise)
     outcome = await ctx.fx.call_tool(
@@ -96,7 +100,7 @@ async def run_tool_step(
     value = None if outcome.is_error else decode_result(outcome.content)
     error = outcome.content if outcome.is_error else None
     await journal.append(
-        FunctionResult,
+        FunctionResultEvent,
         step=name,
         function=tool.name,
         arguments=arguments,
@@ -132,7 +136,7 @@ async def _guard_write(
         return StepOutcome.failed(f"backup before {tool.name} failed: {entries}")
     for entry in entries:
         await ctx.journal.append(
-            ChangeRecorded,
+            ChangeRecordedEvent,
             step=name,
             action=entry.action,
             resource_type=entry.resource_type,
@@ -141,7 +145,7 @@ async def _guard_write(
         )
     if not entries:
         await ctx.journal.append(
-            Warning,
+            WarningEvent,
             message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
             "(no path argument, no snapshot hook); it cannot be rolled back",
         )
@@ -197,7 +201,7 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
     try:
         await asyncio.sleep(0)  # lets `asked` run up to its wait
         await journal.append(
-            ConfirmationRequired,
+            ConfirmationRequiredEvent,
             step=name,
             request_id=request.request_id,
             message=message,
@@ -208,10 +212,12 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
         raise
     verdict = await asked
     if verdict.outcome == "timed_out":
-        await journal.append(Warning, message=f"gate {name!r}: no decision within {timeout:g}s")
+        await journal.append(
+            WarningEvent, message=f"gate {name!r}: no decision within {timeout:g}s"
+        )
         return verdict
     await journal.append(
-        GateDecided,
+        GateDecisionEvent,
         step=name,
         request_id=request.request_id,
         approved=verdict.approved,
@@ -266,7 +272,7 @@ async def run_agent_step(
         why = outcome.why
         if attempt == 1:
             await ctx.journal.append(
-                Warning,
+                WarningEvent,
                 message=f"agent step {name!r} failed ({why}); retrying once with a simpler prompt",
             )
     return StepOutcome.failed(f"agent step failed twice: {why}")
@@ -289,7 +295,11 @@ async def _agent_attempt(
     call = ToolCall(f"{tool_call_id(ctx.run_id, name)}:agent{attempt}", "agent", {"try": attempt})
     journal = ctx.journal
     await journal.append(
-        ToolCallStarted, iteration=0, call_id=call.id, tool_name="agent", arguments=call.arguments
+        ToolCallStartedEvent,
+        iteration_number=0,
+        call_id=call.id,
+        tool_name="agent",
+        arguments=call.arguments,
     )
     streamed = False
 
@@ -303,12 +313,15 @@ async def _agent_attempt(
     outcome = AgentAttempt.from_json(result.content)
     if not streamed:  # served from the log: its text is part of the run's events
         for chunk in outcome.chunks:
-            await journal.append(StreamChunk, step=name, chunk=chunk)
+            await journal.append(StreamEvent, step=name, chunk=chunk)
     await journal.append(
-        ToolCallFinished,
+        ToolCallEvent,
+        iteration_number=0,
         call_id=call.id,
         tool_name=call.name,
         arguments=call.arguments,
+        args_summary=summarize(json.dumps(call.arguments, default=str), 160),
+        duration_ms=round(result.duration_ms, 3),
         result=result.content,
         result_summary=summarize(outcome.answer or outcome.why, 160),
         is_error=not outcome.ok,
@@ -342,18 +355,18 @@ async def _stream_agent(
         if forward is not None:
             await forward(event)
         texts: tuple[str | None, ...] = ()
-        if isinstance(event, ModelTextDelta):
+        if isinstance(event, ModelTextDeltaEvent):
             streamed = True
             texts = (event.text,)
-        elif isinstance(event, ModelResponded):
+        elif isinstance(event, ModelResponseEvent):
             texts = () if streamed else (event.thought, event.final_answer)
             streamed = False
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, ToolCallEvent):
             texts = (f"[{event.tool_name}] {event.result_summary}",)
         for text in texts:
             if text:
                 chunks.append(text)
-                await ctx.journal.append(StreamChunk, step=name, chunk=text)
+                await ctx.journal.append(StreamEvent, step=name, chunk=text)
 
     try:
         result: ExecutionResult = await agent.run(

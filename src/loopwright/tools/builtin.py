@@ -16,7 +16,7 @@ from loopwright.tools.search import glob, grep
 
 
 @tool(effect="read")
-def echo(text: str) -> str:
+async def echo(text: str) -> str:
     """Repeat the given text back, unchanged.
 
     Args:

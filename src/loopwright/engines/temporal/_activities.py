@@ -32,7 +32,7 @@ from loopwright.errors import (
     ModelError,
     ModelUnavailableError,
 )
-from loopwright.events import Event, RunFinished, event_from_dict
+from loopwright.events import Event, RunFinishedEvent, event_from_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
 from loopwright.models._http import HttpClient, Transient
@@ -174,7 +174,7 @@ class RunActivities:
             fresh = [await self._resolved(run_id, e) for e in events if e["seq"] > stored]
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
-            if any(isinstance(e, RunFinished) for e in fresh):
+            if any(isinstance(e, RunFinishedEvent) for e in fresh):
                 await asyncio.to_thread(self.store.release_lease, run_id, LEASE_OWNER)
             else:
                 await asyncio.to_thread(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)

@@ -15,7 +15,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor
 from loopwright.agent._setup import RunSetup
 from loopwright.errors import ModelError
-from loopwright.events import RunStarted
+from loopwright.events import RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model
 from loopwright.models._base import ToolMode
@@ -65,11 +65,16 @@ def build_setup(plan: RunPlan, model: Model | None = None) -> tuple[AgentExecuto
     """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in)."""
     spec = RunSpec.from_dict(plan.spec)
     agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode))
-    recorded = RunStarted(
+    recorded = RunStartedEvent(
         run_id=plan.run_id,
         seq=1,
         ts=0.0,
+        kind="agent",
+        request=spec.request,
+        model=plan.model_name,
+        tools=list(spec.tools),
         options={"extra": {"workspace_context": plan.workspace_section}},
+        tenant=spec.tenant,
     )
     setup = agent.setup(
         spec.request,

@@ -37,7 +37,7 @@ from loopwright.engines.temporal._activities import (
     VERIFY,
 )
 from loopwright.engines.temporal._content import result_from_dict
-from loopwright.events import Event, ToolCallFinished, event_to_dict
+from loopwright.events import Event, ToolCallEvent, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 
@@ -90,10 +90,7 @@ class PendingEvents:
 
     def write(self, event: Event) -> None:
         data = event_to_dict(event)
-        if (
-            isinstance(event, ToolCallFinished)
-            and self.committed.get(event.call_id) == event.result
-        ):
+        if isinstance(event, ToolCallEvent) and self.committed.get(event.call_id) == event.result:
             del self.committed[event.call_id]
             data["result"] = None
             data["result_ref"] = event.call_id

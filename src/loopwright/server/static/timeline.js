@@ -90,11 +90,11 @@ class Timeline {
   }
 
   on_iteration_started(ev) {
-    this.stats.iteration = ev.iteration;
+    this.stats.iteration = ev.iteration_number;
     this.stats.maxIterations = ev.max_iterations;
     const li = el("li", "tl tl-iteration");
     li.dataset.seq = ev.seq;
-    li.append(el("span", "", `Iteration ${ev.iteration} of ${ev.max_iterations}`));
+    li.append(el("span", "", `Iteration ${ev.iteration_number} of ${ev.max_iterations}`));
     this.add(li);
   }
 
@@ -159,7 +159,7 @@ class Timeline {
   }
 
   on_tool_call_started(ev) {
-    const li = this.toolRow(ev, ev.iteration, ev.tool_name);
+    const li = this.toolRow(ev, ev.iteration_number, ev.tool_name);
     li.querySelector(".tl-args").replaceChildren(withRedactions(JSON.stringify(ev.arguments)));
     if (ev.child_run_id && !li.querySelector(".timeline.nested")) {
       // a sub-agent's run: its own timeline, nested under the call that started it

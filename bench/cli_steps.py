@@ -1,0 +1,105 @@
+"""Per-step cost on the user's path: `loopwright run --json` with a scripted model and the
+echo tool, every event stored (SQLite) and printed, as a subprocess.
+
+    python bench/cli_steps.py            # a markdown table; --json for machine-readable output
+
+For N = 20, 100 and 500 steps it measures the CPU time of the `loopwright` process
+(user + sys, from the OS's accounting of the child), medians of interleaved repeats. The
+per-step cost is the slope between sizes, so process start-up (imports, the store's first
+open) does not count as a step:
+
+- marginal µs/step from 20 to 100 steps and from 100 to 500 steps (goal <= 100 µs);
+- flatness: the 100 -> 500 slope divided by the 20 -> 100 slope (goal <= 1.5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SIZES = (20, 100, 500)
+
+
+def write_script(folder: Path, steps: int) -> Path:
+    replies = [
+        json.dumps({"thought": "echo", "action": "echo", "action_input": {"text": f"line {i}"}})
+        for i in range(steps - 1)
+    ]
+    replies.append(json.dumps({"thought": "done", "final_answer": "done"}))
+    path = folder / f"script_{steps}.json"
+    path.write_text(json.dumps(replies), encoding="utf-8")
+    return path
+
+
+def child_cpu_s(folder: Path, steps: int, run: int) -> float:
+    """CPU seconds of one `loopwright run --json` of `steps` steps."""
+    command = [
+        sys.executable, "-m", "loopwright", "run", f"echo {steps} lines",
+        "--model", f"scripted:{folder / f'script_{steps}.json'}", "--tools", "echo",
+        "--json", "--store", str(folder / f"runs_{steps}_{run}.db"),
+        "--max-iterations", str(steps + 1), "--no-progress-limit", str(steps + 1),
+    ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"loopwright run failed ({done.returncode}): {done.stderr.decode()}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(repeats: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="loopwright-bench-cli-") as name:
+        folder = Path(name)
+        for steps in SIZES:
+            write_script(folder, steps)
+        samples: dict[int, list[float]] = {steps: [] for steps in SIZES}
+        for run in range(repeats):  # interleaved: each size sees the same machine noise
+            for steps in SIZES:
+                samples[steps].append(child_cpu_s(folder, steps, run))
+    median = {steps: statistics.median(values) for steps, values in samples.items()}
+    slope_low = (median[100] - median[20]) / 80 * 1e6
+    slope_high = (median[500] - median[100]) / 400 * 1e6
+    return {
+        "repeats": repeats,
+        "cpu_s": median,
+        "per_step_us": {steps: median[steps] / steps * 1e6 for steps in SIZES},
+        "marginal_us_20_100": slope_low,
+        "marginal_us_100_500": slope_high,
+        "flatness": slope_high / slope_low if slope_low > 0 else float("inf"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    result = measure(args.repeats)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process\n")
+    print("| N steps | CPU ms (median) | µs per step incl. start-up |")
+    print("| ---: | ---: | ---: |")
+    for steps in SIZES:
+        cpu, per = result["cpu_s"][steps], result["per_step_us"][steps]
+        print(f"| {steps} | {cpu * 1000:.0f} | {per:.0f} |")
+    print(
+        f"\nmarginal µs per step: {result['marginal_us_20_100']:.1f} (20 -> 100), "
+        f"{result['marginal_us_100_500']:.1f} (100 -> 500); goal <= 100\n"
+        f"flatness (100 -> 500 slope / 20 -> 100 slope): {result['flatness']:.2f}x "
+        "(goal <= 1.5x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""What resuming a stored run needs: is it resumable, its spec, its MCP servers' tools."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterable, Sequence
+
+from loopwright.agent import ExecutionResult
+from loopwright.effects import EventSink
+from loopwright.errors import UsageError
+from loopwright.events import Event
+from loopwright.models import Model
+from loopwright.runtime._spec import RunSpec, recorded_spec
+from loopwright.store import RunRecord, RunStore
+from loopwright.tools import Tool
+
+FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
+
+
+def check_resumable(record: RunRecord) -> None:
+    if record.status in FINISHED:
+        follow_up = (
+            f" (to carry on from a stopped run: loopwright run --continue {record.run_id})"
+            if record.kind == "agent"
+            else ""
+        )
+        raise UsageError(
+            f"run {record.run_id} already ended ({record.status}); nothing to resume{follow_up}"
+        )
+
+
+def agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
+    spec = recorded_spec(events)
+    if spec is None:
+        raise UsageError(
+            f"run {record.run_id} has no recorded RunSpec (it was not started from one): "
+            "resume it from code with AgentExecutor.run(request, recorded=store.events(run_id))"
+        )
+    return spec
+
+
+@contextlib.asynccontextmanager
+async def mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
+    """The MCP servers' tools, connected for the run's lifetime."""
+    if not servers:
+        yield []
+        return
+    from loopwright.mcp import MCPConnections
+
+    async with MCPConnections(list(servers)) as connections:
+        yield list(connections.tools())
+
+
+async def resume_run(
+    store: RunStore,
+    run_id: str,
+    *,
+    secrets: Iterable[str] = (),
+    on_event: EventSink | None = None,
+    model: Model | None = None,
+) -> ExecutionResult:
+    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
+    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
+    from loopwright.runtime._runtime import Runtime  # the Runtime imports this module
+
+    runtime = Runtime(store)
+    try:
+        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
+        result: ExecutionResult = await handle.wait()
+        return result
+    finally:
+        runtime.close()
