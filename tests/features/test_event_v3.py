@@ -1,9 +1,7 @@
-"""Event schema v3 (structured output, approvals, sub-agents): v2 lines are still read and
-upgrade to the v3 fixture; the new fields and type round-trip."""
+"""Event schema v3's fields for sub-agents, approvals and structured output round-trip with
+real values (tests/test_events.py holds the fixtures of every version)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from loopwright.events import (
     GateDecisionEvent,
@@ -13,24 +11,24 @@ from loopwright.events import (
     encode_event,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
-def test_v2_fixture_is_read_and_upgrades_to_v3() -> None:
-    old = (FIXTURES / "events_v2.jsonl").read_text().splitlines()
-    current = (FIXTURES / "events_v3.jsonl").read_text().splitlines()
-    assert len(old) == len(current)
-    for line, upgraded in zip(old, current, strict=True):
-        assert encode_event(decode_event(line)) == upgraded
-    started = decode_event(current[0])
-    assert isinstance(started, RunStartedEvent) and started.parent_call_id is None
-
 
 def test_new_fields_round_trip() -> None:
     events = [
-        RunStartedEvent(run_id="c", seq=1, ts=0.0, parent_run_id="p", parent_call_id="call_1_0"),
-        GateDecisionEvent(run_id="r", seq=2, ts=0.0, request_id="g", approved=False, reason="no"),
-        OutputInvalidEvent(run_id="r", seq=3, ts=0.0, answer="{}", errors=["x: missing"]),
-    ]
+        RunStartedEvent(
+            run_id="c", seq=1, ts=0.0, kind="agent", request="look it up", model="scripted",
+            tools=["echo"], options={}, tenant="acme", parent_run_id="p", parent_call_id="call_1_0",
+        ),
+        GateDecisionEvent(
+            run_id="r", seq=2, ts=0.0, step="delete_file", request_id="g", approved=False,
+            decided_by="api:acme", reason="no",
+        ),
+        OutputInvalidEvent(
+            run_id="r", seq=3, ts=0.0, iteration_number=2, answer="{}", errors=["x: missing"],
+            will_retry=True,
+        ),
+    ]  # fmt: skip
     for event in events:
-        assert decode_event(encode_event(event)) == event
+        decoded = decode_event(encode_event(event))
+        assert decoded == event
+    started = decode_event(encode_event(events[0]))
+    assert isinstance(started, RunStartedEvent) and started.parent_call_id == "call_1_0"
