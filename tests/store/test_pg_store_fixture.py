@@ -71,7 +71,11 @@ def test_a_v1_task_run_exports_in_the_task_run_state_shape(store_v1: PostgresRun
 
 
 def test_a_v1_store_takes_new_events(store_v1: PostgresRunStore) -> None:
-    store_v1.append(IterationStartedEvent(run_id="run_fixture_cut", seq=6, ts=1.0, iteration=2))
+    store_v1.append(
+        IterationStartedEvent(
+            run_id="run_fixture_cut", seq=6, ts=1.0, iteration_number=2, max_iterations=10
+        )
+    )
     record = store_v1.get_run("run_fixture_cut")
     assert record is not None and record.last_seq == 6
 

@@ -17,7 +17,19 @@ PER_WRITER = 150
 
 
 def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
-    spot.open().append(RunStartedEvent(run_id="r1", seq=1, ts=1.0, request="two writers"))
+    spot.open().append(
+        RunStartedEvent(
+            run_id="r1",
+            seq=1,
+            ts=1.0,
+            request="two writers",
+            kind="agent",
+            model="m",
+            tools=[],
+            options={},
+            tenant="default",
+        )
+    )
     writers = [
         subprocess.Popen(
             [sys.executable, str(WRITER), spot.location, "r1", str(w), str(PER_WRITER)],
@@ -41,7 +53,7 @@ def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
         lost.append(int(out.split()[-1]))
     events = spot.open().events("r1")
     assert [e.seq for e in events] == list(range(1, 2 + 2 * PER_WRITER))
-    marks = [e.iteration for e in events[1:] if isinstance(e, IterationStartedEvent)]
+    marks = [e.iteration_number for e in events[1:] if isinstance(e, IterationStartedEvent)]
     for writer in (1, 2):
         own = [m - writer * 1000 for m in marks if m // 1000 == writer]
         assert own == list(range(PER_WRITER)), f"writer {writer}'s events out of order or lost"
