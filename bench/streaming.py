@@ -3,7 +3,7 @@
 Per-step CPU cost of an agent run on a zero-latency model that streams (a ScriptedModel
 handing out its text in pieces), measured interleaved in one process:
 
-- `no listener, with streaming`: today's engine, nobody listening (`agent.run()`);
+- `no listener, with streaming`: today's engine, nobody listening;
 - `no listener, without streaming`: the same run through effects whose `call_model` is
   the one before token streaming existed (`model.complete`, nothing else);
 - `listener, not streaming`: someone listens, the model's text comes whole (deltas off);
@@ -73,20 +73,18 @@ async def _ignore(event: Event) -> None:
 
 
 async def run(kind: str, steps: int) -> None:
+    """One run; every kind builds it the same way, only the effects differ."""
     executor = agent(steps)
-    if kind == "with":
-        result = await executor.run("count")
+    sink = None if kind in ("with", "without") else _ignore
+    log = EventLog("run_bench", scrubber=executor.scrubber, sink=sink)
+    effects: LiveEffects
+    if kind == "without":
+        effects = BeforeStreaming(log)
+    elif kind == "listened_whole":
+        effects = LiveEffects(log, deltas=None)
     else:
-        sink = None if kind == "without" else _ignore
-        log = EventLog("run_bench", scrubber=executor.scrubber, sink=sink)
-        effects: LiveEffects
-        if kind == "without":
-            effects = BeforeStreaming(log)
-        elif kind == "listened_whole":
-            effects = LiveEffects(log, deltas=None)
-        else:
-            effects = LiveEffects(log, deltas=DeltaSettings())
-        result = await executor.run_with(effects, executor.setup("count", "run_bench"))
+        effects = LiveEffects(log, deltas=DeltaSettings())
+    result = await executor.run_with(effects, executor.setup("count", "run_bench"))
     assert result.success and len(result.steps) == steps - 1, result
 
 
@@ -107,8 +105,9 @@ KINDS = {
 
 async def measure(reps: int) -> dict[str, Any]:
     samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    for _ in range(reps):
-        for kind in KINDS:
+    kinds = list(KINDS)
+    for rep in range(reps):  # interleaved, each order in turn: none gains from its place
+        for kind in kinds if rep % 2 else reversed(kinds):
             samples[kind].append(await sample(kind, STEPS))
     medians = {kind: statistics.median(values) for kind, values in samples.items()}
     return {

@@ -3,8 +3,9 @@
 Per-step CPU cost of an agent run (a zero-latency model calling a trivial tool), measured
 interleaved in one process:
 
-- `off`: today's engine with telemetry off (`AgentExecutor.run`: one check per run);
-- `without the feature`: the same run through `run_agent` directly, as before telemetry;
+- `off`: today's engine with telemetry off (`AgentExecutor.run_with`: one check per run);
+- `without the feature`: the same run through what `run_with` does, minus its telemetry
+  check (the sub-agent scope, `run_agent`, the model's use check);
 - `on`: telemetry on, spans kept by the SDK's in-memory exporter (what tracing costs).
 
 With telemetry off, nothing from `opentelemetry` is imported: checked at the end of the
@@ -34,6 +35,7 @@ from loopwright import (
     tool,
 )
 from loopwright.agent._loop import run_agent
+from loopwright.agent._subagent import CURRENT_SCOPE, scope_for
 
 STEPS = 50
 
@@ -56,11 +58,18 @@ def agent(steps: int) -> AgentExecutor:
 
 async def run(kind: str, steps: int) -> None:
     executor = agent(steps)
-    if kind == "without":
-        setup = executor.setup("count", "run_bench")
-        result = await run_agent(setup, executor.effects("run_bench"))
+    setup = executor.setup("count", "run_bench")
+    fx = executor.effects("run_bench")
+    if kind == "without":  # run_with without its telemetry check, the rest as it is
+        scope = scope_for(fx, setup.run_id, setup.tenant, setup.options, setup.ledger)
+        token = CURRENT_SCOPE.set(scope)
+        try:
+            result = await run_agent(setup, fx)
+        finally:
+            CURRENT_SCOPE.reset(token)
+        executor.model.check_used(completed=result.success)  # type: ignore[attr-defined]
     else:
-        result = await executor.run("count")
+        result = await executor.run_with(fx, setup)
     assert result.success and len(result.steps) == steps - 1, result
 
 
@@ -73,9 +82,9 @@ async def sample(kind: str) -> float:
 
 async def measure(reps: int) -> dict[str, Any]:
     samples: dict[str, list[float]] = {"off": [], "without": [], "on": []}
-    for _ in range(reps):
-        samples["off"].append(await sample("off"))
-        samples["without"].append(await sample("without"))
+    for rep in range(reps):  # interleaved, and in turn first: neither gains from order
+        for kind in ("off", "without") if rep % 2 else ("without", "off"):
+            samples[kind].append(await sample(kind))
     imported = sorted(m for m in sys.modules if m.startswith("opentelemetry"))
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
