@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwright.effects._log import EventLog
 from loopwright.effects._protocol import (
     Effects,
     GateRequest,
@@ -29,6 +28,7 @@ from loopwright.effects._protocol import (
     Verification,
     VerificationResult,
 )
+from loopwright.effects._wrapped import WrappedEffects
 from loopwright.events import (
     ChangeRecordedEvent,
     ConfirmationRequiredEvent,
@@ -141,26 +141,20 @@ class Recording:
         self.tool_results[call_id] = ToolResult(call_id, "backup", json.dumps(entries))
 
 
-class ReplayEffects:
-    """Recorded results first; `live` for whatever the recording does not hold."""
+class ReplayEffects(WrappedEffects):
+    """Recorded results first; the live effects (`inner`) for what the recording does not
+    hold."""
 
     def __init__(self, recording: Recording, live: Effects) -> None:
+        super().__init__(live)
         self.recording = recording
-        self.live = live
-
-    @property
-    def log(self) -> EventLog:
-        return self.live.log
-
-    def monotonic(self) -> float:
-        return self.live.monotonic()
 
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
         if self.recording.model_responses:
             return self.recording.model_responses.popleft()
-        return await self.live.call_model(model, request, timeout)
+        return await self.inner.call_model(model, request, timeout)
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
@@ -171,19 +165,19 @@ class ReplayEffects:
             return result
         if call.id in recording.started_tools and not idempotent:
             return ToolResult(call.id, call.name, INTERRUPTED.format(name=call.name), True)
-        return await self.live.call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
+        return await self.inner.call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
 
     async def gate(self, request: GateRequest) -> GateVerdict:
         verdict = self.recording.gate_verdicts.get(request.request_id)
         if verdict is not None:
             return verdict
-        return await self.live.gate(request)
+        return await self.inner.gate(request)
 
     async def verify(self, check: Verification) -> VerificationResult:
         """The recorded outcome (a replayed run that had finished), else a live check."""
         event = self.recording.verification
         if event is None:
-            return await self.live.verify(check)
+            return await self.inner.verify(check)
         return VerificationResult(
             event.outcome, tuple(event.passed), tuple(event.failed), event.output
         )

@@ -13,33 +13,22 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from loopwright.effects._log import EventLog
 from loopwright.effects._protocol import (
     Effects,
-    GateRequest,
-    GateVerdict,
     ToolInvocation,
-    Verification,
-    VerificationResult,
 )
+from loopwright.effects._wrapped import WrappedEffects
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.telemetry._otel import Tracing, failed, provider_and_model
 
 
-class TracedEffects:
+class TracedEffects(WrappedEffects):
     """`inner`, each model call a `chat` span and each tool call an `execute_tool` span."""
 
     def __init__(self, inner: Effects, tracing: Tracing) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.tracing = tracing
-
-    @property
-    def log(self) -> EventLog:
-        return self.inner.log
-
-    def monotonic(self) -> float:
-        return self.inner.monotonic()
 
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
@@ -87,9 +76,3 @@ class TracedEffects:
             if result.is_error:
                 failed(span, scrubber, "tool_error", result.content[:200])
             return result
-
-    async def gate(self, request: GateRequest) -> GateVerdict:
-        return await self.inner.gate(request)
-
-    async def verify(self, check: Verification) -> VerificationResult:
-        return await self.inner.verify(check)
