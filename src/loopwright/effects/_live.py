@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from loopwright.effects._protocol import (
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
+from loopwright.tools import run_with_timeout
 
 
 class _NoGates:
@@ -29,6 +31,12 @@ class _NoGates:
 
     def resolve(self, request_id: str, approved: bool, decided_by: str, reason: str = "") -> bool:
         return False
+
+
+@functools.lru_cache(maxsize=64)
+def _streams(model_type: type) -> bool:
+    """isinstance against a runtime-checkable protocol costs ~10 µs: once per model class."""
+    return issubclass(model_type, StreamsText)
 
 
 class LiveEffects:
@@ -60,26 +68,20 @@ class LiveEffects:
         """The model's reply. When someone listens to the run (the log has a sink) and the
         model streams, its text goes out as `model_text_delta` events on the way."""
         deltas = self.deltas
-        if deltas is not None and self.log.sink is not None and isinstance(model, StreamsText):
+        if deltas is not None and self.log.sink is not None and _streams(type(model)):
             call = streamed_call(
                 model, request, self.log, deltas, self.monotonic, self._time, self.listened
             )
         else:
             call = model.complete(request)
-        if timeout is None:
-            return await call
-        async with asyncio.timeout(timeout):
-            return await call
+        return await run_with_timeout(call, timeout)
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
     ) -> ToolResult:
         if not idempotent:
             await self.log.flush()  # its tool_call_started is durable before the effect
-        if timeout is None:
-            return await invoke(call)
-        async with asyncio.timeout(timeout):
-            return await invoke(call)
+        return await run_with_timeout(invoke(call), timeout)
 
     async def gate(self, request: GateRequest) -> GateVerdict:
         try:
