@@ -68,7 +68,7 @@ ToolsSpec = ToolRegistry | Mapping[str, Any] | Iterable[Tool | Callable[..., Any
 
 class StepDefinition(NativeStepDefinition):
     """The native StepDefinition with the seed's positional order: name, type, description,
-    tool, args_from, condition, message_template (`args`, `timeout_s` by keyword)."""
+    tool, args_from, condition, message_template (the native fields by keyword)."""
 
     def __init__(
         self,
@@ -83,18 +83,20 @@ class StepDefinition(NativeStepDefinition):
         args: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         line: int | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            name,
-            type,
-            description,
-            tool,
-            dict(args or {}),
-            dict(args_from or {}),
-            condition,
-            message_template,
-            timeout_s,
-            line,
+            name=name,
+            type=type,
+            description=description,
+            tool=tool,
+            args=dict(args or {}),
+            args_from=dict(args_from or {}),
+            condition=condition,
+            message_template=message_template,
+            timeout_s=timeout_s,
+            line=line,
+            output_schema=output_schema,
         )
 
 
