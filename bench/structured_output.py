@@ -104,20 +104,21 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", type=int, default=len(CASES), help="the first N schemas")
     parser.add_argument("--out", default="bench/results/structured-output.json")
+    parser.add_argument("--modes", default="constrained,prompted", help="which passes to run")
     args = parser.parse_args()
     model = resolve_model("local")
     rows = []
     for name, request, schema in CASES[: args.only]:
         row: dict[str, Any] = {"schema": name}
-        for constrained in (True, False):
-            key = "constrained" if constrained else "prompted"
+        for key in args.modes.split(","):
+            constrained = key == "constrained"
             row[key] = await one(model, request, schema, constrained)
             print(name, key, row[key]["valid"], row[key]["seconds"], flush=True)
         rows.append(row)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")  # after each schema
     total = len(rows)
-    for key in ("constrained", "prompted"):
+    for key in args.modes.split(","):
         valid = sum(r[key]["valid"] for r in rows)
         seconds = sum(r[key]["seconds"] for r in rows) / total
         print(f"| {key} | {valid}/{total} ({100 * valid / total:.0f}%) | {seconds:.1f} s |")

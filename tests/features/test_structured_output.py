@@ -175,3 +175,21 @@ async def test_resume_serves_the_recorded_replies_and_validates_again() -> None:
     assert result.output == City(name="X", population=3)
     assert len(model.requests) == 1  # the recorded, invalid reply was not asked again
     assert "population" in model.requests[0].messages[-1].content  # the errors went back
+
+
+async def test_an_agent_without_tools_is_told_to_answer_at_once(add_tool: Any) -> None:
+    alone = ScriptedModel([final({"x": 1, "y": 2})])
+    await AgentExecutor(alone, output_type=Point).run("p")
+    assert "You have no tools" in alone.requests[0].messages[0].content
+    helped = ScriptedModel([final({"x": 1, "y": 2})])
+    await AgentExecutor(helped, [add_tool], output_type=Point).run("p")
+    assert "You have no tools" not in helped.requests[0].messages[0].content
+
+
+async def test_without_tools_an_answer_after_invented_actions_is_taken() -> None:
+    reply = '{"thought": "look it up", "action": "get_info", "action_input": {"q": "x"}}\n' + final(
+        {"x": 3, "y": 4}
+    )
+    model = ScriptedModel([reply])
+    result = await AgentExecutor(model, output_type=Point).run("p")
+    assert result.output == Point(3, 4) and len(model.requests) == 1

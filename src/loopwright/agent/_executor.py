@@ -155,7 +155,9 @@ class AgentExecutor:
 
     def _prompt(self, workspace_section: str) -> str:
         prompt = self._base_prompt(workspace_section)
-        return f"{prompt}\n\n{self.output.prompt_section()}" if self.output else prompt
+        if self.output is None:
+            return prompt
+        return f"{prompt}\n\n{self.output.prompt_section(has_tools=len(self.tools) > 0)}"
 
     def _base_prompt(self, workspace_section: str) -> str:
         if self.system_prompt_override is not None:

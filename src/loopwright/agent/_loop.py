@@ -255,6 +255,10 @@ def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Par
     guard.largest_output_tokens = max(guard.largest_output_tokens, response.usage.output_tokens)
     state.model_calls += 1
     outcome = setup.parse(response)
+    if setup.output is not None and not setup.tools and isinstance(outcome, ParsedAction):
+        answer = setup.output.final_in(response.text)  # no tools: any action is invented
+        if answer is not None:
+            outcome = ParsedFinal(answer, outcome.thought)
     if isinstance(outcome, ParsedAction) and outcome.calls != response.tool_calls:
         # calls read from text get ids derived from the run, so a resumed run makes the same
         calls = tuple(

@@ -104,11 +104,18 @@ class OutputSpec:
             schema = {**schema, "$defs": defs}
         return schema
 
-    def prompt_section(self) -> str:
+    def prompt_section(self, *, has_tools: bool = True) -> str:
         """What the system prompt says about the final answer."""
         schema = json.dumps(self.schema, ensure_ascii=False, separators=(",", ":"))
+        direct = (
+            ""
+            if has_tools
+            else "You have no tools: do not write an action; reply at once with the final "
+            "answer, taken from the request.\n"
+        )
         return (
             "FINAL ANSWER FORMAT:\n"
+            f"{direct}"
             'Your final answer must be {"thought": "...", "final_answer": VALUE} where VALUE '
             "is a JSON value (not a string containing JSON) matching this JSON Schema:\n"
             f"{schema}"
@@ -134,6 +141,23 @@ class OutputSpec:
         except ValidationError as exc:
             return OutputCheck(errors=tuple(_pydantic_error(e) for e in exc.errors()[:MAX_ERRORS]))
         return OutputCheck(value, self._adapter.dump_python(value, mode="json"))
+
+    def final_in(self, text: str) -> str | None:
+        """The answer of a `{"final_answer": ...}` object anywhere in a reply (for agents
+        without tools: a small model often writes invented actions before its answer)."""
+        decoder = json.JSONDecoder()
+        index = text.find("{")
+        while index != -1:
+            try:
+                data, end = decoder.raw_decode(text, index)
+            except json.JSONDecodeError:
+                index = text.find("{", index + 1)
+                continue
+            if isinstance(data, dict) and "final_answer" in data:
+                value = data["final_answer"]
+                return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            index = text.find("{", end)
+        return None
 
     def read(self, answer: str) -> Any:
         """The typed value of an answer this spec accepted (e.g. a stored run's answer)."""
