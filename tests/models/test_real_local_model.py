@@ -58,7 +58,7 @@ def wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
 def llama_server() -> Iterator[str]:
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, str(ROOT / "tests" / "features" / "llama_server_main.py"),
         "--model", str(resolve_local_path("")),
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", str(DEFAULT_THREADS), "--n_ctx", "8192",
