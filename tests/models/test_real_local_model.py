@@ -124,7 +124,10 @@ def test_cli_default_model_streams_json_events(tmp_path: Path) -> None:
         command, capture_output=True, text=True, timeout=3 * CALL_LIMIT_S, env=env
     )
     assert done.returncode == 0, done.stderr
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    deltas = [e for e in lines if e["type"] == "model_text_delta"]  # live only: no seq of their own
+    events = [e for e in lines if e["type"] != "model_text_delta"]
+    assert all(d["text"] for d in deltas)
     started = events[0]
     assert started["type"] == "run_started" and started["model"] == "local"
     tool_calls = [(e["tool_name"], e["arguments"]) for e in events if e["type"] == "tool_call"]
