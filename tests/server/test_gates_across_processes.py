@@ -204,7 +204,7 @@ def test_loopwright_task_approve_decides_it_through_the_store(
     assert task.keys_created() == {"2025-06-01", "2025-05-20"}
     # the gate was taken: nothing is pending any more
     assert main(["task", "approve", run_id, "--store", str(store_file)]) == 2
-    assert f"run {run_id} has no pending gate" in capsys.readouterr().err
+    assert f"run {run_id} has no gate waiting for a decision" in capsys.readouterr().err
 
 
 def test_a_rejection_from_another_process_cancels_the_task(
@@ -232,7 +232,7 @@ def test_task_approve_refuses_unknown_runs_and_gates(
     assert main(["task", "approve", "run_nope", *store]) == 2
     assert "no run 'run_nope'" in capsys.readouterr().err
     assert main(["task", "approve", run_id, "gate_nope", *store]) == 2
-    assert f"no pending gate 'gate_nope' (pending: {gate_id})" in capsys.readouterr().err
+    assert f"has no gate 'gate_nope' waiting (waiting: {gate_id})" in capsys.readouterr().err
     assert main(["task", "approve", run_id, gate_id, "--reject", *store]) == 0
     assert task.finish() == 1
 

@@ -17,15 +17,20 @@ from loopwright.tasks._gates import pending_gates
 
 
 def register_runs_approve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from loopwright.cli._runs import add_store_argument
-
     approve = sub.add_parser(
         "approve",
         help="approve (or --reject) a run's waiting gate, e.g. an agent's tool call",
         description="Leave a decision in the run store for the process running the run; it "
         "takes it within a second. GATE may be left out when one gate is waiting.",
     )
-    approve.add_argument("run_id", help="the run's id")
+    add_decision_arguments(approve, "run")
+
+
+def add_decision_arguments(approve: argparse.ArgumentParser, kind: str) -> None:
+    """RUN_ID [GATE] --reject --reason --by and the store: `runs approve`, `task approve`."""
+    from loopwright.cli._runs import add_store_argument
+
+    approve.add_argument("run_id", help=f"the {kind} run's id" if kind != "run" else "the run's id")
     approve.add_argument(
         "gate_id", nargs="?", default=None, help="the gate's request id (default: the one waiting)"
     )
@@ -38,7 +43,7 @@ def register_runs_approve(sub: argparse._SubParsersAction[argparse.ArgumentParse
         ],
         None,
     )
-    add_store_argument(approve, "run")
+    add_store_argument(approve, kind)
     approve.set_defaults(handler=runs_approve_command)
 
 
