@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,25 @@ def test_stored_events_are_their_wire_form_byte_for_byte(tmp_path: Path) -> None
     conn = sqlite3.connect(tmp_path / "runs.db")
     rows = conn.execute("SELECT data FROM events ORDER BY seq").fetchall()
     assert [row[0] for row in rows] == [encode_event(e) for e in events]
+
+
+def test_a_new_store_opened_by_several_at_once_is_refused_by_none(tmp_path: Path) -> None:
+    """Four openers of a file that does not exist yet (a server and a worker starting
+    together): each gets the store; none reads another's half-made schema as a foreign
+    database or gives up on the journal-mode switch."""
+    refused: list[str] = []
+
+    def open_it(path: Path) -> None:
+        try:
+            SqliteRunStore(path).close()
+        except StoreError as exc:
+            refused.append(str(exc))
+
+    for round_ in range(40):
+        path = tmp_path / f"runs_{round_}.db"
+        openers = [threading.Thread(target=open_it, args=(path,)) for _ in range(4)]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join()
+    assert refused == []

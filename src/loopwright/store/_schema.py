@@ -77,17 +77,19 @@ def _user_tables(conn: sqlite3.Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def check_and_migrate(conn: sqlite3.Connection, path: str) -> int:
-    """Bring the store at `path` to the latest schema version; the version it had before.
-
-    Raises StoreError for a file that is not a loopwright store (another SQLite database,
-    or not SQLite at all) and for a store written by a newer loopwright.
-    """
+def check_store(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of the store at `path` (0: a new, empty file), read in one
+    snapshot; StoreError for a file that is not a loopwright store (another SQLite database,
+    or not SQLite at all: left untouched) and for a store written by a newer loopwright."""
     latest = max(MIGRATIONS)
     try:
-        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        tables = _user_tables(conn)
+        conn.execute("BEGIN")  # one snapshot: another process may be creating the store now
+        try:
+            application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = _user_tables(conn)
+        finally:
+            conn.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path} is not a loopwright run store ({exc})") from None
     if application_id != APPLICATION_ID and (tables or version):
@@ -100,9 +102,13 @@ def check_and_migrate(conn: sqlite3.Connection, path: str) -> int:
             f"{path} was written by a newer loopwright (store schema v{version}; this "
             f"version reads up to v{latest}): upgrade loopwright to open it"
         )
-    for target in range(version + 1, latest + 1):
-        _apply(conn, target)
     return version
+
+
+def migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Apply every migration after `version` (each in its own transaction)."""
+    for target in range(version + 1, max(MIGRATIONS) + 1):
+        _apply(conn, target)
 
 
 def _apply(conn: sqlite3.Connection, target: int) -> None:

@@ -33,7 +33,7 @@ from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
-from loopwright.store._schema import check_and_migrate, check_readable
+from loopwright.store._schema import check_readable, check_store, migrate
 from loopwright.store._sqlite_errors import READ_ONLY_CODES, primary_code, store_failure
 
 _INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
@@ -53,6 +53,20 @@ WAL_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 TAIL_POLL_S = 0.02
 """How often a waiting tail looks for another connection's commits (`PRAGMA data_version`)."""
+
+
+def _use_wal(conn: sqlite3.Connection, attempts: int = 50) -> None:
+    """WAL mode, before anything else: switching needs the file to itself, and SQLite
+    answers "locked" at once (without waiting) while another connection opens a new store
+    at the same moment; the switch is retried for up to ~1 s."""
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if primary_code(exc) != sqlite3.SQLITE_BUSY or attempt == attempts - 1:
+                raise
+            time.sleep(0.02)
 
 
 class SqliteRunStore:
@@ -90,8 +104,10 @@ class SqliteRunStore:
             raise StoreError(f"cannot open run store {self.path}: {exc}") from None
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
-            self.migrated_from = check_and_migrate(conn, self.path)
-            conn.execute("PRAGMA journal_mode = WAL")
+            version = check_store(conn, self.path)  # a foreign file is refused untouched
+            _use_wal(conn)
+            migrate(conn, version)
+            self.migrated_from = version
             conn.execute("PRAGMA synchronous = NORMAL")
             # a checkpoint (which syncs) every ~10,000 appends instead of every ~1,000
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
