@@ -16,10 +16,10 @@ import asyncio
 import dataclasses
 import json
 import time
-from typing import Any
 
 from loopwright.agent._approval import ask_approval, refusal_text
 from loopwright.agent._conversation import estimate_tokens
+from loopwright.agent._replies import acted_on_text, finished_fields, response_fields
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop, timed_out
@@ -48,10 +48,8 @@ from loopwright.prompts import (
     observation_text,
     progress_note,
     recap_line,
-    summarize,
 )
 
-SUMMARY_CHARS = 160
 CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
 """Tool arguments as the repetition policy compares them (one per tool call): one encoder
 made once; `json.dumps` with options makes a new one on every call (~1 µs more a step)."""
@@ -59,20 +57,6 @@ TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
     "Call the remaining tools in your next reply if they are still needed."
 )
-
-
-def acted_on_text(thought: str | None, call: ToolCall) -> str:
-    """The history keeps the one action that was taken, in the prompt's JSON format.
-
-    Small models often write a whole imagined chain in one reply (action, invented
-    observation, final answer...). Only the first action runs; keeping the rest in the
-    history teaches the model its own invented ending, so it is left out (as ReAct runtimes
-    cut a reply at a hallucinated `Observation:`).
-    """
-    action: dict[str, Any] = {"action": call.name, "action_input": call.arguments}
-    if thought:
-        action = {"thought": thought, **action}
-    return json.dumps(action, ensure_ascii=False)
 
 
 async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
@@ -207,7 +191,7 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
         duration_ms = (time.perf_counter() - started) * 1000
         outcome = _received(setup, state, response)
         if fx.log.listening:  # its fields cost ~2 µs to build: only for someone reading
-            fields = _response_fields(state, response, outcome)
+            fields = response_fields(state.guard.iteration, state.digest, response, outcome)
             await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
         if not isinstance(outcome, ParseFailure):
             return outcome
@@ -278,22 +262,6 @@ def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Par
     return outcome
 
 
-def _response_fields(
-    state: LoopState, response: ModelResponse, outcome: ParseOutcome
-) -> dict[str, Any]:
-    actions = []
-    if isinstance(outcome, ParsedAction):
-        actions = [{"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls]
-    return {
-        "iteration_number": state.guard.iteration,
-        "response": response.to_dict(),
-        "request_digest": state.digest,
-        "thought": None if isinstance(outcome, ParseFailure) else outcome.thought,
-        "actions": actions,
-        "final_answer": outcome.answer if isinstance(outcome, ParsedFinal) else None,
-    }
-
-
 async def _act(
     setup: RunSetup, fx: Effects, state: LoopState, action: ParsedAction
 ) -> Stop | Nudge | None:
@@ -357,27 +325,9 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:
-        fields = _finished_fields(iteration, call, arguments_json, result)
+        fields = finished_fields(iteration, call, arguments_json, result)
         await fx.log.append(ToolCallEvent, **fields)
     return result
-
-
-def _finished_fields(
-    iteration: int, call: ToolCall, arguments_json: str, result: ToolResult
-) -> dict[str, Any]:
-    return {
-        "iteration_number": iteration,
-        "call_id": call.id,
-        "tool_name": call.name,
-        "arguments": call.arguments,
-        "args_summary": summarize(arguments_json, SUMMARY_CHARS),
-        "result": result.content,
-        "result_summary": summarize(result.content, SUMMARY_CHARS),
-        "is_error": result.is_error,
-        "duration_ms": round(result.duration_ms, 3),
-        "truncated": result.truncated,
-        "redactions": result.redactions,
-    }
 
 
 async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> ExecutionResult:
