@@ -35,8 +35,7 @@ from loopwright.effects import (
     EventSink,
     Gatekeeper,
     LiveEffects,
-    Recording,
-    ReplayEffects,
+    replaying,
 )
 from loopwright.events import Event, RunStartedEvent
 from loopwright.guards import (
@@ -253,7 +252,7 @@ class AgentExecutor:
             run_id, clock=self.clock, scrubber=self.scrubber, sink=on_event, recorded=recorded
         )
         live = LiveEffects(log, clock=self.clock, gates=gates)
-        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+        return replaying(live, recorded)
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""

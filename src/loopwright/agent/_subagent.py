@@ -28,8 +28,7 @@ from loopwright.effects import (
     EventSink,
     Gatekeeper,
     LiveEffects,
-    Recording,
-    ReplayEffects,
+    replaying,
 )
 from loopwright.errors import ToolError
 from loopwright.events import Event
@@ -150,7 +149,7 @@ def _child_effects(agent: AgentExecutor, scope: RunScope, run_id: str) -> Effect
         recorded=recorded,
     )
     live = LiveEffects(log, clock=agent.clock, gates=scope.gates)
-    return ReplayEffects(Recording.of(recorded), live) if recorded else live
+    return replaying(live, recorded)
 
 
 async def _run_child(child: AgentExecutor, setup: Any, fx: Effects) -> Any:

@@ -20,7 +20,7 @@ from loopwright.effects._protocol import (
     GateVerdict,
     VerificationResult,
 )
-from loopwright.effects._replay import Recording, ReplayEffects
+from loopwright.effects._replay import Recording, ReplayEffects, replaying
 
 __all__ = [
     "DeltaSettings",
@@ -35,4 +35,5 @@ __all__ = [
     "Recording",
     "ReplayEffects",
     "VerificationResult",
+    "replaying",
 ]

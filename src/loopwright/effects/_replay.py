@@ -181,3 +181,8 @@ class ReplayEffects(WrappedEffects):
         return VerificationResult(
             event.outcome, tuple(event.passed), tuple(event.failed), event.output
         )
+
+
+def replaying(live: Effects, recorded: Sequence[Event]) -> Effects:
+    """`live`, served from `recorded` first when there is a recording (resume, replay)."""
+    return ReplayEffects(Recording.of(recorded), live) if recorded else live

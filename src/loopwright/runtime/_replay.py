@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor
-from loopwright.effects import EventLog, LiveEffects, Recording, ReplayEffects
+from loopwright.effects import EventLog, LiveEffects, replaying
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
 from loopwright.models import Model, ScriptedModel
@@ -92,7 +92,7 @@ async def replay_run(
         raise ReplayDivergence(event.seq, "the end of the run", _what(event))
 
     log = EventLog(run_id, scrubber=agent.scrubber, sink=past_the_end, recorded=events)
-    fx = ReplayEffects(Recording.of(events), LiveEffects(log, clock=agent.clock))
+    fx = replaying(LiveEffects(log, clock=agent.clock), events)
     setup = agent.setup(
         spec.request,
         run_id,

@@ -25,8 +25,7 @@ from loopwright.effects import (
     EventSink,
     Gatekeeper,
     LiveEffects,
-    Recording,
-    ReplayEffects,
+    replaying,
 )
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import (
@@ -204,7 +203,7 @@ class Runtime:
             return on_event is not None or self._subscribed(run_id)
 
         live = LiveEffects(log, clock=agent.clock, gates=self.gates, listened=listened)
-        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+        return replaying(live, recorded)
 
     def _live_sink(self, run_id: str, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the
@@ -285,7 +284,7 @@ class Runtime:
             recorded=recorded,
         )
         live = LiveEffects(log, gates=self.gates)
-        return ReplayEffects(Recording.of(recorded), live) if recorded else live
+        return replaying(live, recorded)
 
     # --- any run -------------------------------------------------------------------------
 

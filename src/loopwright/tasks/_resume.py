@@ -22,8 +22,7 @@ from loopwright.effects import (
     Gatekeeper,
     LiveEffects,
     Recorder,
-    Recording,
-    ReplayEffects,
+    replaying,
 )
 from loopwright.errors import UsageError
 from loopwright.events import Event, RunStartedEvent
@@ -55,7 +54,7 @@ def resume_effects(
         recorded=recorded,
     )
     live = LiveEffects(log, clock=clock, gates=gates)
-    return ReplayEffects(Recording.of(recorded), live)
+    return replaying(live, recorded)
 
 
 def recorded_task_spec(recorded: Sequence[Event]) -> TaskSpec:
