@@ -49,7 +49,7 @@ from loopwright.guards import (
     WallClock,
 )
 from loopwright.messages import ModelResponse
-from loopwright.models import ChecksUse, Model
+from loopwright.models import ChecksUse, Model, implements
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.safety.scrub import Scrubber
@@ -69,12 +69,6 @@ def _resolved(directory: str) -> Path:
     """The working directory, resolved (Path.resolve costs ~12 µs, and an executor is often
     made per request in the same directory)."""
     return Path(directory).resolve()
-
-
-@functools.lru_cache(maxsize=64)
-def _checks_use(model_type: type) -> bool:
-    """isinstance against a runtime-checkable protocol costs ~10 µs: once per model class."""
-    return issubclass(model_type, ChecksUse)
 
 
 def new_run_id() -> str:
@@ -269,7 +263,7 @@ class AgentExecutor:
                 result = await traced_agent_run(setup, fx, tracing)
         finally:
             CURRENT_SCOPE.reset(token)
-        if _checks_use(type(self.model)):
+        if implements(type(self.model), ChecksUse):
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import Callable
 
@@ -19,7 +18,7 @@ from loopwright.effects._protocol import (
     VerificationResult,
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, StreamsText
+from loopwright.models import Model, StreamsText, implements
 from loopwright.tools import run_with_timeout
 
 
@@ -31,12 +30,6 @@ class _NoGates:
 
     def resolve(self, request_id: str, approved: bool, decided_by: str, reason: str = "") -> bool:
         return False
-
-
-@functools.lru_cache(maxsize=64)
-def _streams(model_type: type) -> bool:
-    """isinstance against a runtime-checkable protocol costs ~10 µs: once per model class."""
-    return issubclass(model_type, StreamsText)
 
 
 class LiveEffects:
@@ -68,7 +61,11 @@ class LiveEffects:
         """The model's reply. When someone listens to the run (the log has a sink) and the
         model streams, its text goes out as `model_text_delta` events on the way."""
         deltas = self.deltas
-        if deltas is not None and self.log.sink is not None and _streams(type(model)):
+        if (
+            deltas is not None
+            and self.log.sink is not None
+            and implements(type(model), StreamsText)
+        ):
             call = streamed_call(
                 model, request, self.log, deltas, self.monotonic, self._time, self.listened
             )

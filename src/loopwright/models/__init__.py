@@ -1,7 +1,15 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
 
 from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._base import ChecksUse, Model, ResumesScript, StreamsText, TextSink, ToolMode
+from loopwright.models._base import (
+    ChecksUse,
+    Model,
+    ResumesScript,
+    StreamsText,
+    TextSink,
+    ToolMode,
+    implements,
+)
 from loopwright.models._http import RetryPolicy
 from loopwright.models._ollama import OllamaModel
 from loopwright.models._openai import OpenAIModel
@@ -22,6 +30,7 @@ __all__ = [
     "StreamsText",
     "TextSink",
     "ToolMode",
+    "implements",
     "resolve_model",
     "response_from_item",
 ]
