@@ -20,7 +20,7 @@ import pytest
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import ToolCallEvent
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
+from loopwright.models._local import DEFAULT_THREADS, LocalModel, _load, resolve_local_path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -100,6 +100,9 @@ async def test_openai_compatible_server_single_call(llama_server: str) -> None:
 
 async def test_embedded_model_reuses_its_prompt_cache() -> None:
     model = LocalModel(resolve_local_path(""), threads=DEFAULT_THREADS)
+    llm, lock = _load(model.path, model.threads, model.context)
+    with lock:  # a cold cache: other tests in this process share the llama.cpp instance
+        llm.reset()
     agent = AgentExecutor(model, [add, multiply], options=AgentOptions(temperature=0.0))
     events = [event async for event in agent.stream(CHAIN)]
     prompt_sizes = [
