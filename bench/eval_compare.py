@@ -36,7 +36,8 @@ import httpx
 
 from loopwright.evals import load_suite
 from loopwright.evals._progress import ProgressClock
-from loopwright.models._local import DEFAULT_THREADS, resolve_local_path
+from loopwright.models._local import resolve_local_path
+from loopwright.models._local_spec import default_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
@@ -228,7 +229,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated task ids")
     parser.add_argument("--frameworks", default="smolagents,pydantic_ai,langgraph")
     parser.add_argument("--timeout", type=float, default=120.0, help="per-task wall limit, s")
-    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    parser.add_argument("--threads", type=int, default=default_threads())
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--skip-loopwright", action="store_true")
     parser.add_argument("--skip-peers", action="store_true")

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.events import ModelResponseEvent
-from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
+from loopwright.models._local import LocalModel, resolve_local_path
+from loopwright.models._local_spec import default_threads
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from tools import add, multiply  # type: ignore[import-not-found]
@@ -52,7 +53,7 @@ class Figures:
 
 async def measure(spec: str) -> Figures:
     name = spec.partition(":")[2]
-    model = LocalModel(resolve_local_path(name), name=spec, threads=DEFAULT_THREADS)
+    model = LocalModel(resolve_local_path(name), name=spec, threads=default_threads())
     figures = Figures(spec)
     for request, expected_calls, expected_answer in TASKS:
         agent = AgentExecutor(model, [add, multiply], options=AgentOptions(temperature=0.0))

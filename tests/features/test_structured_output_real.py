@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
+from loopwright.models._local import LocalModel, resolve_local_path
+from loopwright.models._local_spec import default_threads
 
 pytestmark = pytest.mark.model
 START_LIMIT_S = 300
@@ -46,7 +47,7 @@ def llama_server() -> Iterator[str]:
         sys.executable, str(Path(__file__).parent / "llama_server_main.py"),
         "--model", str(resolve_local_path("")),
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(DEFAULT_THREADS), "--n_ctx", "4096",
+        "--n_threads", str(default_threads()), "--n_ctx", "4096",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
@@ -78,7 +79,7 @@ async def test_llama_server_returns_a_valid_object(llama_server: str) -> None:
 
 
 async def test_embedded_model_grammar_returns_a_valid_object() -> None:
-    model = LocalModel(resolve_local_path(""), threads=DEFAULT_THREADS)
+    model = LocalModel(resolve_local_path(""), threads=default_threads())
     options = AgentOptions(output_retries=0, max_iterations=1)
     result = await AgentExecutor(model, output_type=Person, options=options).run(REQUEST)
     assert result.output_as(Person).age == 34

@@ -20,7 +20,8 @@ import pytest
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import ToolCallEvent
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import DEFAULT_THREADS, LocalModel, _load, resolve_local_path
+from loopwright.models._local import LocalModel, _load, resolve_local_path
+from loopwright.models._local_spec import default_threads
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -61,7 +62,7 @@ def llama_server() -> Iterator[str]:
         sys.executable, str(ROOT / "tests" / "features" / "llama_server_main.py"),
         "--model", str(resolve_local_path("")),
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(DEFAULT_THREADS), "--n_ctx", "8192",
+        "--n_threads", str(default_threads()), "--n_ctx", "8192",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
@@ -99,7 +100,7 @@ async def test_openai_compatible_server_single_call(llama_server: str) -> None:
 
 
 async def test_embedded_model_reuses_its_prompt_cache() -> None:
-    model = LocalModel(resolve_local_path(""), threads=DEFAULT_THREADS)
+    model = LocalModel(resolve_local_path(""), threads=default_threads())
     llm, lock = _load(model.path, model.threads, model.context)
     with lock:  # a cold cache: other tests in this process share the llama.cpp instance
         llm.reset()

@@ -17,7 +17,8 @@ from loopwright import AgentExecutor
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
 from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import DEFAULT_THREADS, LocalModel, resolve_local_path
+from loopwright.models._local import LocalModel, resolve_local_path
+from loopwright.models._local_spec import default_threads
 from loopwright.tools import tool
 
 pytestmark = pytest.mark.model
@@ -43,7 +44,7 @@ def count_devices(site: str) -> dict[str, Any]:
 
 
 async def test_embedded_model_streams_tokens_into_a_task_agent_step(tmp_path: Path) -> None:
-    model = LocalModel(resolve_local_path(""), threads=DEFAULT_THREADS)
+    model = LocalModel(resolve_local_path(""), threads=default_threads())
     workspace = tmp_path / "ws"
     workspace.mkdir()
     settings = Settings(data_dir=tmp_path / "data", workspace=workspace, tools=[count_devices])

@@ -7,11 +7,12 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from loopwright.cli._options import add_options, opt
+from loopwright.cli._options import THREADS, add_options, opt
 from loopwright.cli._output import print_records
 from loopwright.cli._progress import Reporter
 from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
 from loopwright.models import Model, ScriptedModel, resolve_model
+from loopwright.models._local_spec import spec_with_threads
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,6 +33,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 group="model",
                 default_text="the provider's",
             ),
+            THREADS,
             opt(
                 "--only",
                 help="comma-separated task ids",
@@ -97,7 +99,7 @@ def eval_command(args: argparse.Namespace) -> int:
         reporter.advance()
 
     try:
-        chooser = model_chooser(args.model, args.base_url)
+        chooser = model_chooser(spec_with_threads(args.model, args.threads), args.base_url)
         report = asyncio.run(run_suite(suite, chooser, only=only, on_outcome=progress))
     finally:
         reporter.close()

@@ -106,6 +106,14 @@ def apply_config(args: argparse.Namespace) -> None:
 
 MODEL = opt("--model", help="model spec", group="model", key="model")
 BASE_URL = opt("--base-url", help="server URL of the model provider", group="model", key="base_url")
+THREADS = opt(
+    "--threads",
+    help="CPU threads of the embedded model (--model local...); recorded in its spec",
+    group="model",
+    type=int,
+    metavar="N",
+    default_text="LOOPWRIGHT_LOCAL_THREADS, else the physical cores",
+)
 TOOLS = opt(
     "--tools",
     help="comma-separated tools: built-in names, module:function or path/to/file.py:function",
@@ -173,6 +181,7 @@ RUN = (
         type=int,
         metavar="TOKENS",
     ),
+    THREADS,
     TOOLS,
     WORKSPACE,
     opt("--skill", help="run a skill folder (SKILL.md)", group="tools", metavar="DIR"),

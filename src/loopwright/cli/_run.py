@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
 from loopwright.events import ConfirmationRequiredEvent, Event
+from loopwright.models._local_spec import spec_with_threads
 from loopwright.runtime import RunSpec, Runtime, continue_spec
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import RunStore
@@ -83,7 +85,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
         raise ConfigurationError("loopwright run needs a request (or --continue RUN_ID)")
     return RunSpec(
         request=args.request,
-        model=_absolute_model(args.model or DEFAULT_MODEL),
+        model=spec_with_threads(_absolute_model(args.model or DEFAULT_MODEL), args.threads),
         base_url=args.base_url,
         tools=tools_from_args(args),
         workspace=str(Path(args.workspace or ".").resolve()),
@@ -97,12 +99,16 @@ def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
     """`--continue RUN_ID`: the stopped run's spec, a fresh budget, and what was given again."""
     overrides: dict[str, Any] = {"options": options_from_args(args), "request": args.request}
     if args.model:
-        overrides.update(model=_absolute_model(args.model), base_url=args.base_url)
+        model = spec_with_threads(_absolute_model(args.model), args.threads)
+        overrides.update(model=model, base_url=args.base_url)
     if args.tools:
         overrides["tools"] = tools_from_args(args)
     if args.workspace:
         overrides["workspace"] = str(Path(args.workspace).resolve())
-    return continue_spec(store, args.continue_run, overrides)[0]
+    spec = continue_spec(store, args.continue_run, overrides)[0]
+    if args.threads is not None and not args.model:  # the stopped run's model, N threads
+        spec = dataclasses.replace(spec, model=spec_with_threads(spec.model, args.threads))
+    return spec
 
 
 def skill_fields(args: argparse.Namespace) -> dict[str, Any]:

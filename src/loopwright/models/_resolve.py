@@ -63,6 +63,9 @@ class ModelRegistry:
     def resolve(self, spec: str, *, base_url: str | None = None) -> Model:
         """A Model from a spec like `scripted:examples/echo.json` or `ollama:qwen3:8b`."""
         prefix, _, name = spec.partition(":")
+        prefix, mark, options = prefix.partition("?")
+        if mark:  # options straight after the provider: `local?threads=4`
+            name = f"?{options}:{name}" if name else f"?{options}"
         if not prefix:
             raise ConfigurationError("empty model spec (try local, ollama:NAME, openai:NAME)")
         factory = self._factories.get(prefix)
