@@ -4,6 +4,11 @@
 writes its line only if the file does not have it yet). With
 LOOPWRIGHT_TEST_HANG_AFTER=TEXT in the worker's environment, the call that writes TEXT
 says so on stderr after its effect and hangs there (the test SIGKILLs that worker).
+
+With LOOPWRIGHT_TEST_KILL_ONCE=1 (the kill trials), a call whose text holds KILL_MARK
+hangs after its effect on its first attempt only: it creates PATH.hung (holding its
+worker's pid: the signal the test waits for) and hangs; an attempt that finds the file
+goes on. Each call of either tool also adds its text to PATH.attempts (counted by tests).
 """
 
 from __future__ import annotations
@@ -14,6 +19,21 @@ import sys
 from pathlib import Path
 
 from loopwright import tool
+
+KILL_MARK = "[kill]"
+
+
+async def _after_effect(path: str, text: str) -> None:
+    """Count the attempt; hang where the test asked (it SIGKILLs the worker there)."""
+    with open(f"{path}.attempts", "a", encoding="utf-8") as file:
+        file.write(text + "\n")
+    if os.environ.get("LOOPWRIGHT_TEST_KILL_ONCE") == "1" and KILL_MARK in text:
+        try:
+            with open(f"{path}.hung", "x", encoding="utf-8") as file:
+                file.write(str(os.getpid()))
+        except FileExistsError:
+            return  # a later attempt, on another worker
+        await asyncio.Event().wait()
 
 
 @tool(effect="write", idempotent=False)
@@ -26,6 +46,7 @@ async def append_line(path: str, text: str) -> str:
     """
     with open(path, "a", encoding="utf-8") as file:
         file.write(text + "\n")
+    await _after_effect(path, text)
     if os.environ.get("LOOPWRIGHT_TEST_HANG_AFTER") == text:
         sys.stderr.write(f"hanging after {text}\n")
         sys.stderr.flush()
@@ -69,6 +90,7 @@ async def put_line(path: str, text: str) -> str:
     if text not in existing:
         with open(path, "a", encoding="utf-8") as file:
             file.write(text + "\n")
+    await _after_effect(path, text)
     if os.environ.get("LOOPWRIGHT_TEST_HANG_AFTER") == text:
         sys.stderr.write(f"hanging after {text}\n")
         sys.stderr.flush()
