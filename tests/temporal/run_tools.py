@@ -96,3 +96,16 @@ async def put_line(path: str, text: str) -> str:
         sys.stderr.flush()
         await asyncio.Event().wait()
     return f"has {text!r}"
+
+
+@tool(effect="read")
+async def hold(path: str) -> str:
+    """Wait until a file exists, then say so (a call that lasts until the test says).
+
+    Args:
+        path: the file to wait for
+    """
+    Path(f"{path}.held").write_text(str(os.getpid()), encoding="utf-8")  # the test's signal
+    while not os.path.exists(path):
+        await asyncio.sleep(0.05)
+    return f"released by {Path(path).name}"
