@@ -64,11 +64,13 @@ async def measure(spec: str) -> Figures:
                 usage = event.response.get("usage", {})
                 figures.output_tokens += int(usage.get("output_tokens", 0))
                 figures.prompt_sizes.append(int(usage.get("input_tokens", 0)))
+                figures.evaluated.append(
+                    int(usage.get("input_tokens", 0)) - int(usage.get("cached_input_tokens", 0))
+                )
                 figures.model_seconds += event.duration_ms / 1000
                 calls.extend((a["tool"], a["arguments"]) for a in event.actions)
                 answer = event.final_answer or answer
         figures.right += calls == expected_calls and expected_answer in answer
-    figures.evaluated = list(model.prompt_tokens_evaluated)
     return figures
 
 

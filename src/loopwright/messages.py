@@ -83,26 +83,47 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens used by one or more model calls."""
+    """Tokens used by one or more model calls.
+
+    `cached_input_tokens` is the part of `input_tokens` the provider took from its prompt
+    cache instead of evaluating (llama.cpp's prefix cache, OpenAI's `cached_tokens`,
+    Anthropic's cache reads); 0 when the provider does not say. It is written out only
+    when set, so a reply without it has the same wire form as before it existed.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def evaluated_input_tokens(self) -> int:
+        """Input tokens the model had to run through (not from a cache)."""
+        return self.input_tokens - self.cached_input_tokens
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_input_tokens + other.cached_input_tokens,
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        data = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cached_input_tokens:
+            data["cached_input_tokens"] = self.cached_input_tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)))
+        return cls(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("cached_input_tokens", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)

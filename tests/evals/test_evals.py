@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import pytest
 
 from loopwright.cli import main
 from loopwright.errors import ConfigurationError
-from loopwright.evals import load_suite
+from loopwright.evals import load_suite, run_suite
+from loopwright.messages import ModelResponse, Usage
+from loopwright.models import ScriptedModel
 
 EVALS = Path(__file__).parents[2] / "evals"
 
@@ -59,7 +62,9 @@ def scripts(tmp_path: Path) -> Path:
     return folder
 
 
-def test_eval_command_scores_tasks_and_writes_report(tmp_path: Path) -> None:
+def test_eval_command_scores_tasks_and_writes_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report_path = tmp_path / "report.json"
     code = main(
         ["eval", str(small_suite(tmp_path)), "--model", f"scripted:{scripts(tmp_path)}",
@@ -67,6 +72,9 @@ def test_eval_command_scores_tasks_and_writes_report(tmp_path: Path) -> None:
     )  # fmt: skip
     report = json.loads(report_path.read_text())
     assert code == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"per task: [\d.]+s \([\d.]+s in the model\), [\d,]+ tokens", printed)
+    assert "prompt evaluated/all" in printed
     outcomes = {t["id"]: t for t in report["tasks"]}
     assert outcomes["add"]["passed"] and outcomes["flaky"]["passed"]
     assert not outcomes["none"]["passed"]
@@ -76,6 +84,29 @@ def test_eval_command_scores_tasks_and_writes_report(tmp_path: Path) -> None:
     assert report["success_rate"] == 0.5
     assert report["by_level"]["4"] == {"passed": 1, "total": 1}
     assert outcomes["flaky"]["iterations"] == 3
+
+
+async def test_report_has_seconds_tokens_and_prompt_cache_per_call(tmp_path: Path) -> None:
+    suite = load_suite(small_suite(tmp_path))
+    replies = [  # the second call found 520 of its 640 prompt tokens in the prompt cache
+        ModelResponse(text=act("add", a=17, b=25), usage=Usage(500, 20)),
+        ModelResponse(text=final("17 + 25 = 42"), usage=Usage(640, 10, 520)),
+    ]
+    report = await run_suite(suite, lambda task: ScriptedModel(replies), only={"add"})
+    outcome = report.outcomes[0]
+    assert outcome.passed
+    assert outcome.prompt_tokens == [500, 640]
+    assert outcome.prompt_tokens_evaluated == [500, 120]
+    assert (outcome.input_tokens, outcome.output_tokens) == (1140, 30)
+    assert 0 <= outcome.model_s <= outcome.wall_s
+    per_task = report.to_dict()["per_task"]
+    assert per_task["tokens"] == 1170
+    assert (per_task["prompt_tokens"], per_task["prompt_tokens_evaluated"]) == (1140, 620)
+    assert per_task["wall_s"] == outcome.wall_s
+    saved = tmp_path / "report.json"
+    report.write_json(saved)
+    task = json.loads(saved.read_text())["tasks"][0]
+    assert task["prompt_tokens_evaluated"] == [500, 120]
 
 
 def test_file_checks_and_only(tmp_path: Path) -> None:

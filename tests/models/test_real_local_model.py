@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
-from loopwright.events import ToolCallEvent
+from loopwright.events import Event, ModelResponseEvent, RunFinishedEvent
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, _load, resolve_local_path
 from loopwright.models._local_spec import default_threads
@@ -100,24 +100,44 @@ async def test_openai_compatible_server_single_call(llama_server: str) -> None:
 
 
 async def test_embedded_model_reuses_its_prompt_cache() -> None:
+    """Each iteration evaluates only the tokens its prompt does not share with the previous
+    one; the run's model_response events report it (`cached_input_tokens`)."""
     model = LocalModel(resolve_local_path(""), threads=default_threads())
     llm, lock = _load(model.path, model.threads, model.context)
     with lock:  # a cold cache: other tests in this process share the llama.cpp instance
         llm.reset()
+    usages: list[dict[str, int]] = []
+    new_tokens: list[int] = []  # tokens of each prompt past its common prefix with the last
+    previous: list[int] = []
+    events: list[Event] = []
+
+    async def watch(event: Event) -> None:  # called before the loop goes on
+        nonlocal previous
+        events.append(event)
+        if isinstance(event, ModelResponseEvent):
+            usage = event.response["usage"]
+            prompt = list(llm._input_ids)[: usage["input_tokens"]]
+            new_tokens.append(len(prompt) - llm.longest_token_prefix(previous, prompt))
+            usages.append(usage)
+            previous = prompt
+
     agent = AgentExecutor(model, [add, multiply], options=AgentOptions(temperature=0.0))
-    events = [event async for event in agent.stream(CHAIN)]
-    prompt_sizes = [
-        e.response["usage"]["input_tokens"] for e in events if e.type == "model_response"
-    ]
-    calls = [(e.tool_name, e.arguments) for e in events if isinstance(e, ToolCallEvent)]
-    assert calls == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
-    evaluated = model.prompt_tokens_evaluated
-    assert len(evaluated) == len(prompt_sizes) == 3
-    assert evaluated[0] == prompt_sizes[0]  # a cold cache evaluates the whole prompt
-    # later calls evaluate only the new turns: the system prompt and history are a cached
-    # prefix, because the iteration note sits in the newest message only
-    for fresh, whole in zip(evaluated[1:], prompt_sizes[1:], strict=True):
-        assert fresh < whole * 0.4, (evaluated, prompt_sizes)
+    result = await agent.run(CHAIN, on_event=watch)
+    assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
+    totals = [u["input_tokens"] for u in usages]
+    evaluated = [u["input_tokens"] - u.get("cached_input_tokens", 0) for u in usages]
+    assert len(usages) == 3, usages
+    assert evaluated[0] == totals[0]  # a cold cache evaluates the whole prompt
+    assert "cached_input_tokens" not in usages[0]  # written only when there is some
+    # from the second iteration on, the system prompt and history are a cached prefix (the
+    # iteration note sits in the newest message only): only the new turns are evaluated
+    assert evaluated[1:] == new_tokens[1:], (evaluated, new_tokens, totals)
+    for fresh, whole in zip(evaluated[1:], totals[1:], strict=True):
+        assert 0 < fresh < whole * 0.4, (evaluated, totals)
+    assert result.usage.cached_input_tokens == sum(totals) - sum(evaluated)
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.usage["cached_input_tokens"] == sum(totals) - sum(evaluated)
 
 
 def test_cli_default_model_streams_json_events(tmp_path: Path) -> None:

@@ -71,12 +71,15 @@ def print_report(report: EvalReport) -> None:
             "yes" if o.passed else "no",
             str(o.iterations),
             f"{o.input_tokens + o.output_tokens:,}",
+            f"{sum(o.prompt_tokens_evaluated):,}/{sum(o.prompt_tokens):,}",
+            f"{o.model_s:.1f}",
             f"{o.wall_s:.1f}",
             "; ".join(o.problems),
         ]
         for o in report.outcomes
     ]
-    print_records(["task", "level", "pass", "iterations", "tokens", "wall s", "problem"], rows)
+    columns = ["task", "level", "pass", "iterations", "tokens", "prompt evaluated/all"]
+    print_records([*columns, "model s", "wall s", "problem"], rows)
     summary = report.to_dict()
     levels = ", ".join(f"L{k} {p}/{t}" for k, (p, t) in report.by_level().items())
     print(
@@ -84,6 +87,13 @@ def print_report(report: EvalReport) -> None:
         f"({sum(o.passed for o in report.outcomes)}/{len(report.outcomes)}), "
         f"mean iterations {summary['mean_iterations']:.1f}, tokens {summary['total_tokens']:,}, "
         f"wall {summary['wall_s']:.0f}s  [{levels}]"
+    )
+    mean = report.per_task()
+    print(
+        f"per task: {mean['wall_s']:.1f}s ({mean['model_s']:.1f}s in the model), "
+        f"{mean['tokens']:,.0f} tokens: prompt {mean['prompt_tokens']:,.0f} "
+        f"({mean['prompt_tokens_evaluated']:,.0f} evaluated, the rest from the prompt cache), "
+        f"output {mean['output_tokens']:,.0f} ({mean['output_tokens_per_model_s']:.1f}/s)"
     )
 
 

@@ -6,12 +6,14 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.evals._suite import EvalSuite, EvalTask
+from loopwright.events import Event, ModelResponseEvent
+from loopwright.messages import Usage
 from loopwright.models import Model
 
 
@@ -27,6 +29,13 @@ class TaskOutcome:
     output_tokens: int
     wall_s: float
     answer: str | None
+    prompt_tokens: list[int] = field(default_factory=list)
+    """Per model call: the prompt's tokens."""
+    prompt_tokens_evaluated: list[int] = field(default_factory=list)
+    """Per model call: the prompt tokens the model ran through (the rest came from the
+    provider's prompt cache; equal to `prompt_tokens` when the provider does not say)."""
+    model_s: float = 0.0
+    """Seconds spent waiting for the model (of `wall_s`)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,24 @@ class EvalReport:
             levels[o.level] = (passed + o.passed, total + 1)
         return dict(sorted(levels.items()))
 
+    def per_task(self) -> dict[str, float]:
+        """Means per task: seconds (wall and in the model), tokens, and prompt tokens
+        evaluated against prompt tokens in all (the rest came from the prompt cache)."""
+        count = len(self.outcomes) or 1
+        prompt = sum(sum(o.prompt_tokens) for o in self.outcomes)
+        evaluated = sum(sum(o.prompt_tokens_evaluated) for o in self.outcomes)
+        output = sum(o.output_tokens for o in self.outcomes)
+        model_s = sum(o.model_s for o in self.outcomes)
+        return {
+            "wall_s": sum(o.wall_s for o in self.outcomes) / count,
+            "model_s": model_s / count,
+            "tokens": sum(o.input_tokens + o.output_tokens for o in self.outcomes) / count,
+            "prompt_tokens": prompt / count,
+            "prompt_tokens_evaluated": evaluated / count,
+            "output_tokens": output / count,
+            "output_tokens_per_model_s": output / model_s if model_s else 0.0,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         count = len(self.outcomes) or 1
         return {
@@ -53,6 +80,7 @@ class EvalReport:
             "mean_iterations": sum(o.iterations for o in self.outcomes) / count,
             "total_tokens": sum(o.input_tokens + o.output_tokens for o in self.outcomes),
             "wall_s": sum(o.wall_s for o in self.outcomes),
+            "per_task": {k: round(v, 3) for k, v in self.per_task().items()},
             "by_level": {
                 str(k): {"passed": p, "total": t} for k, (p, t) in self.by_level().items()
             },
@@ -71,8 +99,9 @@ async def run_task(task: EvalTask, suite: EvalSuite, model: Model) -> TaskOutcom
             (workspace / name).write_text(text, encoding="utf-8")
         options = AgentOptions(max_iterations=task.max_iterations)
         agent = AgentExecutor(model, suite.tools_for(task), options=options, workspace=workspace)
+        calls = ModelCalls()
         started = time.perf_counter()
-        result = await agent.run(task.request)
+        result = await agent.run(task.request, on_event=calls.see)
         wall = time.perf_counter() - started
         problems = task.expect.failures(result, workspace)
     return TaskOutcome(
@@ -86,7 +115,27 @@ async def run_task(task: EvalTask, suite: EvalSuite, model: Model) -> TaskOutcom
         output_tokens=result.usage.output_tokens,
         wall_s=round(wall, 3),
         answer=result.answer,
+        prompt_tokens=calls.prompt_tokens,
+        prompt_tokens_evaluated=calls.evaluated,
+        model_s=round(calls.model_s, 3),
     )
+
+
+class ModelCalls:
+    """Per model call of a run, from its `model_response` events: prompt tokens in all and
+    evaluated (not from the prompt cache), and the seconds the calls took."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens: list[int] = []
+        self.evaluated: list[int] = []
+        self.model_s = 0.0
+
+    async def see(self, event: Event) -> None:
+        if isinstance(event, ModelResponseEvent):
+            usage = Usage.from_dict(event.response.get("usage") or {})
+            self.prompt_tokens.append(usage.input_tokens)
+            self.evaluated.append(usage.evaluated_input_tokens)
+            self.model_s += event.duration_ms / 1000
 
 
 async def run_suite(

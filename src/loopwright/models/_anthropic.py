@@ -10,6 +10,7 @@ user turn (consecutive turns of one role are merged, as the API requires). Strea
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -69,7 +70,8 @@ def _usage(raw: Any) -> Usage:
         int(raw.get(key) or 0)
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
-    return Usage(prompt, int(raw.get("output_tokens") or 0))
+    cached = int(raw.get("cache_read_input_tokens") or 0)
+    return Usage(prompt, int(raw.get("output_tokens") or 0), cached)
 
 
 class _StreamedMessage:
@@ -107,7 +109,7 @@ class _StreamedMessage:
             self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
             output = (event.get("usage") or {}).get("output_tokens")
             if output is not None:
-                self.usage = Usage(self.usage.input_tokens, int(output))
+                self.usage = dataclasses.replace(self.usage, output_tokens=int(output))
         elif kind == "message_stop":
             self.finished = True
         return ""

@@ -22,7 +22,7 @@ import hashlib
 import importlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,28 @@ def without_weight_repacking() -> Iterator[None]:
         bindings.llama_model_default_params = default
 
 
+class EvalCounter:
+    """Stands in for a Llama's `eval` and counts the prompt tokens llama.cpp evaluates.
+
+    In a completion, llama-cpp-python first drops the prompt's longest prefix still in the
+    KV cache from the previous call, then makes one `eval` call with the rest of the prompt
+    (an empty one when all of it was cached), then one per generated token. The first call
+    of a completion is therefore exactly the prompt tokens that were not served from the
+    cache."""
+
+    def __init__(self, evaluate: Callable[[Sequence[int]], None]) -> None:
+        self._evaluate = evaluate
+        self.prompt_evaluated: int | None = None
+
+    def start(self) -> None:
+        self.prompt_evaluated = None
+
+    def __call__(self, tokens: Sequence[int]) -> None:
+        if self.prompt_evaluated is None:
+            self.prompt_evaluated = len(tokens)
+        self._evaluate(tokens)
+
+
 def _load(path: Path, threads: int, context: int) -> Any:
     key = f"{path}:{threads}:{context}"
     with _GUARD:
@@ -191,13 +213,15 @@ def _load(path: Path, threads: int, context: int) -> Any:
                     "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
                 ) from None
             with without_weight_repacking():
-                _INSTANCES[key] = Llama(
+                llm = Llama(
                     str(path),
                     n_ctx=context,
                     n_threads=threads,
                     n_threads_batch=threads,  # prompt evaluation; llama-cpp-python's
                     verbose=False,  # default is every logical CPU, hyper-threads included
                 )
+            llm.eval = EvalCounter(llm.eval)  # type: ignore[method-assign]
+            _INSTANCES[key] = llm
             _LOCKS[key] = threading.Lock()
         return _INSTANCES[key], _LOCKS[key]
 
@@ -233,8 +257,6 @@ class LocalModel:
         self.threads = threads or default_threads()
         self.context = context
         self.max_output_tokens = max_output_tokens
-        self.prompt_tokens_evaluated: list[int] = []
-        """Per call: prompt tokens llama.cpp had to evaluate (the rest came from its cache)."""
 
     @property
     def name(self) -> str:
@@ -259,7 +281,8 @@ class LocalModel:
     def _complete(self, request: ModelRequest, on_text: TextSink | None) -> ModelResponse:
         llm, lock = _load(self.path, self.threads, self.context)
         with lock:
-            cached = list(llm._input_ids) if hasattr(llm, "_input_ids") else []
+            counter: EvalCounter = llm.eval  # installed by _load
+            counter.start()
             try:
                 arguments: dict[str, Any] = {
                     "messages": [_wire(m) for m in request.messages],
@@ -274,14 +297,14 @@ class LocalModel:
                     reply = _streamed(llm, arguments, on_text)
             except ValueError as exc:  # e.g. the prompt is longer than the context window
                 raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None
+            evaluated = counter.prompt_evaluated or 0
         usage = reply.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
-        reused = llm.longest_token_prefix(cached, list(llm._input_ids)) if cached else 0
-        self.prompt_tokens_evaluated.append(max(0, prompt_tokens - reused))
+        cached = max(0, prompt_tokens - evaluated)
         choice = reply["choices"][0]
         return ModelResponse(
             text=choice["message"].get("content") or "",
-            usage=Usage(prompt_tokens, int(usage.get("completion_tokens", 0))),
+            usage=Usage(prompt_tokens, int(usage.get("completion_tokens", 0)), cached),
             model=self._name,
             finish_reason=choice.get("finish_reason"),
         )

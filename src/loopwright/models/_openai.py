@@ -64,7 +64,13 @@ def _wire(message: Message) -> dict[str, Any]:
 def _usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
-    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Usage(
+        int(raw.get("prompt_tokens") or 0),
+        int(raw.get("completion_tokens") or 0),
+        int(cached or 0),
+    )
 
 
 class _ToolCallDeltas:
