@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from loopwright.cli._options import apply_config
 from loopwright.cli._progress import watch_model_unpacking
@@ -55,6 +58,24 @@ def start_telemetry(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; with no `argv`, this process's own (the program's entry point)."""
+    code = _main(argv)
+    if argv is None and "temporalio.bridge.runtime" in sys.modules:
+        _exit_without_teardown(code)
+    return code
+
+
+def _exit_without_teardown(code: int) -> NoReturn:
+    """Exit once everything is done and flushed, skipping the interpreter's teardown: a
+    Temporal client's Rust threads can crash it (SIGSEGV after the work was done,
+    temporalio/sdk-python#300)."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

@@ -147,6 +147,13 @@ TEMPORAL = opt(
 TASK_QUEUE = opt(
     "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
 )
+ENGINE = opt(
+    "--engine",
+    help="where the run executes: embedded (this process) or temporal (a worker)",
+    group="engine",
+    choices=("embedded", "temporal"),
+    default="embedded",
+)
 SECRET = opt(
     "--secret",
     help="redact VALUE everywhere; repeatable",
@@ -316,13 +323,7 @@ RUN = (
     STORE,
     JSON_EVENTS,
     OTEL,
-    opt(
-        "--engine",
-        help="where the run executes: embedded (this process) or temporal (a worker)",
-        group="engine",
-        choices=("embedded", "temporal"),
-        default="embedded",
-    ),
+    ENGINE,
     TEMPORAL,
     TASK_QUEUE,
 )
@@ -369,6 +370,9 @@ TASK_RUN = (
     STORE,
     JSON_EVENTS,
     OTEL,
+    ENGINE,
+    TEMPORAL,
+    TASK_QUEUE,
 )
 
 SERVE = (

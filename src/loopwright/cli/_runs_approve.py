@@ -2,15 +2,19 @@
 
 For agent runs (a tool call waiting for approval) and task runs alike: the decision is left
 in the run store, where the process running the run takes it within a second (its gate
-polls the store). GATE may be left out when the run has one gate waiting.
+polls the store); for a run on Temporal workers it is sent to the run's workflow (the
+Update `approve`, with --temporal HOST:PORT). GATE may be left out when the run has one
+gate waiting.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 
-from loopwright.cli._options import add_options, opt
+from loopwright.cli._options import TEMPORAL, add_options, opt
+from loopwright.engines._temporal_route import decide_on_temporal, on_temporal
 from loopwright.errors import RunNotFound, UsageError
 from loopwright.tasks import join_decider
 from loopwright.tasks._gates import pending_gates
@@ -40,6 +44,7 @@ def add_decision_arguments(approve: argparse.ArgumentParser, kind: str) -> None:
             opt("--reject", help="reject instead of approving", group="task", action="store_true"),
             opt("--reason", help="why (the agent sees it when rejected)", group="task"),
             opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
+            TEMPORAL,
         ],
         None,
     )
@@ -85,11 +90,17 @@ def runs_approve_command(args: argparse.Namespace) -> int:
                 f"decision (resume it with `loopwright runs resume {record.run_id}`, then decide)"
             )
         approved = not args.reject
-        decided_by = join_decider(args.by or _user(), args.reason or "")
-        if not store.post_gate_decision(record.run_id, gate_id, approved, decided_by):
-            raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
+        if on_temporal(store, record.run_id):  # the workflow's Update `approve`
+            by, why, run_id = args.by or _user(), args.reason or "", record.run_id
+            asyncio.run(decide_on_temporal(args.temporal, run_id, gate_id, approved, by, why))
+            where = "sent to its workflow on Temporal"
+        else:
+            decided_by = join_decider(args.by or _user(), args.reason or "")
+            if not store.post_gate_decision(record.run_id, gate_id, approved, decided_by):
+                raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
+            where = "left in the store for its process"
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {gate_id} of run {record.run_id} (left in the store for its process)")
+    print(f"{verdict} gate {gate_id} of run {record.run_id} ({where})")
     return 0

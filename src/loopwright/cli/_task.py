@@ -228,6 +228,14 @@ def run_command(args: argparse.Namespace) -> int:
     resumable with `loopwright runs resume`."""
     err = console(stderr=True)
     spec = task_spec(args, pick_task(args, err))
+    if args.engine == "temporal":
+        from loopwright.cli._task_temporal import run_task_on_temporal
+
+        view = TaskView(args.json)
+        try:
+            return run_task_on_temporal(args, spec, view, err)
+        finally:
+            view.close()
     model: Any = None
     if args.model:
         from loopwright.models import resolve_model

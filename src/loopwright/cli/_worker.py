@@ -34,9 +34,9 @@ CANCEL_WAIT_S = 30.0
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "worker",
-        help="run agent runs as a Temporal worker",
-        description="Execute the agent runs started with --engine temporal (until SIGTERM or "
-        "Ctrl-C). Start one on every host that should share the work; they all use one "
+        help="run agent and task runs as a Temporal worker",
+        description="Execute the agent and task runs started with --engine temporal (until "
+        "SIGTERM or Ctrl-C). Start one on every host that should share the work; they all use one "
         "Temporal server and one Postgres store.",
     )
     add_options(parser, [TEMPORAL, TASK_QUEUE, STORE], "run")

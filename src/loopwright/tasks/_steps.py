@@ -11,37 +11,31 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult
 from loopwright.effects import GateRequest, GateVerdict
 from loopwright.effects._replay import backup_call_id
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     ChangeRecordedEvent,
     ConfirmationRequiredEvent,
-    Event,
     FunctionResultEvent,
     GateDecisionEvent,
-    ModelResponseEvent,
-    ModelTextDeltaEvent,
     StreamEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
     WarningEvent,
 )
-from loopwright.messages import ToolCall, ToolResult
+from loopwright.messages import ToolCall
 from loopwright.prompts import summarize
-from loopwright.safety.operations import ChangeEntry, before_operation, classify_operation
+from loopwright.safety.operations import ChangeEntry, classify_operation
 from loopwright.tasks._context import StepContext, gate_request_id, tool_call_id
 from loopwright.tasks._expressions import compile_expression, render_template
+from loopwright.tasks._invocations import AgentAttempt, AgentInvocation, BackupInvocation
 from loopwright.tasks._models import StepDefinition
 from loopwright.tasks._progress import StepOutcome, TaskProgress
-from loopwright.tools import Tool, ToolRegistry
+from loopwright.tools import Tool
 
 StepHandler = Callable[[StepContext, StepDefinition, str, TaskProgress], Awaitable[StepOutcome]]
 SIMPLE_PROMPT = (
@@ -157,16 +151,9 @@ async def _back_up(
 ) -> tuple[ChangeEntry, ...] | str:
     """The backup is an effect: taken once, served from the log on resume (never re-taken
     after the tool has changed what it saved). An error comes back as its message."""
-
-    async def back_up(call: ToolCall) -> ToolResult:
-        try:
-            entries = before_operation(tool, arguments, ctx.safety, step=name, now=time.time())
-        except LoopwrightError as exc:
-            return ToolResult(call.id, call.name, str(exc), True)
-        return ToolResult(call.id, call.name, json.dumps([e.to_dict() for e in entries]))
-
     call = ToolCall(backup_call_id(ctx.run_id, name), "backup", {"tool": tool.name})
-    result = await ctx.fx.call_tool(call, back_up, idempotent=True, timeout=None)
+    invoke = BackupInvocation(ctx, tool.name, arguments, name)
+    result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
     if result.is_error:
         return result.content
     return tuple(ChangeEntry.from_dict(data) for data in json.loads(result.content))
@@ -229,28 +216,6 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
 # --- agent steps ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AgentAttempt:
-    """How one run of an agent step's agent ended."""
-
-    ok: bool
-    answer: str = ""
-    why: str = ""
-    chunks: tuple[str, ...] = ()
-
-    def to_json(self) -> str:
-        data = {"ok": self.ok, "answer": self.answer, "why": self.why, "chunks": self.chunks}
-        return json.dumps(data)
-
-    @classmethod
-    def from_json(cls, content: str) -> AgentAttempt:
-        try:
-            data = json.loads(content)
-            return cls(bool(data["ok"]), data["answer"], data["why"], tuple(data["chunks"]))
-        except (ValueError, KeyError, TypeError):  # a recorded result the scrubber cut
-            return cls(False, why=f"the agent's recorded result cannot be read: {content[:80]}")
-
-
 async def run_agent_step(
     ctx: StepContext, step: StepDefinition, name: str, progress: TaskProgress
 ) -> StepOutcome:
@@ -301,17 +266,10 @@ async def _agent_attempt(
         tool_name="agent",
         arguments=call.arguments,
     )
-    streamed = False
-
-    async def invoke(call: ToolCall) -> ToolResult:
-        nonlocal streamed
-        streamed = True
-        outcome = await _stream_agent(ctx, prompt, name, attempt, schema)
-        return ToolResult(call.id, call.name, outcome.to_json())
-
+    invoke = AgentInvocation(ctx, prompt, name, attempt, schema)
     result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
     outcome = AgentAttempt.from_json(result.content)
-    if not streamed:  # served from the log: its text is part of the run's events
+    if not invoke.streamed:  # served from the log, or run elsewhere: its text is re-made
         for chunk in outcome.chunks:
             await journal.append(StreamEvent, step=name, chunk=chunk)
     await journal.append(
@@ -327,64 +285,6 @@ async def _agent_attempt(
         is_error=not outcome.ok,
     )
     return outcome
-
-
-async def _stream_agent(
-    ctx: StepContext, prompt: str, name: str, attempt: int, schema: dict[str, Any] | None = None
-) -> AgentAttempt:
-    """Run the agent; its thoughts, answer and tool results become `stream` events. A model
-    that streams has its text passed through as it is generated (seed 004's token
-    passthrough): each coalesced delta is a `stream` chunk, and that reply's thought and
-    answer are not repeated after it."""
-    plan = ctx.plan
-    assert plan.model is not None
-    tools = _read_only(plan.registry) if attempt == 1 else ToolRegistry()
-    agent = AgentExecutor(
-        plan.model,
-        tools,
-        options=plan.settings.agent_options,
-        workspace=plan.settings.workspace,
-        output_type=schema,
-    )
-    chunks: list[str] = []
-    forward = plan.agent_events if plan.settings.forward_agent_events else None
-    streamed = False
-
-    async def on_event(event: Event) -> None:
-        nonlocal streamed
-        if forward is not None:
-            await forward(event)
-        texts: tuple[str | None, ...] = ()
-        if isinstance(event, ModelTextDeltaEvent):
-            streamed = True
-            texts = (event.text,)
-        elif isinstance(event, ModelResponseEvent):
-            texts = () if streamed else (event.thought, event.final_answer)
-            streamed = False
-        elif isinstance(event, ToolCallEvent):
-            texts = (f"[{event.tool_name}] {event.result_summary}",)
-        for text in texts:
-            if text:
-                chunks.append(text)
-                await ctx.journal.append(StreamEvent, step=name, chunk=text)
-
-    try:
-        result: ExecutionResult = await agent.run(
-            prompt,
-            # its own run; a resumed task run that runs it again gets a new one
-            run_id=f"{ctx.run_id}.{name}.{attempt}.{uuid.uuid4().hex[:6]}",
-            tenant=plan.spec.tenant,
-            parent_run_id=ctx.run_id,
-            on_event=on_event,
-        )
-    except LoopwrightError as exc:
-        return AgentAttempt(False, why=f"{type(exc).__name__}: {exc}", chunks=tuple(chunks))
-    why = "" if result.success else (result.message or result.reason or result.status)
-    return AgentAttempt(result.success, result.answer or "", why, tuple(chunks))
-
-
-def _read_only(registry: ToolRegistry) -> ToolRegistry:
-    return ToolRegistry(t for t in registry if t.effect == "read")
 
 
 HANDLERS: dict[str, StepHandler] = {

@@ -1,19 +1,30 @@
-"""Scale-out on Temporal: agent runs as workflows, effects as activities, Postgres for
+"""Scale-out on Temporal: agent and task runs as workflows, effects as activities, Postgres for
 content and live events (the `temporal` extra; docs/scale-out.md)."""
 
 from loopwright.engines.temporal._activities import RunActivities
-from loopwright.engines.temporal._client import connect, run_worker, start_agent_run
+from loopwright.engines.temporal._approvals import send_decision
+from loopwright.engines.temporal._client import (
+    connect,
+    run_worker,
+    start_agent_run,
+    start_task_run,
+)
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
+from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 
 __all__ = [
     "AGENT_RUN",
     "TASK_QUEUE",
+    "TASK_RUN",
     "AgentRunWorkflow",
     "EngineSettings",
     "RunActivities",
+    "TaskRunWorkflow",
     "TemporalEffects",
     "connect",
     "run_worker",
+    "send_decision",
     "start_agent_run",
+    "start_task_run",
 ]

@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from loopwright.agent._setup import RunSetup
+from loopwright.engines._temporal_route import TEMPORAL_LEASE_OWNER
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.errors import (
@@ -56,7 +57,7 @@ UNCERTAIN = (
     "was recorded. It was not run again (it is not idempotent); check its effect before "
     "calling it again."
 )
-LEASE_OWNER = "temporal-engine"
+LEASE_OWNER = TEMPORAL_LEASE_OWNER
 LEASE_TTL_S = 900.0
 """Each activity renews the run's lease in the store, so `runs list` shows a run that is
 executing on workers as running (and one no activity touched for this long: interrupted)."""

@@ -12,9 +12,12 @@ from temporalio.worker import Worker
 from loopwright.agent._executor import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._effects import EngineSettings
+from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
+from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
+from loopwright.tasks import TaskSpec
 
 CONNECT_WAIT_S = 30.0
 
@@ -55,6 +58,23 @@ async def start_agent_run(
     return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
 
 
+async def start_task_run(
+    client: Client,
+    spec: TaskSpec,
+    *,
+    run_id: str | None = None,
+    settings: EngineSettings | None = None,
+    task_queue: str = TASK_QUEUE,
+) -> WorkflowHandle[Any, Any]:
+    """Start the task run `spec` as a workflow whose id is the run id; a worker picks it up
+    (the task file must be at the same path on the workers)."""
+    check_task_spec(spec)
+    run_id = run_id or new_run_id()
+    data = {"run_id": run_id, "spec": spec.to_dict(),
+            "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
+    return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
+
+
 async def run_worker(
     client: Client,
     store_url: str,
@@ -63,13 +83,13 @@ async def run_worker(
     stop: asyncio.Event | None = None,
     max_concurrent_activities: int = 100,
 ) -> None:
-    """Run agent-run workflows and their activities until `stop` is set (or forever)."""
+    """Run agent-run and task-run workflows and their activities until `stop` is set."""
     activities = RunActivities(store_url)
     worker = Worker(
         client,
         task_queue=task_queue,
-        workflows=[AgentRunWorkflow],
-        activities=activities.all(),
+        workflows=[AgentRunWorkflow, TaskRunWorkflow],
+        activities=[*activities.all(), *TaskActivities(activities).all()],
         max_concurrent_activities=max_concurrent_activities,
     )
     try:

@@ -1,0 +1,133 @@
+"""Approvals on Temporal: a gate waits in the workflow for an Update `approve`.
+
+In the workflow, `GateWaits` holds the run's open gates. `wait` opens one, stores the
+events up to its `confirmation_required` (the `gate_open` activity: `runs approve` and the
+dashboard see it pending, as for an embedded run) and waits, with the gate's timeout (a
+durable timer), for the decision. The Update's validator refuses a decision on a gate that
+is not open (unknown, or already decided), so a refused one leaves no history; the handler
+records the decision and the waiting gate goes on. Nothing here depends on a worker: a
+gate waits across any number of workers stopping and starting.
+
+Outside the workflow, `send_decision` is how `runs approve`, `task approve` and the server
+decide a gate of a Temporal run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from loopwright.effects import GateRequest, GateVerdict
+from loopwright.engines.temporal._effects import EngineSettings, PendingEvents
+from loopwright.engines.temporal._task_activities import GATE_OPEN
+from loopwright.errors import UsageError
+from loopwright.events import ConfirmationRequiredEvent, Event
+
+APPROVE = "approve"
+"""The Update's name (its argument: gate_id, approved, reason, by)."""
+
+
+@dataclass
+class Decision:
+    approved: bool
+    by: str
+    reason: str = ""
+
+
+class GatePendingEvents(PendingEvents):
+    """PendingEvents that notes which gates have their `confirmation_required` made."""
+
+    def __init__(self, run_id: str, settings: EngineSettings) -> None:
+        super().__init__(run_id, settings)
+        self.asked: set[str] = set()
+
+    def write(self, event: Event) -> None:
+        super().write(event)
+        if isinstance(event, ConfirmationRequiredEvent):
+            self.asked.add(event.request_id)
+
+
+class GateWaits:
+    """The open gates of one workflow run and the decisions the Update brought."""
+
+    def __init__(self, pending: GatePendingEvents) -> None:
+        self.pending = pending
+        self.open: dict[str, GateRequest] = {}
+        self.decided: dict[str, Decision] = {}
+
+    def refusal(self, gate_id: str) -> str | None:
+        """Why a decision on `gate_id` is refused now (None: it is accepted)."""
+        if gate_id in self.decided:
+            return f"gate {gate_id!r} already has a decision"
+        if gate_id not in self.open:
+            return f"no gate {gate_id!r} is waiting in run {self.pending.run_id}"
+        return None
+
+    def decide(self, gate_id: str, approved: bool, by: str, reason: str) -> None:
+        self.decided[gate_id] = Decision(approved, by, reason)
+
+    async def wait(self, request: GateRequest) -> GateVerdict:
+        """Open the gate, store its events, wait for the decision or the timeout."""
+        gate_id = request.request_id
+        self.open[gate_id] = request
+        try:
+            # the loop appends confirmation_required right after it asked; then it is stored
+            await workflow.wait_condition(lambda: gate_id in self.pending.asked)
+            await workflow.execute_activity(
+                GATE_OPEN,
+                {
+                    "run_id": self.pending.run_id,
+                    "timeout_s": request.timeout_s,
+                    "events": self.pending.take(),
+                },
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(maximum_attempts=self.pending.settings.store_attempts),
+            )
+            try:
+                await workflow.wait_condition(
+                    lambda: gate_id in self.decided, timeout=timedelta(seconds=request.timeout_s)
+                )
+            except TimeoutError:
+                why = f"no decision within {request.timeout_s:g}s"
+                return GateVerdict("timed_out", "timeout", why)
+            decision = self.decided[gate_id]
+            outcome = "approved" if decision.approved else "rejected"
+            return GateVerdict(outcome, decision.by, decision.reason)
+        finally:
+            del self.open[gate_id]
+
+
+def decision_args(data: dict[str, Any]) -> tuple[str, bool, str, str]:
+    """The Update's argument as (gate_id, approved, by, reason); a ValueError if malformed."""
+    gate_id, approved = data.get("gate_id"), data.get("approved")
+    by, reason = data.get("by", ""), data.get("reason", "")
+    if not isinstance(gate_id, str) or not isinstance(approved, bool):
+        raise ValueError("an approval needs gate_id (a string) and approved (true or false)")
+    if not isinstance(by, str) or not isinstance(reason, str):
+        raise ValueError("an approval's by and reason are strings")
+    return gate_id, approved, by, reason
+
+
+async def send_decision(
+    address: str, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+) -> None:
+    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id); a UsageError
+    says why the workflow refused it (unknown gate, already decided, run not running)."""
+    from temporalio.client import RPCError, WorkflowUpdateFailedError
+
+    from loopwright.engines.temporal._client import connect
+
+    client = await connect(address)
+    handle = client.get_workflow_handle(run_id)
+    data = {"gate_id": gate_id, "approved": approved, "by": by, "reason": reason}
+    try:
+        await handle.execute_update(APPROVE, data)
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        raise UsageError(f"run {run_id}: {getattr(cause, 'message', None) or cause}") from None
+    except RPCError as exc:
+        raise UsageError(f"run {run_id} takes no decision on Temporal: {exc.message}") from None

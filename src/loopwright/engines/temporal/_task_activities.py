@@ -1,0 +1,147 @@
+"""The activities of a Temporal task run: prepare it, perform one of its effects, and
+store its events before a gate waits.
+
+A task step's effect (a tool call, the backup before a write, one agent attempt) runs here
+on a worker, through the same invocation the embedded engine calls in-process: the worker
+loads the run's task file and tools once (`TaskSpec`, cached per run) and rebuilds the
+step's invocation from the fields the workflow sends. Tool calls keep the agent runs'
+guarantee: an idempotency key per call (`run_id:call_id`), first writer wins, a tool that
+is not idempotent is never run twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from loopwright.effects import EventLog, LiveEffects
+from loopwright.engines.temporal._activities import (
+    LEASE_OWNER,
+    RunActivities,
+    _as_application_errors,
+    _heartbeating,
+    uncertain_result,
+)
+from loopwright.engines.temporal._content import result_dict
+from loopwright.errors import ConfigurationError
+from loopwright.events import Event, ModelTextDeltaEvent
+from loopwright.messages import ToolCall, ToolResult
+from loopwright.models import resolve_model
+from loopwright.safety.scrub import Scrubber
+from loopwright.tasks._context import Journal, StepContext
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation
+from loopwright.tasks._run import _context
+from loopwright.tasks._spec import TaskSpec, prepare_task
+
+TASK_PREPARE = "loopwright.task_prepare.v1"
+TASK_EFFECT = "loopwright.task_effect.v1"
+GATE_OPEN = "loopwright.gate_open.v1"
+GATE_LEASE_MARGIN_S = 120.0
+
+
+def check_task_spec(spec: TaskSpec) -> None:
+    """What the Temporal engine cannot do for a task run yet (refused, nothing started)."""
+    if not spec.task_file:
+        raise ConfigurationError("a task run on Temporal needs a task file (workers load it)")
+    if spec.rollback_on_failure:
+        raise ConfigurationError(
+            "--rollback-on-failure is not supported with --engine temporal yet: roll a failed "
+            "run back with `loopwright task rollback RUN_ID` on the worker's host"
+        )
+
+
+class TaskActivities:
+    """The task activities of one worker, sharing its agent-run activities' stores."""
+
+    def __init__(self, runs: RunActivities, *, cache_runs: int = 64) -> None:
+        self.runs = runs
+        self._contexts: OrderedDict[str, StepContext] = OrderedDict()
+        self._cache_runs = cache_runs
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.prepare, self.effect, self.gate_open]
+
+    def _context(self, run_id: str, spec_data: dict[str, Any]) -> StepContext:
+        """The run's StepContext on this worker (its plan, tools, backups), made once."""
+        found = self._contexts.get(run_id)
+        if found is not None:
+            self._contexts.move_to_end(run_id)
+            return found
+        spec = TaskSpec.from_dict(spec_data)
+        model = resolve_model(spec.model, base_url=spec.base_url) if spec.model else None
+        plan = prepare_task(spec, model=model, agent_events=self._agent_event)
+        fx = LiveEffects(EventLog(run_id, scrubber=Scrubber.default()))
+        ctx = dataclasses.replace(_context(plan, fx), journal=Journal(fx))
+        self._contexts[run_id] = ctx
+        while len(self._contexts) > self._cache_runs:
+            self._contexts.popitem(last=False)
+        return ctx
+
+    async def _agent_event(self, event: Event) -> None:
+        """An agent step's own run (parent_run_id: the task run), stored as it happens."""
+        if not isinstance(event, ModelTextDeltaEvent):  # live only, never stored
+            await asyncio.to_thread(self.runs.store.append, event)
+
+    @activity.defn(name=TASK_PREPARE)
+    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Check the spec, load the task and resolve its model once: the model's name."""
+        async with _as_application_errors():
+            spec = TaskSpec.from_dict(data["spec"])
+            check_task_spec(spec)
+            ctx = await asyncio.to_thread(self._context, data["run_id"], data["spec"])
+            model = ctx.plan.model
+            return {
+                "model_name": model.name if model is not None else None,
+                "tool_mode": model.preferred_tool_mode if model is not None else None,
+            }
+
+    @activity.defn(name=TASK_EFFECT)
+    async def effect(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One effect of a step, at most once per idempotency key unless idempotent."""
+        run_id = data["run_id"]
+        call = ToolCall.from_dict(data["call"])
+        key = f"{run_id}:{call.id}"
+        content = self.runs.content
+        async with _as_application_errors():
+            await self.runs._append(run_id, data["events"])
+            state, committed = await asyncio.to_thread(content.claim_tool_call, key, run_id)
+            if committed is not None:
+                return {"result": result_dict(committed), "outcome": "committed"}
+            if state == "started" and not data["idempotent"]:
+                return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
+            ctx = await asyncio.to_thread(self._context, run_id, data["spec"])
+            result = await _heartbeating(_invoke(ctx, data["invocation"], call))
+            result = await asyncio.to_thread(content.finish_tool_call, key, result)
+        return {"result": result_dict(result), "outcome": "ran"}
+
+    @activity.defn(name=GATE_OPEN)
+    async def gate_open(self, data: dict[str, Any]) -> int:
+        """Store the events up to a gate's `confirmation_required` (so `runs approve` and
+        the dashboard see it waiting) and hold the run's lease for as long as it may wait."""
+        run_id = data["run_id"]
+        async with _as_application_errors():
+            await self.runs._append(run_id, data["events"])
+            ttl = float(data["timeout_s"]) + GATE_LEASE_MARGIN_S
+            store = self.runs.store
+            await asyncio.to_thread(store.acquire_lease, run_id, LEASE_OWNER, ttl)
+        return len(data["events"])
+
+
+async def _invoke(ctx: StepContext, what: dict[str, Any], call: ToolCall) -> ToolResult:
+    """The step's invocation, rebuilt on this worker from what the workflow sent."""
+    kind = what["kind"]
+    if kind == "tool":
+        return await ctx.tool_executor.execute(call)
+    if kind == "backup":
+        return await BackupInvocation(ctx, what["tool"], what["arguments"], what["step"])(call)
+    if kind == "agent":
+        invocation = AgentInvocation(
+            ctx, what["prompt"], what["step"], int(what["attempt"]), what.get("schema")
+        )
+        return await invocation(call)
+    raise ConfigurationError(f"a task effect of unknown kind {kind!r}")

@@ -1,0 +1,188 @@
+"""TaskRunWorkflow: one task run as a Temporal workflow.
+
+The workflow runs tasks/_run.py's `run_task` over `TemporalTaskEffects`: the same task
+runner as the embedded engine. Each effect a step asks for (a tool call, the backup before
+a write, an agent attempt) is the `task_effect` activity on a worker; a gate waits in the
+workflow for the Update `approve` (engines/temporal/_approvals.py). Events travel with the
+next activity to the Postgres event log, as for agent runs.
+
+The workflow loads the task file itself (its steps decide the control flow; the workers
+load it again for the tools): it must be at the same path on every worker and must not
+change while the run lasts. No state JSON file is written on this engine: the run store
+is the run's state (`runs show`, `task rollback --store`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult
+from loopwright.effects._protocol import ToolInvocation, Verification
+from loopwright.engines.temporal._activities import TOOL_OUTCOME
+from loopwright.engines.temporal._approvals import (
+    APPROVE,
+    GatePendingEvents,
+    GateWaits,
+    decision_args,
+)
+from loopwright.engines.temporal._build import RemoteModel
+from loopwright.engines.temporal._content import result_from_dict
+from loopwright.engines.temporal._effects import (
+    EngineSettings,
+    WorkflowClock,
+    _loopwright_error,
+)
+from loopwright.engines.temporal._task_activities import TASK_EFFECT, TASK_PREPARE
+from loopwright.errors import ConfigurationError
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
+from loopwright.models import Model
+from loopwright.safety.scrub import Scrubber
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation
+from loopwright.tasks._run import run_task
+from loopwright.tasks._spec import TaskSpec, prepare_task
+from loopwright.tools import ToolExecutor
+
+TASK_RUN = "loopwright.task_run.v1"
+
+
+def invocation_data(invoke: ToolInvocation) -> dict[str, Any]:
+    """What a worker needs to rebuild the step's invocation (see tasks/_invocations.py)."""
+    if isinstance(invoke, BackupInvocation):
+        return {"kind": "backup", "tool": invoke.tool, "arguments": invoke.arguments,
+                "step": invoke.step}  # fmt: skip
+    if isinstance(invoke, AgentInvocation):
+        return {"kind": "agent", "prompt": invoke.prompt, "step": invoke.step,
+                "attempt": invoke.attempt, "schema": invoke.schema}  # fmt: skip
+    if isinstance(getattr(invoke, "__self__", None), ToolExecutor):
+        return {"kind": "tool"}
+    raise ConfigurationError(f"the Temporal engine cannot run the invocation {invoke!r}")
+
+
+class TemporalTaskEffects:
+    """The effects of one task run, as activities (and gates as workflow Updates)."""
+
+    def __init__(
+        self,
+        log: EventLog,
+        pending: GatePendingEvents,
+        spec: dict[str, Any],
+        settings: EngineSettings,
+    ) -> None:
+        self.log = log
+        self.pending = pending
+        self.spec = spec
+        self.settings = settings
+        self.gates = GateWaits(pending)
+
+    def monotonic(self) -> float:
+        return workflow.time()
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        raise ConfigurationError("a task run calls models only inside its agent steps")
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        data = {
+            "run_id": self.log.run_id,
+            "spec": self.spec,
+            "call": call.to_dict(),
+            "idempotent": idempotent,
+            "invocation": invocation_data(invoke),
+            "events": self.pending.take(),
+        }
+        try:
+            out = await workflow.execute_activity(
+                TASK_EFFECT,
+                data,
+                start_to_close_timeout=timedelta(seconds=timeout or self.settings.tool_timeout_s),
+                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
+                retry_policy=RetryPolicy(
+                    maximum_attempts=self.settings.tool_attempts if idempotent else 1
+                ),
+            )
+        except ActivityError as exc:
+            error = _loopwright_error(exc)
+            if isinstance(error, asyncio.CancelledError):
+                raise error from exc
+            out = await workflow.execute_activity(
+                TOOL_OUTCOME,
+                {"run_id": self.log.run_id, "call": call.to_dict(), "error": str(error)},
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
+            )
+        return result_from_dict(out["result"])
+
+    async def gate(self, request: GateRequest) -> GateVerdict:
+        return await self.gates.wait(request)
+
+    async def verify(self, check: Verification) -> VerificationResult:
+        raise ConfigurationError("a task run has no verification step")
+
+
+@workflow.defn(name=TASK_RUN, sandboxed=False)
+class TaskRunWorkflow:
+    def __init__(self) -> None:
+        self.fx: TemporalTaskEffects | None = None
+
+    @workflow.run
+    async def run(self, data: dict[str, Any]) -> dict[str, Any]:
+        settings = EngineSettings.from_dict(data.get("settings") or {})
+        run_id = str(data["run_id"])
+        found = await workflow.execute_activity(
+            TASK_PREPARE,
+            {"run_id": run_id, "spec": data["spec"]},
+            start_to_close_timeout=timedelta(seconds=120),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+        model = None
+        if found["model_name"] is not None:
+            model = RemoteModel(found["model_name"], found["tool_mode"])
+        plan = prepare_task(TaskSpec.from_dict(data["spec"]), model=model)
+        # the state file is the embedded engine's; here the run store is the run's state
+        plan = dataclasses.replace(
+            plan, settings=dataclasses.replace(plan.settings, state_root=None)
+        )
+        pending = GatePendingEvents(run_id, settings)
+        log = EventLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(), recorder=pending)
+        self.fx = fx = TemporalTaskEffects(log, pending, data["spec"], settings)
+        try:
+            state = await run_task(plan, fx)
+        except asyncio.CancelledError:
+            await pending.flush()  # task_complete and run_finished (cancelled)
+            raise
+        await pending.flush()
+        return {
+            "run_id": run_id,
+            "status": state.status,
+            "steps": len(state.steps_completed),
+            "failed_step": state.current_step if state.status != "completed" else None,
+        }
+
+    @workflow.update(name=APPROVE)
+    async def approve(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A decision on a waiting gate: {gate_id, approved, by, reason}."""
+        gate_id, approved, by, reason = decision_args(data)
+        assert self.fx is not None  # the validator let it through: a gate is open
+        self.fx.gates.decide(gate_id, approved, by, reason)
+        return {"gate_id": gate_id, "approved": approved}
+
+    @approve.validator
+    def check_approve(self, data: dict[str, Any]) -> None:
+        """Refuse (before any history is written) a malformed decision, one on a gate
+        that is not waiting, and a second decision on the same gate."""
+        gate_id = decision_args(data)[0]
+        if self.fx is None:
+            raise ValueError(f"no gate {gate_id!r} is waiting: the run has not started yet")
+        refusal = self.fx.gates.refusal(gate_id)
+        if refusal is not None:
+            raise ValueError(refusal)

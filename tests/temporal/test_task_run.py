@@ -1,0 +1,86 @@
+"""A task run on a Temporal worker in another process: `loopwright task run --engine
+temporal` shows exactly the events the workers stored, which equal the embedded engine's
+field by field except ids and times; each effect happens once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from task_files import gated_task
+from temporal_helpers import Workers, loopwright_env, shape
+
+from loopwright.events import event_to_dict
+from loopwright.store import open_store
+
+
+def task_command(task: Path, out: Path, workspace: Path, store: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "loopwright", "task", "run", str(task),
+            "--input", f"out={out}", "--workspace", str(workspace), "--store", store,
+            "--state-dir", str(workspace / "state"), "--json", *extra]  # fmt: skip
+
+
+def run_json(command: list[str]) -> tuple[int, list[dict[str, object]], str]:
+    proc = subprocess.run(
+        command, capture_output=True, text=True, env=loopwright_env(), timeout=180
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return proc.returncode, events, proc.stderr
+
+
+def stored_events(store_url: str, run_id: str) -> list[dict[str, object]]:
+    store = open_store(store_url)
+    try:
+        return [event_to_dict(e) for e in store.events(run_id)]
+    finally:
+        store.close()
+
+
+def comparable(events: list[dict[str, object]]) -> list[dict[str, object]]:
+    """`shape`, with the run id (in call ids) replaced, without gate ids (made from it) and
+    the run's own folders (backups, the recorded spec's state folder)."""
+    run_id = str(events[0]["run_id"])
+    out = []
+    for event in shape(events):
+        event = {k: v for k, v in event.items() if k not in ("backup_path", "spec", "request_id")}
+        out.append(json.loads(json.dumps(event).replace(run_id, "RUN")))
+    return out
+
+
+def test_a_task_run_on_a_worker_matches_the_embedded_engine(
+    workers: Workers, tmp_path: Path
+) -> None:
+    task = gated_task(tmp_path)
+    out = tmp_path / "out.txt"
+    out.write_text("", encoding="utf-8")
+    code, embedded, err = run_json(
+        task_command(task, out, tmp_path, str(tmp_path / "runs.db"), "--yes")
+    )
+    assert code == 0, err
+    assert out.read_text() == "after-the-gate\n"
+    out.write_text("", encoding="utf-8")
+
+    workers.start()
+    command = task_command(task, out, tmp_path, workers.store, "--yes", "--engine", "temporal",
+                           "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
+    code, shown, err = run_json(command)
+    assert code == 0, f"{err}\n{workers.logs()}"
+    assert out.read_text() == "after-the-gate\n"  # the tool after the gate ran once
+
+    run_id = str(shown[0]["run_id"])
+    stored = stored_events(workers.store, run_id)
+    assert stored == shown  # what the command showed is what the workers stored
+    assert [e["seq"] for e in stored] == list(range(1, len(stored) + 1))
+    assert comparable(stored) == comparable(embedded)
+    types = [e["type"] for e in stored]
+    assert types.count("confirmation_required") == 1 and types.count("change_recorded") == 1
+    decision = next(e for e in stored if e["type"] == "gate_decision")
+    assert decision["approved"] is True and decision["decided_by"] == "--yes"
+    record = open_store(workers.store)
+    try:
+        row = record.get_run(run_id)
+    finally:
+        record.close()
+    assert row is not None and row.kind == "task" and row.status == "completed"
