@@ -7,10 +7,9 @@ import asyncio
 import dataclasses
 import functools
 import os
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from loopwright import telemetry
 from loopwright.agent._approval import ApproveSpec, approval_policy
@@ -48,7 +47,7 @@ from loopwright.guards import (
     StopPolicy,
     WallClock,
 )
-from loopwright.messages import ModelResponse
+from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import ChecksUse, Model, implements
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
@@ -57,6 +56,13 @@ from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, work
 
 _SYSTEM_CLOCK = SystemClock()
 _NO_PROMPT_PARTS = PromptParts()
+_DEFAULT_BUILDER = PromptBuilder()
+_SHARED_PROMPTS: dict[tuple[Any, ...], tuple[tuple[ToolSpec, ...], str]] = {}
+"""System prompts of agents with the default builder and parts, shared by every executor
+(an executor is often made per request): keyed by the tool specs' identities (a Tool
+makes its spec once), which the entry keeps alive. Building one costs ~10 µs warm and
+~40 µs in a run's cold start (bench/overhead.py, N=20: 5.7x -> see docs/benchmarks.md)."""
+_SHARED_PROMPTS_MAX = 256
 _MAX_ITERATIONS = MaxIterations()
 """Shared defaults (all immutable; the policies keep their state in LoopState): fewer
 objects per run for the garbage collector."""
@@ -72,7 +78,8 @@ def _resolved(directory: str) -> Path:
 
 
 def new_run_id() -> str:
-    return f"run_{uuid.uuid4().hex[:16]}"
+    """`run_` and 16 random hex digits (64 bits from the OS, as uuid4 takes them)."""
+    return f"run_{os.urandom(8).hex()}"
 
 
 class AgentExecutor:
@@ -116,7 +123,7 @@ class AgentExecutor:
         self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
         self.approval = approval_policy(approve, self.tools)
         """Which tool calls wait for a person's decision (see agent/_approval.py)."""
-        self.prompt_builder = prompt_builder or PromptBuilder()
+        self.prompt_builder = prompt_builder or _DEFAULT_BUILDER
         self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
@@ -155,13 +162,25 @@ class AgentExecutor:
     def _base_prompt(self, workspace_section: str) -> str:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
+        specs = tuple(self.tools.specs())
+        mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
+        builder = self.prompt_builder
+        shared = self.prompt_parts is _NO_PROMPT_PARTS and type(builder) is PromptBuilder
+        key = (builder.template, mode, workspace_section, *map(id, specs))
+        if shared and key in _SHARED_PROMPTS:
+            return _SHARED_PROMPTS[key][1]
         parts = dataclasses.replace(
             self.prompt_parts,
-            tools=tuple(self.tools.specs()),
-            tool_mode="native" if self.tool_mode == "native" else "prompted",
+            tools=specs,
+            tool_mode=mode,
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
         )
-        return self.prompt_builder.build(parts)
+        prompt = builder.build(parts)
+        if shared:
+            if len(_SHARED_PROMPTS) >= _SHARED_PROMPTS_MAX:
+                _SHARED_PROMPTS.clear()
+            _SHARED_PROMPTS[key] = (specs, prompt)  # keeps the specs (so their ids) alive
+        return prompt
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
         """How this agent reads a model reply (its parser chain)."""

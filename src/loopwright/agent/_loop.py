@@ -39,7 +39,7 @@ from loopwright.events import (
     ToolCallStartedEvent,
     VerificationEvent,
 )
-from loopwright.guards import Nudge, Stop
+from loopwright.guards import CallSignature, Nudge, Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import (
@@ -51,8 +51,8 @@ from loopwright.prompts import (
 )
 
 CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
-"""Tool arguments as the repetition policy compares them (one per tool call): one encoder
-made once; `json.dumps` with options makes a new one on every call (~1 µs more a step)."""
+"""Tool arguments as `tool_call` events summarise them: one encoder made once;
+`json.dumps` with options makes a new one on every call (~1 µs more a step)."""
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
     "Call the remaining tools in your next reply if they are still needed."
@@ -106,16 +106,17 @@ async def _iteration(
 ) -> ExecutionResult | Stop | None:
     """One round: the policies, the model's turn, the tools' turn."""
     state.refresh(setup, fx.monotonic())
-    stop = first_stop(setup.before_model_call, "before_model_call", state.guard)
+    stop = first_stop(setup.before_model_call, state.guard)
     if isinstance(stop, Stop):
         return stop
     guard = state.guard
     guard.iteration += 1
-    await fx.log.append(
-        IterationStartedEvent,
-        iteration_number=guard.iteration,
-        max_iterations=guard.max_iterations,
-    )
+    if fx.log.listening:
+        await fx.log.append(
+            IterationStartedEvent,
+            iteration_number=guard.iteration,
+            max_iterations=guard.max_iterations,
+        )
     try:
         outcome = await _think(setup, fx, state)
     except TimeoutError:
@@ -181,7 +182,7 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
     for attempt in range(1, attempts + 1):
         if attempt > 1:  # a correction is a model call too: budget and clock apply
             state.refresh(setup, fx.monotonic())
-            stop = first_stop(setup.before_model_call, "before_model_call", state.guard)
+            stop = first_stop(setup.before_model_call, state.guard)
             if isinstance(stop, Stop) and stop.reason != "max_iterations":
                 return stop
         request = _model_request(setup, state, fingerprint=fx.log.listening)
@@ -243,7 +244,11 @@ def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Par
         answer = setup.output.final_in(response.text)  # no tools: any action is invented
         if answer is not None:
             outcome = ParsedFinal(answer, outcome.thought)
-    if isinstance(outcome, ParsedAction) and outcome.calls != response.tool_calls:
+    if (
+        isinstance(outcome, ParsedAction)
+        and outcome.calls is not response.tool_calls  # native calls: the reply's own tuple
+        and outcome.calls != response.tool_calls
+    ):
         # calls read from text get ids derived from the run, so a resumed run makes the same
         calls = tuple(
             dataclasses.replace(call, id=f"call_{state.model_calls}_{index}")
@@ -251,7 +256,7 @@ def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Par
         )
         outcome = dataclasses.replace(outcome, calls=calls)
     calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
-    native = bool(response.tool_calls) and calls == response.tool_calls
+    native = bool(calls) and calls is response.tool_calls
     text = response.text
     prompted = setup.tool_mode == "prompted"
     if prompted and isinstance(outcome, ParsedAction) and not native and len(calls) == 1:
@@ -266,7 +271,7 @@ async def _act(
     setup: RunSetup, fx: Effects, state: LoopState, action: ParsedAction
 ) -> Stop | Nudge | None:
     """Run the reply's tool calls (up to the per-reply cap), then ask the policies."""
-    native = bool(action.calls) and state.conversation.messages[-1].tool_calls == action.calls
+    native = bool(action.calls) and state.conversation.messages[-1].tool_calls is action.calls
     limit = setup.options.max_calls_per_reply
     new_information = False
     observations: list[str] = []
@@ -284,7 +289,7 @@ async def _act(
         else:
             observations.append(observation_text(call.name, result.content))
     state.refresh(setup, fx.monotonic(), new_observation=new_information)
-    verdict = first_stop(setup.after_tool_calls, "after_tool_calls", state.guard)
+    verdict = first_stop(setup.after_tool_calls, state.guard)
     if isinstance(verdict, Nudge):
         observations.append(verdict.message)
     if observations:
@@ -302,22 +307,25 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
             if setup.tool_mode == "prompted":
                 state.recap.append(recap_line(call.name, call.arguments, text, True))
             return ToolResult(call.id, call.name, text, True)
-    await fx.log.append(
-        ToolCallStartedEvent,
-        iteration_number=iteration,
-        call_id=call.id,
-        tool_name=call.name,
-        arguments=call.arguments,
-        child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
-    )
-    arguments_json = CANONICAL_JSON.encode(call.arguments)
-    state.guard.call_signatures.append(f"{call.name}({arguments_json})")
+    if fx.log.listening:
+        await fx.log.append(
+            ToolCallStartedEvent,
+            iteration_number=iteration,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
+        )
+    state.guard.call_signatures.append(CallSignature(call.name, call.arguments))
     CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
+    timeout = effect_timeout(setup, state.guard, None)
+    if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
+        timeout = None  # the tool's own limit ends it first (an observation, not a stop)
     result = await fx.call_tool(
         call,
         setup.tool_executor.execute,
         idempotent=setup.is_idempotent(call.name),
-        timeout=effect_timeout(setup, state.guard, None),
+        timeout=timeout,
     )
     state.steps.append(
         CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
@@ -325,7 +333,7 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:
-        fields = finished_fields(iteration, call, arguments_json, result)
+        fields = finished_fields(iteration, call, CANONICAL_JSON.encode(call.arguments), result)
         await fx.log.append(ToolCallEvent, **fields)
     return result
 

@@ -11,7 +11,7 @@ from loopwright.agent._approval import ApprovalPolicy
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.effects import VerificationResult
-from loopwright.guards import CostLedger, StopPolicy
+from loopwright.guards import CostLedger, PolicyHook
 from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
 from loopwright.parsing import ParseOutcome
@@ -36,8 +36,8 @@ class RunSetup:
     system_prompt: str
     parse: Callable[[ModelResponse], ParseOutcome]
     ledger: CostLedger
-    before_model_call: Sequence[StopPolicy]
-    after_tool_calls: Sequence[StopPolicy]
+    before_model_call: Sequence[PolicyHook]
+    after_tool_calls: Sequence[PolicyHook]
     tool_executor: ToolExecutor
     scrubber: Scrubber | None
     verifier: Verifier | None
@@ -66,4 +66,5 @@ class RunSetup:
 
     def is_idempotent(self, tool_name: str) -> bool:
         """Safe to run again after a crash? Unknown tools and undeclared ones: no."""
-        return tool_name in self.tools and self.tools.get(tool_name).idempotent
+        tool = self.tools.find(tool_name)
+        return tool is not None and bool(tool.idempotent)

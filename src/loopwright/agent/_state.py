@@ -13,7 +13,15 @@ from loopwright.agent._conversation import Conversation
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.events import RunStatus
-from loopwright.guards import BasePolicy, GuardState, Nudge, Stop, StopPolicy, timeout_stop
+from loopwright.guards import (
+    BasePolicy,
+    GuardState,
+    Nudge,
+    PolicyHook,
+    Stop,
+    StopPolicy,
+    timeout_stop,
+)
 
 
 @dataclass
@@ -74,7 +82,7 @@ def effect_timeout(setup: RunSetup, guard: GuardState, per_effect: float | None)
     run_limit = setup.options.timeout_s
     if not run_limit:
         return per_effect or None
-    remaining = max(0.001, run_limit - guard.elapsed)
+    remaining = max(0.001, run_limit - (guard.now - guard.started_at))
     return min(per_effect, remaining) if per_effect else remaining
 
 
@@ -83,11 +91,13 @@ def timed_out(setup: RunSetup, elapsed: float) -> Stop:
     return timeout_stop(elapsed, options.timeout_s, options.iteration_timeout_s)
 
 
-def first_stop(policies: Sequence[StopPolicy], hook: str, guard: GuardState) -> Stop | Nudge | None:
+def first_stop(hooks: Sequence[PolicyHook], guard: GuardState) -> Stop | Nudge | None:
     """The first policy's Stop, else the first Nudge, else None."""
     nudge: Nudge | None = None
-    for policy in policies:
-        verdict = getattr(policy, hook)(guard)
+    for check in hooks:
+        verdict = check(guard)
+        if verdict is None:
+            continue
         if isinstance(verdict, Stop):
             return verdict
         if isinstance(verdict, Nudge) and nudge is None:
@@ -95,7 +105,8 @@ def first_stop(policies: Sequence[StopPolicy], hook: str, guard: GuardState) -> 
     return nudge
 
 
-def having(policies: Sequence[StopPolicy], hook: str) -> tuple[StopPolicy, ...]:
-    """The policies that implement `hook` (BasePolicy's default does nothing)."""
+def having(policies: Sequence[StopPolicy], hook: str) -> tuple[PolicyHook, ...]:
+    """The policies' `hook` methods, bound, for those that implement it (BasePolicy's
+    default does nothing)."""
     default = getattr(BasePolicy, hook)
-    return tuple(p for p in policies if getattr(type(p), hook, None) is not default)
+    return tuple(getattr(p, hook) for p in policies if getattr(type(p), hook, None) is not default)

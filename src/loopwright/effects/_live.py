@@ -76,7 +76,7 @@ class LiveEffects:
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
     ) -> ToolResult:
-        if not idempotent:
+        if not idempotent and self.log.recorder is not None:
             await self.log.flush()  # its tool_call_started is durable before the effect
         return await run_with_timeout(invoke(call), timeout)
 

@@ -18,7 +18,15 @@ from loopwright.guards._policies import (
     WallClock,
     timeout_stop,
 )
-from loopwright.guards._policy import BasePolicy, GuardState, Nudge, Stop, StopPolicy
+from loopwright.guards._policy import (
+    BasePolicy,
+    CallSignature,
+    GuardState,
+    Nudge,
+    PolicyHook,
+    Stop,
+    StopPolicy,
+)
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -26,12 +34,14 @@ __all__ = [
     "WALL_CLOCK_READ_ONLY_S",
     "BasePolicy",
     "Budget",
+    "CallSignature",
     "CostLedger",
     "DeclaredTool",
     "GuardState",
     "MaxIterations",
     "NoProgress",
     "Nudge",
+    "PolicyHook",
     "ProgressSignal",
     "Repetition",
     "Stop",

@@ -15,6 +15,7 @@ from loopwright.parsing._shapes import outcome_from_value
 
 _THINK = re.compile(r"<think(?:ing)?>(.*?)(?:</think(?:ing)?>|\Z)", re.S | re.I)
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|(?=<tool_call>)|\Z)", re.S)
+_CALL_PREFIX = re.compile(r"^\s*(\[TOOL_CALLS\]|<\|python_tag\|>)")
 _FUNCTION_TAG = re.compile(r"<function=([\w.-]+)>\s*(.*?)\s*(?:</function>|\Z)", re.S)
 
 
@@ -55,6 +56,8 @@ class TaggedCallParser:
     name = "tagged"
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        if "<" not in response.text:  # no tag: nothing for this layer (most replies)
+            return None
         text, thinking = split_thinking(response.text)
         calls: list[ToolCall] = []
         for body in _TOOL_CALL_TAG.findall(text):
@@ -80,8 +83,10 @@ class JsonInTextParser:
     name = "json"
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        if "{" not in response.text and "[" not in response.text:  # no object, no list
+            return None
         text, thinking = split_thinking(response.text)
-        text = re.sub(r"^\s*(\[TOOL_CALLS\]|<\|python_tag\|>)", "", text)
+        text = _CALL_PREFIX.sub("", text)
         candidates = [
             body for lang, body in fenced_blocks(text) if lang in ("", "json", "tool_call")
         ]
@@ -98,6 +103,8 @@ class PythonicCallParser:
     name = "pythonic"
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        if "(" not in response.text:  # no call
+            return None
         text, thinking = split_thinking(response.text)
         blocks = [body for lang, body in fenced_blocks(text) if lang in ("tool_code", "python")]
         for source in [*blocks, text.strip()]:

@@ -44,6 +44,8 @@ class ReActTextParser:
     name = "react"
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
+        if ":" not in response.text:  # every line this layer reads has a colon
+            return None
         text, thinking = split_thinking(response.text)
         cut = _OBSERVATION.search(text)
         if cut is not None:

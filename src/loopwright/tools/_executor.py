@@ -82,7 +82,7 @@ class ToolExecutor:
         except (ToolError, ModelRetry) as exc:
             text, is_error = self._failure(call.name, str(exc)), True
         except TimeoutError:
-            limit = self._timeout_for(call.name)
+            limit = self.timeout_for(call.name)
             text, is_error = self._failure(call.name, f"timed out after {limit:g}s"), True
         except Exception as exc:
             text, is_error = self._failure(call.name, f"{type(exc).__name__}: {exc}"), True
@@ -94,10 +94,10 @@ class ToolExecutor:
             call.id, call.name, content, is_error, duration_ms, truncated, scrubbed.redactions
         )
 
-    def _timeout_for(self, name: str) -> float:
-        if name in self.registry:
-            return self.registry.get(name).timeout or self.timeout
-        return self.timeout
+    def timeout_for(self, name: str) -> float:
+        """The time limit of one call of the tool `name` (its own, else the executor's)."""
+        tool = self.registry.find(name)
+        return (tool.timeout if tool is not None else None) or self.timeout
 
     def _failure(self, tool_name: str, error: str) -> str:
         self._failures[tool_name] = self._failures.get(tool_name, 0) + 1

@@ -31,6 +31,10 @@ class ToolRegistry:
         except KeyError:
             raise UnknownToolError(name, list(self._tools)) from None
 
+    def find(self, name: str) -> Tool | None:
+        """The tool named `name`, or None."""
+        return self._tools.get(name)
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
