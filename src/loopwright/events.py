@@ -316,9 +316,18 @@ EVENT_TYPES: dict[str, type[Any]] = {
 """Wire type -> class, derived from the union."""
 
 
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+"""Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+"""One encoder for every line (`json.dumps` with options makes one per call)."""
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The wire form of an event: its fields plus `v`, the schema version."""
-    data = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in dataclasses.fields(event))
+    data = {name: getattr(event, name) for name in names}
     data["v"] = SCHEMA_VERSION
     return data
 
@@ -352,8 +361,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 
 def encode_event(event: Event) -> str:
-    """One line of JSON."""
-    return json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"), default=str)
+    """One line of JSON (what the stores keep and `--json` prints)."""
+    return _LINE.encode(event_to_dict(event))
 
 
 def decode_event(line: str) -> Event:

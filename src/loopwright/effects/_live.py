@@ -78,6 +78,8 @@ class LiveEffects:
     ) -> ToolResult:
         if not idempotent and self.log.recorder is not None:
             await self.log.flush()  # its tool_call_started is durable before the effect
+        if timeout is None:  # the tool's own limit applies (in the executor)
+            return await invoke(call)
         return await run_with_timeout(invoke(call), timeout)
 
     async def gate(self, request: GateRequest) -> GateVerdict:

@@ -3,35 +3,23 @@ run's row as values, and a RunRecord from a selected row (with the lease's verdi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from loopwright.events import (
-    SCHEMA_VERSION,
-    Event,
     RunFinishedEvent,
     TaskCompleteEvent,
     TaskStartEvent,
+    encode_event,
 )
 from loopwright.store._base import RunRecord
 from loopwright.store._owners import owner_is_gone
 
 ROW_EVENTS = (RunFinishedEvent, TaskStartEvent, TaskCompleteEvent)
 """Events that change a run's row (besides run_started, which creates it)."""
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_FIELDS: dict[type[Any], tuple[str, ...]] = {}
-
-
-def encode(event: Event) -> str:
-    """`encode_event(event)`, byte for byte, with the field names and encoder kept."""
-    names = _FIELDS.get(type(event))
-    if names is None:
-        names = _FIELDS[type(event)] = tuple(f.name for f in dataclasses.fields(event))
-    data = {name: getattr(event, name) for name in names}
-    data["v"] = SCHEMA_VERSION
-    return _ENCODER.encode(data)
+encode = encode_event
+"""An event's stored form: one line of JSON."""
 
 
 def run_row(record: RunRecord) -> tuple[Any, ...]:
