@@ -416,4 +416,7 @@ SERVE = (
         metavar="PATH",
     ),
     OTEL,
+    ENGINE,
+    TEMPORAL,
+    TASK_QUEUE,
 )

@@ -60,8 +60,16 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.tasks:
         settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
         tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
+    engine = None
+    if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
+        from loopwright.cli._worker import _needs
+        from loopwright.engines.temporal._launcher import TemporalLauncher
+
+        address, _ = _needs(args)
+        engine = TemporalLauncher(address, task_queue=args.task_queue)
     config = ServerConfig(
         runtime=Runtime(open_run_store(args.store)),
+        engine=engine,
         tokens=tokens,
         default_model=args.model,
         workspace=str(workspace),
@@ -74,7 +82,9 @@ def serve_command(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
-    print(f"loopwright: serving the dashboard and the API on {where} ({auth})", file=sys.stderr)
+    runs_on = f", runs on Temporal at {engine.address}" if engine is not None else ""
+    print(f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})",
+          file=sys.stderr)  # fmt: skip
     sys.stderr.flush()
     server = uvicorn.Server(
         uvicorn.Config(create_app(config), log_level="warning", ws="websockets-sansio")

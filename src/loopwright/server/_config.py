@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
-from loopwright.runtime import RunHandle, Runtime
+from loopwright.runtime import RunHandle, RunSpec, Runtime
+from loopwright.tasks import TaskSpec
 from loopwright.tools import BUILTIN_TOOLS
 from loopwright.tools._threads import ToolThreads
 
@@ -34,8 +35,44 @@ class TaskLauncher(Protocol):
         """Start the run; raise an ApiError naming the field for a bad request."""
         ...
 
+    def task_spec(
+        self, task: str, inputs: dict[str, Any], *, tenant: str, model: str | None = None
+    ) -> TaskSpec:
+        """The run as plain data, for a RunEngine (the same checks as `start_task`)."""
+        ...
+
     def describe(self) -> list[dict[str, Any]]:
         """The tasks offered: name, description, inputs."""
+        ...
+
+
+class StartedRun(Protocol):
+    """A run an engine started (a Temporal workflow handle)."""
+
+    @property
+    def id(self) -> str: ...
+
+    async def result(self) -> Any: ...
+
+
+class RunEngine(Protocol):
+    """Where the server's runs execute when not in its own Runtime (`serve --engine
+    temporal`: engines/temporal/_launcher.py). Their events come from the shared store."""
+
+    name: str
+
+    async def start_agent(self, spec: RunSpec) -> StartedRun: ...
+
+    async def start_task(self, spec: TaskSpec) -> StartedRun: ...
+
+    async def cancel(self, run_id: str) -> bool:
+        """Ask the run to cancel; False if the engine runs no such run."""
+        ...
+
+    async def decide(
+        self, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+    ) -> None:
+        """Decide a waiting gate; a UsageError says why it was refused."""
         ...
 
 
@@ -63,6 +100,8 @@ class ServerConfig:
     _tenant_threads: dict[str, ToolThreads] = field(default_factory=dict, init=False, repr=False)
     workspace: str | None = None
     tasks: TaskLauncher | None = None
+    engine: RunEngine | None = None
+    """None: runs execute in this server's Runtime (the embedded engine)."""
 
     def model_allowed(self, spec: str) -> bool:
         """May a request name the model `spec`? (The default model always may.)

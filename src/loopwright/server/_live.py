@@ -150,12 +150,12 @@ async def _receive(websocket: WebSocket, config: ServerConfig, run_id: str, tena
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
             return
-        problem = _confirm(config, run_id, tenant, message.get("text"))
+        problem = await _confirm(config, run_id, tenant, message.get("text"))
         if problem is not None:
             await _ws_error(websocket, *problem)
 
 
-def _confirm(
+async def _confirm(
     config: ServerConfig, run_id: str, tenant: str, text: str | None
 ) -> tuple[str, str | None] | None:
     """Decide the gate a `confirm` message names; (message, field) of what is wrong, if any."""
@@ -173,7 +173,7 @@ def _confirm(
     if not isinstance(request_id, str) or request_id not in pending or record is None:
         return f"no pending gate {request_id!r}", "request_id"
     try:
-        deliver_gate_decision(config, record, request_id, approve, f"ws:{tenant}")
+        await deliver_gate_decision(config, record, request_id, approve, f"ws:{tenant}")
     except ApiError as exc:
         return exc.message, "request_id"
     return None

@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from loopwright.engines._temporal_route import on_temporal
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
 from loopwright.models import Model
 from loopwright.runtime import RunHandle, RunSpec, Runtime
@@ -18,6 +19,7 @@ from loopwright.server._config import ServerConfig
 from loopwright.server._follow import held_elsewhere
 from loopwright.server._gates import gate_was_asked, pending_gates
 from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
+from loopwright.server._remote import cancel_remote, decide_remote, remote_engine, start_remote
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
 from loopwright.tasks import join_decider
@@ -36,6 +38,8 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
     data = record.to_dict()
     handle = config.runtime.handles.get(record.run_id)
     data["live"] = handle is not None and not handle.done
+    if config.engine is not None and record.status == "running" and not data["live"]:
+        data["live"] = remote_engine(config, record) is not None  # on the engine's workers
     if detail:
         data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
     return data
@@ -53,6 +57,9 @@ async def create_run(request: Request) -> JSONResponse:
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     parsed = parse_run_request(await json_body(request), config)
+    if config.engine is not None:  # a workflow on the engine's workers
+        record = await start_remote(config, config.engine, parsed, tenant)
+        return json_response(run_view(config, record, detail=True), 201)
     if isinstance(parsed, TaskRequest):
         if config.tasks is None:
             message = "this server offers no tasks (serve with --tasks DIR)"
@@ -126,7 +133,12 @@ async def cancel_run(request: Request) -> JSONResponse:
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
-    if not await config.runtime.cancel(record.run_id):
+    engine = remote_engine(config, record)
+    if engine is not None:
+        cancelled = await cancel_remote(config, engine, record)
+    else:
+        cancelled = await config.runtime.cancel(record.run_id)
+    if not cancelled:
         raise ApiError(409, f"run {record.run_id} is not running here (status {record.status})")
     record = owned_run(config, record.run_id, tenant)
     return json_response(run_view(config, record, detail=True))
@@ -148,13 +160,15 @@ async def decide_gate(request: Request) -> JSONResponse:
     if gate_id not in {g["request_id"] for g in pending_gates(events)}:
         raise ApiError(409, f"gate {gate_id!r} is no longer pending")
     decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
-    delivered = deliver_gate_decision(config, record, gate_id, approve, f"api:{tenant}", reason)
+    delivered = await deliver_gate_decision(
+        config, record, gate_id, approve, f"api:{tenant}", reason
+    )
     if delivered == "process":
         return json_response(decided)
     return json_response({**decided, "delivered": "store"}, 202)
 
 
-def deliver_gate_decision(
+async def deliver_gate_decision(
     config: ServerConfig,
     record: RunRecord,
     gate_id: str,
@@ -162,13 +176,23 @@ def deliver_gate_decision(
     decided_by: str,
     reason: str = "",
 ) -> Literal["process", "store"]:
-    """Decide a pending gate: "process" when it waits in this server and is now decided;
-    "store" when another process executes the run (it holds the run's lease) and the
-    decision was left in the store, where that process polls for it. Else a 409.
-    `reason` (optional) is why: a refused agent tool call's observation quotes it."""
+    """Decide a pending gate: "process" when it waits in this server, or in a workflow of
+    this server's engine, and is now decided; "store" when another process executes the
+    run (it holds the run's lease) and the decision was left in the store, where that
+    process polls for it. Else a 409. `reason` (optional) is why: a refused agent tool
+    call's observation quotes it."""
     if config.runtime.gates.resolve(gate_id, approve, decided_by, reason):
         return "process"
+    engine = remote_engine(config, record)
+    if engine is not None:
+        await decide_remote(engine, record, gate_id, approve, decided_by, reason)
+        return "process"
     runtime = config.runtime
+    if on_temporal(runtime.store, record.run_id):
+        raise ApiError(
+            409, f"run {record.run_id} executes on Temporal workers: this server cannot decide "
+            "its gates (serve with --engine temporal --temporal HOST:PORT)",
+        )  # fmt: skip
     if not held_elsewhere(runtime, record.run_id) or record.status != "running":
         raise ApiError(
             409,

@@ -9,6 +9,7 @@ never gives a path, so a client cannot make the server load an arbitrary file.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,25 @@ class FolderTaskLauncher:
         tenant: str,
         model: str | None = None,
     ) -> RunHandle:
+        loaded, spec = self._spec(task, inputs, tenant=tenant)
+        return runtime.start_task(spec, model=self._model(runtime, loaded, model))
+
+    def task_spec(
+        self, task: str, inputs: dict[str, Any], *, tenant: str, model: str | None = None
+    ) -> TaskSpec:
+        """The run as plain data for an engine that runs it elsewhere (its workers resolve
+        the model of its agent steps from the spec)."""
+        loaded, spec = self._spec(task, inputs, tenant=tenant)
+        if not any(step.type == "agent" for step in loaded.definition.steps):
+            return spec
+        model = model or self.default_model
+        if model is None:
+            raise ApiError(422, "this task has agent steps: give a model spec", field="model")
+        return dataclasses.replace(spec, model=model)
+
+    def _spec(
+        self, task: str, inputs: dict[str, Any], *, tenant: str
+    ) -> tuple[LoadedTask, TaskSpec]:
         loaded = self._find(task)
         definition = loaded.definition
         for name in inputs:
@@ -90,7 +110,7 @@ class FolderTaskLauncher:
         spec = TaskSpec.of(
             definition, self.settings, inputs=inputs, request=definition.name, tenant=tenant
         )
-        return runtime.start_task(spec, model=self._model(runtime, loaded, model))
+        return loaded, spec
 
     def _model(self, runtime: Runtime, loaded: LoadedTask, spec: str | None) -> Model | None:
         if not any(step.type == "agent" for step in loaded.definition.steps):

@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.client import Client
 from temporalio.common import RetryPolicy
 
 from loopwright.effects import GateRequest, GateVerdict
@@ -117,11 +118,17 @@ async def send_decision(
 ) -> None:
     """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id); a UsageError
     says why the workflow refused it (unknown gate, already decided, run not running)."""
-    from temporalio.client import RPCError, WorkflowUpdateFailedError
-
     from loopwright.engines.temporal._client import connect
 
-    client = await connect(address)
+    await decide(await connect(address), run_id, gate_id, approved, by, reason)
+
+
+async def decide(
+    client: Client, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+) -> None:
+    """`send_decision` with a client already connected."""
+    from temporalio.client import RPCError, WorkflowUpdateFailedError
+
     handle = client.get_workflow_handle(run_id)
     data = {"gate_id": gate_id, "approved": approved, "by": by, "reason": reason}
     try:
