@@ -269,9 +269,10 @@ class AgentExecutor:
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""
-        options, ledger = setup.options, setup.ledger
-        scope = scope_for(fx, setup.run_id, setup.tenant, options, ledger)
-        token = CURRENT_SCOPE.set(scope)  # what its sub-agent tools start from
+        token = None
+        if setup.starts_subagents:  # what its sub-agent tools start from (~20 µs cold)
+            scope = scope_for(fx, setup.run_id, setup.tenant, setup.options, setup.ledger)
+            token = CURRENT_SCOPE.set(scope)
         try:
             tracing = telemetry.active()
             if tracing is None:
@@ -281,7 +282,8 @@ class AgentExecutor:
 
                 result = await traced_agent_run(setup, fx, tracing)
         finally:
-            CURRENT_SCOPE.reset(token)
+            if token is not None:
+                CURRENT_SCOPE.reset(token)
         if implements(type(self.model), ChecksUse):
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result

@@ -347,6 +347,8 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
         answer = setup.scrubber.scrub(result.answer).text
         if answer != result.answer:
             result = dataclasses.replace(result, answer=answer)
+    if not fx.log.listening:
+        return result
     await fx.log.append(
         RunFinishedEvent,
         status=result.status,

@@ -52,12 +52,16 @@ class RunSetup:
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False)
+    starts_subagents: bool = field(init=False)
+    """A tool of the run starts sub-agent runs (they need the run's scope)."""
     """What a constraining backend gets in ModelRequest.output_schema."""
 
     def __post_init__(self) -> None:
         specs = tuple(self.tools.specs()) if self.tool_mode == "native" else ()
         object.__setattr__(self, "native_tool_specs", specs)
         object.__setattr__(self, "native_tool_names", tuple(s.name for s in specs))
+        subagents = any(getattr(t.function, "subagent", False) for t in self.tools)
+        object.__setattr__(self, "starts_subagents", subagents)
         schema = None
         if self.output is not None and self.options.constrained_output:
             prompted = self.tool_mode == "prompted"
