@@ -102,6 +102,32 @@ class GateWaits:
             del self.open[gate_id]
 
 
+class Approvable:
+    """The Update `approve` of a workflow whose gates wait in `self.gates` (a base class
+    of the agent-run and task-run workflows)."""
+
+    gates: GateWaits | None = None
+
+    @workflow.update(name=APPROVE)
+    async def approve(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A decision on a waiting gate: {gate_id, approved, by, reason}."""
+        gate_id, approved, by, reason = decision_args(data)
+        assert self.gates is not None  # the validator let it through: a gate is open
+        self.gates.decide(gate_id, approved, by, reason)
+        return {"gate_id": gate_id, "approved": approved}
+
+    @approve.validator
+    def check_approve(self, data: dict[str, Any]) -> None:
+        """Refuse (before any history is written) a malformed decision, one on a gate
+        that is not waiting, and a second decision on the same gate."""
+        gate_id = decision_args(data)[0]
+        if self.gates is None:
+            raise ValueError(f"no gate {gate_id!r} is waiting: the run has not started yet")
+        refusal = self.gates.refusal(gate_id)
+        if refusal is not None:
+            raise ValueError(refusal)
+
+
 def decision_args(data: dict[str, Any]) -> tuple[str, bool, str, str]:
     """The Update's argument as (gate_id, approved, by, reason); a ValueError if malformed."""
     gate_id, approved = data.get("gate_id"), data.get("approved")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, fields
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -40,6 +40,9 @@ from loopwright.engines.temporal._content import result_from_dict
 from loopwright.events import Event, ToolCallEvent, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
+
+if TYPE_CHECKING:
+    from loopwright.engines.temporal._approvals import GateWaits
 
 
 @dataclass(frozen=True)
@@ -133,8 +136,15 @@ class TemporalEffects:
     """Every effect of one run, as an activity of the current workflow."""
 
     def __init__(
-        self, log: EventLog, pending: PendingEvents, plan: dict[str, Any], settings: EngineSettings
+        self,
+        log: EventLog,
+        pending: PendingEvents,
+        plan: dict[str, Any],
+        settings: EngineSettings,
+        gates: GateWaits | None = None,
     ) -> None:
+        self.gates = gates
+        """Where a gate waits for the Update `approve` (None: every gate is rejected)."""
         self.log = log
         self.pending = pending
         self.plan = plan
@@ -216,8 +226,10 @@ class TemporalEffects:
         return result
 
     async def gate(self, request: GateRequest) -> GateVerdict:
-        """Not built on this engine yet: rejected (the safe default), never approved."""
-        return GateVerdict("rejected", "engine", "gates are not supported on the Temporal engine")
+        """The gate waits in the workflow for the Update `approve` (_approvals.py)."""
+        if self.gates is None:  # nobody could decide: rejected, never approved
+            return GateVerdict("rejected", "engine", "this workflow takes no gate decisions")
+        return await self.gates.wait(request)
 
     async def verify(self, check: Verification) -> VerificationResult:
         try:

@@ -26,12 +26,7 @@ from temporalio.exceptions import ActivityError
 from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult
 from loopwright.effects._protocol import ToolInvocation, Verification
 from loopwright.engines.temporal._activities import TOOL_OUTCOME
-from loopwright.engines.temporal._approvals import (
-    APPROVE,
-    GatePendingEvents,
-    GateWaits,
-    decision_args,
-)
+from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._effects import (
@@ -130,10 +125,7 @@ class TemporalTaskEffects:
 
 
 @workflow.defn(name=TASK_RUN, sandboxed=False)
-class TaskRunWorkflow:
-    def __init__(self) -> None:
-        self.fx: TemporalTaskEffects | None = None
-
+class TaskRunWorkflow(Approvable):
     @workflow.run
     async def run(self, data: dict[str, Any]) -> dict[str, Any]:
         settings = EngineSettings.from_dict(data.get("settings") or {})
@@ -154,7 +146,8 @@ class TaskRunWorkflow:
         )
         pending = GatePendingEvents(run_id, settings)
         log = EventLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(), recorder=pending)
-        self.fx = fx = TemporalTaskEffects(log, pending, data["spec"], settings)
+        fx = TemporalTaskEffects(log, pending, data["spec"], settings)
+        self.gates = fx.gates
         try:
             state = await run_task(plan, fx)
         except asyncio.CancelledError:
@@ -167,22 +160,3 @@ class TaskRunWorkflow:
             "steps": len(state.steps_completed),
             "failed_step": state.current_step if state.status != "completed" else None,
         }
-
-    @workflow.update(name=APPROVE)
-    async def approve(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A decision on a waiting gate: {gate_id, approved, by, reason}."""
-        gate_id, approved, by, reason = decision_args(data)
-        assert self.fx is not None  # the validator let it through: a gate is open
-        self.fx.gates.decide(gate_id, approved, by, reason)
-        return {"gate_id": gate_id, "approved": approved}
-
-    @approve.validator
-    def check_approve(self, data: dict[str, Any]) -> None:
-        """Refuse (before any history is written) a malformed decision, one on a gate
-        that is not waiting, and a second decision on the same gate."""
-        gate_id = decision_args(data)[0]
-        if self.fx is None:
-            raise ValueError(f"no gate {gate_id!r} is waiting: the run has not started yet")
-        refusal = self.fx.gates.refusal(gate_id)
-        if refusal is not None:
-            raise ValueError(refusal)

@@ -19,10 +19,10 @@ from temporalio.common import RetryPolicy
 from loopwright.agent._loop import run_agent
 from loopwright.effects import EventLog
 from loopwright.engines.temporal._activities import PREPARE
+from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._effects import (
     EngineSettings,
-    PendingEvents,
     TemporalEffects,
     WorkflowClock,
 )
@@ -32,7 +32,7 @@ TASK_QUEUE = "loopwright"
 
 
 @workflow.defn(name=AGENT_RUN, sandboxed=False)
-class AgentRunWorkflow:
+class AgentRunWorkflow(Approvable):
     @workflow.run
     async def run(self, data: dict[str, Any]) -> dict[str, Any]:
         settings = EngineSettings.from_dict(data.get("settings") or {})
@@ -44,9 +44,10 @@ class AgentRunWorkflow:
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
         agent, setup = build_setup(RunPlan.from_dict(plan))
-        pending = PendingEvents(run_id, settings)
+        pending = GatePendingEvents(run_id, settings)
         log = EventLog(run_id, clock=WorkflowClock(), scrubber=agent.scrubber, recorder=pending)
-        fx = TemporalEffects(log, pending, plan, settings)
+        self.gates = GateWaits(pending)  # tool approvals wait for the Update `approve`
+        fx = TemporalEffects(log, pending, plan, settings, self.gates)
         try:
             result = await run_agent(setup, fx)
         except asyncio.CancelledError:

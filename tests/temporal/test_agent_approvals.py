@@ -1,0 +1,81 @@
+"""An agent run's tool approvals on Temporal: a call that needs approval waits in the
+workflow for the Update `approve` (sent here from another process than the worker's);
+the approved call runs once, the rejected one never runs and the model is told why."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from temporal_helpers import TOOLS_FILE, Workers, action, final
+
+from loopwright.engines.temporal import connect, send_decision, start_agent_run
+from loopwright.engines.temporal._content import ContentStore
+from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, ToolCallEvent
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+
+async def next_gate(store_url: str, run_id: str, seen: set[str]) -> str:
+    """The request id of the run's next stored `confirmation_required` (bounded wait)."""
+    store = open_store(store_url)
+    try:
+        async with asyncio.timeout(90):
+            while True:
+                for event in store.events(run_id):
+                    if isinstance(event, ConfirmationRequiredEvent) and (
+                        event.request_id not in seen
+                    ):
+                        seen.add(event.request_id)
+                        return event.request_id
+                await store.wait_for_events(run_id, after=0, timeout=0.2)
+    finally:
+        store.close()
+
+
+async def test_a_tool_approval_is_a_workflow_update(workers: Workers, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    script = tmp_path / "script.json"
+    replies = [action("append_line", path=str(out), text="approved-line"),
+               action("append_line", path=str(out), text="rejected-line"),
+               final("one line written")]  # fmt: skip
+    script.write_text(json.dumps(replies), encoding="utf-8")
+    spec = RunSpec(
+        request="write two lines",
+        model=f"scripted:{script}",
+        tools=(f"{TOOLS_FILE}:append_line",),
+        workspace=str(tmp_path),
+        approve=("append_line",),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    seen: set[str] = set()
+    first = await next_gate(workers.store, handle.id, seen)
+    assert not out.exists()  # nothing runs before the decision
+    await send_decision(workers.address, handle.id, first, True, "ops")
+    second = await next_gate(workers.store, handle.id, seen)
+    assert out.read_text() == "approved-line\n"
+    await send_decision(workers.address, handle.id, second, False, "ops", "not twice")
+    outcome = await asyncio.wait_for(handle.result(), 60)
+
+    assert outcome["status"] == "completed"
+    assert out.read_text() == "approved-line\n"  # the rejected call never ran
+    store = open_store(workers.store)
+    try:
+        events = store.events(handle.id)
+    finally:
+        store.close()
+    decisions = [
+        (e.approved, e.decided_by, e.reason) for e in events if isinstance(e, GateDecisionEvent)
+    ]
+    assert decisions == [(True, "ops", ""), (False, "ops", "not twice")]
+    calls = [e.arguments["text"] for e in events if isinstance(e, ToolCallEvent)]
+    assert calls == ["approved-line"]
+    content = ContentStore(workers.store)
+    try:  # the last model call's messages, as the worker sent them
+        told = content.load_request(handle.id, 2)[-1].content
+    finally:
+        content.close()
+    assert "denied it. Reason given: not twice." in told  # the model is told why
