@@ -1,6 +1,7 @@
-"""The frozen content store of schema v1 (tests/fixtures/temporal/content_v1.sql, a SQL dump
-made once by make_temporal_content.py) still loads, opens and reads the same; a newer
-schema than this loopwright reads is refused by name."""
+"""The frozen content store of each schema version (tests/fixtures/temporal/content_vN.sql,
+SQL dumps made once by make_temporal_content.py) still loads, opens (v1 is upgraded to the
+current version) and reads the same; a newer schema than this loopwright reads is refused
+by name."""
 
 from __future__ import annotations
 
@@ -10,25 +11,30 @@ import psycopg
 import pytest
 
 from loopwright.engines.temporal._content import SCHEMA, VERSION, ContentStore
+from loopwright.engines.temporal._refs import digest_of
 from loopwright.errors import StoreError
 from loopwright.messages import Message, ToolResult
 from loopwright.store._pg_local import LocalPostgres
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "temporal" / "content_v1.sql"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 RUN = "run_fixture_temporal"
+LONG = "0123456789abcdefghijklmnopqrstuvwxyz\n" * 100
 
 
-def _load_v1(server: LocalPostgres, name: str) -> str:
+def _load(server: LocalPostgres, name: str, version: int = 1) -> str:
     url = server.create_database(name)
-    lines = FIXTURE.read_text().splitlines()
+    lines = (FIXTURES / f"content_v{version}.sql").read_text().splitlines()
     script = "\n".join(line for line in lines if not line.startswith("\\"))
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(script.encode())
     return url
 
 
-def test_the_v1_content_store_opens_and_reads_the_same(pg_server: LocalPostgres) -> None:
-    content = ContentStore(_load_v1(pg_server, "content_v1"))
+@pytest.mark.parametrize("version", [1, 2])
+def test_each_frozen_content_store_opens_and_reads_the_same(
+    pg_server: LocalPostgres, version: int
+) -> None:
+    content = ContentStore(_load(pg_server, f"content_v{version}", version))
     try:
         assert content.load_request(RUN, 0) == [
             Message.system("be brief"),
@@ -45,12 +51,16 @@ def test_the_v1_content_store_opens_and_reads_the_same(pg_server: LocalPostgres)
         assert content.tool_call(f"{RUN}:call_3_0") == ("started", None, 1)
         # a worker that finds only `started` for its key does not run the tool again
         assert content.claim_tool_call(f"{RUN}:call_3_0", RUN) == ("started", None)
+        expected = {digest_of(LONG): LONG} if version >= 2 else {}
+        assert content.blobs(RUN, [digest_of(LONG)]) == expected
+        content.save_blobs(RUN, {digest_of("x" * 3000): "x" * 3000})  # v1 was upgraded
+        assert content.blobs(RUN, [digest_of("x" * 3000)]) == {digest_of("x" * 3000): "x" * 3000}
     finally:
         content.close()
 
 
 def test_a_newer_content_store_is_refused(pg_server: LocalPostgres) -> None:
-    url = _load_v1(pg_server, "content_v2")
+    url = _load(pg_server, "content_newer")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"INSERT INTO {SCHEMA}.version VALUES ({VERSION + 1})")
     with pytest.raises(StoreError, match=f"schema version {VERSION + 1}.*upgrade loopwright"):

@@ -88,7 +88,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     resume = sub.add_parser("resume", help="continue an interrupted run where it stopped")
     resume.add_argument("run_id", help="the interrupted run's id")
-    add_options(resume, [JSON_EVENTS, SECRET, SECRETS_FILE], None)
+    from loopwright.cli._resume_temporal import RESUME_OPTIONS
+
+    add_options(resume, [JSON_EVENTS, SECRET, SECRETS_FILE, *RESUME_OPTIONS], None)
     resume.set_defaults(handler=resume_command)
 
     replay = sub.add_parser("replay", help="re-run the loop on recorded replies; report divergence")
@@ -205,6 +207,10 @@ def _header(record: RunRecord) -> str:
 
 
 def resume_command(args: argparse.Namespace) -> int:
+    if getattr(args, "engine", "embedded") == "temporal":
+        from loopwright.cli._resume_temporal import resume_on_temporal
+
+        return resume_on_temporal(args)
     store = store_from_args(args)
     view = JsonLinesView() if args.json else LiveView()
     secrets = list(args.secret)

@@ -43,7 +43,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=worker_command)
 
 
-def _needs(args: argparse.Namespace) -> tuple[str, str]:
+def needs_temporal(args: argparse.Namespace) -> tuple[str, str]:
     """The Temporal address and the Postgres URL; a clear error when one is missing."""
     if not getattr(args, "temporal", None):
         raise ConfigurationError("the Temporal engine needs --temporal HOST:PORT")
@@ -63,7 +63,7 @@ def _needs(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def worker_command(args: argparse.Namespace) -> int:
-    address, url = _needs(args)
+    address, url = needs_temporal(args)
     asyncio.run(_work(address, url, args.task_queue))
     return 0
 
@@ -84,23 +84,30 @@ def run_on_temporal(
     args: argparse.Namespace, make_spec: Callable[[argparse.Namespace], RunSpec]
 ) -> int:
     """`loopwright run --engine temporal`: start the workflow, show its events, exit 0/1."""
-    address, url = _needs(args)
-    if args.continue_run:
-        raise ConfigurationError("--continue is not supported with --engine temporal yet")
+    address, url = needs_temporal(args)
     if args.secret or args.secrets_file:
         raise ConfigurationError(
             "--secret/--secrets-file are not supported with --engine temporal yet "
             "(the workers would not know the secrets)"
         )
-    spec = make_spec(args)
-    if spec.mcp:
-        raise ConfigurationError("--mcp is not supported with --engine temporal yet")
     store = open_store(url)
-    view = JsonLinesView() if args.json else LiveView()
+    view: JsonLinesView | LiveView | None = None
     try:
-        outcome = asyncio.run(_run(address, args.task_queue, spec, store, view))
+        if args.continue_run:  # a follow-up of a stopped run, as on the embedded engine
+            from loopwright.cli._run import follow_up_spec
+
+            spec = follow_up_spec(args, store)
+        else:
+            spec = make_spec(args)
+        if spec.mcp:
+            raise ConfigurationError("--mcp is not supported with --engine temporal yet")
+        view = JsonLinesView() if args.json else LiveView()
+        outcome = asyncio.run(
+            _run(address, args.task_queue, spec, store, view, parent_run_id=args.continue_run)
+        )
     finally:
-        view.close()
+        if view is not None:
+            view.close()
         store.close()
     return 0 if outcome.get("status") == "completed" else 1
 
@@ -111,17 +118,26 @@ async def _run(
     spec: RunSpec,
     store: PersistentStore,
     view: JsonLinesView | LiveView,
+    *,
+    parent_run_id: str | None = None,
 ) -> dict[str, Any]:
-    """Start the run, show its events until its run_finished; Ctrl-C cancels the run (as on
-    the embedded engine) and shows it ending."""
-    from temporalio.client import WorkflowFailureError
-
+    """Start the run and follow it."""
     from loopwright.engines.temporal import connect, start_agent_run
 
     client = await connect(address)
-    handle = await start_agent_run(client, spec, task_queue=task_queue)
+    handle = await start_agent_run(client, spec, task_queue=task_queue, parent_run_id=parent_run_id)
+    return await follow_run(handle, store, view)
+
+
+async def follow_run(
+    handle: Any, store: PersistentStore, view: JsonLinesView | LiveView, *, after: int = 0
+) -> dict[str, Any]:
+    """Show the run's events (after `after`) until its run_finished; Ctrl-C cancels the
+    run (as on the embedded engine) and shows it ending."""
+    from temporalio.client import WorkflowFailureError
+
     result = asyncio.ensure_future(handle.result())
-    tail = _Tail(handle.id, store, view)
+    tail = _Tail(handle.id, store, view, seq=after)
     try:
         return await tail.to_end(result)
     except asyncio.CancelledError:  # Ctrl-C: the run is cancelled on its worker too

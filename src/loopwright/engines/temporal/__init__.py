@@ -5,6 +5,7 @@ from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._approvals import send_decision
 from loopwright.engines.temporal._client import (
     connect,
+    resume_agent_run,
     run_worker,
     start_agent_run,
     start_task_run,
@@ -23,6 +24,7 @@ __all__ = [
     "TaskRunWorkflow",
     "TemporalEffects",
     "connect",
+    "resume_agent_run",
     "run_worker",
     "send_decision",
     "start_agent_run",

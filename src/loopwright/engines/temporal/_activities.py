@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
@@ -27,13 +28,14 @@ from loopwright.agent._setup import RunSetup
 from loopwright.engines._temporal_route import TEMPORAL_LEASE_OWNER
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
+from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
 from loopwright.errors import (
     ConfigurationError,
     LoopwrightError,
     ModelError,
     ModelUnavailableError,
 )
-from loopwright.events import Event, RunFinishedEvent, event_from_dict
+from loopwright.events import Event, RunFinishedEvent, event_from_dict, event_to_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
 from loopwright.models._http import HttpClient, Transient
@@ -48,6 +50,9 @@ MODEL_CALL = "loopwright.model_call.v1"
 TOOL_CALL = "loopwright.tool_call.v1"
 TOOL_OUTCOME = "loopwright.tool_outcome.v1"
 VERIFY = "loopwright.verify.v1"
+RECORDING = "loopwright.recording.v1"
+RECORDING_PAGE_BYTES = 512 * 1024
+"""A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""
 HEARTBEAT_EVERY_S = 1.0
 FULL_RESULT_CHARS = 64 * 1024 * 1024
 """The worker's tools keep results up to this long; past the run's own limit they are
@@ -131,7 +136,7 @@ class RunActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.prepare, self.append_events, self.model_call, self.tool_call,
-                self.tool_outcome, self.verify]  # fmt: skip
+                self.tool_outcome, self.verify, self.recording]  # fmt: skip
 
     def close(self) -> None:
         self.content.close()
@@ -188,7 +193,27 @@ class RunActivities:
             if found is None or found[1] is None:
                 raise ApplicationError(f"run {run_id}: no stored result of call {ref}")
             data = {**data, "result": found[1].content}
-        return event_from_dict(data)
+        return event_from_dict(await self._expanded(run_id, data))
+
+    async def _expanded(self, run_id: str, value: Any) -> Any:
+        """`value` with the long tool results it refers to put back (engines/temporal/_refs)."""
+        digests = digests_in(value)
+        if not digests:
+            return value
+        texts = await asyncio.to_thread(self.content.blobs, run_id, digests)
+        if len(texts) < len(digests):
+            raise ApplicationError(f"run {run_id}: tool results {digests - set(texts)} not stored")
+        return expand(value, texts)
+
+    async def _for_workflow(self, plan: dict[str, Any], result: ToolResult) -> dict[str, Any]:
+        """A tool result as the workflow gets it: a long one as a reference to its text."""
+        inline = self._setup(plan).options.context_window is not None
+        ref = reference(result.content, inline=inline)
+        if ref is None:
+            return result_dict(result)
+        texts = {ref[1]: result.content}
+        await asyncio.to_thread(self.content.save_blobs, plan["run_id"], texts)
+        return {**result_dict(result), "content": ref[0]}
 
     @activity.defn(name=PREPARE)
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +229,8 @@ class RunActivities:
                 spec=data["spec"],
                 model_name=model.name,
                 tool_mode=model.preferred_tool_mode,
-                workspace_section=agent.workspace_section(spec.request),
+                workspace_section=data.get("workspace_section")
+                or agent.workspace_section(spec.request),
                 parent_run_id=data.get("parent_run_id"),
             ).to_dict()
 
@@ -228,8 +254,13 @@ class RunActivities:
             messages = [*base[: int(data["keep"])], *new]
             await asyncio.to_thread(self.content.save_request, run_id, call, messages)
             setup = self._setup(plan)
+            stubbed = [m.to_dict() for m in messages]
+            whole = [Message.from_dict(m) for m in await self._expanded(run_id, stubbed)]
+            digest = None
+            if whole != messages:  # the stored event gets the fingerprint of the whole texts
+                digest = request_digest(whole, setup.native_tool_names)
             request = ModelRequest(
-                messages=tuple(messages),
+                messages=tuple(whole),
                 tools=setup.native_tool_specs,
                 temperature=data.get("temperature"),
                 max_output_tokens=data.get("max_output_tokens"),
@@ -239,7 +270,10 @@ class RunActivities:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
                 raise _model_failure(exc) from exc
-        return response.to_dict()
+        reply = response.to_dict()
+        if digest is not None:
+            reply["request_digest"] = digest
+        return reply
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +286,7 @@ class RunActivities:
             await self._append(run_id, data["events"])
             state, committed = await asyncio.to_thread(self.content.claim_tool_call, key, run_id)
             if committed is not None:
-                return {"result": result_dict(committed), "outcome": "committed"}
+                return {"result": await self._for_workflow(plan, committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
             setup, limit = self._setup_and_limit(plan)
@@ -263,7 +297,7 @@ class RunActivities:
                 content, _ = truncate_output(full, limit)
                 result = dataclasses.replace(result, content=content, truncated=True)
             result = await asyncio.to_thread(self.content.finish_tool_call, key, result, full)
-        return {"result": result_dict(result), "outcome": "ran"}
+            return {"result": await self._for_workflow(plan, result), "outcome": "ran"}
 
     @activity.defn(name=TOOL_OUTCOME)
     async def tool_outcome(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -271,6 +305,11 @@ class RunActivities:
         call = ToolCall.from_dict(data["call"])
         found = await asyncio.to_thread(self.content.tool_call, f"{data['run_id']}:{call.id}")
         if found is not None and found[1] is not None:
+            if "plan" in data:
+                return {
+                    "result": await self._for_workflow(data["plan"], found[1]),
+                    "outcome": "committed",
+                }
             return {"result": result_dict(found[1]), "outcome": "committed"}
         if found is None:  # it never started: nothing happened, and the model is told so
             failed = ToolResult(call.id, call.name, data["error"], is_error=True)
@@ -288,6 +327,34 @@ class RunActivities:
                 raise ApplicationError("the run has no verifier", non_retryable=True)
             result = await _heartbeating(verifier(setup.tool_executor.context.workspace))
         return dataclasses.asdict(result)
+
+    @activity.defn(name=RECORDING)
+    async def recording(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One page of a run's stored events after `after` (up to `upto`, or all), as a
+        continued workflow replays them: long tool results as references, as the first
+        workflow had them, so the page is small whatever the run's results."""
+        plan, after, upto = data["plan"], int(data["after"]), data.get("upto")
+        inline = self._setup(plan).options.context_window is not None
+        stored = await asyncio.to_thread(self.store.events, plan["run_id"], after=after)
+        page: list[dict[str, Any]] = []
+        texts: dict[str, str] = {}
+        size = 0
+        for event in stored:
+            if upto is not None and event.seq > upto:
+                break
+            item = event_to_dict(event)
+            text = item.get("result")
+            ref = reference(text, inline=inline) if isinstance(text, str) else None
+            if ref is not None:
+                item["result"], texts[ref[1]] = ref[0], str(text)
+            page.append(item)
+            size += len(json.dumps(item, default=str))
+            if size >= RECORDING_PAGE_BYTES:
+                break
+        await asyncio.to_thread(self.content.save_blobs, plan["run_id"], texts)
+        last = page[-1]["seq"] if page else after
+        more = len(page) < len(stored) and (upto is None or last < upto)
+        return {"events": page, "last": last, "more": more}
 
 
 __all__ = ["RunActivities", "result_from_dict", "uncertain_result"]

@@ -75,6 +75,29 @@ async def start_task_run(
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
 
 
+async def resume_agent_run(
+    client: Client,
+    spec: RunSpec,
+    run_id: str,
+    *,
+    workspace_section: str | None,
+    parent_run_id: str | None = None,
+    settings: EngineSettings | None = None,
+    task_queue: str = TASK_QUEUE,
+) -> WorkflowHandle[Any, Any]:
+    """Go on with the stored run `run_id` in a new workflow (same id) after its workflow
+    failed or was terminated: the loop replays the recorded events, nothing recorded is
+    done again, and it goes on live where the record ends."""
+    data = {
+        "run_id": run_id,
+        "spec": spec.to_dict(),
+        "parent_run_id": parent_run_id,
+        "settings": (settings or EngineSettings()).to_dict(),
+        "resume": {"workspace_section": workspace_section},
+    }
+    return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
+
+
 async def run_worker(
     client: Client,
     store_url: str,

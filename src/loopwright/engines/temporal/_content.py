@@ -13,12 +13,14 @@ here, in the `loopwright_temporal` schema (version 1):
   outcome). A result longer than the run's tool output limit is kept here whole
   (`full_result`); the run, its events and the model get the same truncated text as on
   the embedded engine, so no workflow payload carries it.
+- `blobs` (version 2): long tool results by (run_id, SHA-256), which the workflow holds
+  as references (engines/temporal/_refs.py) and activities expand again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 SCHEMA = "loopwright_temporal"
-VERSION = 1
+VERSION = 2
 _DDL = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA};
 CREATE TABLE IF NOT EXISTS {SCHEMA}.version (version integer NOT NULL);
@@ -42,6 +44,9 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_calls (
     result jsonb, attempts integer NOT NULL DEFAULT 1,
     started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
     full_result text);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.blobs (
+    run_id text NOT NULL, digest text NOT NULL, content text NOT NULL,
+    PRIMARY KEY (run_id, digest));
 """
 
 
@@ -150,6 +155,30 @@ class ContentStore:
             ).fetchone()
         return None if row is None or row[0] is None else str(row[0])
 
+    def save_blobs(self, run_id: str, texts: dict[str, str]) -> None:
+        """Store texts by digest (a text stored before stays as it is)."""
+        if not texts:
+            return
+        with self._conn() as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {SCHEMA}.blobs (run_id, digest, content) VALUES (%s, %s, %s) "
+                "ON CONFLICT (run_id, digest) DO NOTHING",
+                [(run_id, digest, text) for digest, text in texts.items()],
+            )
+
+    def blobs(self, run_id: str, digests: Iterable[str]) -> dict[str, str]:
+        """The stored texts of `digests` (of run `run_id`), by digest."""
+        wanted = sorted(set(digests))
+        if not wanted:
+            return {}
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT digest, content FROM {SCHEMA}.blobs "
+                "WHERE run_id = %s AND digest = ANY(%s)",
+                (run_id, wanted),
+            ).fetchall()
+        return {str(row[0]): str(row[1]) for row in rows}
+
     def close(self) -> None:
         self._pool.close()
 
@@ -160,7 +189,7 @@ def _migrate(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         conn.execute(_DDL)
         row = conn.execute(f"SELECT max(version) FROM {SCHEMA}.version").fetchone()
         found = row[0] if row else None
-        if found is None:
+        if found is None or found < VERSION:  # v1 -> v2: the blobs table (made above)
             conn.execute(f"INSERT INTO {SCHEMA}.version VALUES (%s)", (VERSION,))
         elif found > VERSION:
             raise StoreError(

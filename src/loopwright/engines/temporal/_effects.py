@@ -37,7 +37,7 @@ from loopwright.engines.temporal._activities import (
     VERIFY,
 )
 from loopwright.engines.temporal._content import result_from_dict
-from loopwright.events import Event, ToolCallEvent, event_to_dict
+from loopwright.events import Event, ModelResponseEvent, ToolCallEvent, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 
@@ -56,6 +56,9 @@ class EngineSettings:
     tool_attempts: int = 3
     """For idempotent tools; a tool that is not idempotent gets one attempt."""
     store_attempts: int = 10
+    continue_after_calls: int = 500
+    """Continue-as-new after this many model calls in one workflow run (0: only when
+    Temporal suggests it), so a run's history stays small however long the run is."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -88,6 +91,9 @@ class PendingEvents:
         self.run_id = run_id
         self.settings = settings
         self._events: list[dict[str, Any]] = []
+        self.request_digest: str | None = None
+        """The fingerprint of the whole texts of the latest model request, when it held
+        references: its model_response event is stored with it."""
         self.committed: dict[str, str] = {}
         """call_id -> the long result its tool activity committed to the content store."""
 
@@ -97,6 +103,8 @@ class PendingEvents:
             del self.committed[event.call_id]
             data["result"] = None
             data["result_ref"] = event.call_id
+        if isinstance(event, ModelResponseEvent) and self.request_digest is not None:
+            data["request_digest"], self.request_digest = self.request_digest, None
         self._events.append(data)
 
     def take(self) -> list[dict[str, Any]]:
@@ -150,6 +158,8 @@ class TemporalEffects:
         self.plan = plan
         self.settings = settings
         self.model_calls = 0
+        self.calls_here = 0
+        """Model calls made by this workflow run (after a continue-as-new: since it)."""
         self._sent: tuple[Message, ...] = ()
 
     def monotonic(self) -> float:
@@ -158,9 +168,35 @@ class TemporalEffects:
     def _policy(self, attempts: int) -> RetryPolicy:
         return RetryPolicy(maximum_attempts=attempts)
 
+    def served(self, request: ModelRequest) -> None:
+        """A model call a continued workflow took from the recording (no activity): the
+        next live call sends only what is new after it."""
+        self.model_calls += 1
+        self._sent = request.messages
+
+    async def _continue_if_due(self) -> None:
+        """At a step boundary (before a model call): continue-as-new when Temporal suggests
+        it or past `continue_after_calls`, carrying the run id and its position only."""
+        cap = self.settings.continue_after_calls
+        if not self.calls_here:
+            return
+        if not workflow.info().is_continue_as_new_suggested() and not (
+            cap and self.calls_here >= cap
+        ):
+            return
+        await self.pending.flush()  # the new run reads every event up to here from the store
+        workflow.continue_as_new(
+            {
+                "run_id": self.log.run_id,
+                "settings": self.settings.to_dict(),
+                "continued": {"plan": self.plan, "seq": self.log.seq},
+            }
+        )
+
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
+        await self._continue_if_due()
         keep = 0
         for sent, message in zip(self._sent, request.messages, strict=False):
             if sent != message:
@@ -188,7 +224,9 @@ class TemporalEffects:
             )
         except ActivityError as exc:
             raise _loopwright_error(exc) from exc
+        self.pending.request_digest = reply.get("request_digest")
         self.model_calls += 1
+        self.calls_here += 1
         self._sent = request.messages
         return ModelResponse.from_dict(reply)
 
@@ -216,7 +254,12 @@ class TemporalEffects:
                 raise error from exc
             out = await workflow.execute_activity(
                 TOOL_OUTCOME,
-                {"run_id": self.log.run_id, "call": call.to_dict(), "error": str(error)},
+                {
+                    "run_id": self.log.run_id,
+                    "call": call.to_dict(),
+                    "error": str(error),
+                    "plan": self.plan,
+                },
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
             )

@@ -1,0 +1,80 @@
+"""How a workflow goes on with a run another workflow run started: after a continue-as-new
+(a long run) or a resume (a run whose workflow failed or was terminated).
+
+The loop is not rebuilt from a snapshot: as the embedded engine does on resume
+(effects/_replay.py), it runs again from the start over the run's recorded events, served
+model replies and tool results instead of activities, and goes on live where the record
+ends. The events come from the Postgres event log through the `recording` activity, in
+pages, with long tool results as references (engines/temporal/_refs.py): a continued run's
+history holds ~1 KB per earlier step, not the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from loopwright.effects import Effects, EventLog
+from loopwright.effects._replay import Recording, ReplayEffects
+from loopwright.engines.temporal._activities import RECORDING
+from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
+from loopwright.events import Event, ModelResponseEvent, event_from_dict
+from loopwright.messages import ModelRequest, ModelResponse
+from loopwright.models import Model
+
+
+class ContinuedLog(EventLog):
+    """The EventLog of a continued run. A stored `model_response` holds the fingerprint of
+    the request's whole texts, the workflow's loop makes one over the references it holds
+    (engines/temporal/_refs.py): those are not compared; every other event is."""
+
+    def _check(self, event: Event) -> None:
+        recorded = self.recorded[event.seq - 1]
+        if isinstance(event, ModelResponseEvent) and isinstance(recorded, ModelResponseEvent):
+            event = dataclasses.replace(event, request_digest=recorded.request_digest)
+        super()._check(event)
+
+
+class ContinuedEffects(ReplayEffects):
+    """The recorded effects first, then the workflow's activities; a served model call
+    still moves the Temporal effects' position (call number, messages sent)."""
+
+    def __init__(self, recording: Recording, live: TemporalEffects) -> None:
+        super().__init__(recording, live)
+        self.temporal = live
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        if self.recording.model_responses:
+            self.temporal.served(request)
+            return self.recording.model_responses.popleft()
+        return await self.temporal.call_model(model, request, timeout)
+
+
+def continued(live: TemporalEffects, recorded: Sequence[Event]) -> Effects:
+    return ContinuedEffects(Recording.of(recorded), live) if recorded else live
+
+
+async def load_recording(
+    plan: dict[str, Any], upto: int | None, settings: EngineSettings
+) -> list[Event]:
+    """The run's stored events up to `upto` (None: all), page by page."""
+    events: list[Event] = []
+    after = 0
+    while True:
+        page = await workflow.execute_activity(
+            RECORDING,
+            {"plan": plan, "after": after, "upto": upto},
+            start_to_close_timeout=timedelta(seconds=120),
+            retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
+        )
+        events.extend(event_from_dict(e) for e in page["events"])
+        after = int(page["last"])
+        if not page["more"]:
+            return events

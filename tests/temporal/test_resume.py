@@ -1,0 +1,109 @@
+"""`loopwright runs resume RUN_ID --engine temporal` goes on with a run whose workflow was
+terminated, on a new worker, without doing again what the run recorded; `run --continue
+RUN_ID --engine temporal` follows up a stopped run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from temporal_helpers import TOOLS_FILE, Workers, action, final, loopwright_env, write_script
+
+from loopwright.agent import AgentOptions
+from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "loopwright", *args],
+        capture_output=True, text=True, env=loopwright_env(), timeout=180,
+    )  # fmt: skip
+
+
+async def _until(check: object, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_terminated_run_resumes_on_another_worker(workers: Workers, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    script = write_script(tmp_path, out, ["line1", "line2", "line3"])
+    spec = RunSpec(
+        request="echo hello, then write the lines",
+        model=f"scripted:{script}",
+        tools=("echo", f"{TOOLS_FILE}:append_line"),
+        workspace=str(tmp_path),
+    )
+    workers.start(LOOPWRIGHT_TEST_HANG_AFTER="line2")
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    await _until(lambda: "hanging after line2" in workers.log_of(0), "the tool's effect")
+    await handle.terminate("the test stops it")
+    workers.stop_all()
+
+    workers.start()
+    resumed = _cli("runs", "resume", handle.id, "--engine", "temporal",
+                   "--temporal", workers.address, "--task-queue", workers.queue,
+                   "--store", workers.store, "--json")  # fmt: skip
+    assert resumed.returncode == 0, f"{resumed.stderr}\n{workers.logs()}"
+    assert out.read_text() == "line1\nline2\nline3\n"  # each effect once
+
+    shown = [json.loads(line) for line in resumed.stdout.splitlines() if line.startswith("{")]
+    store = open_store(workers.store)
+    try:
+        events = store.events(handle.id)
+        record = store.get_run(handle.id)
+    finally:
+        store.close()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert sum(isinstance(e, RunStartedEvent) for e in events) == 1
+    assert shown and shown[0]["seq"] > 1  # the command showed what came after the record
+    assert [e["seq"] for e in shown] == [e.seq for e in events[shown[0]["seq"] - 1 :]]
+    calls = {e.arguments.get("text"): e for e in events if isinstance(e, ToolCallEvent)}
+    assert calls["line2"].is_error and "interrupted" in calls["line2"].result  # not run again
+    assert not calls["line1"].is_error and not calls["line3"].is_error
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "wrote 3 lines"
+    assert record is not None and record.status == "completed"
+
+    again = _cli("runs", "resume", handle.id, "--engine", "temporal",
+                 "--temporal", workers.address, "--store", workers.store)  # fmt: skip
+    assert again.returncode != 0 and "already ended (completed)" in again.stderr
+
+
+async def test_a_stopped_run_is_continued_on_temporal(workers: Workers, tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    replies = [action("echo", text="one"), action("echo", text="two"), final("done")]
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(
+        request="echo twice",
+        model=f"scripted:{script}",
+        tools=("echo",),
+        workspace=str(tmp_path),
+        options=AgentOptions(max_iterations=1),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    first = await start_agent_run(client, spec, task_queue=workers.queue)
+    assert (await first.result())["status"] == "stopped"
+
+    follow = tmp_path / "follow.json"
+    follow.write_text(json.dumps([action("echo", text="two"), final("done")]))
+    continued = _cli("run", "--continue", first.id, "--model", f"scripted:{follow}",
+                     "--max-iterations", "5", "--engine", "temporal",
+                     "--temporal", workers.address, "--task-queue", workers.queue,
+                     "--store", workers.store, "--json")  # fmt: skip
+    assert continued.returncode == 0, f"{continued.stderr}\n{workers.logs()}"
+    shown = [json.loads(line) for line in continued.stdout.splitlines() if line.startswith("{")]
+    assert shown[0]["type"] == "run_started" and shown[0]["parent_run_id"] == first.id
+    assert shown[0]["run_id"] != first.id
+    assert "echo" in shown[0]["request"]  # the follow-up request names the work done
+    assert shown[-1]["type"] == "run_finished" and shown[-1]["status"] == "completed"
