@@ -62,6 +62,9 @@ def needs_temporal(args: argparse.Namespace) -> tuple[str, str]:
     return str(args.temporal), url
 
 
+_needs = needs_temporal  # the name cli/_task_temporal.py imports
+
+
 def worker_command(args: argparse.Namespace) -> int:
     address, url = needs_temporal(args)
     asyncio.run(_work(address, url, args.task_queue))
