@@ -251,10 +251,10 @@ def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Par
     ):
         # calls read from text get ids derived from the run, so a resumed run makes the same
         calls = tuple(
-            dataclasses.replace(call, id=f"call_{state.model_calls}_{index}")
+            ToolCall(f"call_{state.model_calls}_{index}", call.name, call.arguments)
             for index, call in enumerate(outcome.calls)
         )
-        outcome = dataclasses.replace(outcome, calls=calls)
+        outcome = ParsedAction(calls, outcome.thought)
     calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
     native = bool(calls) and calls is response.tool_calls
     text = response.text

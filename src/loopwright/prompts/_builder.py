@@ -204,9 +204,13 @@ NEXT_STEP_HINT = (
 )
 
 
+_RECAP_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""Made once: `json.dumps` with options makes an encoder per call (a recap line a step)."""
+
+
 def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_error: bool) -> str:
     """One tool result as the progress note lists it: `add({"a": 1, "b": 2}) returned 3`."""
-    args = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, default=str)
+    args = _RECAP_JSON.encode(dict(arguments))
     outcome = "failed" if is_error else "returned"
     return f"{tool_name}({args}) {outcome} {summarize(result, RECAP_RESULT_CHARS)}"
 
