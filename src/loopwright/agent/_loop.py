@@ -185,13 +185,14 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
             stop = first_stop(setup.before_model_call, state.guard)
             if isinstance(stop, Stop) and stop.reason != "max_iterations":
                 return stop
-        request = _model_request(setup, state, fingerprint=fx.log.listening)
-        started = time.perf_counter()
+        listening = fx.log.listening
+        request = _model_request(setup, state, fingerprint=listening)
+        started = time.perf_counter() if listening else 0.0
         timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
         response = await fx.call_model(setup.model, request, timeout)
-        duration_ms = (time.perf_counter() - started) * 1000
         outcome = _received(setup, state, response)
-        if fx.log.listening:  # its fields cost ~2 µs to build: only for someone reading
+        if listening:  # its fields cost ~2 µs to build: only for someone reading
+            duration_ms = (time.perf_counter() - started) * 1000
             fields = response_fields(state.guard.iteration, state.digest, response, outcome)
             await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
         if not isinstance(outcome, ParseFailure):
@@ -221,7 +222,8 @@ def _model_request(setup: RunSetup, state: LoopState, *, fingerprint: bool) -> M
     else:
         note = iteration_note(guard.iteration, guard.max_iterations)
     window = setup.options.context_window
-    state.conversation.fit(window - estimate_tokens(note) if window else None)
+    if window:
+        state.conversation.fit(window - estimate_tokens(note))
     if fingerprint:
         state.digest = state.conversation.digest(note, setup.native_tool_names)
     return ModelRequest(
