@@ -18,11 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from loopwright.cli._options import STORE, TASK_QUEUE, TEMPORAL, add_options
+from loopwright.cli._options import (
+    SECRET,
+    SECRETS_FILE,
+    STORE,
+    TASK_QUEUE,
+    TEMPORAL,
+    add_options,
+)
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunError
 from loopwright.events import RunFinishedEvent
 from loopwright.runtime import RunSpec
+from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import PersistentStore, open_store
 from loopwright.store._open import store_location
 from loopwright.store._pg_errors import is_postgres_url
@@ -39,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "SIGTERM or Ctrl-C). Start one on every host that should share the work; they all use one "
         "Temporal server and one Postgres store.",
     )
-    add_options(parser, [TEMPORAL, TASK_QUEUE, STORE], "run")
+    add_options(parser, [TEMPORAL, TASK_QUEUE, STORE, SECRET, SECRETS_FILE], "run")
     parser.set_defaults(handler=worker_command)
 
 
@@ -67,11 +75,14 @@ _needs = needs_temporal  # the name cli/_task_temporal.py imports
 
 def worker_command(args: argparse.Namespace) -> int:
     address, url = needs_temporal(args)
-    asyncio.run(_work(address, url, args.task_queue))
+    secrets = list(args.secret)  # the worker's own: scrubbed from what it stores and returns
+    for path in args.secrets_file:
+        secrets += read_secrets_file(path)
+    asyncio.run(_work(address, url, args.task_queue, secrets))
     return 0
 
 
-async def _work(address: str, url: str, task_queue: str) -> None:
+async def _work(address: str, url: str, task_queue: str, secrets: list[str]) -> None:
     from loopwright.engines.temporal import connect, run_worker
 
     stop = asyncio.Event()
@@ -80,7 +91,7 @@ async def _work(address: str, url: str, task_queue: str) -> None:
         loop.add_signal_handler(sig, stop.set)
     client = await connect(address)
     print(f"loopwright worker: polling {task_queue!r} on {address}", file=sys.stderr, flush=True)
-    await run_worker(client, url, task_queue=task_queue, stop=stop)
+    await run_worker(client, url, task_queue=task_queue, stop=stop, secrets=secrets)
 
 
 def run_on_temporal(
@@ -90,8 +101,8 @@ def run_on_temporal(
     address, url = needs_temporal(args)
     if args.secret or args.secrets_file:
         raise ConfigurationError(
-            "--secret/--secrets-file are not supported with --engine temporal yet "
-            "(the workers would not know the secrets)"
+            "--secret/--secrets-file are not taken with --engine temporal (they would travel "
+            "through Temporal): give them to the workers: loopwright worker --secrets-file PATH"
         )
     store = open_store(url)
     view: JsonLinesView | LiveView | None = None
@@ -102,8 +113,6 @@ def run_on_temporal(
             spec = follow_up_spec(args, store)
         else:
             spec = make_spec(args)
-        if spec.mcp:
-            raise ConfigurationError("--mcp is not supported with --engine temporal yet")
         view = JsonLinesView() if args.json else LiveView()
         outcome = asyncio.run(
             _run(address, args.task_queue, spec, store, view, parent_run_id=args.continue_run)

@@ -12,33 +12,35 @@ new name, so workflows recorded with the old one still replay.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
-import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from loopwright.agent._setup import RunSetup
 from loopwright.engines._temporal_route import TEMPORAL_LEASE_OWNER
+from loopwright.engines.temporal._activity_support import (
+    HEARTBEAT_EVERY_S,
+    UNCERTAIN,
+    WorkerSecrets,
+    _as_application_errors,
+    _heartbeating,
+    _model_failure,
+    _without_client_retries,
+    uncertain_result,
+)
 from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
+from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
-from loopwright.errors import (
-    ConfigurationError,
-    LoopwrightError,
-    ModelError,
-    ModelUnavailableError,
-)
+from loopwright.errors import ModelError
 from loopwright.events import Event, RunFinishedEvent, event_from_dict, event_to_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
-from loopwright.models._http import HttpClient, Transient
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
 from loopwright.store import PersistentStore, open_store
@@ -53,80 +55,23 @@ VERIFY = "loopwright.verify.v1"
 RECORDING = "loopwright.recording.v1"
 RECORDING_PAGE_BYTES = 512 * 1024
 """A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""
-HEARTBEAT_EVERY_S = 1.0
 FULL_RESULT_CHARS = 64 * 1024 * 1024
 """The worker's tools keep results up to this long; past the run's own limit they are
 stored whole in the content store and the run gets the truncated text."""
-UNCERTAIN = (
-    "The outcome of this call is unknown: the worker running it stopped before its result "
-    "was recorded. It was not run again (it is not idempotent); check its effect before "
-    "calling it again."
-)
 LEASE_OWNER = TEMPORAL_LEASE_OWNER
 LEASE_TTL_S = 900.0
 """Each activity renews the run's lease in the store, so `runs list` shows a run that is
 executing on workers as running (and one no activity touched for this long: interrupted)."""
-T = TypeVar("T")
-
-
-def uncertain_result(call: ToolCall) -> ToolResult:
-    return ToolResult(call.id, call.name, UNCERTAIN, is_error=True)
-
-
-async def _heartbeating(work: Awaitable[T]) -> T:
-    """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly."""
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_EVERY_S)
-
-    beater = asyncio.create_task(beat())
-    try:
-        return await work
-    finally:
-        beater.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beater
-
-
-@contextlib.asynccontextmanager
-async def _as_application_errors() -> AsyncIterator[None]:
-    """loopwright's deterministic errors fail the step at once; an unavailable model is
-    retried (within the policy's maximum_attempts)."""
-    try:
-        yield
-    except ModelUnavailableError as exc:
-        raise ApplicationError(str(exc), type=type(exc).__name__) from exc
-    except LoopwrightError as exc:
-        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
-
-
-def _without_client_retries(model: Model) -> Model:
-    """Retries are Temporal's (the activity's policy): the provider client tries once."""
-    client = getattr(model, "client", None)
-    if isinstance(client, HttpClient):
-        client.retry = dataclasses.replace(client.retry, max_retries=0)
-    return model
-
-
-def _model_failure(exc: ModelError) -> ApplicationError:
-    """A failed provider call as Temporal sees it: 408/409/429/5xx, a timeout or a dropped
-    connection are retried (after the server's `Retry-After` when it sent one); any other
-    failure (a 400, a refused key) fails the call at once."""
-    cause = exc.__context__
-    if isinstance(cause, Transient):
-        delay = None if cause.retry_after is None else timedelta(seconds=cause.retry_after)
-        return ApplicationError(str(exc), type="ModelError", next_retry_delay=delay)
-    if isinstance(cause, httpx.TimeoutException | httpx.TransportError):
-        return ApplicationError(str(exc), type="ModelError")
-    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
 
 
 class RunActivities:
     """The activities, bound to one worker's run store and content store."""
 
-    def __init__(self, store_url: str, *, cache_runs: int = 64) -> None:
+    def __init__(
+        self, store_url: str, *, cache_runs: int = 64, secrets: Sequence[str] = ()
+    ) -> None:
+        self.secrets = WorkerSecrets(secrets)
+        self.mcp = MCPSessions(max_runs=cache_runs)
         self.store: PersistentStore = open_store(store_url)
         self.content = ContentStore(store_url)
         self._setups: OrderedDict[str, tuple[RunSetup, int]] = OrderedDict()
@@ -142,15 +87,25 @@ class RunActivities:
         self.content.close()
         self.store.close()
 
-    def _setup(self, plan_data: dict[str, Any]) -> RunSetup:
-        return self._setup_and_limit(plan_data)[0]
+    async def aclose(self) -> None:
+        """Close every run's MCP sessions, then the stores."""
+        await self.mcp.close_all()
+        self.close()
 
-    def _setup_and_limit(self, plan_data: dict[str, Any]) -> tuple[RunSetup, int]:
-        """The run's setup (its tools keep whole results) and its tool output limit."""
+    async def _setup(self, plan_data: dict[str, Any]) -> RunSetup:
+        return (await self._setup_and_limit(plan_data))[0]
+
+    async def _setup_and_limit(self, plan_data: dict[str, Any]) -> tuple[RunSetup, int]:
+        """The run's setup (its tools keep whole results; its MCP servers connected on this
+        worker; scrubbing the worker's secrets too) and its tool output limit."""
         plan = RunPlan.from_dict(plan_data)
         found = self._setups.get(plan.run_id)
         if found is None:
-            setup = build_setup(plan)[1]
+            tools = None
+            if plan.mcp_tools:
+                servers = RunSpec.from_dict(plan.spec).mcp
+                tools = await self.mcp.tools(plan.run_id, servers)
+            setup = build_setup(plan, mcp_tools=tools, secrets=self.secrets.values)[1]
             found = setup, setup.tool_executor.max_output_chars
             setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
             self._setups[plan.run_id] = found
@@ -182,6 +137,8 @@ class RunActivities:
                 await asyncio.to_thread(self.store.append_many, fresh)
             if any(isinstance(e, RunFinishedEvent) for e in fresh):
                 await asyncio.to_thread(self.store.release_lease, run_id, LEASE_OWNER)
+                self._setups.pop(run_id, None)
+                await self.mcp.close(run_id)  # the run ended: its MCP servers are closed
             else:
                 await asyncio.to_thread(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
 
@@ -193,7 +150,7 @@ class RunActivities:
             if found is None or found[1] is None:
                 raise ApplicationError(f"run {run_id}: no stored result of call {ref}")
             data = {**data, "result": found[1].content}
-        return event_from_dict(await self._expanded(run_id, data))
+        return event_from_dict(self.secrets.scrub(await self._expanded(run_id, data)))
 
     async def _expanded(self, run_id: str, value: Any) -> Any:
         """`value` with the long tool results it refers to put back (engines/temporal/_refs)."""
@@ -207,8 +164,7 @@ class RunActivities:
 
     async def _for_workflow(self, plan: dict[str, Any], result: ToolResult) -> dict[str, Any]:
         """A tool result as the workflow gets it: a long one as a reference to its text."""
-        inline = self._setup(plan).options.context_window is not None
-        ref = reference(result.content, inline=inline)
+        ref = reference(result.content, inline=_inline(plan))
         if ref is None:
             return result_dict(result)
         texts = {ref[1]: result.content}
@@ -220,10 +176,9 @@ class RunActivities:
         """Resolve the model and tools once; the plan every later step is built from."""
         async with _as_application_errors():
             spec = RunSpec.from_dict(data["spec"])
-            if spec.mcp:
-                raise ConfigurationError("MCP tools are not supported on the Temporal engine yet")
             model = resolve_model(spec.model, base_url=spec.base_url)
-            agent = build_agent(spec, model)
+            tools = await self.mcp.tools(data["run_id"], spec.mcp) if spec.mcp else []
+            agent = build_agent(spec, model, tools)
             return RunPlan(
                 run_id=data["run_id"],
                 spec=data["spec"],
@@ -232,6 +187,7 @@ class RunActivities:
                 workspace_section=data.get("workspace_section")
                 or agent.workspace_section(spec.request),
                 parent_run_id=data.get("parent_run_id"),
+                mcp_tools=declarations(tools) if spec.mcp else None,
             ).to_dict()
 
     @activity.defn(name=APPEND_EVENTS)
@@ -253,7 +209,7 @@ class RunActivities:
                 base = await asyncio.to_thread(self.content.load_request, run_id, data["base"])
             messages = [*base[: int(data["keep"])], *new]
             await asyncio.to_thread(self.content.save_request, run_id, call, messages)
-            setup = self._setup(plan)
+            setup = await self._setup(plan)
             stubbed = [m.to_dict() for m in messages]
             whole = [Message.from_dict(m) for m in await self._expanded(run_id, stubbed)]
             digest = None
@@ -270,7 +226,7 @@ class RunActivities:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
                 raise _model_failure(exc) from exc
-        reply = response.to_dict()
+        reply: dict[str, Any] = self.secrets.scrub(response.to_dict())
         if digest is not None:
             reply["request_digest"] = digest
         return reply
@@ -289,7 +245,7 @@ class RunActivities:
                 return {"result": await self._for_workflow(plan, committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
-            setup, limit = self._setup_and_limit(plan)
+            setup, limit = await self._setup_and_limit(plan)
             result = await _heartbeating(setup.tool_executor.execute(call))
             full: str | None = None
             if len(result.content) > limit:  # kept whole here; the run gets what it would
@@ -321,12 +277,13 @@ class RunActivities:
         plan = data["plan"]
         async with _as_application_errors():
             await self._append(plan["run_id"], data["events"])
-            setup = self._setup(plan)
+            setup = await self._setup(plan)
             verifier = setup.verifier
             if verifier is None:
                 raise ApplicationError("the run has no verifier", non_retryable=True)
             result = await _heartbeating(verifier(setup.tool_executor.context.workspace))
-        return dataclasses.asdict(result)
+        checked: dict[str, Any] = self.secrets.scrub(dataclasses.asdict(result))
+        return checked
 
     @activity.defn(name=RECORDING)
     async def recording(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -334,7 +291,7 @@ class RunActivities:
         continued workflow replays them: long tool results as references, as the first
         workflow had them, so the page is small whatever the run's results."""
         plan, after, upto = data["plan"], int(data["after"]), data.get("upto")
-        inline = self._setup(plan).options.context_window is not None
+        inline = _inline(plan)
         stored = await asyncio.to_thread(self.store.events, plan["run_id"], after=after)
         page: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
@@ -357,4 +314,17 @@ class RunActivities:
         return {"events": page, "last": last, "more": more}
 
 
-__all__ = ["RunActivities", "result_from_dict", "uncertain_result"]
+def _inline(plan: dict[str, Any]) -> bool:
+    """A run that fits its conversation to a window keeps its tool results inline."""
+    return RunSpec.from_dict(plan["spec"]).options.context_window is not None
+
+
+__all__ = [
+    "HEARTBEAT_EVERY_S",
+    "UNCERTAIN",
+    "RunActivities",
+    "_as_application_errors",
+    "_heartbeating",
+    "result_from_dict",
+    "uncertain_result",
+]

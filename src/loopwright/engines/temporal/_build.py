@@ -9,11 +9,13 @@ whichever worker runs a step.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor
 from loopwright.agent._setup import RunSetup
+from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.errors import ModelError
 from loopwright.events import RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse
@@ -21,6 +23,7 @@ from loopwright.models import Model
 from loopwright.models._base import ToolMode
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
+from loopwright.tools import Tool
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class RunPlan:
     tool_mode: ToolMode
     workspace_section: str
     parent_run_id: str | None = None
+    mcp_tools: list[dict[str, Any]] | None = None
+    """The declarations of the run's MCP tools (engines/temporal/_mcp.py), if it has any."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -61,10 +66,21 @@ class RunPlan:
         return cls(**data)
 
 
-def build_setup(plan: RunPlan, model: Model | None = None) -> tuple[AgentExecutor, RunSetup]:
-    """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in)."""
+def build_setup(
+    plan: RunPlan,
+    model: Model | None = None,
+    *,
+    mcp_tools: Sequence[Tool] | None = None,
+    secrets: Sequence[str] = (),
+) -> tuple[AgentExecutor, RunSetup]:
+    """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in; with
+    the run's MCP tools, or their stand-ins; scrubbing also `secrets`, a worker's own)."""
     spec = RunSpec.from_dict(plan.spec)
-    agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode))
+    if mcp_tools is None:
+        mcp_tools = stand_ins(plan.mcp_tools or ())
+    agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode), mcp_tools)
+    if secrets:
+        agent.scrubber = agent.scrubber.with_secrets(secrets)
     recorded = RunStartedEvent(
         run_id=plan.run_id,
         seq=1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
@@ -105,9 +106,12 @@ async def run_worker(
     task_queue: str = TASK_QUEUE,
     stop: asyncio.Event | None = None,
     max_concurrent_activities: int = 100,
+    secrets: Sequence[str] = (),
 ) -> None:
-    """Run agent-run and task-run workflows and their activities until `stop` is set."""
-    activities = RunActivities(store_url)
+    """Run agent-run and task-run workflows and their activities until `stop` is set.
+    `secrets` are the worker's own (never a run's): scrubbed from everything its
+    activities return to the workflow or store."""
+    activities = RunActivities(store_url, secrets=secrets)
     worker = Worker(
         client,
         task_queue=task_queue,
@@ -119,4 +123,4 @@ async def run_worker(
         async with worker:
             await (stop or asyncio.Event()).wait()
     finally:
-        activities.close()
+        await activities.aclose()

@@ -13,7 +13,6 @@ from loopwright.engines.temporal._approvals import decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._workflow import TASK_QUEUE
-from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
 
@@ -43,8 +42,6 @@ class TemporalLauncher:
             return self._client
 
     async def start_agent(self, spec: RunSpec) -> WorkflowHandle[Any, Any]:
-        if spec.mcp:
-            raise ConfigurationError("MCP tools are not supported on the Temporal engine yet")
         client = await self.client()
         queue = self.task_queue
         return await start_agent_run(client, spec, settings=self.settings, task_queue=queue)

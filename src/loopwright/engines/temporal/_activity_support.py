@@ -1,0 +1,98 @@
+"""What every activity of the Temporal engine shares: heartbeats, how loopwright's errors
+and a provider's failures become Temporal's, the uncertain outcome of a tool call, and the
+scrubbing of what leaves a worker with the worker's own secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import httpx
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from loopwright.errors import LoopwrightError, ModelError, ModelUnavailableError
+from loopwright.messages import ToolCall, ToolResult
+from loopwright.models import Model
+from loopwright.models._http import HttpClient, Transient
+from loopwright.safety.scrub import Scrubber
+
+HEARTBEAT_EVERY_S = 1.0
+UNCERTAIN = (
+    "The outcome of this call is unknown: the worker running it stopped before its result "
+    "was recorded. It was not run again (it is not idempotent); check its effect before "
+    "calling it again."
+)
+T = TypeVar("T")
+
+
+def uncertain_result(call: ToolCall) -> ToolResult:
+    return ToolResult(call.id, call.name, UNCERTAIN, is_error=True)
+
+
+async def _heartbeating(work: Awaitable[T]) -> T:
+    """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+    beater = asyncio.create_task(beat())
+    try:
+        return await work
+    finally:
+        beater.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beater
+
+
+@contextlib.asynccontextmanager
+async def _as_application_errors() -> AsyncIterator[None]:
+    """loopwright's deterministic errors fail the step at once; an unavailable model is
+    retried (within the policy's maximum_attempts)."""
+    try:
+        yield
+    except ModelUnavailableError as exc:
+        raise ApplicationError(str(exc), type=type(exc).__name__) from exc
+    except LoopwrightError as exc:
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+
+
+def _without_client_retries(model: Model) -> Model:
+    """Retries are Temporal's (the activity's policy): the provider client tries once."""
+    client = getattr(model, "client", None)
+    if isinstance(client, HttpClient):
+        client.retry = dataclasses.replace(client.retry, max_retries=0)
+    return model
+
+
+def _model_failure(exc: ModelError) -> ApplicationError:
+    """A failed provider call as Temporal sees it: 408/409/429/5xx, a timeout or a dropped
+    connection are retried (after the server's `Retry-After` when it sent one); any other
+    failure (a 400, a refused key) fails the call at once."""
+    cause = exc.__context__
+    if isinstance(cause, Transient):
+        delay = None if cause.retry_after is None else timedelta(seconds=cause.retry_after)
+        return ApplicationError(str(exc), type="ModelError", next_retry_delay=delay)
+    if isinstance(cause, httpx.TimeoutException | httpx.TransportError):
+        return ApplicationError(str(exc), type="ModelError")
+    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
+
+
+class WorkerSecrets:
+    """A worker's own secrets (`loopwright worker --secret/--secrets-file`): the exact
+    values are scrubbed from everything its activities give the workflow or the store,
+    so they never reach Temporal's history or the event log. They never come from a run's
+    spec (which travels through Temporal)."""
+
+    def __init__(self, secrets: Sequence[str] = ()) -> None:
+        self.values = tuple(s for s in secrets if s)
+        self._exact = Scrubber(self.values, detectors=()) if self.values else None
+
+    def scrub(self, value: Any) -> Any:
+        return value if self._exact is None else self._exact.scrub_value(value)

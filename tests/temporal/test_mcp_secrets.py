@@ -1,0 +1,110 @@
+"""MCP tools and secrets on Temporal workers: a run whose spec names an MCP server (a real
+server process) runs on a worker, which opens the server once for the run, keeps the
+session for its calls and closes it when the run ends; the worker's own secret (its
+--secrets-file) never appears in the workflow history nor in Postgres."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import psycopg
+from temporal_helpers import Workers, action, final
+
+from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.events import RunFinishedEvent, ToolCallEvent, event_to_dict
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+SERVER = Path(__file__).with_name("mcp_vault_server.py")
+SECRET = "vq7Rk2mXw9Lp4Tz8"  # no known format: only the worker's secrets file names it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _history_text(history_json: str) -> str:
+    """A fetched history as JSON with every payload decoded (they are base64 in it)."""
+    payloads = re.findall(r'"data": "([A-Za-z0-9+/=]+)"', history_json)
+    assert payloads
+    return history_json + "\n".join(base64.b64decode(p).decode("utf-8") for p in payloads)
+
+
+def _postgres_text(url: str) -> str:
+    """Every row of the run store and the content store, as text."""
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema IN ('loopwright', 'loopwright_temporal')"
+        ).fetchall()
+        assert len(tables) >= 5, tables
+        rows = [
+            str(row)
+            for schema, table in tables
+            for row in conn.execute(f'SELECT t::text FROM "{schema}"."{table}" t').fetchall()
+        ]
+    return "\n".join(rows)
+
+
+async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
+    workers: Workers, tmp_path: Path
+) -> None:
+    token, pids = tmp_path / "token.txt", tmp_path / "pids"
+    token.write_text(SECRET)
+    pids.mkdir()
+    secrets = tmp_path / "worker-secrets.env"
+    secrets.write_text(f"VAULT={SECRET}\n")
+    script = tmp_path / "script.json"
+    replies = [action("add_note", text="one"), action("read_token"),
+               action("add_note", text="two"), final(f"the token is {SECRET}")]  # fmt: skip
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(
+        request="read the vault's token",
+        model=f"scripted:{script}",
+        tools=(),
+        mcp=(f"python {SERVER} {token} {pids}",),
+        workspace=str(tmp_path),
+    )
+    workers.start("--secrets-file", str(secrets))
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    outcome = await handle.result()
+    assert outcome["status"] == "completed", f"{outcome}\n{workers.logs()}"
+
+    store = open_store(workers.store)
+    try:
+        events = store.events(handle.id)
+    finally:
+        store.close()
+    results = [e.result for e in events if isinstance(e, ToolCallEvent)]
+    # one session for the whole run: the second note is the session's second
+    assert results[0] == "stored note 1" and results[2] == "stored note 2", results
+    assert results[1].startswith("the vault holds [REDACTED"), results[1]
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent) and finished.answer is not None
+    assert finished.answer.startswith("the token is [REDACTED"), finished.answer
+
+    history = _history_text((await handle.fetch_history()).to_json())
+    assert "read_token" in history and "stored note 2" in history  # the run is in it
+    assert SECRET not in history
+    stored = _postgres_text(workers.store)
+    assert "stored note 2" in stored and SECRET not in stored
+    assert all(SECRET not in json.dumps(event_to_dict(e)) for e in events)
+
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) == 1, started  # opened once, on the worker, for the run
+    deadline = time.monotonic() + 15
+    while _alive(started[0]):  # closed when the run ended, the worker still running
+        assert time.monotonic() < deadline, "the run's MCP server was not closed"
+        await asyncio.sleep(0.1)
+    assert workers.procs[0].poll() is None
