@@ -21,6 +21,7 @@ async def next_gate(store_url: str, run_id: str, seen: set[str]) -> str:
     """The request id of the run's next stored `confirmation_required` (bounded wait)."""
     store = open_store(store_url)
     try:
+        last = 0
         async with asyncio.timeout(90):
             while True:
                 for event in store.events(run_id):
@@ -29,7 +30,8 @@ async def next_gate(store_url: str, run_id: str, seen: set[str]) -> str:
                     ):
                         seen.add(event.request_id)
                         return event.request_id
-                await store.wait_for_events(run_id, after=0, timeout=0.2)
+                    last = event.seq
+                await store.wait_for_events(run_id, after=last, timeout=1.0)
     finally:
         store.close()
 

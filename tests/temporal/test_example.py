@@ -30,3 +30,24 @@ def test_the_example_runs_on_a_worker(temporal_server: DevServer, pg_url: str) -
     assert lines[0].endswith(": completed: The echo tool said: hello")
     assert any("tool_call -> hello" in line for line in lines)
     assert lines[-1].split()[1] == "run_finished"
+
+
+TASK_EXAMPLE = EXAMPLE.with_name("temporal_task.py")
+
+
+def test_the_task_example_is_approved_through_the_workflow(
+    temporal_server: DevServer, pg_url: str
+) -> None:
+    command = [sys.executable, str(TASK_EXAMPLE), "--temporal", temporal_server.address,
+               "--store", pg_url]  # fmt: skip
+    proc = subprocess.run(
+        command, capture_output=True, text=True, env=loopwright_env(), timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert " waits at gate gate_" in lines[0] and "Rotate 2 stale key(s) in staging?" in lines[0]
+    assert lines[1].endswith(": completed (6 steps)")  # 4 and the pre- and post-task hooks
+    kinds = [line.split()[1] for line in lines[2:]]
+    assert kinds.count("confirmation_required") == 1 and kinds.count("gate_decision") == 1
+    assert kinds.index("gate_decision") < kinds.index("change_recorded")  # approved, then done
+    assert kinds[-1] == "run_finished"

@@ -6,6 +6,7 @@ by the Update's validator and leaves no history."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -35,6 +36,7 @@ async def waiting_gate(store_url: str, run_id: str | None, step: str, limit_s: f
     run's id is read from the first run in the store when not known yet."""
     store = open_store(store_url)
     deadline = time.monotonic() + limit_s
+    last = 0
     try:
         while True:
             runs = [run_id] if run_id else [r.run_id for r in store.list_runs()]
@@ -42,8 +44,12 @@ async def waiting_gate(store_url: str, run_id: str | None, step: str, limit_s: f
                 for event in store.events(rid):
                     if isinstance(event, ConfirmationRequiredEvent) and event.step == step:
                         return f"{rid} {event.request_id}"
+                    last = event.seq
             assert time.monotonic() < deadline, f"no gate {step!r} waiting in {limit_s:g}s"
-            await store.wait_for_events(runs[0] if runs else "", after=0, timeout=0.2)
+            if runs:  # until the run stores more
+                await store.wait_for_events(runs[0], after=last, timeout=1.0)
+            else:  # the run is not stored yet
+                await asyncio.sleep(0.1)
     finally:
         store.close()
 
