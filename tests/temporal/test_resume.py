@@ -14,7 +14,8 @@ from pathlib import Path
 from temporal_helpers import TOOLS_FILE, Workers, action, final, loopwright_env, write_script
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.engines.temporal import connect, send_decision, start_agent_run
+from loopwright.errors import UsageError
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -77,6 +78,56 @@ async def test_a_terminated_run_resumes_on_another_worker(workers: Workers, tmp_
     again = _cli("runs", "resume", handle.id, "--engine", "temporal",
                  "--temporal", workers.address, "--store", workers.store)  # fmt: skip
     assert again.returncode != 0 and "already ended (completed)" in again.stderr
+
+
+async def test_a_run_resumed_while_its_approval_waits_waits_again(
+    workers: Workers, tmp_path: Path
+) -> None:
+    """Terminated while a tool call waits for approval: the resumed run asks again (the
+    same gate) and the approved call runs once."""
+    from test_agent_approvals import next_gate
+
+    out = tmp_path / "out.txt"
+    script = tmp_path / "script.json"
+    replies = [action("append_line", path=str(out), text="gated"), final("wrote it")]
+    script.write_text(json.dumps(replies))
+    spec = RunSpec(
+        request="write a line",
+        model=f"scripted:{script}",
+        tools=(f"{TOOLS_FILE}:append_line",),
+        workspace=str(tmp_path),
+        approve=("append_line",),
+    )
+    workers.start()
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    gate = await next_gate(workers.store, handle.id, set())
+    await handle.terminate("the test stops it")
+
+    command = [sys.executable, "-m", "loopwright", "runs", "resume", handle.id,
+               "--engine", "temporal", "--temporal", workers.address,
+               "--task-queue", workers.queue, "--store", workers.store, "--json"]  # fmt: skip
+    resumed = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=loopwright_env())  # fmt: skip
+    try:
+        decided = False
+        deadline = time.monotonic() + 60
+        while not decided:  # the resumed workflow's gate takes the decision once it waits
+            assert time.monotonic() < deadline and resumed.poll() is None, "no gate again"
+            try:
+                await send_decision(workers.address, handle.id, gate, True, "ops")
+                decided = True
+            except UsageError:
+                await asyncio.sleep(0.2)
+        stdout, stderr = resumed.communicate(timeout=60)
+    finally:
+        if resumed.poll() is None:
+            resumed.kill()
+    assert resumed.returncode == 0, f"{stderr}\n{workers.logs()}"
+    assert out.read_text() == "gated\n"
+    shown = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    assert [e["type"] for e in shown][-1] == "run_finished"
+    assert any(e["type"] == "gate_decision" and e["approved"] for e in shown)
 
 
 async def test_a_stopped_run_is_continued_on_temporal(workers: Workers, tmp_path: Path) -> None:

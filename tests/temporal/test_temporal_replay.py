@@ -16,9 +16,12 @@ from loopwright.engines.temporal import AGENT_RUN, AgentRunWorkflow
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 
 
-@pytest.mark.parametrize("version", ["v1"])
-async def test_the_frozen_history_of_each_version_replays(version: str) -> None:
-    text = (FIXTURES / f"agent_run_{version}.json").read_text()
+@pytest.mark.parametrize(
+    ("version", "fixture"),
+    [("v1", "agent_run_v1"), ("v1", "agent_run_v1_continued")],  # a run after continue-as-new
+)
+async def test_the_frozen_history_of_each_version_replays(version: str, fixture: str) -> None:
+    text = (FIXTURES / f"{fixture}.json").read_text()
     history = WorkflowHistory.from_json("run_fixture0000000001", text)
     result = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(history)
     assert result.replay_failure is None

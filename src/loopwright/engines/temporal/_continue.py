@@ -23,7 +23,12 @@ from loopwright.effects import Effects, EventLog
 from loopwright.effects._replay import Recording, ReplayEffects
 from loopwright.engines.temporal._activities import RECORDING
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
-from loopwright.events import Event, ModelResponseEvent, event_from_dict
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    Event,
+    ModelResponseEvent,
+    event_from_dict,
+)
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model
 
@@ -31,13 +36,18 @@ from loopwright.models import Model
 class ContinuedLog(EventLog):
     """The EventLog of a continued run. A stored `model_response` holds the fingerprint of
     the request's whole texts, the workflow's loop makes one over the references it holds
-    (engines/temporal/_refs.py): those are not compared; every other event is."""
+    (engines/temporal/_refs.py): those are not compared; every other event is. A recorded
+    `confirmation_required` tells the gates (engines/temporal/_approvals.py) that their
+    question is asked, as writing it does."""
 
     def _check(self, event: Event) -> None:
         recorded = self.recorded[event.seq - 1]
         if isinstance(event, ModelResponseEvent) and isinstance(recorded, ModelResponseEvent):
             event = dataclasses.replace(event, request_digest=recorded.request_digest)
         super()._check(event)
+        asked = getattr(self.recorder, "asked", None)
+        if isinstance(event, ConfirmationRequiredEvent) and isinstance(asked, set):
+            asked.add(event.request_id)  # a resumed gate that was waiting waits again
 
 
 class ContinuedEffects(ReplayEffects):
