@@ -220,6 +220,7 @@ class RunActivities:
                 tools=setup.native_tool_specs,
                 temperature=data.get("temperature"),
                 max_output_tokens=data.get("max_output_tokens"),
+                output_schema=setup.output_schema,  # the worker's setup: the same spec
             )
             model = self._model(RunSpec.from_dict(plan["spec"]), call)
             try:
