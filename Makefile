@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
 WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
 
-.PHONY: demo test lint typecheck unit setup browser postgres bench eval-compare clean lock lock-check
+.PHONY: demo test lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check
 
 LLAMA_VERSION := 0.3.36
 
@@ -52,6 +52,20 @@ postgres:
 
 setup: $(STAMP) browser postgres
 
+# llama.cpp's own OpenAI-compatible server (`llama-server --jinja`: it parses Qwen's tool
+# calls into `tool_calls`), for the peer comparison and its smoke test. Built once from the
+# llama.cpp source that the llama-cpp-python release vendors (its sdist from PyPI), portable
+# like the wheel, only the llama-server target (206 compile steps, with a progress line):
+# 28 minutes here at nice 19 on 2 cores shared at a load average of 7-12 (the larger wheel
+# build takes about 11 on idle cores); cached per user. Debian's cmake, ninja and g++.
+LLAMA_SERVER := $(HOME)/.cache/loopwright/bin/portable-avx2/llama-server-$(LLAMA_VERSION)
+
+llama-server: $(STAMP)
+	@test -x $(LLAMA_SERVER) || { command -v cmake && command -v ninja && command -v c++; } >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq cmake ninja-build g++ >/dev/null; \
+		else echo "building llama-server needs cmake, ninja and g++: sudo apt-get install cmake ninja-build g++"; exit 1; fi; }
+	@test -x $(LLAMA_SERVER) || $(PY) scripts/build_llama_server.py --version $(LLAMA_VERSION) --out $(dir $(LLAMA_SERVER))
+
 demo: setup
 	$(VENV)/bin/loopwright run "What is (123 + 456) * 7?" --model local \
 		--tools examples/tools.py:add,examples/tools.py:multiply
@@ -84,11 +98,14 @@ bench: setup $(PEERS_STAMP)
 		"$(PY) bench/peers/run.py --peers-python $(PEERS_VENV)/bin/python --out bench/results/peers.json --chart docs/overhead-vs-n.png | tee bench/results/peers.md" \
 		$(foreach script,$(wildcard bench/scrub.py bench/store.py bench/scale.py bench/server_load.py bench/temporal.py bench/streaming.py bench/telemetry.py),"$(PY) $(script) | tee bench/results/$(notdir $(basename $(script))).md")
 
-# The tool-use suite through loopwright and the peers, all on one local llama.cpp server
-# (hours on 2 cores; results in bench/results/eval-compare.md).
-eval-compare: setup $(PEERS_STAMP)
+# The tool-use suite through loopwright and the four peers on two local servers with the
+# same GGUF (llama-cpp-python's and llama.cpp's llama-server --jinja): many hours on 2
+# cores. It resumes where it stopped (finished tasks are kept in bench/results/*.json;
+# EVAL_COMPARE_ARGS=--fresh starts over) and shows n/N, elapsed and time left per task.
+# Tables in bench/results/eval-compare.md.
+eval-compare: setup $(PEERS_STAMP) llama-server
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -e .
-	$(PY) bench/eval_compare.py
+	$(PY) bench/eval_compare.py $(EVAL_COMPARE_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,18 +1,26 @@
-"""The tool-use evaluation suite, the same model, loopwright vs peers: one comparison table.
+"""The tool-use evaluation suite, the same model, loopwright vs peers, on two servers.
 
-    .venv/bin/python bench/eval_compare.py [--only ID,ID] [--frameworks smolagents,...]
+    .venv/bin/python bench/eval_compare.py [--servers llama-cpp-python,llama-server]
+        [--only ID,ID] [--frameworks smolagents,...] [--fresh]
 
-Starts llama.cpp's OpenAI-compatible server once on 127.0.0.1 with the embedded model
-(Qwen2.5-Coder-1.5B-Instruct Q4_K_M), then, against that one server:
+For each server, started once on 127.0.0.1 with the embedded model (Qwen2.5-Coder-1.5B-
+Instruct Q4_K_M, the same GGUF):
+- `llama-cpp-python`: llama-cpp-python's OpenAI-compatible server (`python -m
+  llama_cpp.server`, with the embedded model's loading rule);
+- `llama-server`: llama.cpp's own `llama-server --jinja` (built by `make llama-server` from
+  the llama.cpp source the wheel vendors), which parses Qwen's tool calls into `tool_calls`;
+then, against that server:
 - loopwright: `loopwright eval evals/ --model openai:qwen --base-url URL --only TASK`, one
-  process per task with the same wall-clock limit the peers get; merged into
-  bench/results/eval-loopwright-server.json;
-- the peers: bench/peers/eval_peers.py under bench/.venv-peers (bench/results/eval-peers.json);
-and writes the table to bench/results/eval-compare.md (and prints it).
+  process per task with the same wall-clock limit the peers get;
+- the peers: bench/peers/eval_peers.py under bench/.venv-peers.
+Results per server in bench/results/ (SERVERS below names the files); the table goes to
+bench/results/eval-compare.md (and is printed).
 
+It resumes: tasks already in the JSON files are kept and only the rest run (`--fresh`
+starts over). Every task line shows the pace: n/N done, elapsed, estimated time left.
 `--tables-only` rebuilds the table from the JSON files already written (no server, no runs).
-CPU heavy: a model call takes seconds on two cores, and the full suite through four
-frameworks takes hours; it runs one task at a time.
+CPU heavy: a model call takes seconds on two cores, and the full suite through five
+frameworks on two servers takes many hours; it runs one task at a time.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,15 +50,67 @@ from loopwright.models._local_spec import default_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
-from eval_peers import markdown_table, summarise, wait_for_idle_server  # noqa: E402
+from eval_peers import FRAMEWORKS, markdown_table, summarise, wait_for_idle_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-LOOPWRIGHT_JSON = RESULTS / "eval-loopwright-server.json"
-PEERS_JSON = RESULTS / "eval-peers.json"
 COMPARE_MD = RESULTS / "eval-compare.md"
 PEERS_PYTHON = ROOT / "bench" / ".venv-peers" / "bin" / "python"
 LOOPWRIGHT = Path(sys.executable).parent / "loopwright"
+LLAMA_VERSION = "0.3.36"
+LLAMA_SERVER = Path("~/.cache/loopwright/bin/portable-avx2").expanduser() / (
+    f"llama-server-{LLAMA_VERSION}"
+)
 SERVER_START_LIMIT_S = 300
+CONTEXT = 8192
+PYTHON_SERVER_MAIN = (
+    "import runpy\n"
+    "from loopwright.models._local import without_weight_repacking\n"
+    "with without_weight_repacking():\n"
+    "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+"""llama-cpp-python's server with the embedded model's loading rule (no extra buffer types:
+they crash llama.cpp on this project's machines; see models/_local.py)."""
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    label: str
+    loopwright_json: Path
+    peers_json: Path
+
+    def command(self, port: int, threads: int) -> list[str]:
+        model = str(resolve_local_path(""))
+        if self.name == "llama-server":
+            if not LLAMA_SERVER.is_file():
+                raise SystemExit(f"no {LLAMA_SERVER}: `make llama-server` builds it (once)")
+            return [
+                str(LLAMA_SERVER), "--model", model, "--host", "127.0.0.1", "--port", str(port),
+                "--jinja", "--threads", str(threads), "--threads-batch", str(threads),
+                "--ctx-size", str(CONTEXT), "--parallel", "1", "--no-repack",
+                "--alias", "qwen", "--no-webui",
+            ]  # fmt: skip
+        return [
+            sys.executable, "-c", PYTHON_SERVER_MAIN,
+            "--model", model, "--host", "127.0.0.1", "--port", str(port),
+            "--n_threads", str(threads), "--n_ctx", str(CONTEXT),
+        ]  # fmt: skip
+
+
+SERVERS = {
+    "llama-cpp-python": Server(
+        "llama-cpp-python",
+        "llama-cpp-python server",
+        RESULTS / "eval-loopwright-server.json",
+        RESULTS / "eval-peers.json",
+    ),
+    "llama-server": Server(
+        "llama-server",
+        "llama.cpp llama-server --jinja",
+        RESULTS / "eval-loopwright-llama-server.json",
+        RESULTS / "eval-peers-llama-server.json",
+    ),
+}
 
 
 def free_port() -> int:
@@ -59,13 +120,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(resolve_local_path("")),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(threads), "--n_ctx", "8192",
-    ]  # fmt: skip
+def running(server: Server, port: int, threads: int, log: Path) -> Iterator[str]:
+    command = server.command(port, threads)
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -73,20 +129,18 @@ def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
         deadline = time.monotonic() + SERVER_START_LIMIT_S
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited with {process.returncode}; see {log}")
+                raise RuntimeError(f"{server.name} exited with {process.returncode}; see {log}")
             try:
                 if httpx.get(f"{url}/models", timeout=2).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"llama.cpp server did not answer within {SERVER_START_LIMIT_S}s"
-                )
+                raise RuntimeError(f"{server.name} did not answer within {SERVER_START_LIMIT_S}s")
             time.sleep(0.5)  # polling a condition with a deadline
         yield url
     finally:
-        process.terminate()  # uvicorn waits for a request in progress; do not wait for long
+        process.terminate()  # a server may wait for a request in progress; not for long
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -94,12 +148,26 @@ def llama_server(port: int, threads: int, log: Path) -> Iterator[str]:
             process.wait()
 
 
-def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeout: float) -> None:
-    """One `loopwright eval --only TASK` per task, each with the same wall limit as a peer's."""
-    outcomes: list[dict[str, Any]] = []
-    pace = ProgressClock(len(task_ids), unit="tasks")
+def kept_outcomes(path: Path, task_ids: list[str]) -> list[dict[str, Any]]:
+    """The outcomes a previous run already wrote for these tasks (resuming)."""
+    if not path.is_file():
+        return []
+    wanted = set(task_ids)
+    return [t for t in json.loads(path.read_text(encoding="utf-8"))["tasks"] if t["id"] in wanted]
+
+
+def run_loopwright(
+    server: Server, url: str, task_ids: list[str], levels: dict[str, int], args: Any
+) -> None:
+    """One `loopwright eval --only TASK` per task, each with the same wall limit as a peer's;
+    tasks already in the server's JSON file are kept unless --fresh."""
+    outcomes = [] if args.fresh else kept_outcomes(server.loopwright_json, task_ids)
+    done = {o["id"] for o in outcomes}
+    todo = [t for t in task_ids if t not in done]
+    print(f"loopwright on {server.label}: {len(done)} kept, {len(todo)} to run", flush=True)
+    pace = ProgressClock(len(todo), unit="tasks")
     with tempfile.TemporaryDirectory(prefix="eval-compare-") as tmp:
-        for task_id in task_ids:
+        for task_id in todo:
             report = Path(tmp) / f"{task_id}.json"
             command = [
                 str(LOOPWRIGHT), "eval", str(ROOT / "evals"), "--model", "openai:qwen",
@@ -107,13 +175,13 @@ def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeou
             ]  # fmt: skip
             started = time.perf_counter()
             try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-                if done.returncode == 0 and report.is_file():
+                ran = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+                if ran.returncode == 0 and report.is_file():
                     outcome = json.loads(report.read_text(encoding="utf-8"))["tasks"][0]
                 else:
-                    outcome = failed(task_id, levels, started, done.stderr.strip()[-400:])
+                    outcome = failed(task_id, levels, started, ran.stderr.strip()[-400:])
             except subprocess.TimeoutExpired:
-                outcome = failed(task_id, levels, started, f"timed out after {timeout:g}s")
+                outcome = failed(task_id, levels, started, f"timed out after {args.timeout:g}s")
                 wait_for_idle_server(url)
             outcomes.append(outcome)
             pace.advance()
@@ -124,8 +192,8 @@ def run_loopwright(url: str, task_ids: list[str], levels: dict[str, int], timeou
                 f"{why}",
                 flush=True,
             )
-            write_loopwright_report(outcomes, url, timeout, complete=False)
-    write_loopwright_report(outcomes, url, timeout, complete=True)
+            write_loopwright_report(server, outcomes, url, args.timeout, complete=False)
+    write_loopwright_report(server, outcomes, url, args.timeout, complete=True)
 
 
 def failed(task_id: str, levels: dict[str, int], started: float, why: str) -> dict[str, Any]:
@@ -144,62 +212,107 @@ def failed(task_id: str, levels: dict[str, int], started: float, why: str) -> di
 
 
 def write_loopwright_report(
-    outcomes: list[dict[str, Any]], url: str, timeout: float, *, complete: bool
+    server: Server, outcomes: list[dict[str, Any]], url: str, timeout: float, *, complete: bool
 ) -> None:
     report = {
         "model": "openai:qwen",
+        "server": server.name,
         "base_url": url,
         "timeout_s": timeout,
         "complete": complete,
         "summary": summarise(outcomes),
         "tasks": outcomes,
     }
-    LOOPWRIGHT_JSON.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    server.loopwright_json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
-def run_peers(url: str, only: str, frameworks: str, timeout: float, resume: bool) -> None:
+def run_peers(server: Server, url: str, args: Any) -> None:
     if not PEERS_PYTHON.is_file():
-        raise SystemExit(
-            "no bench/.venv-peers: python3 -m venv bench/.venv-peers && "
-            "bench/.venv-peers/bin/pip install -r bench/peers/requirements.txt && "
-            "bench/.venv-peers/bin/pip install -e . --no-deps"
-        )
+        raise SystemExit("no bench/.venv-peers: `make eval-compare` makes it")
     command = [
         str(PEERS_PYTHON), str(ROOT / "bench" / "peers" / "eval_peers.py"),
-        "--base-url", url, "--frameworks", frameworks, "--timeout", str(timeout),
-        "--out", str(PEERS_JSON),
+        "--base-url", url, "--frameworks", args.frameworks, "--timeout", str(args.timeout),
+        "--out", str(server.peers_json),
     ]  # fmt: skip
-    if only:
-        command += ["--only", only]
-    if resume:
+    if args.only:
+        command += ["--only", args.only]
+    if not args.fresh:
         command.append("--resume")
     subprocess.run(command, check=True)
 
 
-def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
-    """The markdown: one row per framework (overall, per level), then a per-task matrix."""
+FAILURE_CLASSES = (
+    ("timed out", "timeout"),
+    ("child process failed", "crash"),
+    ("expected no tool calls", "needless tool call"),
+    ("expected calls", "missing or wrong tool calls"),
+    ("answer lacks", "wrong answer"),
+    ("run ", "run did not complete"),
+)
+
+
+def failure_class(problems: list[str]) -> str:
+    """The first matching class of a failed task's problems (most telling first)."""
+    for text, name in FAILURE_CLASSES:
+        if any(text in p for p in problems):
+            return name
+    return "other"
+
+
+def rows_of(server: Server) -> tuple[dict[str, dict[str, Any]], list[str]]:
     rows: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
-    if LOOPWRIGHT_JSON.is_file():
-        data = json.loads(LOOPWRIGHT_JSON.read_text(encoding="utf-8"))
+    if server.loopwright_json.is_file():
+        data = json.loads(server.loopwright_json.read_text(encoding="utf-8"))
         rows["loopwright"] = {"summary": summarise(data["tasks"]), "tasks": data["tasks"]}
         if not data.get("complete", True):
             notes.append("loopwright: partial (the run was cut short)")
-    if PEERS_JSON.is_file():
-        data = json.loads(PEERS_JSON.read_text(encoding="utf-8"))
+    if server.peers_json.is_file():
+        data = json.loads(server.peers_json.read_text(encoding="utf-8"))
         for name, entry in data["results"].items():
             rows[name] = {"summary": summarise(entry["tasks"]), "tasks": entry["tasks"]}
         if not data.get("complete", True):
             notes.append("peers: partial (the run was cut short; see task counts)")
-    legend = ", ".join(f"L{k} {v}" for k, v in sorted(levels.items()))
-    out = [
-        f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by bench/eval_compare.py.",
-        "",
-        markdown_table(rows, levels),
-        "",
-        f"Levels: {legend}.",
-        *(f"\n**{n}**" for n in notes),
-    ]
+    return rows, notes
+
+
+def per_task_table(rows: dict[str, dict[str, Any]]) -> str:
+    """Seconds, model calls and tokens per task (tokens where the framework reports them),
+    and the failures by class."""
+    heads = ["framework", "s / task", "model calls / task", "tokens / task", "failures"]
+    out = ["| " + " | ".join(heads) + " |", "|---|---:|---:|---:|---|"]
+    for name, entry in rows.items():
+        tasks = entry["tasks"]
+        count = len(tasks) or 1
+        seconds = sum(t["wall_s"] for t in tasks) / count
+        calls = [t.get("iterations", t.get("steps")) for t in tasks]
+        known = [c for c in calls if isinstance(c, int)]
+        tokens = [t["input_tokens"] + t["output_tokens"] for t in tasks if "input_tokens" in t]
+        classes: dict[str, int] = {}
+        for t in tasks:
+            if not t["passed"]:
+                kind = failure_class(t["problems"])
+                classes[kind] = classes.get(kind, 0) + 1
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(classes.items(), key=lambda kv: -kv[1]))
+        cells = [
+            name,
+            f"{seconds:.1f}",
+            f"{sum(known) / len(known):.1f}" if known else "-",
+            f"{sum(tokens) / len(tokens):,.0f}" if tokens else "-",
+            failures or "none",
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def comparison(server: Server, levels: dict[int, str], task_ids: list[str]) -> str:
+    """One server's section: a row per framework (overall, per level), the figures per task,
+    then a per-task matrix."""
+    rows, notes = rows_of(server)
+    out = [f"### {server.label}", ""]
+    if not rows:
+        return "\n".join([*out, "Not run yet.", ""])
+    out += [markdown_table(rows, levels), "", per_task_table(rows), *(f"\n**{n}**" for n in notes)]
     ids = [{t["id"] for t in e["tasks"]} for e in rows.values()]
     common = set.intersection(*ids) if ids else set()
     if any(len(e["tasks"]) > len(common) for e in rows.values()):
@@ -226,14 +339,14 @@ def comparison(levels: dict[int, str], task_ids: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--servers", default=",".join(SERVERS), help="comma-separated")
     parser.add_argument("--only", default="", help="comma-separated task ids")
-    parser.add_argument("--frameworks", default="smolagents,pydantic_ai,langgraph")
+    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="the peers to run")
     parser.add_argument("--timeout", type=float, default=120.0, help="per-task wall limit, s")
     parser.add_argument("--threads", type=int, default=default_threads())
-    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--skip-loopwright", action="store_true")
     parser.add_argument("--skip-peers", action="store_true")
-    parser.add_argument("--resume", action="store_true", help="peers: keep finished tasks")
+    parser.add_argument("--fresh", action="store_true", help="drop the kept outcomes, rerun")
     parser.add_argument("--tables-only", action="store_true", help="rebuild the table only")
     args = parser.parse_args()
     # `kill PID` stops the server too (the context manager's exit runs on SystemExit)
@@ -243,17 +356,26 @@ def main() -> None:
     only = {i.strip() for i in args.only.split(",") if i.strip()}
     task_ids = [t.id for t in suite.tasks if not only or t.id in only]
     levels = {t.id: t.level for t in suite.tasks}
+    unknown = [s for s in args.servers.split(",") if s not in SERVERS]
+    if unknown:
+        parser.error(f"unknown servers {unknown}; known: {', '.join(SERVERS)}")
+    servers = [SERVERS[name] for name in args.servers.split(",")]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    if not args.tables_only:
-        log = Path(tempfile.gettempdir()) / "loopwright-eval-compare-server.log"
-        os.environ.setdefault("OPENAI_API_KEY", "not-needed")
-        with llama_server(args.port or free_port(), args.threads, log) as url:
-            print(f"llama.cpp server at {url} (log: {log})", flush=True)
+    os.environ.setdefault("OPENAI_API_KEY", "not-needed")
+    for number, server in enumerate([] if args.tables_only else servers, 1):
+        log = Path(tempfile.gettempdir()) / f"loopwright-eval-compare-{server.name}.log"
+        print(f"server {number}/{len(servers)}: {server.label} (log: {log})", flush=True)
+        with running(server, free_port(), args.threads, log) as url:
             if not args.skip_loopwright:
-                run_loopwright(url, task_ids, levels, args.timeout)
+                run_loopwright(server, url, task_ids, levels, args)
             if not args.skip_peers:
-                run_peers(url, args.only, args.frameworks, args.timeout, args.resume)
-    table = comparison(suite.levels, [t.id for t in suite.tasks])
+                run_peers(server, url, args)
+    legend = ", ".join(f"L{k} {v}" for k, v in sorted(suite.levels.items()))
+    sections = [
+        comparison(SERVERS[name], suite.levels, [t.id for t in suite.tasks]) for name in SERVERS
+    ]
+    stamp = f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by bench/eval_compare.py."
+    table = "\n".join([stamp, "", f"Levels: {legend}.", "", *sections])
     COMPARE_MD.write_text(table, encoding="utf-8")
     print(table)
     print(f"written to {COMPARE_MD}")

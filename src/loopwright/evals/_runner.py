@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 import time
@@ -91,13 +92,17 @@ class EvalReport:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
-async def run_task(task: EvalTask, suite: EvalSuite, model: Model) -> TaskOutcome:
+async def run_task(
+    task: EvalTask, suite: EvalSuite, model: Model, options: AgentOptions | None = None
+) -> TaskOutcome:
+    """One task in a fresh workspace; `options` (the task's step budget always wins) let a
+    variant of the engine be measured on the same suite."""
     with tempfile.TemporaryDirectory(prefix=f"eval-{task.id}-") as tmp:
         workspace = Path(tmp)
         for name, text in task.files.items():
             (workspace / name).parent.mkdir(parents=True, exist_ok=True)
             (workspace / name).write_text(text, encoding="utf-8")
-        options = AgentOptions(max_iterations=task.max_iterations)
+        options = dataclasses.replace(options or AgentOptions(), max_iterations=task.max_iterations)
         agent = AgentExecutor(model, suite.tools_for(task), options=options, workspace=workspace)
         calls = ModelCalls()
         started = time.perf_counter()
@@ -144,6 +149,7 @@ async def run_suite(
     *,
     only: set[str] | None = None,
     on_outcome: Callable[[TaskOutcome], None] | None = None,
+    options: AgentOptions | None = None,
 ) -> EvalReport:
     """Run the tasks one at a time (a local model serves one call at a time anyway)."""
     outcomes: list[TaskOutcome] = []
@@ -153,7 +159,7 @@ async def run_suite(
             continue
         model = model_for_task(task)
         name = model.name
-        outcome = await run_task(task, suite, model)
+        outcome = await run_task(task, suite, model, options)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)

@@ -1,0 +1,94 @@
+"""The evaluation suite on the embedded model, with or without an engine change: the
+before/after figures of docs/models.md.
+
+    .venv/bin/python bench/eval_variants.py --model 'local:small?threads=1' \\
+        --variant reply-grammar --report bench/results/eval-small-reply-grammar.json
+
+Variants (each an `AgentOptions`, nothing task-specific):
+- `baseline`: the engine's defaults;
+- `reply-grammar`: prompted replies constrained to the run's tools (each with its argument
+  schema) or a final answer (loopwright/agent/_reply_grammar.py).
+
+One task at a time, a line per task with the pace (n/N, elapsed, time left); the JSON
+report is `loopwright eval`'s plus the variant and the load average sampled per task (the
+machine is shared: wall times are only comparable at a similar load). `--resume` keeps the
+tasks already in the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from loopwright import AgentOptions
+from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
+from loopwright.evals._progress import ProgressClock
+from loopwright.models import resolve_model
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS: dict[str, AgentOptions] = {
+    "baseline": AgentOptions(),
+    "reply-grammar": AgentOptions(extra={"reply_grammar": True}),
+}
+
+
+def write(path: Path, report: EvalReport, variant: str, loads: list[float]) -> None:
+    data: dict[str, Any] = report.to_dict()
+    data.update(variant=variant, load_average=loads)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def kept(path: Path) -> list[TaskOutcome]:
+    if not path.is_file():
+        return []
+    tasks = json.loads(path.read_text(encoding="utf-8"))["tasks"]
+    return [TaskOutcome(**task) for task in tasks]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="baseline")
+    parser.add_argument("--report", type=Path, required=True)
+    parser.add_argument("--only", default="", help="comma-separated task ids")
+    parser.add_argument("--resume", action="store_true", help="keep the tasks in --report")
+    args = parser.parse_args()
+    suite = load_suite(ROOT / "evals")
+    only = {i.strip() for i in args.only.split(",") if i.strip()}
+    done = kept(args.report) if args.resume else []
+    skip = {o.id for o in done}
+    todo = {t.id for t in suite.tasks if (not only or t.id in only) and t.id not in skip}
+    model = resolve_model(args.model)
+    pace = ProgressClock(len(todo), unit="tasks")
+    loads: list[float] = []
+    outcomes = list(done)
+
+    def seen(outcome: TaskOutcome) -> None:
+        outcomes.append(outcome)
+        loads.append(round(os.getloadavg()[0], 2))
+        pace.advance()
+        mark = "ok  " if outcome.passed else "FAIL"
+        why = "" if outcome.passed else "; ".join(outcome.problems)[:100]
+        line = f"{mark} {outcome.id:24} {outcome.wall_s:6.1f}s load {loads[-1]:5.2f}"
+        print(f"{line} [{pace.text()}] {why}", flush=True)
+        write(args.report, EvalReport(model.name, outcomes), args.variant, loads)
+
+    options = VARIANTS[args.variant]
+    if todo:
+        await run_suite(suite, lambda task: model, only=todo, on_outcome=seen, options=options)
+    report = EvalReport(model.name, outcomes)
+    write(args.report, report, args.variant, loads)
+    levels = ", ".join(f"L{k} {p}/{t}" for k, (p, t) in report.by_level().items())
+    passed = sum(o.passed for o in outcomes)
+    print(f"{args.variant} on {model.name}: {passed}/{len(outcomes)} [{levels}]")
+    print(json.dumps({k: round(v, 2) for k, v in report.per_task().items()}))
+    print(json.dumps([asdict(o)["id"] for o in outcomes if not o.passed]))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
