@@ -8,7 +8,10 @@ says so on stderr after its effect and hangs there (the test SIGKILLs that worke
 With LOOPWRIGHT_TEST_KILL_ONCE=1 (the kill trials), a call whose text holds KILL_MARK
 hangs after its effect on its first attempt only: it creates PATH.hung (holding its
 worker's pid: the signal the test waits for) and hangs; an attempt that finds the file
-goes on. Each call of either tool also adds its text to PATH.attempts (counted by tests).
+goes on. With LOOPWRIGHT_TEST_KILL_ONCE=after-commit it does the same but, instead of
+hanging, waits for PATH.go and returns (its result is then committed; the test holds the
+worker's report to Temporal and kills it). Each call of either tool also adds its text to
+PATH.attempts (counted by tests).
 """
 
 from __future__ import annotations
@@ -27,13 +30,18 @@ async def _after_effect(path: str, text: str) -> None:
     """Count the attempt; hang where the test asked (it SIGKILLs the worker there)."""
     with open(f"{path}.attempts", "a", encoding="utf-8") as file:
         file.write(text + "\n")
-    if os.environ.get("LOOPWRIGHT_TEST_KILL_ONCE") == "1" and KILL_MARK in text:
-        try:
-            with open(f"{path}.hung", "x", encoding="utf-8") as file:
-                file.write(str(os.getpid()))
-        except FileExistsError:
-            return  # a later attempt, on another worker
+    mode = os.environ.get("LOOPWRIGHT_TEST_KILL_ONCE")
+    if mode is None or KILL_MARK not in text:
+        return
+    try:
+        with open(f"{path}.hung", "x", encoding="utf-8") as file:
+            file.write(str(os.getpid()))
+    except FileExistsError:
+        return  # a later attempt, on another worker
+    if mode != "after-commit":
         await asyncio.Event().wait()
+    while not os.path.exists(f"{path}.go"):
+        await asyncio.sleep(0.05)
 
 
 @tool(effect="write", idempotent=False)

@@ -66,10 +66,12 @@ class Workers:
     log_dir: Path
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def start(self, *options: str, **env: str) -> subprocess.Popen[bytes]:
+    def start(self, *options: str, via: str | None = None, **env: str) -> subprocess.Popen[bytes]:
+        """A worker (reaching Temporal at `via` instead, when given: a proxy)."""
         log = (self.log_dir / f"worker{len(self.procs)}.log").open("wb")
-        command = [sys.executable, "-m", "loopwright", "worker", "--temporal", self.address,
-                   "--store", self.store, "--task-queue", self.queue, *options]  # fmt: skip
+        command = [sys.executable, "-m", "loopwright", "worker", "--temporal",
+                   via or self.address, "--store", self.store, "--task-queue", self.queue,
+                   *options]  # fmt: skip
         proc = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)
         )

@@ -17,22 +17,27 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from temporal_helpers import Workers, shape
 from temporalio.client import WorkflowHandle
 from temporalio.worker import Replayer
-from trial_helpers import LINES, ScriptProvider, Trial, script_provider, socket_owner
+from trial_helpers import (
+    LINES,
+    ScriptProvider,
+    Trial,
+    run_embedded,
+    script_provider,
+    socket_owner,
+    until,
+)
 
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import event_to_dict
 from loopwright.prompts import summarize
-from loopwright.runtime import Runtime
 from loopwright.store import open_store
 
 SUMMARY_CHARS = 160
@@ -53,25 +58,6 @@ def make_trials(root: Path) -> list[Trial]:
         folder.mkdir()
         trials.append(Trial(number, kind, at, folder))
     return trials
-
-
-async def run_embedded(trials: list[Trial], url: str) -> None:
-    """Each trial's run on the embedded engine: the transcript the Temporal run must match."""
-    runtime = Runtime()
-    for trial in trials:
-        result = await runtime.start(trial.spec(url)).wait()
-        assert result.status == "completed", result
-        assert trial.out.read_text().splitlines() == trial.lines()
-        trial.embedded = [event_to_dict(e) for e in runtime.store.events(result.run_id)]
-        trial.forget_effects()
-
-
-async def until(done: Callable[[], bool], what: Callable[[], str], limit_s: float) -> None:
-    """Poll a real signal (a file the tool wrote, a call the provider holds), bounded."""
-    deadline = time.monotonic() + limit_s
-    while not done():
-        assert time.monotonic() < deadline, what()
-        await asyncio.sleep(0.05)
 
 
 def locate(trials: list[Trial], provider: ScriptProvider, pids: list[int]) -> bool:

@@ -4,12 +4,14 @@ worker process holds a loopback connection (Linux /proc)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,7 +20,8 @@ from typing import Any
 from run_tools import KILL_MARK
 from temporal_helpers import action, completion, final
 
-from loopwright.runtime import RunSpec
+from loopwright.events import event_to_dict
+from loopwright.runtime import RunSpec, Runtime
 
 TOOLS = Path(__file__).with_name("run_tools.py")
 LINES = ("line1", "line2", "line3")
@@ -77,13 +80,87 @@ class Trial:
 
     def forget_effects(self) -> None:
         """Remove what the embedded run wrote, before the same run on Temporal."""
-        for path in (self.out, Path(f"{self.out}.attempts"), Path(f"{self.out}.hung")):
-            path.unlink(missing_ok=True)
+        for suffix in ("", ".attempts", ".hung", ".go"):
+            Path(f"{self.out}{suffix}").unlink(missing_ok=True)
 
     def hung_in(self) -> int | None:
         """The pid the tool wrote when it hung (kinds once and idempotent)."""
         text = Path(f"{self.out}.hung").read_text() if Path(f"{self.out}.hung").exists() else ""
         return int(text) if text else None
+
+
+async def run_embedded(trials: list[Trial], url: str) -> None:
+    """Each trial's run on the embedded engine: the transcript the Temporal run must match."""
+    runtime = Runtime()
+    for trial in trials:
+        result = await runtime.start(trial.spec(url)).wait()
+        assert result.status == "completed", result
+        assert trial.out.read_text().splitlines() == trial.lines()
+        trial.embedded = [event_to_dict(e) for e in runtime.store.events(result.run_id)]
+        trial.forget_effects()
+
+
+async def until(done: Callable[[], bool], what: Callable[[], str], limit_s: float) -> None:
+    """Poll a real signal (a file the tool wrote, a call the provider holds), bounded."""
+    deadline = time.monotonic() + limit_s
+    while not done():
+        assert time.monotonic() < deadline, what()
+        await asyncio.sleep(0.05)
+
+
+class HeldLink:
+    """A TCP proxy on loopback between one worker and the Temporal server. `hold()` stops
+    passing bytes either way (the worker's reports to Temporal wait); `cut()` then closes
+    its connections without passing what waits, so the server drops the worker's pending
+    polls (a proxy kept open would leave them there, and tasks given to them would be lost
+    until their timeout)."""
+
+    def __init__(self, target: str) -> None:
+        self.host, port = target.rsplit(":", 1)
+        self.port = int(port)
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        self.server: asyncio.Server | None = None
+        self.links: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._link, "127.0.0.1", 0)
+        return f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    def hold(self) -> None:
+        self.flowing.clear()
+
+    async def cut(self) -> None:
+        for task in self.links:
+            task.cancel()
+        await asyncio.gather(*self.links, return_exceptions=True)
+
+    async def close(self) -> None:
+        await self.cut()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    async def _link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.links.add(task)
+        up_writer: asyncio.StreamWriter | None = None
+        try:
+            up_reader, up_writer = await asyncio.open_connection(self.host, self.port)
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        except (asyncio.CancelledError, ConnectionError):
+            pass  # cut, or the worker or the server went away
+        finally:
+            for end in (writer, up_writer):
+                if end is not None:
+                    end.transport.abort()  # nothing that waits is passed on
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            await self.flowing.wait()
+            writer.write(data)
+            await writer.drain()
 
 
 class ScriptProvider(ThreadingHTTPServer):
