@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from playwright.sync_api import Browser, expect
 from temporal_helpers import Workers, action, final, loopwright_env
 from temporalio.client import WorkflowExecutionStatus
-from test_pg_dashboards import Served, browser, open_page  # noqa: F401
+from test_pg_dashboards import TIMEOUT_MS, Served, browser, open_page  # noqa: F401
 
 from loopwright.engines.temporal import connect
 from loopwright.store import open_store
@@ -102,18 +102,21 @@ def test_the_dashboard_shows_a_worker_run_live(
         until_exists(Path(f"{release}.held"), workers, 90)  # the worker is inside `hold`
         assert Path(f"{release}.held").read_text() == str(worker.pid)
         page = open_page(browser, f"{served.url}/#/runs/{run.run_id}", errors)
-        expect(page.locator("[data-field=conn]")).to_have_text("live")
-        expect(page.locator(".tl-tool.ok")).to_have_count(1)  # echo, shown while held
+        expect(page.locator("[data-field=conn]")).to_have_text("live", timeout=TIMEOUT_MS)
+        tools = page.locator(".tl-tool.ok")
+        expect(tools).to_have_count(1, timeout=TIMEOUT_MS)  # echo, shown while held
         assert page.locator(".tl-tool .tl-result").first.inner_text() == "hello dashboard"
-        expect(page.locator("[data-field=status]")).to_have_text("running")
+        expect(page.locator("[data-field=status]")).to_have_text("running", timeout=TIMEOUT_MS)
         assert page.locator("[data-testid=outcome]").is_hidden()
         status = workflow_status(workers.address, run.run_id)
         assert status == WorkflowExecutionStatus.RUNNING  # on the worker, still in `hold`
 
         release.write_text("go")  # the tool returns; the rest arrives live
-        expect(page.locator(".tl-tool.ok")).to_have_count(2)
-        expect(page.locator("[data-testid=outcome]")).to_contain_text("released")
-        expect(page.locator("[data-field=status]")).to_have_text("completed")
+        expect(tools).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(page.locator("[data-testid=outcome]")).to_contain_text(
+            "released", timeout=TIMEOUT_MS
+        )
+        expect(page.locator("[data-field=status]")).to_have_text("completed", timeout=TIMEOUT_MS)
         code, err = run.finish()
         assert code == 0, err
         rows = page.evaluate(
