@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
-from loopwright.engines.temporal import AGENT_RUN, AgentRunWorkflow
+from loopwright.engines.temporal import AGENT_RUN, TASK_RUN, AgentRunWorkflow, TaskRunWorkflow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 
@@ -55,3 +57,49 @@ async def test_a_changed_workflow_is_caught_by_the_replay() -> None:
     assert "nondetermin" in str(result.replay_failure).lower().replace("-", ""), (
         result.replay_failure
     )
+
+
+def task_history(change: Callable[[dict[str, Any]], int] | None = None) -> WorkflowHistory:
+    """The frozen task_run.v1 history, with this checkout's path of its task file (and
+    `change` applied to its events: how many payloads it changed)."""
+    data = json.loads((FIXTURES / "task_run_v1.json").read_text())
+    started = data["events"][0]["workflowExecutionStartedEventAttributes"]
+    task_file = json.dumps(str(FIXTURES / "task_run_v1.yaml"))[1:-1]
+    for payload in started["input"]["payloads"]:
+        text = base64.b64decode(payload["data"]).decode()
+        text = text.replace("/FIXTURE_TASK_FILE/task_run_v1.yaml", task_file)
+        payload["data"] = base64.b64encode(text.encode()).decode()
+    if change is not None:
+        assert change(data) == 1
+    return WorkflowHistory.from_json("run_taskfixture00001", data)
+
+
+async def test_the_frozen_task_run_history_replays() -> None:
+    """A task run whose gate was approved through the Update `approve`."""
+    result = await Replayer(workflows=[TaskRunWorkflow]).replay_workflow(task_history())
+    assert result.replay_failure is None
+    data = json.loads((FIXTURES / "task_run_v1.json").read_text())
+    started = data["events"][0]["workflowExecutionStartedEventAttributes"]
+    assert started["workflowType"]["name"] == TASK_RUN == "loopwright.task_run.v1"
+
+
+def _reject_the_gate(data: dict[str, Any]) -> int:
+    changed = 0
+    for event in data["events"]:
+        accepted = event.get("workflowExecutionUpdateAcceptedEventAttributes")
+        if accepted is None:
+            continue
+        for payload in accepted["acceptedRequest"]["input"]["args"]["payloads"]:
+            decision = json.loads(base64.b64decode(payload["data"]))
+            decision["approved"] = False  # the write step is not run now
+            payload["data"] = base64.b64encode(json.dumps(decision).encode()).decode()
+            changed += 1
+    return changed
+
+
+async def test_a_changed_decision_is_caught_by_the_task_replay() -> None:
+    result = await Replayer(workflows=[TaskRunWorkflow]).replay_workflow(
+        task_history(_reject_the_gate), raise_on_replay_failure=False
+    )
+    assert result.replay_failure is not None
+    assert "nondetermin" in str(result.replay_failure).lower().replace("-", "")
