@@ -276,6 +276,18 @@ def rows_of(server: Server) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return rows, notes
 
 
+def model_calls(outcome: dict[str, Any]) -> int | None:
+    """Counted on the wire for the peers (bench/peers/counting_proxy.py); loopwright's
+    report lists its calls; older results only have iterations or steps."""
+    for key in ("model_calls", "prompt_tokens", "iterations", "steps"):
+        value = outcome.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, int):
+            return value
+    return None
+
+
 def per_task_table(rows: dict[str, dict[str, Any]]) -> str:
     """Seconds, model calls and tokens per task (tokens where the framework reports them),
     and the failures by class."""
@@ -285,7 +297,7 @@ def per_task_table(rows: dict[str, dict[str, Any]]) -> str:
         tasks = entry["tasks"]
         count = len(tasks) or 1
         seconds = sum(t["wall_s"] for t in tasks) / count
-        calls = [t.get("iterations", t.get("steps")) for t in tasks]
+        calls = [model_calls(t) for t in tasks]
         known = [c for c in calls if isinstance(c, int)]
         tokens = [t["input_tokens"] + t["output_tokens"] for t in tasks if "input_tokens" in t]
         classes: dict[str, int] = {}

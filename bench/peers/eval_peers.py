@@ -43,6 +43,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from counting_proxy import CountingProxy
+
 ROOT = Path(__file__).resolve().parents[2]
 EVALS = ROOT / "evals"
 DEFAULT_OUT = ROOT / "bench" / "results" / "eval-peers.json"
@@ -360,14 +362,18 @@ def wait_for_idle_server(base_url: str) -> None:
         httpx.post(f"{base_url}/chat/completions", json=body, timeout=900)
 
 
-def run_in_child(framework: str, task: Any, base_url: str, timeout_s: float) -> dict[str, Any]:
+def run_in_child(
+    framework: str, task: Any, base_url: str, timeout_s: float, upstream: str | None = None
+) -> dict[str, Any]:
+    """One (framework, task) in a child process; after a kill, wait until the server
+    (`upstream`, straight, not through the counting proxy) has finished the request."""
     command = [sys.executable, __file__, "--child", framework, task.id, "--base-url", base_url]
     started = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         wall = time.perf_counter() - started
-        wait_for_idle_server(base_url)
+        wait_for_idle_server(upstream or base_url)
         return {
             "framework": framework,
             "id": task.id,
@@ -493,6 +499,25 @@ def main() -> None:
     if args.resume and out.is_file():
         report["results"] = json.loads(out.read_text(encoding="utf-8"))["results"]
     pace = progress_clock(frameworks, tasks, report["results"])
+    with CountingProxy(args.base_url) as proxy:
+        run_all(frameworks, tasks, args, proxy, pace, report, out)
+    report["complete"] = True
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print()
+    print(markdown_table(report["results"], suite.levels))
+    print(f"\nJSON written to {out}")
+
+
+def run_all(
+    frameworks: list[str],
+    tasks: list[Any],
+    args: Any,
+    proxy: CountingProxy,
+    pace: Any,
+    report: dict[str, Any],
+    out: Path,
+) -> None:
+    """Every (framework, task) not kept, through the counting proxy (model calls, tokens)."""
     for framework in frameworks:
         kept = report["results"].get(LABELS[framework], {}).get("tasks", [])
         outcomes: list[dict[str, Any]] = [o for o in kept if o["id"] in {t.id for t in tasks}]
@@ -500,7 +525,9 @@ def main() -> None:
         for task in tasks:
             if task.id in done:
                 continue
-            outcome = run_in_child(framework, task, args.base_url, args.timeout)
+            proxy.take()  # a request abandoned by a killed child is not this task's
+            outcome = run_in_child(framework, task, proxy.url, args.timeout, args.base_url)
+            outcome.update(proxy.take())
             outcomes.append(outcome)
             pace.advance()
             mark = "ok  " if outcome["passed"] else "FAIL"
@@ -513,11 +540,6 @@ def main() -> None:
                 "tasks": outcomes,
             }
             out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    report["complete"] = True
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print()
-    print(markdown_table(report["results"], suite.levels))
-    print(f"\nJSON written to {out}")
 
 
 if __name__ == "__main__":
