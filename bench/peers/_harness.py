@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (20, 100, 500)
+REPEATS = {20: 41, 100: 15, 500: 5}
+"""Samples per size: a 20-step run takes about a millisecond here, so 7 samples left its
+median at the mercy of one noisy neighbour; the longer runs average over more steps."""
 CONCURRENT_RUNS = 1000
 CONCURRENT_STEPS = 5
 
@@ -68,7 +71,7 @@ def measure(module_name: str, budget_s: float) -> dict[str, Any]:
     run_once: RunOnce = module.run_once
     result: dict[str, Any] = {"framework": module.NAME, "import_s": import_s, "per_step_us": {}}
     for steps in SIZES:
-        repeats = 7 if steps < 500 else 5
+        repeats = REPEATS[steps]
         result["per_step_us"][str(steps)] = per_step_us(run_once, steps, repeats)
         if time.perf_counter() - started > budget_s:
             break
