@@ -319,7 +319,8 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
             child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
         )
     state.guard.call_signatures.append(CallSignature(call.name, call.arguments))
-    CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
+    if setup.starts_subagents:
+        CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
     timeout = effect_timeout(setup, state.guard, None)
     if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
         timeout = None  # the tool's own limit ends it first (an observation, not a stop)
