@@ -5,8 +5,10 @@ field by field except ids and times; each effect happens once."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from task_files import gated_task
@@ -84,3 +86,29 @@ def test_a_task_run_on_a_worker_matches_the_embedded_engine(
     finally:
         record.close()
     assert row is not None and row.kind == "task" and row.status == "completed"
+
+
+def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(workers: Workers, tmp_path: Path) -> None:
+    task = gated_task(tmp_path)
+    out = tmp_path / "out.txt"
+    workers.start()
+    command = task_command(task, out, tmp_path, workers.store, "--engine", "temporal",
+                           "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=loopwright_env())  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # until the gate waits (no terminal: nobody is asked)
+        if json.loads(line)["type"] == "confirmation_required":
+            break
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=60)
+    elapsed = time.monotonic() - started
+
+    assert proc.returncode == 130, err
+    assert elapsed < 30.0, f"Ctrl-C took {elapsed:.1f}s to end the run"
+    last = json.loads(rest.splitlines()[-1])
+    assert (last["type"], last["status"]) == ("run_finished", "cancelled")
+    assert not out.exists()  # the write after the gate never ran
+    stored = stored_events(workers.store, str(last["run_id"]))
+    assert stored[-1] == last and stored[-2]["type"] == "task_complete"
