@@ -56,3 +56,28 @@ def two_gates_task(folder: Path) -> Path:
     path = folder / "two-gates.yaml"
     path.write_text(TWO_GATES.format(tools=TOOLS_FILE, timeout=300), encoding="utf-8")
     return path
+
+
+FAILS = """\
+name: write-then-fail
+tools: [{tools}]
+inputs:
+  out: null
+steps:
+  - name: write
+    type: tool
+    tool: append_line
+    args_from: {{path: inputs.out}}
+    args: {{text: to-be-undone}}
+  - name: fail
+    type: tool
+    tool: big
+    args: {{size: not-a-number}}
+"""
+
+
+def failing_task(folder: Path) -> Path:
+    """A backed-up append_line (after its automatic gate), then a step that fails."""
+    path = folder / "fails.yaml"
+    path.write_text(FAILS.format(tools=TOOLS_FILE), encoding="utf-8")
+    return path

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from task_files import gated_task
+from task_files import failing_task, gated_task
 from temporal_helpers import Workers, loopwright_env, shape
 
 from loopwright.events import event_to_dict
@@ -112,3 +112,20 @@ def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(workers: Workers, tmp_pat
     assert not out.exists()  # the write after the gate never ran
     stored = stored_events(workers.store, str(last["run_id"]))
     assert stored[-1] == last and stored[-2]["type"] == "task_complete"
+
+
+def test_a_failed_task_run_is_rolled_back_on_its_worker(workers: Workers, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("original\n", encoding="utf-8")
+    workers.start()
+    command = task_command(failing_task(tmp_path), out, tmp_path, workers.store, "--yes",
+                           "--rollback-on-failure", "--engine", "temporal",
+                           "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
+    code, shown, err = run_json(command)
+    assert code == 1, err
+    assert out.read_text() == "original\n"  # the append was undone from its backup
+    kinds = [e["type"] for e in shown]
+    assert kinds.count("change_recorded") == 1
+    undo = [e for e in shown if e["type"] == "function_result" and e["function"] == "undo"]
+    assert len(undo) == 1 and undo[0]["success"] is True
+    assert (shown[-1]["type"], shown[-1]["status"]) == ("run_finished", "rolled_back")

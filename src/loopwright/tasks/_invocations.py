@@ -1,5 +1,5 @@
-"""The invocations a task step hands to `fx.call_tool` besides a tool's own: the backup
-before a write, and one attempt of an agent step.
+"""The invocations a task run hands to `fx.call_tool` besides a tool's own: the backup
+before a write, one attempt of an agent step, and the rollback of a failed run.
 
 Each is a small callable object rather than a closure, so an engine that performs effects
 somewhere else (the Temporal engine runs them in activities on a worker) can read what to
@@ -24,7 +24,7 @@ from loopwright.events import (
     ToolCallEvent,
 )
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.safety.operations import before_operation
+from loopwright.safety.operations import ChangeEntry, before_operation, execute_undo
 from loopwright.tasks._context import StepContext
 from loopwright.tools import ToolRegistry
 
@@ -48,6 +48,20 @@ class BackupInvocation:
         except LoopwrightError as exc:
             return ToolResult(call.id, call.name, str(exc), True)
         return ToolResult(call.id, call.name, json.dumps([e.to_dict() for e in entries]))
+
+
+@dataclass
+class UndoInvocation:
+    """Restore `changes` (newest first, as `execute_undo` does); the result's content is
+    each entry's outcome as JSON: [{"entry": ..., "ok": ..., "message": ...}]."""
+
+    ctx: StepContext
+    changes: tuple[ChangeEntry, ...]
+
+    async def __call__(self, call: ToolCall) -> ToolResult:
+        outcomes = execute_undo(self.changes, self.ctx.safety)
+        data = [{"entry": o.entry.to_dict(), "ok": o.ok, "message": o.message} for o in outcomes]
+        return ToolResult(call.id, call.name, json.dumps(data))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import tempfile
 from pathlib import Path
 
@@ -33,9 +34,11 @@ from loopwright.events import (
     TaskStartEvent,
     WarningEvent,
 )
-from loopwright.safety.operations import OperationSafety, execute_undo
+from loopwright.messages import ToolCall
+from loopwright.safety.operations import ChangeEntry, OperationSafety
 from loopwright.tasks._context import Journal, StepContext
 from loopwright.tasks._expressions import compile_expression
+from loopwright.tasks._invocations import UndoInvocation
 from loopwright.tasks._models import StepDefinition, TaskRunState
 from loopwright.tasks._progress import StepOutcome, TaskProgress, advance, forgive
 from loopwright.tasks._spec import TaskPlan
@@ -217,18 +220,23 @@ async def _finish(ctx: StepContext, progress: TaskProgress) -> None:
 
 
 async def _undo(ctx: StepContext, progress: TaskProgress) -> int:
-    """Restore the run's changes, newest first (restoring a backup twice is harmless, so
-    a resumed run that was rolling back simply does it again). How many were undone."""
+    """Restore the run's changes, newest first, as one effect (restoring a backup twice is
+    harmless, so a resumed run that was rolling back simply does it again). How many were
+    undone."""
+    call = ToolCall(f"{ctx.run_id}:undo", "undo", {"changes": len(progress.changes)})
+    invoke = UndoInvocation(ctx, tuple(progress.changes))
+    result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
     undone = 0
-    for outcome in execute_undo(progress.changes, ctx.safety):
-        undone += outcome.ok
+    for outcome in json.loads(result.content):
+        entry = ChangeEntry.from_dict(outcome["entry"])
+        undone += bool(outcome["ok"])
         await ctx.journal.append(
             FunctionResultEvent,
-            step=outcome.entry.step,
+            step=entry.step,
             function="undo",
-            arguments={"resource_id": outcome.entry.resource_id},
-            result=outcome.message if outcome.ok else None,
-            success=outcome.ok,
-            error=None if outcome.ok else outcome.message,
+            arguments={"resource_id": entry.resource_id},
+            result=outcome["message"] if outcome["ok"] else None,
+            success=bool(outcome["ok"]),
+            error=None if outcome["ok"] else outcome["message"],
         )
     return undone

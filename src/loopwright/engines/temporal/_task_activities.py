@@ -32,9 +32,10 @@ from loopwright.errors import ConfigurationError
 from loopwright.events import Event, ModelTextDeltaEvent
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import resolve_model
+from loopwright.safety.operations import ChangeEntry
 from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._context import Journal, StepContext
-from loopwright.tasks._invocations import AgentInvocation, BackupInvocation
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
 from loopwright.tasks._run import _context
 from loopwright.tasks._spec import TaskSpec, prepare_task
 
@@ -48,11 +49,6 @@ def check_task_spec(spec: TaskSpec) -> None:
     """What the Temporal engine cannot do for a task run yet (refused, nothing started)."""
     if not spec.task_file:
         raise ConfigurationError("a task run on Temporal needs a task file (workers load it)")
-    if spec.rollback_on_failure:
-        raise ConfigurationError(
-            "--rollback-on-failure is not supported with --engine temporal yet: roll a failed "
-            "run back with `loopwright task rollback RUN_ID` on the worker's host"
-        )
 
 
 class TaskActivities:
@@ -139,6 +135,9 @@ async def _invoke(ctx: StepContext, what: dict[str, Any], call: ToolCall) -> Too
         return await ctx.tool_executor.execute(call)
     if kind == "backup":
         return await BackupInvocation(ctx, what["tool"], what["arguments"], what["step"])(call)
+    if kind == "undo":
+        changes = tuple(ChangeEntry.from_dict(c) for c in what["changes"])
+        return await UndoInvocation(ctx, changes)(call)
     if kind == "agent":
         invocation = AgentInvocation(
             ctx, what["prompt"], what["step"], int(what["attempt"]), what.get("schema")

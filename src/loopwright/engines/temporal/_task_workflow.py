@@ -8,8 +8,9 @@ next activity to the Postgres event log, as for agent runs.
 
 The workflow loads the task file itself (its steps decide the control flow; the workers
 load it again for the tools): it must be at the same path on every worker and must not
-change while the run lasts. No state JSON file is written on this engine: the run store
-is the run's state (`runs show`, `task rollback --store`).
+change while the run lasts. A failed run's rollback (`rollback_on_failure`) is one more
+effect on a worker, which restores the backups it took there. No state JSON file is
+written on this engine: the run store is the run's state (`runs show`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from loopwright.errors import ConfigurationError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
-from loopwright.tasks._invocations import AgentInvocation, BackupInvocation
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
 from loopwright.tasks._run import run_task
 from loopwright.tasks._spec import TaskSpec, prepare_task
 from loopwright.tools import ToolExecutor
@@ -55,6 +56,8 @@ def invocation_data(invoke: ToolInvocation) -> dict[str, Any]:
     if isinstance(invoke, AgentInvocation):
         return {"kind": "agent", "prompt": invoke.prompt, "step": invoke.step,
                 "attempt": invoke.attempt, "schema": invoke.schema}  # fmt: skip
+    if isinstance(invoke, UndoInvocation):
+        return {"kind": "undo", "changes": [c.to_dict() for c in invoke.changes]}
     if isinstance(getattr(invoke, "__self__", None), ToolExecutor):
         return {"kind": "tool"}
     raise ConfigurationError(f"the Temporal engine cannot run the invocation {invoke!r}")
