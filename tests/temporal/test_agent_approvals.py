@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import (
+    TOOLS_FILE,
+    Workers,
+    action,
+    final,
+    loopwright_env,
+    run_command,
+    write_script,
+)
 
 from loopwright.engines.temporal import connect, send_decision, start_agent_run
 from loopwright.engines.temporal._content import ContentStore
@@ -81,3 +90,21 @@ async def test_a_tool_approval_is_a_workflow_update(workers: Workers, tmp_path: 
     finally:
         content.close()
     assert "denied it. Reason given: not twice." in told  # the model is told why
+
+
+def test_yes_approves_the_calls_of_a_run_on_temporal(workers: Workers, tmp_path: Path) -> None:
+    """`loopwright run --engine temporal --approve TOOL --yes`: as on the embedded engine,
+    each waiting call is approved (here: by sending the Update), and runs once."""
+    out = tmp_path / "out.txt"
+    script = write_script(tmp_path, out, ["one", "two"])
+    workers.start()
+    command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
+                          "--temporal", workers.address, "--task-queue", workers.queue,
+                          "--approve", "append_line", "--yes")  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True, env=loopwright_env(),
+                          timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == "one\ntwo\n"
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    decisions = [(e["approved"], e["decided_by"]) for e in events if e["type"] == "gate_decision"]
+    assert decisions == [(True, "--yes"), (True, "--yes")]

@@ -62,10 +62,10 @@ def serve_command(args: argparse.Namespace) -> int:
         tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
     engine = None
     if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
-        from loopwright.cli._worker import _needs
+        from loopwright.cli._worker import needs_temporal
         from loopwright.engines.temporal._launcher import TemporalLauncher
 
-        address, _ = _needs(args)
+        address, _ = needs_temporal(args)
         engine = TemporalLauncher(address, task_queue=args.task_queue)
     config = ServerConfig(
         runtime=Runtime(open_run_store(args.store)),

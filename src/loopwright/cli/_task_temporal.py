@@ -13,13 +13,14 @@ import argparse
 import asyncio
 import contextlib
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from loopwright.cli._approve import waiting_line
-from loopwright.cli._worker import CANCEL_WAIT_S, TAIL_WAIT_S, _needs
+from loopwright.cli._worker import CANCEL_WAIT_S, TAIL_WAIT_S, needs_temporal
 from loopwright.errors import RunError
 from loopwright.events import ConfirmationRequiredEvent, Event, RunFinishedEvent
 from loopwright.store import PersistentStore, open_store
@@ -28,7 +29,7 @@ from loopwright.tasks import TaskSpec
 
 def run_task_on_temporal(args: argparse.Namespace, spec: TaskSpec, view: Any, err: Console) -> int:
     """Start the task's workflow, show its events to its end; 0 when it completed."""
-    address, url = _needs(args)
+    address, url = needs_temporal(args)
     store = open_store(url)
     try:
         status = asyncio.run(_run(args, address, url, spec, store, view, err))
@@ -53,6 +54,7 @@ async def _run(
     client = await connect(address)
     handle = await start_task_run(client, spec, task_queue=args.task_queue)
     result = asyncio.ensure_future(handle.result())
+    decide = gate_decider(args, address, err)
     shown = 0
 
     async def to_end() -> str:
@@ -61,7 +63,8 @@ async def _run(
             for event in await asyncio.to_thread(store.events, handle.id, after=shown):
                 view.show(event)
                 shown = event.seq
-                await _decide(args, address, event, err)
+                if decide is not None:
+                    await decide(event)
                 if isinstance(event, RunFinishedEvent):
                     return event.status
             more = await asyncio.to_thread(store.events, handle.id, after=shown)
@@ -86,17 +89,27 @@ async def _run(
                 await result
 
 
-async def _decide(args: argparse.Namespace, address: str, event: Event, err: Console) -> None:
-    """--yes approves; a terminal asks; otherwise the gate waits for another process."""
-    from loopwright.engines.temporal import send_decision
+def gate_decider(
+    args: argparse.Namespace, address: str, err: Console | None = None
+) -> Callable[[Event], Awaitable[None]] | None:
+    """What decides a run's waiting gates from this command: --yes approves each, a
+    terminal asks; otherwise they wait for another process (`runs approve`, the dashboard),
+    which `err` (if given) is told. None when nothing here decides or tells."""
+    if not args.yes and not sys.stdin.isatty() and err is None:
+        return None
 
-    if not isinstance(event, ConfirmationRequiredEvent):
-        return
-    if args.yes:
-        await send_decision(address, event.run_id, event.request_id, True, "--yes")
-    elif sys.stdin.isatty():
-        answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
-        approved = answer.strip().lower() in {"y", "yes"}
-        await send_decision(address, event.run_id, event.request_id, approved, "terminal")
-    else:
-        err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
+    async def decide(event: Event) -> None:
+        from loopwright.engines.temporal import send_decision
+
+        if not isinstance(event, ConfirmationRequiredEvent):
+            return
+        if args.yes:
+            await send_decision(address, event.run_id, event.request_id, True, "--yes")
+        elif sys.stdin.isatty():
+            answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
+            approved = answer.strip().lower() in {"y", "yes"}
+            await send_decision(address, event.run_id, event.request_id, approved, "terminal")
+        elif err is not None:
+            err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
+
+    return decide

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from loopwright.cli._options import (
 )
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError, RunError
-from loopwright.events import RunFinishedEvent
+from loopwright.events import Event, RunFinishedEvent
 from loopwright.runtime import RunSpec
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.store import PersistentStore, open_store
@@ -98,6 +98,8 @@ def run_on_temporal(
     args: argparse.Namespace, make_spec: Callable[[argparse.Namespace], RunSpec]
 ) -> int:
     """`loopwright run --engine temporal`: start the workflow, show its events, exit 0/1."""
+    from loopwright.cli._task_temporal import gate_decider
+
     address, url = needs_temporal(args)
     if args.secret or args.secrets_file:
         raise ConfigurationError(
@@ -115,8 +117,9 @@ def run_on_temporal(
             spec = make_spec(args)
         view = JsonLinesView() if args.json else LiveView()
         outcome = asyncio.run(
-            _run(address, args.task_queue, spec, store, view, parent_run_id=args.continue_run)
-        )
+            _run(address, args.task_queue, spec, store, view, parent_run_id=args.continue_run,
+                 decide=gate_decider(args, address))
+        )  # fmt: skip
     finally:
         if view is not None:
             view.close()
@@ -132,24 +135,31 @@ async def _run(
     view: JsonLinesView | LiveView,
     *,
     parent_run_id: str | None = None,
+    decide: Callable[[Event], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """Start the run and follow it."""
     from loopwright.engines.temporal import connect, start_agent_run
 
     client = await connect(address)
     handle = await start_agent_run(client, spec, task_queue=task_queue, parent_run_id=parent_run_id)
-    return await follow_run(handle, store, view)
+    return await follow_run(handle, store, view, decide=decide)
 
 
 async def follow_run(
-    handle: Any, store: PersistentStore, view: JsonLinesView | LiveView, *, after: int = 0
+    handle: Any,
+    store: PersistentStore,
+    view: JsonLinesView | LiveView,
+    *,
+    after: int = 0,
+    decide: Callable[[Event], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """Show the run's events (after `after`) until its run_finished; Ctrl-C cancels the
-    run (as on the embedded engine) and shows it ending."""
+    run (as on the embedded engine) and shows it ending. `decide` sees each event (a
+    waiting gate: --yes or the terminal decide it)."""
     from temporalio.client import WorkflowFailureError
 
     result = asyncio.ensure_future(handle.result())
-    tail = _Tail(handle.id, store, view, seq=after)
+    tail = _Tail(handle.id, store, view, seq=after, decide=decide)
     try:
         return await tail.to_end(result)
     except asyncio.CancelledError:  # Ctrl-C: the run is cancelled on its worker too
@@ -174,6 +184,7 @@ class _Tail:
     store: PersistentStore
     view: JsonLinesView | LiveView
     seq: int = 0
+    decide: Callable[[Event], Awaitable[None]] | None = None
 
     async def to_end(self, result: asyncio.Future[Any]) -> dict[str, Any]:
         """Until the run's run_finished (or its workflow's end)."""
@@ -181,6 +192,8 @@ class _Tail:
             for event in await asyncio.to_thread(self.store.events, self.run_id, after=self.seq):
                 self.view.show(event)
                 self.seq = event.seq
+                if self.decide is not None:
+                    await self.decide(event)
                 if isinstance(event, RunFinishedEvent):
                     return {"status": event.status, "answer": event.answer}
             more = await asyncio.to_thread(self.store.events, self.run_id, after=self.seq)
