@@ -278,7 +278,8 @@ def _field_names(kind: type) -> tuple[str, ...]:
     return names
 
 
-_SCALARS = (int, float, bool, type(None))
+_LEAVES: frozenset[type] = frozenset({int, float, bool, type(None)})
+"""Types with no string in them."""
 
 
 def _lower(text: str) -> str:
@@ -301,24 +302,36 @@ def _key_needs_a_look(key: str) -> bool:
 
 def _collect(value: object, texts: list[str], keys: list[str]) -> None:
     """Every string in `value` into `texts` and every string key of its dicts into `keys`;
-    the fields of dataclasses are walked by value (their names are code, not data)."""
+    the fields of dataclasses are walked by value (their names are code, not data).
+
+    Once per event: strings and scalars are taken where they are met rather than pushed,
+    and a dict is known by its type before the (slow) Mapping check; an event cost ~10 µs
+    here before, about a third of what sending it costs (bench/store_on_off.py)."""
     stack = [value]
     while stack:
         item = stack.pop()
         kind = type(item)
+        children: Iterable[object]
         if kind is str:
             texts.append(item)  # type: ignore[arg-type]
-        elif kind in _SCALARS:
             continue
-        elif isinstance(item, Mapping):
-            for key, child in item.items():
+        if kind in _LEAVES:
+            continue
+        if kind is dict or (kind is not list and kind is not tuple and isinstance(item, Mapping)):
+            for key in item:  # type: ignore[attr-defined]
                 if type(key) is str:
                     keys.append(key)
-                stack.append(child)
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
+            children = item.values()  # type: ignore[attr-defined]
+        elif kind is list or kind is tuple or isinstance(item, (list, tuple)):
+            children = item  # type: ignore[assignment]
         else:
-            stack.extend(getattr(item, name) for name in _field_names(kind))
+            children = [getattr(item, name) for name in _field_names(kind)]
+        for child in children:
+            child_kind = type(child)
+            if child_kind is str:
+                texts.append(child)  # type: ignore[arg-type]
+            elif child_kind not in _LEAVES:
+                stack.append(child)
 
 
 @functools.lru_cache(maxsize=4)
