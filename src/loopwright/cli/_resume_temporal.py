@@ -61,14 +61,12 @@ async def _resume(
     from temporalio.service import RPCError, RPCStatusCode
 
     from loopwright.cli._worker import follow_run
-    from loopwright.engines.temporal import connect, resume_agent_run
+    from loopwright.engines.temporal import connect, resume_agent_run, resume_task_run
+    from loopwright.tasks import recorded_task_spec
 
     record = find_run(store, run_id)
     check_resumable(record)
     events = await asyncio.to_thread(store.events, run_id)
-    spec = agent_spec(record, events)
-    started = next((e for e in events if isinstance(e, RunStartedEvent)), None)
-    extra = (started.options.get("extra") or {}) if started is not None else {}
     client = await connect(address)
     try:
         described = await client.get_workflow_handle(run_id).describe()
@@ -80,6 +78,13 @@ async def _resume(
     except RPCError as exc:
         if exc.status != RPCStatusCode.NOT_FOUND:
             raise
+    if record.kind == "task":  # engines/temporal/_task_workflow.py
+        task_spec = recorded_task_spec(events)
+        handle = await resume_task_run(client, task_spec, run_id, task_queue=task_queue)
+        return await follow_run(handle, store, view, after=events[-1].seq if events else 0)
+    spec = agent_spec(record, events)
+    started = next((e for e in events if isinstance(e, RunStartedEvent)), None)
+    extra = (started.options.get("extra") or {}) if started is not None else {}
     handle = await resume_agent_run(
         client,
         spec,

@@ -6,6 +6,7 @@ from loopwright.engines.temporal._approvals import send_decision
 from loopwright.engines.temporal._client import (
     connect,
     resume_agent_run,
+    resume_task_run,
     run_worker,
     start_agent_run,
     start_task_run,
@@ -25,6 +26,7 @@ __all__ = [
     "TemporalEffects",
     "connect",
     "resume_agent_run",
+    "resume_task_run",
     "run_worker",
     "send_decision",
     "start_agent_run",

@@ -99,6 +99,22 @@ async def resume_agent_run(
     return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
 
 
+async def resume_task_run(
+    client: Client,
+    spec: TaskSpec,
+    run_id: str,
+    *,
+    settings: EngineSettings | None = None,
+    task_queue: str = TASK_QUEUE,
+) -> WorkflowHandle[Any, Any]:
+    """Go on with the stored task run `run_id` (its recorded `spec`) in a new workflow of
+    the same id, after its workflow failed or was terminated: recorded steps are served
+    from its events, a gate that was waiting waits again."""
+    data = {"run_id": run_id, "spec": spec.to_dict(), "resume": True,
+            "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
+    return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
+
+
 async def run_worker(
     client: Client,
     store_url: str,

@@ -29,7 +29,7 @@ from loopwright.engines.temporal._activities import (
 )
 from loopwright.engines.temporal._content import result_dict
 from loopwright.errors import ConfigurationError
-from loopwright.events import Event, ModelTextDeltaEvent
+from loopwright.events import Event, ModelTextDeltaEvent, event_to_dict
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import resolve_model
 from loopwright.safety.operations import ChangeEntry
@@ -42,6 +42,9 @@ from loopwright.tasks._spec import TaskSpec, prepare_task
 TASK_PREPARE = "loopwright.task_prepare.v1"
 TASK_EFFECT = "loopwright.task_effect.v1"
 GATE_OPEN = "loopwright.gate_open.v1"
+TASK_RECORDING = "loopwright.task_recording.v1"
+RECORDING_PAGE = 500
+"""Events per page of a resumed task run's recording."""
 GATE_LEASE_MARGIN_S = 120.0
 
 
@@ -60,7 +63,7 @@ class TaskActivities:
         self._cache_runs = cache_runs
 
     def all(self) -> list[Callable[..., Any]]:
-        return [self.prepare, self.effect, self.gate_open]
+        return [self.prepare, self.effect, self.gate_open, self.recording]
 
     def _context(self, run_id: str, spec_data: dict[str, Any]) -> StepContext:
         """The run's StepContext on this worker (its plan, tools, backups), made once."""
@@ -126,6 +129,15 @@ class TaskActivities:
             store = self.runs.store
             await asyncio.to_thread(store.acquire_lease, run_id, LEASE_OWNER, ttl)
         return len(data["events"])
+
+    @activity.defn(name=TASK_RECORDING)
+    async def recording(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One page of a task run's stored events after `after` (a resumed run replays
+        them)."""
+        run_id, after = data["run_id"], int(data["after"])
+        stored = await asyncio.to_thread(self.runs.store.events, run_id, after=after)
+        page = stored[:RECORDING_PAGE]
+        return {"events": [event_to_dict(e) for e in page], "more": len(stored) > len(page)}
 
 
 async def _invoke(ctx: StepContext, what: dict[str, Any], call: ToolCall) -> ToolResult:

@@ -24,19 +24,21 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult
+from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult, replaying
 from loopwright.effects._protocol import ToolInvocation, Verification
 from loopwright.engines.temporal._activities import TOOL_OUTCOME
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
+from loopwright.engines.temporal._continue import ContinuedLog
 from loopwright.engines.temporal._effects import (
     EngineSettings,
     WorkflowClock,
     _loopwright_error,
 )
-from loopwright.engines.temporal._task_activities import TASK_EFFECT, TASK_PREPARE
+from loopwright.engines.temporal._task_activities import TASK_EFFECT, TASK_PREPARE, TASK_RECORDING
 from loopwright.errors import ConfigurationError
+from loopwright.events import Event, event_from_dict
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
@@ -147,12 +149,14 @@ class TaskRunWorkflow(Approvable):
         plan = dataclasses.replace(
             plan, settings=dataclasses.replace(plan.settings, state_root=None)
         )
+        recorded = await _recording(run_id, settings) if data.get("resume") else []
         pending = GatePendingEvents(run_id, settings)
-        log = EventLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(), recorder=pending)
+        log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(),
+                           recorder=pending, recorded=recorded)  # fmt: skip
         fx = TemporalTaskEffects(log, pending, data["spec"], settings)
         self.gates = fx.gates
-        try:
-            state = await run_task(plan, fx)
+        try:  # a resumed run: the recorded effects are served, then it goes on live
+            state = await run_task(plan, replaying(fx, recorded))
         except asyncio.CancelledError:
             await pending.flush()  # task_complete and run_finished (cancelled)
             raise
@@ -163,3 +167,19 @@ class TaskRunWorkflow(Approvable):
             "steps": len(state.steps_completed),
             "failed_step": state.current_step if state.status != "completed" else None,
         }
+
+
+async def _recording(run_id: str, settings: EngineSettings) -> list[Event]:
+    """The run's stored events (a resumed run's), page by page."""
+    events: list[Event] = []
+    while True:
+        after = events[-1].seq if events else 0
+        page = await workflow.execute_activity(
+            TASK_RECORDING,
+            {"run_id": run_id, "after": after},
+            start_to_close_timeout=timedelta(seconds=120),
+            retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
+        )
+        events.extend(event_from_dict(e) for e in page["events"])
+        if not page["more"]:
+            return events
