@@ -83,7 +83,7 @@ class EventLog:
         if not self.listening:
             return None
         if self.scrubber is not None:
-            fields = self.scrubber.scrub_value(fields)
+            fields = self.scrubber.scrub_fields(fields)
         self.seq += 1
         event = event_type(run_id=self.run_id, seq=self.seq, ts=self._now(), **fields)
         if self.seq <= len(self.recorded):

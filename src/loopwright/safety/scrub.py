@@ -202,11 +202,25 @@ class Scrubber:
         texts: list[str] = []
         keys: list[str] = []
         _collect(value, texts, keys)
-        texts += [key for key in keys if _key_needs_a_look(key)]
-        exact_in_keys = self._exact is not None and keys and self._exact.search("\n".join(keys))
-        if not exact_in_keys and (not texts or not self._may_hold_secret("\n".join(texts))):
+        if not self._needs_walk(texts, keys):
             return value  # the common case: one pass over the strings, no copy
         return cast(V, self._walk(value, 0))
+
+    def scrub_fields(self, fields: dict[str, V]) -> dict[str, V]:
+        """An event's fields, by name, scrubbed as `scrub_value` does; the names are code,
+        not data (as a dataclass's), so only the values are searched."""
+        texts: list[str] = []
+        keys: list[str] = []
+        _collect(tuple(fields.values()), texts, keys)
+        if not self._needs_walk(texts, keys):
+            return fields
+        return cast(dict[str, V], self._walk(fields, 0))
+
+    def _needs_walk(self, texts: list[str], keys: list[str]) -> bool:
+        texts += [key for key in keys if _key_needs_a_look(key)]
+        if self._exact is not None and keys and self._exact.search("\n".join(keys)):
+            return True
+        return bool(texts) and self._may_hold_secret("\n".join(texts))
 
     def _may_hold_secret(self, text: str) -> bool:
         """Could scrubbing change `text`? (An exact value or a detector's hint is in it;
