@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 from temporal_helpers import TOOLS_FILE, Workers, action, final, loopwright_env, write_script
+from test_serve_engine import server  # noqa: F401 (the fixture: serve --engine temporal)
 
 from loopwright.agent import AgentOptions
 from loopwright.engines.temporal import connect, send_decision, start_agent_run
@@ -158,3 +160,38 @@ async def test_a_stopped_run_is_continued_on_temporal(workers: Workers, tmp_path
     assert shown[0]["run_id"] != first.id
     assert "echo" in shown[0]["request"]  # the follow-up request names the work done
     assert shown[-1]["type"] == "run_finished" and shown[-1]["status"] == "completed"
+
+
+async def test_the_server_resumes_a_terminated_run(
+    workers: Workers,
+    server: str,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """`POST /api/runs/{id}/resume` on `serve --engine temporal`: a new workflow resumes it."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    out = mine / "out.txt"
+    script = write_script(mine, out, ["line1", "line2"])
+    spec = RunSpec(
+        request="echo hello, then write the lines",
+        model=f"scripted:{script}",
+        tools=("echo", f"{TOOLS_FILE}:append_line"),
+        workspace=str(mine),
+    )
+    hung = workers.start(LOOPWRIGHT_TEST_HANG_AFTER="line1")
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    await _until(lambda: "hanging after line1" in workers.logs(), "the tool's effect")
+    await handle.terminate("the test stops it")
+    hung.terminate()
+    hung.wait(timeout=20)
+    workers.start()
+
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        resumed = await http.post(f"/api/runs/{handle.id}/resume")
+        assert resumed.status_code == 202, resumed.text
+        outcome = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 90)
+        assert outcome["status"] == "completed", workers.logs()
+        again = await http.post(f"/api/runs/{handle.id}/resume")
+        assert again.status_code == 409 and "already ended" in again.text
+    assert out.read_text() == "line1\nline2\n"  # each effect once

@@ -15,10 +15,7 @@ from typing import Any
 
 from loopwright.cli._options import TASK_QUEUE, TEMPORAL, opt
 from loopwright.cli._view import JsonLinesView, LiveView
-from loopwright.errors import ConfigurationError, UsageError
-from loopwright.events import RunStartedEvent
-from loopwright.runtime._replay import find_run
-from loopwright.runtime._resume import agent_spec, check_resumable
+from loopwright.errors import ConfigurationError
 from loopwright.store import PersistentStore, open_store
 
 RESUME_ENGINE = opt(
@@ -57,40 +54,10 @@ async def _resume(
     store: PersistentStore,
     view: JsonLinesView | LiveView,
 ) -> dict[str, Any]:
-    from temporalio.client import WorkflowExecutionStatus
-    from temporalio.service import RPCError, RPCStatusCode
-
     from loopwright.cli._worker import follow_run
-    from loopwright.engines.temporal import connect, resume_agent_run, resume_task_run
-    from loopwright.tasks import recorded_task_spec
+    from loopwright.engines.temporal import connect
+    from loopwright.engines.temporal._resume import resume_stored_run
 
-    record = find_run(store, run_id)
-    check_resumable(record)
-    events = await asyncio.to_thread(store.events, run_id)
     client = await connect(address)
-    try:
-        described = await client.get_workflow_handle(run_id).describe()
-        if described.status == WorkflowExecutionStatus.RUNNING:
-            raise UsageError(
-                f"run {run_id} is still executing on Temporal (its workflow is running): "
-                "nothing to resume"
-            )
-    except RPCError as exc:
-        if exc.status != RPCStatusCode.NOT_FOUND:
-            raise
-    if record.kind == "task":  # engines/temporal/_task_workflow.py
-        task_spec = recorded_task_spec(events)
-        handle = await resume_task_run(client, task_spec, run_id, task_queue=task_queue)
-        return await follow_run(handle, store, view, after=events[-1].seq if events else 0)
-    spec = agent_spec(record, events)
-    started = next((e for e in events if isinstance(e, RunStartedEvent)), None)
-    extra = (started.options.get("extra") or {}) if started is not None else {}
-    handle = await resume_agent_run(
-        client,
-        spec,
-        run_id,
-        workspace_section=extra.get("workspace_context"),
-        parent_run_id=record.parent_run_id,
-        task_queue=task_queue,
-    )
-    return await follow_run(handle, store, view, after=events[-1].seq if events else 0)
+    handle, after = await resume_stored_run(client, store, run_id, task_queue=task_queue)
+    return await follow_run(handle, store, view, after=after)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunHandle, RunSpec, Runtime
+from loopwright.store import RunStore
 from loopwright.tasks import TaskSpec
 from loopwright.tools import BUILTIN_TOOLS
 from loopwright.tools._threads import ToolThreads
@@ -64,6 +65,10 @@ class RunEngine(Protocol):
     async def start_agent(self, spec: RunSpec) -> StartedRun: ...
 
     async def start_task(self, spec: TaskSpec) -> StartedRun: ...
+
+    async def resume(self, run_id: str, store: RunStore) -> StartedRun:
+        """Resume a stored run the engine executed; a UsageError says why not."""
+        ...
 
     async def cancel(self, run_id: str) -> bool:
         """Ask the run to cancel; False if the engine runs no such run."""

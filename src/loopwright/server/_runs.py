@@ -211,6 +211,13 @@ async def resume_run(request: Request) -> JSONResponse:
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     runtime = config.runtime
+    engine = remote_engine(config, record)
+    if engine is not None:  # it executed on Temporal: a new workflow resumes it there
+        try:
+            await engine.resume(record.run_id, runtime.store)
+        except UsageError as exc:
+            raise ApiError(409, str(exc)) from None
+        return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)
     handle = runtime.handles.get(record.run_id)
     if handle is not None and not handle.done:
         raise ApiError(409, f"run {record.run_id} is already running")

@@ -14,6 +14,7 @@ from loopwright.engines.temporal._client import connect, start_agent_run, start_
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.runtime import RunSpec
+from loopwright.store import RunStore
 from loopwright.tasks import TaskSpec
 
 
@@ -45,6 +46,18 @@ class TemporalLauncher:
         client = await self.client()
         queue = self.task_queue
         return await start_agent_run(client, spec, settings=self.settings, task_queue=queue)
+
+    async def resume(self, run_id: str, store: RunStore) -> WorkflowHandle[Any, Any]:
+        """Resume the stored run `run_id` whose workflow ended without finishing it
+        (a UsageError says why not: finished, still running, no recorded spec)."""
+        from loopwright.engines.temporal._resume import resume_stored_run
+
+        client = await self.client()
+        queue = self.task_queue
+        handle, _ = await resume_stored_run(
+            client, store, run_id, task_queue=queue, settings=self.settings
+        )
+        return handle
 
     async def start_task(self, spec: TaskSpec) -> WorkflowHandle[Any, Any]:
         client = await self.client()
