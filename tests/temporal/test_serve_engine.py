@@ -4,6 +4,7 @@ they do with the embedded engine. Everything through real HTTP on loopback."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -133,3 +134,31 @@ async def test_a_task_run_is_approved_and_another_cancelled_over_http(
     decision = next(e for e in stored(workers.store, run_id) if e["type"] == "gate_decision")
     assert decision["approved"] is True and decision["decided_by"].startswith("api:")
     assert missing.status_code == 422 and missing.json()["error"]["field"] == "inputs.nope"
+
+
+async def test_a_terminated_task_run_is_resumed_over_http(
+    workers: Workers, server: str, tmp_path: Path
+) -> None:
+    workers.start()
+    out = tmp_path / "out.txt"
+    out.write_text("", encoding="utf-8")
+    body = {"task": "gated-append", "inputs": {"out": str(out)}}
+    client = await connect(workers.address)
+    async with httpx.AsyncClient(base_url=server, timeout=60) as http:
+        run_id = (await http.post("/api/runs", json=body)).json()["run_id"]
+        events_url = f"/api/runs/{run_id}/events"
+        asked = (await sse_until(http, events_url, "confirmation_required"))[-1]
+        await client.get_workflow_handle(run_id).terminate("lost")
+        resumed = await http.post(f"/api/runs/{run_id}/resume")
+        assert resumed.status_code == 202, resumed.text
+        again = await http.post(f"/api/runs/{run_id}/resume")
+        assert again.status_code == 409  # its new workflow runs
+        gate_url = f"/api/runs/{run_id}/gates/{asked['request_id']}"
+        deadline = time.monotonic() + 60
+        while (decided := await http.post(gate_url, json={"approve": True})).status_code != 200:
+            assert decided.status_code == 409 and time.monotonic() < deadline, decided.text
+            await asyncio.sleep(0.2)  # until the resumed workflow has the gate open again
+        events = await sse_until(http, events_url, "run_finished")
+    assert events[-1]["status"] == "completed"
+    assert out.read_text() == "after-the-gate\n"
+    assert [e["type"] for e in events].count("confirmation_required") == 1
