@@ -16,8 +16,8 @@ from pathlib import Path
 import psycopg
 from temporal_helpers import Workers, action, final
 
-from loopwright.engines.temporal import connect, start_agent_run
-from loopwright.events import RunFinishedEvent, ToolCallEvent, event_to_dict
+from loopwright.engines.temporal import RunActivities, connect, start_agent_run
+from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -103,8 +103,75 @@ async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
 
     started = [int(p.name) for p in pids.iterdir()]
     assert len(started) == 1, started  # opened once, on the worker, for the run
-    deadline = time.monotonic() + 15
-    while _alive(started[0]):  # closed when the run ended, the worker still running
-        assert time.monotonic() < deadline, "the run's MCP server was not closed"
-        await asyncio.sleep(0.1)
+    await _until_dead(started[0])  # closed when the run ended, the worker still running
     assert workers.procs[0].poll() is None
+
+
+async def test_a_worker_closes_the_sessions_of_runs_that_ended_elsewhere(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A worker that opened a run's MCP server, but did not store the run's end (another
+    worker did), closes it before it opens another run's; stopping closes the rest."""
+    token, pids = tmp_path / "token.txt", tmp_path / "pids"
+    token.write_text("t")
+    pids.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([final("nothing to do")]))
+    spec = RunSpec(
+        request="use the vault",
+        model=f"scripted:{script}",
+        mcp=(f"python {SERVER} {token} {pids}",),
+        workspace=str(tmp_path),
+    )
+    activities = RunActivities(pg_url)
+    try:
+        plan = await activities.prepare({"run_id": "run_ended_elsewhere", "spec": spec.to_dict()})
+        assert [d["name"] for d in plan["mcp_tools"]] == ["read_token", "add_note"]
+        first = [int(p.name) for p in pids.iterdir()]
+        store = open_store(pg_url)
+        try:  # the run ends on another worker: its events are stored there
+            store.append_many(
+                [
+                    RunStartedEvent(
+                        run_id="run_ended_elsewhere",
+                        seq=1,
+                        ts=0.0,
+                        kind="agent",
+                        request="x",
+                        model="m",
+                        tools=[],
+                        options={},
+                        tenant="default",
+                    ),
+                    RunFinishedEvent(
+                        run_id="run_ended_elsewhere",
+                        seq=2,
+                        ts=1.0,
+                        status="completed",
+                        answer="ok",
+                        reason=None,
+                        usage={},
+                        cost=0.0,
+                        steps=0,
+                        partial=None,
+                    ),
+                ]
+            )
+        finally:
+            store.close()
+        assert len(first) == 1 and _alive(first[0])
+        await activities.prepare({"run_id": "run_next", "spec": spec.to_dict()})
+        second = [int(p.name) for p in pids.iterdir() if int(p.name) not in first]
+        assert len(second) == 1 and _alive(second[0])
+        await _until_dead(first[0])
+        assert activities.mcp.open_runs() == ["run_next"]
+    finally:
+        await activities.aclose()
+    await _until_dead(second[0])
+
+
+async def _until_dead(pid: int) -> None:
+    deadline = time.monotonic() + 15
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"MCP server {pid} still running"
+        await asyncio.sleep(0.1)

@@ -42,8 +42,10 @@ from loopwright.events import Event, RunFinishedEvent, event_from_dict, event_to
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
 from loopwright.runtime import RunSpec
+from loopwright.runtime._resume import FINISHED
 from loopwright.runtime._spec import build_agent
 from loopwright.store import PersistentStore, open_store
+from loopwright.tools import Tool
 from loopwright.tools._executor import truncate_output
 
 PREPARE = "loopwright.prepare.v1"
@@ -103,8 +105,7 @@ class RunActivities:
         if found is None:
             tools = None
             if plan.mcp_tools:
-                servers = RunSpec.from_dict(plan.spec).mcp
-                tools = await self.mcp.tools(plan.run_id, servers)
+                tools = await self._mcp_tools(plan.run_id, RunSpec.from_dict(plan.spec).mcp)
             setup = build_setup(plan, mcp_tools=tools, secrets=self.secrets.values)[1]
             found = setup, setup.tool_executor.max_output_chars
             setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
@@ -124,6 +125,17 @@ class RunActivities:
             else:
                 self._models[key] = model
         return model
+
+    async def _mcp_tools(self, run_id: str, servers: Sequence[str]) -> list[Tool]:
+        """The run's MCP tools on this worker. Before opening a run's servers, the sessions
+        of runs that ended meanwhile (on another worker, which stored their end) close."""
+        if run_id not in self.mcp.open_runs():
+            for other in self.mcp.open_runs():
+                record = await asyncio.to_thread(self.store.get_run, other)
+                if record is None or record.status in FINISHED:
+                    self._setups.pop(other, None)
+                    await self.mcp.close(other)
+        return await self.mcp.tools(run_id, servers)
 
     async def _append(self, run_id: str, events: list[dict[str, Any]]) -> None:
         """Store the events not stored yet (an earlier attempt may have stored some)."""
@@ -177,7 +189,7 @@ class RunActivities:
         async with _as_application_errors():
             spec = RunSpec.from_dict(data["spec"])
             model = resolve_model(spec.model, base_url=spec.base_url)
-            tools = await self.mcp.tools(data["run_id"], spec.mcp) if spec.mcp else []
+            tools = await self._mcp_tools(data["run_id"], spec.mcp) if spec.mcp else []
             agent = build_agent(spec, model, tools)
             return RunPlan(
                 run_id=data["run_id"],
