@@ -22,9 +22,8 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from store import agent_run, stored_run  # bench/store.py: the same runs as its loop rows
-
 from loopwright.store import InMemoryRunStore, RunStore, SqliteRunStore
+from store import agent_run, stored_run  # bench/store.py: the same runs as its loop rows
 
 SIZES = (20, 100, 500)
 
