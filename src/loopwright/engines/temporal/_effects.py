@@ -185,6 +185,7 @@ class TemporalEffects:
         ):
             return
         await self.pending.flush()  # the new run reads every event up to here from the store
+        await workflow.wait_condition(workflow.all_handlers_finished)  # an Update in flight
         workflow.continue_as_new(
             {
                 "run_id": self.log.run_id,
