@@ -77,7 +77,8 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-unit: setup
+# the real-model tests include llama-server's (tests/models/test_llama_server.py)
+unit: setup llama-server
 	$(VENV)/bin/pytest -q
 
 test: lock-check lint typecheck unit
