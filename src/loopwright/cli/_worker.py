@@ -48,6 +48,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "Temporal server and one Postgres store.",
     )
     add_options(parser, [TEMPORAL, TASK_QUEUE, STORE, SECRET, SECRETS_FILE], "run")
+    parser.add_argument(
+        "--max-cached-workflows",
+        type=int,
+        default=None,
+        metavar="N",
+        help="workflows kept in memory between their tasks (0: replay each from its history "
+        "every time, a determinism check; default: Temporal's)",
+    )
     parser.set_defaults(handler=worker_command)
 
 
@@ -78,11 +86,13 @@ def worker_command(args: argparse.Namespace) -> int:
     secrets = list(args.secret)  # the worker's own: scrubbed from what it stores and returns
     for path in args.secrets_file:
         secrets += read_secrets_file(path)
-    asyncio.run(_work(address, url, args.task_queue, secrets))
+    asyncio.run(_work(address, url, args.task_queue, secrets, args.max_cached_workflows))
     return 0
 
 
-async def _work(address: str, url: str, task_queue: str, secrets: list[str]) -> None:
+async def _work(
+    address: str, url: str, task_queue: str, secrets: list[str], cached: int | None
+) -> None:
     from loopwright.engines.temporal import connect, run_worker
 
     stop = asyncio.Event()
@@ -91,7 +101,9 @@ async def _work(address: str, url: str, task_queue: str, secrets: list[str]) -> 
         loop.add_signal_handler(sig, stop.set)
     client = await connect(address)
     print(f"loopwright worker: polling {task_queue!r} on {address}", file=sys.stderr, flush=True)
-    await run_worker(client, url, task_queue=task_queue, stop=stop, secrets=secrets)
+    await run_worker(
+        client, url, task_queue=task_queue, stop=stop, secrets=secrets, max_cached_workflows=cached
+    )
 
 
 def run_on_temporal(

@@ -115,6 +115,10 @@ async def resume_task_run(
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
 
 
+DEFAULT_CACHED = 1000
+"""Temporal's own default for `Worker(max_cached_workflows=...)`."""
+
+
 async def run_worker(
     client: Client,
     store_url: str,
@@ -123,10 +127,12 @@ async def run_worker(
     stop: asyncio.Event | None = None,
     max_concurrent_activities: int = 100,
     secrets: Sequence[str] = (),
+    max_cached_workflows: int | None = None,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
-    activities return to the workflow or store."""
+    activities return to the workflow or store. `max_cached_workflows=0` replays every
+    workflow from its history at each of its tasks (a determinism check; slower)."""
     activities = RunActivities(store_url, secrets=secrets)
     worker = Worker(
         client,
@@ -134,6 +140,9 @@ async def run_worker(
         workflows=[AgentRunWorkflow, TaskRunWorkflow],
         activities=[*activities.all(), *TaskActivities(activities).all()],
         max_concurrent_activities=max_concurrent_activities,
+        max_cached_workflows=DEFAULT_CACHED
+        if max_cached_workflows is None
+        else max_cached_workflows,
     )
     try:
         async with worker:
