@@ -53,8 +53,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=int,
         default=None,
         metavar="N",
-        help="workflows kept in memory between their tasks (0: replay each from its history "
-        "every time, a determinism check; default: Temporal's)",
+        help="workflows kept in memory between their tasks; 0: replay each from its history "
+        "every time, a determinism check (default: Temporal's own, 1000)",
     )
     parser.set_defaults(handler=worker_command)
 
