@@ -126,7 +126,7 @@ async def test_embedded_model_reuses_its_prompt_cache() -> None:
     assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
     totals = [u["input_tokens"] for u in usages]
     evaluated = [u["input_tokens"] - u.get("cached_input_tokens", 0) for u in usages]
-    assert len(usages) == 3, usages
+    assert len(usages) >= 2, usages  # the model may make both calls in its first reply
     assert evaluated[0] == totals[0]  # a cold cache evaluates the whole prompt
     assert "cached_input_tokens" not in usages[0]  # written only when there is some
     # from the second iteration on, the system prompt and history are a cached prefix (the
