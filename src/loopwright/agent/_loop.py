@@ -50,9 +50,6 @@ from loopwright.prompts import (
     recap_line,
 )
 
-CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
-"""Tool arguments as `tool_call` events summarise them: one encoder made once;
-`json.dumps` with options makes a new one on every call (~1 µs more a step)."""
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
     "Call the remaining tools in your next reply if they are still needed."
@@ -318,7 +315,8 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
             arguments=call.arguments,
             child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
         )
-    state.guard.call_signatures.append(CallSignature(call.name, call.arguments))
+    signature = CallSignature(call.name, call.arguments)
+    state.guard.call_signatures.append(signature)
     if setup.starts_subagents:
         CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
     timeout = effect_timeout(setup, state.guard, None)
@@ -336,7 +334,7 @@ async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCa
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:
-        fields = finished_fields(iteration, call, CANONICAL_JSON.encode(call.arguments), result)
+        fields = finished_fields(iteration, call, signature.arguments_json(), result)
         await fx.log.append(ToolCallEvent, **fields)
     return result
 

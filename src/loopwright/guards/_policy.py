@@ -44,8 +44,12 @@ class CallSignature:
 
     __hash__ = None  # type: ignore[assignment]  # arguments are a dict
 
+    def arguments_json(self) -> str:
+        """The arguments as canonical JSON (sorted keys; what is not JSON as its str)."""
+        return _CANONICAL.encode(self.arguments)
+
     def __str__(self) -> str:
-        return f"{self.tool_name}({_CANONICAL.encode(self.arguments)})"
+        return f"{self.tool_name}({self.arguments_json()})"
 
     def __repr__(self) -> str:
         return f"CallSignature({self!s})"
