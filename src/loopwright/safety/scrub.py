@@ -34,6 +34,7 @@ from loopwright.safety._secret_patterns import (
     plausible_secret,
     secret_key,
 )
+from loopwright.safety._strings import collect, field_names, key_needs_a_look
 
 V = TypeVar("V")
 MIN_SECRET_CHARS = 6
@@ -201,7 +202,7 @@ class Scrubber:
         """
         texts: list[str] = []
         keys: list[str] = []
-        _collect(value, texts, keys)
+        collect(value, texts, keys)
         if not self._needs_walk(texts, keys):
             return value  # the common case: one pass over the strings, no copy
         return cast(V, self._walk(value, 0))
@@ -211,13 +212,13 @@ class Scrubber:
         not data (as a dataclass's), so only the values are searched."""
         texts: list[str] = []
         keys: list[str] = []
-        _collect(tuple(fields.values()), texts, keys)
+        collect(tuple(fields.values()), texts, keys)
         if not self._needs_walk(texts, keys):
             return fields
         return cast(dict[str, V], self._walk(fields, 0))
 
     def _needs_walk(self, texts: list[str], keys: list[str]) -> bool:
-        texts += [key for key in keys if _key_needs_a_look(key)]
+        texts += [key for key in keys if key_needs_a_look(key)]
         if self._exact is not None and keys and self._exact.search("\n".join(keys)):
             return True
         return bool(texts) and self._may_hold_secret("\n".join(texts))
@@ -241,7 +242,7 @@ class Scrubber:
             if all(new is old for new, old in zip(items, value, strict=True)):
                 return value
             return type(value)(items) if type(value) in (list, tuple) else items
-        names = _field_names(type(value))
+        names = field_names(type(value))
         if names:
             changes = {}
             for name in names:
@@ -277,75 +278,10 @@ class Scrubber:
         return f"[REDACTED:{self._exact_kinds[match.group(0)]}]"
 
 
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(kind: type) -> tuple[str, ...]:
-    """The init fields of a dataclass type (events), () for any other type (cached)."""
-    names = _FIELD_NAMES.get(kind)
-    if names is None:
-        names = ()
-        if dataclasses.is_dataclass(kind):
-            names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
-        if len(_FIELD_NAMES) < 1024:
-            _FIELD_NAMES[kind] = names
-    return names
-
-
-_LEAVES: frozenset[type] = frozenset({int, float, bool, type(None)})
-"""Types with no string in them."""
-
-
 def _lower(text: str) -> str:
     """ASCII lower-casing that keeps every index (str.lower is faster and the same for
     ASCII text; for other text it can change the length)."""
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
-
-
-_PLAIN_KEY = re.compile(r"[a-z_]{1,40}")
-
-
-@functools.lru_cache(maxsize=1024)
-def _key_needs_a_look(key: str) -> bool:
-    """Could scrubbing change something for this dict key? A secret key name (its value is
-    redacted whole), or a key that is not a short lower-case word: a plain one such as
-    `input_tokens` matches no detector, though it holds a hint ("token"); without this,
-    every `model_response` (its usage) was walked whole (~30 µs a step from the CLI)."""
-    return secret_key(key) or not _PLAIN_KEY.fullmatch(key)
-
-
-def _collect(value: object, texts: list[str], keys: list[str]) -> None:
-    """Every string in `value` into `texts` and every string key of its dicts into `keys`;
-    the fields of dataclasses are walked by value (their names are code, not data).
-
-    Once per event: strings and scalars are taken where they are met rather than pushed,
-    and a dict is known by its type before the (slow) Mapping check; an event cost ~10 µs
-    here before, about a third of what sending it costs (bench/store_on_off.py)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        children: Iterable[object]
-        if kind is str:
-            texts.append(item)  # type: ignore[arg-type]
-            continue
-        if kind in _LEAVES:
-            continue
-        if kind is dict or (kind is not list and kind is not tuple and isinstance(item, Mapping)):
-            for key in item:  # type: ignore[attr-defined]
-                if type(key) is str:
-                    keys.append(key)
-            children = item.values()  # type: ignore[attr-defined]
-        elif kind is list or kind is tuple or isinstance(item, (list, tuple)):
-            children = item  # type: ignore[assignment]
-        else:
-            children = [getattr(item, name) for name in _field_names(kind)]
-        for child in children:
-            child_kind = type(child)
-            if child_kind is str:
-                texts.append(child)  # type: ignore[arg-type]
-            elif child_kind not in _LEAVES:
-                stack.append(child)
 
 
 @functools.lru_cache(maxsize=4)
