@@ -360,9 +360,21 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     return event
 
 
+_last_line: tuple[object, str] = (None, "")
+"""The event encoded last and its line. The run store's writer encodes each event as it is
+appended and the `--json` view right after, in the same thread: the view gets the writer's
+line (an event is immutable; bench/cli_steps.py: ~10 µs an event)."""
+
+
 def encode_event(event: Event) -> str:
     """One line of JSON (what the stores keep and `--json` prints)."""
-    return _LINE.encode(event_to_dict(event))
+    global _last_line
+    last = _last_line
+    if last[0] is event:
+        return last[1]
+    line = _LINE.encode(event_to_dict(event))
+    _last_line = (event, line)
+    return line
 
 
 def decode_event(line: str) -> Event:

@@ -142,5 +142,6 @@ async def streamed_call(
         if previous is not None:
             previous.cancel()
         raise
-    await send(text.take(final=True), previous)
+    if previous is not None or text.waiting:  # (a model that handed out no text: done)
+        await send(text.take(final=True), previous)
     return response

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from loopwright.errors import StoreError
-from loopwright.events import Event
+from loopwright.events import Event, encode_event
 from loopwright.store import RunStore
 
 MAX_BATCH = 512
@@ -33,6 +33,9 @@ class StoreWriter:
         self.store = store
         self.on_stored = on_stored
         self._queue: list[Event] = []
+        self._lines: list[str] = []
+        """Each queued event's line, made in the caller's thread: the `--json` view, next
+        in that thread, reuses it (`encode_event` keeps the last line)."""
         self._written = 0
         """How many events (in queue order) are durable."""
         self._queued = 0
@@ -42,13 +45,31 @@ class StoreWriter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._wake_due = False
+        """A wake-up of the thread is scheduled for the end of the event loop's turn."""
 
     def write(self, event: Event) -> None:
+        """Queue one event. The thread is woken once the event loop's turn ends, so the
+        events of one turn are one transaction: woken per event, it stored most events
+        alone, ~40 µs each (bench/cli_steps.py: 268 -> N µs a step from 20 to 100 steps)."""
+        line = encode_event(event)
         with self._cond:
             if self._thread is None:
                 self._start()
             self._queue.append(event)
+            self._lines.append(line)
             self._queued += 1
+            if len(self._queue) >= MAX_BATCH:  # a run that does not yield: store as it goes
+                self._cond.notify()
+            if self._wake_due:
+                return
+            self._wake_due = True
+        assert self._loop is not None
+        self._loop.call_soon(self._wake)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._wake_due = False
             self._cond.notify()
 
     async def flush(self) -> None:
@@ -61,6 +82,7 @@ class StoreWriter:
                 return
             future: asyncio.Future[None] = loop.create_future()
             self._waiters.append((target, future))
+            self._cond.notify()  # now, not at the end of the turn: someone waits
         await future
 
     def _raise_error(self) -> None:
@@ -81,11 +103,12 @@ class StoreWriter:
                 if not self._queue and self._closed:
                     return
                 batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-            self._store(batch)
+                lines, self._lines = self._lines[:MAX_BATCH], self._lines[MAX_BATCH:]
+            self._store(batch, lines)
 
-    def _store(self, batch: list[Event]) -> None:
+    def _store(self, batch: list[Event], lines: list[str]) -> None:
         try:
-            self.store.append_many(batch)
+            self.store.append_many(batch, lines)
         except Exception as exc:  # kept for flush(): the run decides what it means
             self._error = exc
         with self._cond:

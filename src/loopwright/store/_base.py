@@ -71,7 +71,10 @@ class RunStore(Protocol):
         """Store one event. `run_started` creates the run; `run_finished` closes it."""
         ...
 
-    def append_many(self, events: Sequence[Event]) -> None: ...
+    def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
+        """Store events in order, in one transaction where the store has them. `lines`, if
+        given, are the events' `encode_event` lines (the writer made them already)."""
+        ...
 
     def events(self, run_id: str, *, after: int = 0) -> list[Event]:
         """Events of a run with `seq > after`, in order."""

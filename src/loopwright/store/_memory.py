@@ -76,7 +76,7 @@ class InMemoryRunStore:
         self._runs[event.run_id] = record_after(self._runs.get(event.run_id), event)
         self._events.setdefault(event.run_id, []).append(event)
 
-    def append_many(self, events: Sequence[Event]) -> None:
+    def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
         for event in events:
             self.append(event)
 

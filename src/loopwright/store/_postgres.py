@@ -144,12 +144,12 @@ class PostgresRunStore:
         """One event, durably, in one transaction (one round trip for most events)."""
         self.append_many((event,))
 
-    def append_many(self, events: Sequence[Event]) -> None:
+    def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
         """The events in one transaction: all stored, or none. Events that only add to
         runs whose last seq this store knows are one statement (one round trip)."""
         if not events:
             return
-        quick = self._quick(events)
+        quick = self._quick(events, lines)
         if quick is not None:
             rows, last = quick
             notes = [payload(run_id, seq) for run_id, seq in last.items()]
@@ -160,7 +160,7 @@ class PostgresRunStore:
                 self._last_seq.update(last)
             return
         with self._conn() as conn, conn.transaction():
-            batch = self._plan(conn, events)
+            batch = self._plan(conn, events, lines)
             with conn.cursor() as cur:
                 for run_id, record in batch.records.items():
                     if run_id in batch.started:
@@ -174,7 +174,7 @@ class PostgresRunStore:
             self._last_seq.update(batch.last)
 
     def _quick(
-        self, events: Sequence[Event]
+        self, events: Sequence[Event], lines: Sequence[str] | None
     ) -> tuple[list[tuple[Any, ...]], dict[str, int]] | None:
         """The rows of a batch that only continues runs this store appended to (each seq
         following the one before), or None. A stale last seq cannot make a gap: the seq it
@@ -184,20 +184,26 @@ class PostgresRunStore:
         last: dict[str, int] = {}
         rows = []
         with self._lock:
-            for event in events:
+            for index, event in enumerate(events):
                 if isinstance(event, (RunStartedEvent, *ROW_EVENTS)):
                     return None
                 before = last.get(event.run_id, self._last_seq.get(event.run_id))
                 if before is None or event.seq != before + 1:
                     return None
                 last[event.run_id] = event.seq
-                rows.append((event.run_id, event.seq, event.type, event.ts, encode(event)))
+                line = encode(event) if lines is None else lines[index]
+                rows.append((event.run_id, event.seq, event.type, event.ts, line))
         return rows, last
 
-    def _plan(self, conn: psycopg.Connection[tuple[Any, ...]], events: Sequence[Event]) -> _Batch:
+    def _plan(
+        self,
+        conn: psycopg.Connection[tuple[Any, ...]],
+        events: Sequence[Event],
+        lines: Sequence[str] | None,
+    ) -> _Batch:
         """Check every event follows the one before it (in the batch, or stored)."""
         batch = _Batch()
-        for event in events:
+        for index, event in enumerate(events):
             run_id = event.run_id
             if isinstance(event, RunStartedEvent):
                 batch.started.add(run_id)
@@ -217,7 +223,8 @@ class PostgresRunStore:
                     record = batch.records.get(run_id) or self._stored_record(conn, run_id)
                     record = dataclasses.replace(record, last_seq=event.seq - 1)
                     batch.records[run_id] = record_after(record, event)
-            batch.rows.append((run_id, event.seq, event.type, event.ts, encode(event)))
+            line = encode(event) if lines is None else lines[index]
+            batch.rows.append((run_id, event.seq, event.type, event.ts, line))
             batch.last[run_id] = event.seq
         return batch
 

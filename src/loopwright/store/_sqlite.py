@@ -193,12 +193,12 @@ class SqliteRunStore:
                 self._last_seq.clear()
                 raise store_failure(self.path, exc) from None
 
-    def append_many(self, events: Sequence[Event]) -> None:
+    def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
         with self._transaction() as conn:
-            for event in events:
-                self._append(conn, event)
+            for index, event in enumerate(events):
+                self._append(conn, event, None if lines is None else lines[index])
 
-    def _append(self, conn: sqlite3.Connection, event: Event) -> None:
+    def _append(self, conn: sqlite3.Connection, event: Event, line: str | None = None) -> None:
         run_id = event.run_id
         if isinstance(event, RunStartedEvent):
             record = record_after(None, event)
@@ -214,7 +214,8 @@ class SqliteRunStore:
             if isinstance(event, ROW_EVENTS):
                 row = conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
                 conn.execute(_UPDATE_RUN, row_update(record_after(record_of(row, now=None), event)))
-        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, encode(event)))
+        line = encode(event) if line is None else line
+        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, line))
         self._last_seq[run_id] = event.seq
 
     def set_status(self, run_id: str, status: StoredStatus) -> None:
