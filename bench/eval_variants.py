@@ -7,7 +7,10 @@ before/after figures of docs/models.md.
 Variants (each an `AgentOptions`, nothing task-specific):
 - `baseline`: the engine's defaults;
 - `reply-grammar`: prompted replies constrained to the run's tools (each with its argument
-  schema) or a final answer (loopwright/agent/_reply_grammar.py).
+  schema) or a final answer (loopwright/agent/_reply_grammar.py);
+- `every-part`: the progress note's closing line (prompts/_builder.py NEXT_STEP_HINT) asks
+  the model to check the task part by part before it answers (aimed at chains stopped
+  after their first call), set for this process only.
 
 One task at a time, a line per task with the pace (n/N, elapsed, time left); the JSON
 report is `loopwright eval`'s plus the variant and the load average sampled per task (the
@@ -29,12 +32,18 @@ from loopwright import AgentOptions
 from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
 from loopwright.evals._progress import ProgressClock
 from loopwright.models import resolve_model
+from loopwright.prompts import _builder
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS: dict[str, AgentOptions] = {
     "baseline": AgentOptions(),
     "reply-grammar": AgentOptions(extra={"reply_grammar": True}),
+    "every-part": AgentOptions(),
 }
+EVERY_PART_HINT = (
+    "Check the task part by part: if a part is not answered by these results yet, make "
+    "the tool call it needs now; when every part is answered, reply with final_answer."
+)
 
 
 def write(path: Path, report: EvalReport, variant: str, loads: list[float]) -> None:
@@ -79,6 +88,8 @@ async def main() -> None:
         write(args.report, EvalReport(model.name, outcomes), args.variant, loads)
 
     options = VARIANTS[args.variant]
+    if args.variant == "every-part":
+        _builder.NEXT_STEP_HINT = EVERY_PART_HINT
     if todo:
         await run_suite(suite, lambda task: model, only=todo, on_outcome=seen, options=options)
     report = EvalReport(model.name, outcomes)
