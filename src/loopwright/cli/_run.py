@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentOptions, ExecutionResult
-from loopwright.cli._options import RUN as RUN_OPTIONS
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG, print_json
 from loopwright.cli._output import console as output_console
+from loopwright.cli._run_options import RUN as RUN_OPTIONS
 from loopwright.cli._runs import store_from_args
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError

@@ -9,10 +9,11 @@ import argparse
 import asyncio
 import datetime
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from loopwright.agent import ExecutionResult
-from loopwright.cli._options import JSON_EVENTS, SECRET, SECRETS_FILE, add_options, opt
+from loopwright.cli._options import JSON_EVENTS, SECRET, SECRETS_FILE, Opt, add_options, opt
 from loopwright.cli._output import print_json, print_records
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.events import (
@@ -53,72 +54,66 @@ def store_from_args(args: argparse.Namespace) -> PersistentStore:
     return open_store(getattr(args, "store", None))
 
 
+LIST_OPTIONS = (
+    opt("--status", help="only runs with this status", group="filters", choices=STATUSES),
+    opt(
+        "--tenant",
+        help="only this tenant's (client's) runs",
+        group="filters",
+        default_text="every tenant",
+    ),
+    opt("--limit", help="at most this many runs", group="filters", type=int, default=50),
+    opt("--json", help="print one JSON array", group="output", action="store_true"),
+)
+SHOW_OPTIONS = (
+    opt("--json", help="print one JSON event per line", group="output", action="store_true"),
+)
+REPLAY_OPTIONS = (
+    opt("--json", help="print the report as one JSON object", group="output", action="store_true"),
+)
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from loopwright.cli._resume_temporal import RESUME_OPTIONS
+    from loopwright.cli._runs_approve import register_runs_approve
+
     parser = commands.add_parser(
         "runs", help="list, show, resume, replay, approve and export stored runs"
     )
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
-
-    listing = sub.add_parser("list", help="the stored runs, newest first")
-    add_options(
-        listing,
-        [
-            opt("--status", help="only runs with this status", group="filters", choices=STATUSES),
-            opt(
-                "--tenant",
-                help="only this tenant's (client's) runs",
-                group="filters",
-                default_text="every tenant",
-            ),
-            opt("--limit", help="at most this many runs", group="filters", type=int, default=50),
-            opt("--json", help="print one JSON array", group="output", action="store_true"),
-        ],
-        None,
-    )
-    listing.set_defaults(handler=list_command)
-
-    show = sub.add_parser("show", help="a run's timeline: every event")
-    show.add_argument("run_id", help="the run's id (a unique prefix is enough)")
-    add_options(
-        show,
-        [opt("--json", help="print one JSON event per line", group="output", action="store_true")],
-        None,
-    )
-    show.set_defaults(handler=show_command)
-
-    resume = sub.add_parser("resume", help="continue an interrupted run where it stopped")
-    resume.add_argument("run_id", help="the interrupted run's id")
-    from loopwright.cli._resume_temporal import RESUME_OPTIONS
-
-    add_options(resume, [JSON_EVENTS, SECRET, SECRETS_FILE, *RESUME_OPTIONS], None)
-    resume.set_defaults(handler=resume_command)
-
-    replay = sub.add_parser("replay", help="re-run the loop on recorded replies; report divergence")
-    replay.add_argument("run_id", help="the finished run's id")
-    add_options(
-        replay,
-        [
-            opt(
-                "--json",
-                help="print the report as one JSON object",
-                group="output",
-                action="store_true",
-            )
-        ],
-        None,
-    )
-    replay.set_defaults(handler=replay_command)
-
-    from loopwright.cli._runs_approve import register_runs_approve
-
+    _action(sub, "list", "the stored runs, newest first", None, LIST_OPTIONS, list_command)
+    _action(
+        sub, "show", "a run's timeline: every event",
+        "the run's id (a unique prefix is enough)", SHOW_OPTIONS, show_command,
+    )  # fmt: skip
+    _action(
+        sub, "resume", "continue an interrupted run where it stopped", "the interrupted run's id",
+        (JSON_EVENTS, SECRET, SECRETS_FILE, *RESUME_OPTIONS), resume_command,
+    )  # fmt: skip
+    _action(
+        sub, "replay", "re-run the loop on recorded replies; report divergence",
+        "the finished run's id", REPLAY_OPTIONS, replay_command,
+    )  # fmt: skip
     register_runs_approve(sub)
+    _action(sub, "export", "a run as one JSON document", "the run's id", (), export_command)
 
-    export = sub.add_parser("export", help="a run as one JSON document")
-    export.add_argument("run_id", help="the run's id")
-    export.set_defaults(handler=export_command)
 
-    for action in (listing, show, resume, replay, export):
-        add_store_argument(action)
+def _action(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    run_id_help: str | None,
+    options: Sequence[Opt],
+    handler: Callable[[argparse.Namespace], int],
+) -> None:
+    """One `runs` action: its run id argument (if any), its options and the store's."""
+    action = sub.add_parser(name, help=help_text)
+    if run_id_help is not None:
+        action.add_argument("run_id", help=run_id_help)
+    if options:
+        add_options(action, options, None)
+    action.set_defaults(handler=handler)
+    add_store_argument(action)
 
 
 def _when(ts: float) -> str:

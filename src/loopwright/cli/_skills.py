@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from loopwright.cli._options import WORKSPACE, add_options, opt
+from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.models import ScriptedModel
 from loopwright.runtime import RunSpec, build_agent
@@ -48,12 +48,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 default="prompted",
             ),
             WORKSPACE,
-            opt(
-                "--allow-skill-commands",
-                help="let the skill's !`command` lines run",
-                group="tools",
-                action="store_true",
-            ),
+            ALLOW_SKILL_COMMANDS,
             opt(
                 "--json",
                 help="print the prompt and the tools as one JSON object",
