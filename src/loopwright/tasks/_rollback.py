@@ -18,7 +18,7 @@ from loopwright.events import (
     TaskCompleteEvent,
     TaskStartEvent,
 )
-from loopwright.safety.operations import OperationSafety, SnapshotHook, execute_undo
+from loopwright.safety.operations import OperationSafety, SnapshotHook, UndoOutcome, execute_undo
 from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._state import StateFileExporter
@@ -33,10 +33,7 @@ async def rollback_task_run(
     clock: Clock | None = None,
 ) -> AsyncIterator[Event]:
     """Undo `state.change_log` newest first; events of a new run with parent_run_id set."""
-    if state.status == "rolled_back":
-        raise TaskRunError(f"task run {state.task_id} was already rolled back")
-    if state.status == "running":
-        raise TaskRunError(f"task run {state.task_id} is still running")
+    _check_can_roll_back(state)
     run_id = new_run_id()
     log = EventLog(run_id, clock=clock or SystemClock(), scrubber=Scrubber.default(), sink=sink)
     log.listening = True  # the events are yielded, even with no sink
@@ -46,19 +43,10 @@ async def rollback_task_run(
         assert event is not None
         return event
 
-    yield await emit(
-        RunStartedEvent,
-        kind="task",
-        request=f"rollback {state.task_id}",
-        model="",
-        tools=[],
-        options={"rollback_of": state.task_id, "task_file": state.task_file},
-        tenant=state.client_name,
-        parent_run_id=state.task_id,
-    )
-    yield await emit(
-        TaskStartEvent, task_name=f"rollback:{state.task_name}", total_steps=len(state.change_log)
-    )
+    changes = len(state.change_log)
+    name = f"rollback:{state.task_name}"
+    yield await emit(RunStartedEvent, **_started_fields(state))
+    yield await emit(TaskStartEvent, task_name=name, total_steps=changes)
     safety = OperationSafety(
         workspace=Path(state.workspace or "."),
         backup_dir=Path(state.workspace or "."),
@@ -67,33 +55,57 @@ async def rollback_task_run(
     failures = 0
     for outcome in execute_undo(state.change_log, safety):
         failures += not outcome.ok
-        yield await emit(
-            FunctionResultEvent,
-            step=outcome.entry.step,
-            function="undo",
-            arguments={"action": outcome.entry.action, "resource_id": outcome.entry.resource_id},
-            result=outcome.message if outcome.ok else None,
-            success=outcome.ok,
-            error=None if outcome.ok else outcome.message,
-        )
-    undone = len(state.change_log) - failures
-    summary = f"undid {undone} of {len(state.change_log)} change(s) of {state.task_id}"
+        yield await emit(FunctionResultEvent, **_undo_fields(outcome))
+    summary = f"undid {changes - failures} of {changes} change(s) of {state.task_id}"
     status = "completed" if failures == 0 else "failed"
-    yield await emit(
-        TaskCompleteEvent, task_name=f"rollback:{state.task_name}", status=status, summary=summary
-    )
-    yield await emit(
-        RunFinishedEvent,
-        status=status,
-        answer=summary,
-        reason=None if status == "completed" else status,
-        usage={},
-        cost=0.0,
-        steps=len(state.change_log),
-        partial=None if status == "completed" else {"undo_failures": failures},
-    )
+    yield await emit(TaskCompleteEvent, task_name=name, status=status, summary=summary)
+    yield await emit(RunFinishedEvent, **_finished_fields(changes, failures, summary))
     if failures == 0:
         state.status = "rolled_back"
         state.summary = f"rolled back by {run_id}"
         if exporter is not None:
             exporter.save(state)
+
+
+def _check_can_roll_back(state: TaskRunState) -> None:
+    if state.status == "rolled_back":
+        raise TaskRunError(f"task run {state.task_id} was already rolled back")
+    if state.status == "running":
+        raise TaskRunError(f"task run {state.task_id} is still running")
+
+
+def _started_fields(state: TaskRunState) -> dict[str, Any]:
+    return {
+        "kind": "task",
+        "request": f"rollback {state.task_id}",
+        "model": "",
+        "tools": [],
+        "options": {"rollback_of": state.task_id, "task_file": state.task_file},
+        "tenant": state.client_name,
+        "parent_run_id": state.task_id,
+    }
+
+
+def _undo_fields(outcome: UndoOutcome) -> dict[str, Any]:
+    entry = outcome.entry
+    return {
+        "step": entry.step,
+        "function": "undo",
+        "arguments": {"action": entry.action, "resource_id": entry.resource_id},
+        "result": outcome.message if outcome.ok else None,
+        "success": outcome.ok,
+        "error": None if outcome.ok else outcome.message,
+    }
+
+
+def _finished_fields(changes: int, failures: int, summary: str) -> dict[str, Any]:
+    completed = failures == 0
+    return {
+        "status": "completed" if completed else "failed",
+        "answer": summary,
+        "reason": None if completed else "failed",
+        "usage": {},
+        "cost": 0.0,
+        "steps": changes,
+        "partial": None if completed else {"undo_failures": failures},
+    }
