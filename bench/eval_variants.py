@@ -10,7 +10,10 @@ Variants (each an `AgentOptions`, nothing task-specific):
   schema) or a final answer (loopwright/agent/_reply_grammar.py);
 - `every-part`: the progress note's closing line (prompts/_builder.py NEXT_STEP_HINT) asks
   the model to check the task part by part before it answers (aimed at chains stopped
-  after their first call), set for this process only.
+  after their first call), set for this process only;
+- `direct-answer`: the prompted-mode system prompt says tools are for when they are needed
+  and shows a second example, a question answered without a tool (aimed at the level 5
+  questions, where the model calls a tool it does not need or invents one).
 
 One task at a time, a line per task with the pace (n/N, elapsed, time left); the JSON
 report is `loopwright eval`'s plus the variant and the load average sampled per task (the
@@ -32,14 +35,23 @@ from loopwright import AgentOptions
 from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
 from loopwright.evals._progress import ProgressClock
 from loopwright.models import resolve_model
-from loopwright.prompts import _builder
+from loopwright.prompts import _builder, _templates
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS: dict[str, AgentOptions] = {
     "baseline": AgentOptions(),
     "reply-grammar": AgentOptions(extra={"reply_grammar": True}),
     "every-part": AgentOptions(),
+    "direct-answer": AgentOptions(),
 }
+DIRECT_INTRO = (
+    "You are a capable assistant that completes tasks, calling tools when they are needed."
+)
+DIRECT_EXAMPLE = """\
+EXAMPLE (no tool needed):
+User: Who wrote Hamlet?
+Assistant: {"thought": "I know this without a tool.", "final_answer": "William Shakespeare"}
+"""
 EVERY_PART_HINT = (
     "Check the task part by part: if a part is not answered by these results yet, make "
     "the tool call it needs now; when every part is answered, reply with final_answer."
@@ -90,6 +102,9 @@ async def main() -> None:
     options = VARIANTS[args.variant]
     if args.variant == "every-part":
         _builder.NEXT_STEP_HINT = EVERY_PART_HINT
+    if args.variant == "direct-answer":
+        _templates.INTRO_PLAIN = DIRECT_INTRO
+        _templates.PROMPTED_EXAMPLES += "\n" + DIRECT_EXAMPLE
     if todo:
         await run_suite(suite, lambda task: model, only=todo, on_outcome=seen, options=options)
     report = EvalReport(model.name, outcomes)
