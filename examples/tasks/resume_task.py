@@ -6,7 +6,7 @@
    first step appends a note to a file, then a gate waits for approval. The child is
    killed with SIGKILL while the gate waits.
 2. The store shows the run as `interrupted` (its process is gone).
-3. The run is resumed in this process from nothing but its events (`resume_task`): the
+3. The run is resumed in this process from nothing but its events (`Runtime.resume`): the
    first step is not run again (its result is in the log), and the gate waits again, with
    the same id. `loopwright task approve RUN_ID` (another process) approves it through the
    store, and the run goes on to its last step.
@@ -26,7 +26,7 @@ from loopwright import tool
 from loopwright.events import FunctionResultEvent, GateDecisionEvent, decode_event
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
-from loopwright.tasks import GateBroker, resume_task
+from loopwright.tasks import GateBroker
 
 
 @tool(effect="write", idempotent=False)
@@ -86,18 +86,18 @@ def approve(run_id: str, store: Path) -> None:
 
 
 async def resume(store: SqliteRunStore, store_path: Path, run_id: str) -> str:
-    runtime = Runtime(store)
-    runtime.leases.hold(run_id)  # this process runs the run now
-    gates = GateBroker(store, poll_s=0.05)
-    run = asyncio.create_task(resume_task(store.events(run_id), gates=gates, sink=runtime.publish))
-    while not gates.pending(run_id):  # the resumed run reaches its gate again
-        await asyncio.wait({run}, timeout=0.05)
-    print(f"the gate {gates.pending(run_id)[0].request_id} waits again")
-    await asyncio.to_thread(approve, run_id, store_path)
-    state = await run
-    runtime.leases.release(run_id)
-    runtime.leases.close()
-    return state.status
+    gates = GateBroker(store, poll_s=0.05)  # decisions made in another process, via the store
+    runtime = Runtime(store, gates=gates)
+    try:
+        run = await runtime.resume(run_id)  # this process holds the run now
+        while not gates.pending(run_id):  # the resumed run reaches its gate again
+            await asyncio.wait({run.task}, timeout=0.05)
+        print(f"the gate {gates.pending(run_id)[0].request_id} waits again")
+        await asyncio.to_thread(approve, run_id, store_path)
+        state = await run.wait()
+    finally:
+        runtime.close()
+    return str(state.status)
 
 
 def main(folder: Path) -> int:

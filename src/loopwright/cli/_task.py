@@ -22,7 +22,6 @@ from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
     GateDecisionEvent,
-    RunFinishedEvent,
     StepCompleteEvent,
     StreamEvent,
 )
@@ -37,7 +36,6 @@ from loopwright.tasks import (
     check_task,
     choose_task,
     load_task,
-    rollback_task_run,
 )
 from loopwright.tasks._loader import TASK_SUFFIXES
 
@@ -284,14 +282,12 @@ def rollback_command(args: argparse.Namespace) -> int:
         hooks: dict[str, Any] = {}
         if state.task_file and Path(state.task_file).is_file():
             hooks = load_task(state.task_file).snapshot_hooks
-        status = "failed"
-        rollback = rollback_task_run(
-            state, sink=runtime.publish, snapshot_hooks=hooks, exporter=exporter
-        )
-        async for event in rollback:
+
+        async def show(event: Event) -> None:
             view.show(event)
-            if isinstance(event, RunFinishedEvent):
-                status = event.status
+
+        handle = runtime.rollback(state, snapshot_hooks=hooks, exporter=exporter, on_event=show)
+        status: str = await handle.wait()
         if status == "completed" and store.get_run(args.run_id) is not None:
             store.set_status(args.run_id, "rolled_back")
         return status
@@ -300,6 +296,6 @@ def rollback_command(args: argparse.Namespace) -> int:
         status = asyncio.run(run())
     finally:
         view.close()
-        runtime.leases.close()
+        runtime.close()
         store.close()
     return 0 if status == "completed" else 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Sequence
+from collections.abc import AsyncGenerator, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,15 +40,19 @@ from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
 from loopwright.runtime._writer import StoreWriter
+from loopwright.safety.operations import SnapshotHook
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import InMemoryRunStore, RunRecord, RunStore
 from loopwright.tasks import (
     GateBroker,
+    StateFileExporter,
     TaskPlan,
+    TaskRunState,
     TaskSpec,
     join_decider,
     prepare_task,
     recorded_task_spec,
+    rollback_task_run,
     run_task,
 )
 
@@ -264,6 +268,30 @@ class Runtime:
         run_id = run_id or new_run_id()
         return self._launch(run_id, run_task(plan, self._task_effects(run_id, on_event, ())))
 
+    def rollback(
+        self,
+        state: TaskRunState,
+        *,
+        snapshot_hooks: Mapping[str, SnapshotHook] | None = None,
+        exporter: StateFileExporter | None = None,
+        on_event: EventSink | None = None,
+    ) -> RunHandle:
+        """Undo a finished task run's changes, newest first, as a task run of its own (its
+        parent the original); the handle's result is the rollback's status."""
+        run_id = new_run_id()
+
+        async def body() -> str:
+            status = "failed"
+            async for event in rollback_task_run(
+                state, sink=on_event, snapshot_hooks=snapshot_hooks, exporter=exporter,
+                run_id=run_id, recorder=self.writer,
+            ):  # fmt: skip
+                if isinstance(event, RunFinishedEvent):
+                    status = event.status
+            return status
+
+        return self._launch(run_id, body())
+
     def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
         if model is None and spec.model:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
@@ -359,7 +387,8 @@ class Runtime:
                     queue.put_nowait(event)
 
     async def publish(self, event: Event) -> None:
-        """Store an event built outside an EventLog (task runs, until they use one)."""
+        """Store an event built outside an EventLog, with the run's lease (runs driven by
+        hand; every run this Runtime starts, resumes or rolls back logs through its own)."""
         started = isinstance(event, RunStartedEvent) and event.run_id not in self.leases.held
         if started:
             self.leases.hold(event.run_id)

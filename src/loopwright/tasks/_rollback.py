@@ -8,7 +8,7 @@ from typing import Any
 
 from loopwright.agent import new_run_id
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import EventLog, EventSink
+from loopwright.effects import EventLog, EventSink, Recorder
 from loopwright.errors import TaskRunError
 from loopwright.events import (
     Event,
@@ -31,11 +31,19 @@ async def rollback_task_run(
     snapshot_hooks: Mapping[str, SnapshotHook] | None = None,
     exporter: StateFileExporter | None = None,
     clock: Clock | None = None,
+    run_id: str | None = None,
+    recorder: Recorder | None = None,
 ) -> AsyncIterator[Event]:
-    """Undo `state.change_log` newest first; events of a new run with parent_run_id set."""
+    """Undo `state.change_log` newest first; events of a new run with parent_run_id set,
+    stored through `recorder` (a Runtime's writer: `Runtime.rollback`) when given."""
     _check_can_roll_back(state)
-    run_id = new_run_id()
-    log = EventLog(run_id, clock=clock or SystemClock(), scrubber=Scrubber.default(), sink=sink)
+    log = EventLog(
+        run_id or new_run_id(),
+        clock=clock or SystemClock(),
+        scrubber=Scrubber.default(),
+        sink=sink,
+        recorder=recorder,
+    )
     log.listening = True  # the events are yielded, even with no sink
 
     async def emit(event_type: type[Event], **fields: Any) -> Event:
@@ -46,6 +54,7 @@ async def rollback_task_run(
     changes = len(state.change_log)
     name = f"rollback:{state.task_name}"
     yield await emit(RunStartedEvent, **_started_fields(state))
+    await log.flush()  # the rollback run is stored before it touches a file
     yield await emit(TaskStartEvent, task_name=name, total_steps=changes)
     safety = OperationSafety(
         workspace=Path(state.workspace or "."),
@@ -62,7 +71,7 @@ async def rollback_task_run(
     yield await emit(RunFinishedEvent, **_finished_fields(changes, failures, summary))
     if failures == 0:
         state.status = "rolled_back"
-        state.summary = f"rolled back by {run_id}"
+        state.summary = f"rolled back by {log.run_id}"
         if exporter is not None:
             exporter.save(state)
 
