@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from loopwright.cli import main
+from loopwright.events import Event, FunctionResultEvent
+from loopwright.runtime import Runtime, task_state
 from loopwright.store import SqliteRunStore
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "tasks"
@@ -48,3 +51,43 @@ def test_a_task_run_is_stored_exported_and_rolled_back_from_the_store(
     assert rollback.kind == "task" and rollback.status == "completed"
     assert main(["task", "rollback", record.run_id, *common]) == 1
     assert "already rolled back" in capsys.readouterr().err
+
+
+def test_runtime_rollback_undoes_a_task_run_as_a_stored_run_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """`Runtime.rollback` from Python: the files come back, the rollback is its own stored
+    run (parent = the original) with each undo as an event, and its lease is given back."""
+    ws = Path(shutil.copytree(EXAMPLES / "workspace", tmp_path / "ws"))
+    original = (ws / "keys.json").read_bytes()
+    store_path = tmp_path / "runs.db"
+    args = ["task", "run", str(EXAMPLES / "rotate-keys.yaml"), "--workspace", str(ws), "--yes"]
+    args += ["--input", "as_of=2025-06-01", "--store", str(store_path), "--json"]
+    assert main(args) == 0
+    assert (ws / "keys.json").read_bytes() != original
+    store = SqliteRunStore(store_path)
+    [record] = store.list_runs()
+    runtime = Runtime(store)
+    seen: list[Event] = []
+
+    async def keep(event: Event) -> None:
+        seen.append(event)
+
+    async def roll_back() -> tuple[str, str]:
+        handle = runtime.rollback(task_state(store, record.run_id), on_event=keep)
+        return handle.run_id, await handle.wait()
+
+    try:
+        run_id, status = asyncio.run(roll_back())
+    finally:
+        runtime.close()
+    assert status == "completed"
+    assert (ws / "keys.json").read_bytes() == original
+    rollback = store.get_run(run_id)
+    assert rollback is not None and rollback.parent_run_id == record.run_id
+    assert rollback.status == "completed" and runtime.leases.held == set()
+    stored = store.events(run_id)
+    assert [e.type for e in stored] == [e.type for e in seen]
+    assert [e.type for e in stored][:2] == ["run_started", "task_start"]
+    undone = [e for e in stored if isinstance(e, FunctionResultEvent)]
+    assert undone and all(e.function == "undo" and e.success for e in undone)
