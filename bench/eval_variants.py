@@ -13,7 +13,9 @@ Variants (each an `AgentOptions`, nothing task-specific):
   after their first call), set for this process only;
 - `direct-answer`: the prompted-mode system prompt says tools are for when they are needed
   and shows a second example, a question answered without a tool (aimed at the level 5
-  questions, where the model calls a tool it does not need or invents one).
+  questions, where the model calls a tool it does not need or invents one);
+- `last-turn`: a run stopped for repeating a call (or for no progress) gets one more model
+  call asking for the final answer from the results it has (agent/_loop.py `_last_turn`).
 
 One task at a time, a line per task with the pace (n/N, elapsed, time left); the JSON
 report is `loopwright eval`'s plus the variant and the load average sampled per task (the
@@ -43,6 +45,7 @@ VARIANTS: dict[str, AgentOptions] = {
     "reply-grammar": AgentOptions(extra={"reply_grammar": True}),
     "every-part": AgentOptions(),
     "direct-answer": AgentOptions(),
+    "last-turn": AgentOptions(extra={"last_turn": True}),
 }
 DIRECT_INTRO = (
     "You are a capable assistant that completes tasks, calling tools when they are needed."

@@ -143,3 +143,41 @@ async def test_workspace_changes_are_progress(tmp_path: Path) -> None:
     result = await agent.run("write eight notes")
     assert result.status == "completed"
     assert len(result.modified_files) == 8
+
+
+async def test_last_turn_turns_a_repetition_stop_into_the_answer_from_the_results() -> None:
+    """`extra={"last_turn": True}`: the run that repeats a call gets one more model call,
+    told to stop calling tools; its final answer completes the run. No tool runs again."""
+    same = call("lookup", key="k")
+    model = ScriptedModel([same, same, same, final("value of k")])
+    options = AgentOptions(repetition_threshold=3, extra={"last_turn": True})
+    events: list[Any] = []
+
+    async def keep(event: Any) -> None:
+        events.append(event)
+
+    result = await AgentExecutor(model, [lookup], options=options).run("find k", on_event=keep)
+    assert result.status == "completed" and result.answer == "value of k"
+    assert len(result.steps) == 3  # the three calls; the last turn ran no tool
+    last_request = model.requests[-1].messages[-1].content
+    assert "Do not call a tool again" in last_request and "3 times in a row" in last_request
+    assert not any(isinstance(e, RunStoppedEvent) for e in events)
+    model.assert_exhausted()
+
+
+async def test_last_turn_that_calls_a_tool_again_still_stops() -> None:
+    same = call("lookup", key="k")
+    model = ScriptedModel([same, same, same, same])
+    options = AgentOptions(repetition_threshold=3, extra={"last_turn": True})
+    result = await AgentExecutor(model, [lookup], options=options).run("find k")
+    assert result.status == "stopped" and result.reason == "repetition"
+    assert len(result.steps) == 3  # the fourth call was read, not run
+    model.assert_exhausted()
+
+
+async def test_without_the_option_a_repetition_stop_asks_nothing_more() -> None:
+    same = call("lookup", key="k")
+    model = ScriptedModel([same, same, same])
+    result = await AgentExecutor(model, [lookup], options=AgentOptions()).run("find k")
+    assert result.status == "stopped" and result.reason == "repetition"
+    assert len(model.requests) == 3

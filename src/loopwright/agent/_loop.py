@@ -50,6 +50,14 @@ from loopwright.prompts import (
     recap_line,
 )
 
+LAST_TURN_OPTION = "last_turn"
+"""`AgentOptions(extra={"last_turn": True})`: a run stopped for repeating itself gets one
+more model call for its final answer (measured on the eval suite: docs/models.md)."""
+LAST_TURN_AFTER = ("repetition", "no_progress")
+LAST_TURN = (
+    "{why} Do not call a tool again: the results above are all you will get. Using them, "
+    "reply now {how}."
+)
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
     "Call the remaining tools in your next reply if they are still needed."
@@ -94,8 +102,38 @@ async def _loop(setup: RunSetup, fx: Effects, state: LoopState) -> ExecutionResu
         if isinstance(outcome, ExecutionResult):
             return outcome
         if isinstance(outcome, Stop):
+            if outcome.reason in LAST_TURN_AFTER and setup.options.extra.get(LAST_TURN_OPTION):
+                answered = await _last_turn(setup, fx, state, outcome)
+                if answered is not None:
+                    return answered
             await fx.log.append(RunStoppedEvent, reason=outcome.reason, message=outcome.message)
             return state.result(setup, "stopped", reason=outcome.reason, message=outcome.message)
+
+
+async def _last_turn(
+    setup: RunSetup, fx: Effects, state: LoopState, stop: Stop
+) -> ExecutionResult | None:
+    """After a loop of calls, one more model call for the final answer from the results
+    already observed (no tool runs); None when the reply is not a final answer."""
+    prompted = setup.tool_mode == "prompted"
+    why = stop.message.removeprefix("Stopped: ")
+    state.conversation.append(Message.user(LAST_TURN.format(
+        why=why[:1].upper() + why[1:],
+        how="with final_answer" if prompted else "as plain text, without calling a tool",
+    )))  # fmt: skip
+    guard = state.guard
+    guard.iteration += 1
+    if fx.log.listening:
+        await fx.log.append(
+            IterationStartedEvent,
+            iteration_number=guard.iteration,
+            max_iterations=guard.max_iterations,
+        )
+    try:
+        outcome = await _think(setup, fx, state)
+    except TimeoutError:
+        return None
+    return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
 
 
 async def _iteration(
