@@ -161,6 +161,9 @@ async def test_last_turn_turns_a_repetition_stop_into_the_answer_from_the_result
     assert len(result.steps) == 3  # the three calls; the last turn ran no tool
     last_request = model.requests[-1].messages[-1].content
     assert "Do not call a tool again" in last_request and "3 times in a row" in last_request
+    schema = model.requests[-1].output_schema  # a constraining backend can only answer
+    assert schema is not None and schema["required"] == ["thought", "final_answer"]
+    assert model.requests[0].output_schema is None
     assert not any(isinstance(e, RunStoppedEvent) for e in events)
     model.assert_exhausted()
 

@@ -20,6 +20,7 @@ import time
 from loopwright.agent._approval import ask_approval, refusal_text
 from loopwright.agent._conversation import estimate_tokens
 from loopwright.agent._replies import acted_on_text, finished_fields, response_fields
+from loopwright.agent._reply_grammar import final_reply_schema
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop, timed_out
@@ -130,7 +131,7 @@ async def _last_turn(
             max_iterations=guard.max_iterations,
         )
     try:
-        outcome = await _think(setup, fx, state)
+        outcome = await _think(setup, fx, state, last_turn=True)
     except TimeoutError:
         return None
     return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
@@ -210,7 +211,9 @@ async def _final(
     return dataclasses.replace(result, output_errors=checked.errors)
 
 
-async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome | Stop:
+async def _think(
+    setup: RunSetup, fx: Effects, state: LoopState, *, last_turn: bool = False
+) -> ParseOutcome | Stop:
     """Call the model (and once more with a correction if its reply can't be read)."""
     attempts = setup.options.parse_retries + 1
     problem = "no reply"
@@ -221,7 +224,7 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
             if isinstance(stop, Stop) and stop.reason != "max_iterations":
                 return stop
         listening = fx.log.listening
-        request = _model_request(setup, state, fingerprint=listening)
+        request = _model_request(setup, state, fingerprint=listening, last_turn=last_turn)
         started = time.perf_counter() if listening else 0.0
         timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
         response = await fx.call_model(setup.model, request, timeout)
@@ -249,8 +252,12 @@ async def _think(setup: RunSetup, fx: Effects, state: LoopState) -> ParseOutcome
     )
 
 
-def _model_request(setup: RunSetup, state: LoopState, *, fingerprint: bool) -> ModelRequest:
-    """The next request (fitted to the context window); its fingerprint goes in `state`."""
+def _model_request(
+    setup: RunSetup, state: LoopState, *, fingerprint: bool, last_turn: bool = False
+) -> ModelRequest:
+    """The next request (fitted to the context window); its fingerprint goes in `state`.
+    A last turn offers no tool: none natively, and a constraining backend is held to a
+    final answer in prompted mode."""
     guard = state.guard
     if setup.tool_mode == "prompted":  # small models need the task and latest results restated
         note = progress_note(guard.iteration, guard.max_iterations, setup.request, state.recap)
@@ -261,12 +268,15 @@ def _model_request(setup: RunSetup, state: LoopState, *, fingerprint: bool) -> M
         state.conversation.fit(window - estimate_tokens(note))
     if fingerprint:
         state.digest = state.conversation.digest(note, setup.native_tool_names)
+    schema = setup.output_schema
+    if last_turn and setup.output is None:
+        schema = final_reply_schema() if setup.tool_mode == "prompted" else None
     return ModelRequest(
         messages=state.conversation.request_messages(note),
-        tools=setup.native_tool_specs,
+        tools=() if last_turn else setup.native_tool_specs,
         temperature=setup.options.temperature,
         max_output_tokens=setup.options.max_output_tokens,
-        output_schema=setup.output_schema,
+        output_schema=schema,
     )
 
 

@@ -41,10 +41,14 @@ def tool_reply_schema(specs: Sequence[ToolSpec]) -> dict[str, Any]:
         }
         for spec in specs
     ]
-    final = {
+    return {"anyOf": [*calls, final_reply_schema()]}
+
+
+def final_reply_schema() -> dict[str, Any]:
+    """A final answer only (a run's last turn: no tool may be named)."""
+    return {
         "type": "object",
         "properties": {"thought": {"type": "string"}, "final_answer": {"type": "string"}},
         "required": ["thought", "final_answer"],
         "additionalProperties": False,
     }
-    return {"anyOf": [*calls, final]}
