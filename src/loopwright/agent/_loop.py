@@ -40,7 +40,7 @@ from loopwright.events import (
     ToolCallStartedEvent,
     VerificationEvent,
 )
-from loopwright.guards import CallSignature, Nudge, Stop
+from loopwright.guards import CallSignature, GuardState, Nudge, Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import (
@@ -122,7 +122,16 @@ async def _last_turn(
         why=why[:1].upper() + why[1:],
         how="with final_answer" if prompted else "as plain text, without calling a tool",
     )))  # fmt: skip
-    guard = state.guard
+    await _next_iteration(fx, state.guard)
+    try:
+        outcome = await _think(setup, fx, state, last_turn=True)
+    except TimeoutError:
+        return None
+    return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
+
+
+async def _next_iteration(fx: Effects, guard: GuardState) -> None:
+    """Count the next iteration; `iteration_started` for whoever reads the log."""
     guard.iteration += 1
     if fx.log.listening:
         await fx.log.append(
@@ -130,11 +139,6 @@ async def _last_turn(
             iteration_number=guard.iteration,
             max_iterations=guard.max_iterations,
         )
-    try:
-        outcome = await _think(setup, fx, state, last_turn=True)
-    except TimeoutError:
-        return None
-    return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
 
 
 async def _iteration(
@@ -146,13 +150,7 @@ async def _iteration(
     if isinstance(stop, Stop):
         return stop
     guard = state.guard
-    guard.iteration += 1
-    if fx.log.listening:
-        await fx.log.append(
-            IterationStartedEvent,
-            iteration_number=guard.iteration,
-            max_iterations=guard.max_iterations,
-        )
+    await _next_iteration(fx, guard)
     try:
         outcome = await _think(setup, fx, state)
     except TimeoutError:
