@@ -363,16 +363,24 @@ def wait_for_idle_server(base_url: str) -> None:
 
 
 def run_in_child(
-    framework: str, task: Any, base_url: str, timeout_s: float, upstream: str | None = None
+    framework: str,
+    task: Any,
+    base_url: str,
+    timeout_s: float,
+    upstream: str | None = None,
+    cancel: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
-    """One (framework, task) in a child process; after a kill, wait until the server
-    (`upstream`, straight, not through the counting proxy) has finished the request."""
+    """One (framework, task) in a child process; after a kill, `cancel` its request still
+    running (the counting proxy closes its upstream connection, so the server stops
+    generating), then wait until the server (`upstream`, straight) is idle."""
     command = [sys.executable, __file__, "--child", framework, task.id, "--base-url", base_url]
     started = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         wall = time.perf_counter() - started
+        if cancel is not None:
+            cancel()
         wait_for_idle_server(upstream or base_url)
         return {
             "framework": framework,
@@ -526,7 +534,9 @@ def run_all(
             if task.id in done:
                 continue
             proxy.take()  # a request abandoned by a killed child is not this task's
-            outcome = run_in_child(framework, task, proxy.url, args.timeout, args.base_url)
+            outcome = run_in_child(
+                framework, task, proxy.url, args.timeout, args.base_url, proxy.cancel_in_flight
+            )
             outcome.update(proxy.take())
             outcomes.append(outcome)
             pace.advance()
