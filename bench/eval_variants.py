@@ -5,7 +5,8 @@ before/after figures of docs/models.md.
         --variant reply-grammar --report bench/results/eval-small-reply-grammar.json
 
 Variants (each an `AgentOptions`, nothing task-specific):
-- `baseline`: the engine's defaults;
+- `baseline`: the engine's defaults (the last turn on, since 2026-11-24);
+- `no-last-turn`: the defaults before that (the baseline of the variants below);
 - `reply-grammar`: prompted replies constrained to the run's tools (each with its argument
   schema) or a final answer (loopwright/agent/_reply_grammar.py);
 - `every-part`: the progress note's closing line (prompts/_builder.py NEXT_STEP_HINT) asks
@@ -40,12 +41,15 @@ from loopwright.models import resolve_model
 from loopwright.prompts import _builder, _templates
 
 ROOT = Path(__file__).resolve().parents[1]
+# The variants measured before the last turn became the default (2026-11-24) keep it off,
+# so they rerun as measured; `baseline` is the engine's defaults of the day.
 VARIANTS: dict[str, AgentOptions] = {
     "baseline": AgentOptions(),
-    "reply-grammar": AgentOptions(extra={"reply_grammar": True}),
-    "every-part": AgentOptions(),
-    "direct-answer": AgentOptions(),
-    "last-turn": AgentOptions(extra={"last_turn": True}),
+    "no-last-turn": AgentOptions(last_turn=False),
+    "reply-grammar": AgentOptions(last_turn=False, extra={"reply_grammar": True}),
+    "every-part": AgentOptions(last_turn=False),
+    "direct-answer": AgentOptions(last_turn=False),
+    "last-turn": AgentOptions(last_turn=True),
 }
 DIRECT_INTRO = (
     "You are a capable assistant that completes tasks, calling tools when they are needed."

@@ -89,7 +89,9 @@ async def test_third_identical_call_stops_and_second_gets_a_nudge() -> None:
 
     result = await AgentExecutor(model, [lookup]).run("repeat", on_event=collect)
     assert result.status == "stopped" and result.reason == "repetition"
-    assert len(model.requests) == 3 and len(result.steps) == 3
+    # three calls run; the fourth request is the last turn, which asks for the answer
+    assert len(model.requests) == 4 and len(result.steps) == 3
+    assert "Do not call a tool again" in model.requests[3].messages[-1].content
     second_observation = model.requests[2].messages[-1].content
     assert "same call" in second_observation and "Do not repeat it" in second_observation
     assert "Do not repeat it" not in model.requests[1].messages[-1].content
@@ -146,11 +148,11 @@ async def test_workspace_changes_are_progress(tmp_path: Path) -> None:
 
 
 async def test_last_turn_turns_a_repetition_stop_into_the_answer_from_the_results() -> None:
-    """`extra={"last_turn": True}`: the run that repeats a call gets one more model call,
-    told to stop calling tools; its final answer completes the run. No tool runs again."""
+    """By default the run that repeats a call gets one more model call, told to stop
+    calling tools; its final answer completes the run. No tool runs again."""
     same = call("lookup", key="k")
     model = ScriptedModel([same, same, same, final("value of k")])
-    options = AgentOptions(repetition_threshold=3, extra={"last_turn": True})
+    options = AgentOptions(repetition_threshold=3)
     events: list[Any] = []
 
     async def keep(event: Any) -> None:
@@ -171,16 +173,17 @@ async def test_last_turn_turns_a_repetition_stop_into_the_answer_from_the_result
 async def test_last_turn_that_calls_a_tool_again_still_stops() -> None:
     same = call("lookup", key="k")
     model = ScriptedModel([same, same, same, same])
-    options = AgentOptions(repetition_threshold=3, extra={"last_turn": True})
+    options = AgentOptions(repetition_threshold=3)
     result = await AgentExecutor(model, [lookup], options=options).run("find k")
     assert result.status == "stopped" and result.reason == "repetition"
     assert len(result.steps) == 3  # the fourth call was read, not run
     model.assert_exhausted()
 
 
-async def test_without_the_option_a_repetition_stop_asks_nothing_more() -> None:
+async def test_without_the_last_turn_a_repetition_stop_asks_nothing_more() -> None:
     same = call("lookup", key="k")
     model = ScriptedModel([same, same, same])
-    result = await AgentExecutor(model, [lookup], options=AgentOptions()).run("find k")
+    options = AgentOptions(last_turn=False)
+    result = await AgentExecutor(model, [lookup], options=options).run("find k")
     assert result.status == "stopped" and result.reason == "repetition"
     assert len(model.requests) == 3

@@ -26,7 +26,13 @@ from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop, timed_out
 from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
 from loopwright.effects import Effects, VerificationResult
-from loopwright.errors import LoopwrightError, ReplayDivergence
+from loopwright.errors import (
+    BudgetExceeded,
+    LoopwrightError,
+    ModelError,
+    ReplayDivergence,
+    ScriptExhaustedError,
+)
 from loopwright.events import (
     IterationStartedEvent,
     ModelResponseEvent,
@@ -39,6 +45,7 @@ from loopwright.events import (
     ToolCallEvent,
     ToolCallStartedEvent,
     VerificationEvent,
+    WarningEvent,
 )
 from loopwright.guards import CallSignature, GuardState, Nudge, Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
@@ -51,10 +58,8 @@ from loopwright.prompts import (
     recap_line,
 )
 
-LAST_TURN_OPTION = "last_turn"
-"""`AgentOptions(extra={"last_turn": True})`: a run stopped for repeating itself gets one
-more model call for its final answer (measured on the eval suite: docs/models.md)."""
 LAST_TURN_AFTER = ("repetition", "no_progress")
+"""The stops after which `AgentOptions.last_turn` asks the model for its final answer."""
 LAST_TURN = (
     "{why} Do not call a tool again: the results above are all you will get. Using them, "
     "reply now {how}."
@@ -103,7 +108,7 @@ async def _loop(setup: RunSetup, fx: Effects, state: LoopState) -> ExecutionResu
         if isinstance(outcome, ExecutionResult):
             return outcome
         if isinstance(outcome, Stop):
-            if outcome.reason in LAST_TURN_AFTER and setup.options.extra.get(LAST_TURN_OPTION):
+            if outcome.reason in LAST_TURN_AFTER and setup.options.last_turn:
                 answered = await _last_turn(setup, fx, state, outcome)
                 if answered is not None:
                     return answered
@@ -115,9 +120,11 @@ async def _last_turn(
     setup: RunSetup, fx: Effects, state: LoopState, stop: Stop
 ) -> ExecutionResult | None:
     """After a loop of calls, one more model call for the final answer from the results
-    already observed (no tool runs); None when the reply is not a final answer."""
+    already observed (no tool runs); None when the reply is not a final answer or the call
+    fails (the stop stands: a model or script that cannot answer loses the run nothing)."""
     prompted = setup.tool_mode == "prompted"
     why = stop.message.removeprefix("Stopped: ")
+    await fx.log.append(WarningEvent, message=f"{stop.message}; asking for the final answer")
     state.conversation.append(Message.user(LAST_TURN.format(
         why=why[:1].upper() + why[1:],
         how="with final_answer" if prompted else "as plain text, without calling a tool",
@@ -125,7 +132,7 @@ async def _last_turn(
     await _next_iteration(fx, state.guard)
     try:
         outcome = await _think(setup, fx, state, last_turn=True)
-    except TimeoutError:
+    except (TimeoutError, ModelError, ScriptExhaustedError, BudgetExceeded):
         return None
     return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
 

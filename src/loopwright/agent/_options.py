@@ -46,7 +46,11 @@ class AgentOptions:
     """With an output type: ask backends that can for output constrained to its schema."""
     approval_timeout_s: float = 300.0
     """How long a tool call that needs approval waits for a decision; then it is not run."""
-    """With an output type: ask backends that can for output constrained to its schema."""
+    last_turn: bool = True
+    """After a repetition or no-progress stop, one more model call, with no tool offered,
+    for the final answer from the results already observed (the run then ends answered
+    instead of stopped). Measured on the eval suite in docs/models.md: the 0.5B 4 -> 10/40,
+    the 1.5B 26 -> 27/40, no task lost. Runs recorded before this option read as off."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -54,6 +54,7 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
         max_tokens_total=args.max_tokens_total,
         max_cost=args.max_cost,
         repetition_threshold=args.repetition_threshold,
+        last_turn=args.last_turn,
         no_progress_limit=args.no_progress_limit,
         context_window=getattr(args, "context_window", None),
         approval_timeout_s=getattr(args, "approval_timeout", None) or 300.0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from loopwright.cli._options import (
     ALLOW_SKILL_COMMANDS,
     BASE_URL,
@@ -138,6 +140,14 @@ RUN = (
         key="repetition_threshold",
         type=int,
         metavar="N",
+    ),
+    opt(
+        "--last-turn",
+        help="after a repetition or no-progress stop, one more model call, with no tool "
+        "offered, for the final answer from the results so far",
+        group="guardrails",
+        key="last_turn",
+        action=argparse.BooleanOptionalAction,
     ),
     opt(
         "--no-progress-limit",

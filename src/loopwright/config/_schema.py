@@ -87,6 +87,12 @@ RUN = (
     _s("max_cost", "float", None, "cost budget of the run, USD", minimum=0),
     _s("repetition_threshold", "int", 3, "stop after this many identical tool calls", minimum=1),
     _s(
+        "last_turn",
+        "bool",
+        True,
+        "after a repetition or no-progress stop, ask once more for the final answer (no tools)",
+    ),
+    _s(
         "no_progress_limit", "int", 5, "stop after this many iterations without progress", minimum=1
     ),
     _s(

@@ -3,6 +3,9 @@
 `run_started` records it (`spec`), so `Runtime.resume(run_id)` rebuilds the same agent
 from the store alone. Versioned: `RUN_SPEC_VERSION`; runs stored before the typed spec
 (their spec under `options.extra.spec`, with an `extra` dict) are still read.
+
+Versions: 1, then 2 (`options.last_turn` on by default; a version-1 spec reads it as
+off, so a run recorded before resumes and replays as it ran).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 1
+RUN_SPEC_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
+_V1_OPTION_DEFAULTS = {"last_turn": False}
+"""Options a version-1 spec never names, with the behaviour those runs had."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
 
 
@@ -59,10 +65,11 @@ class RunSpec:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
         version = data.get("version", RUN_SPEC_VERSION)
-        if version != RUN_SPEC_VERSION:
+        if version not in _READABLE_VERSIONS:
+            readable = ", ".join(map(str, _READABLE_VERSIONS))
             raise ConfigurationError(
                 f"run spec version {version!r} is not one this loopwright reads "
-                f"(it reads {RUN_SPEC_VERSION}): upgrade loopwright"
+                f"(it reads {readable}): upgrade loopwright"
             )
         extra = data.get("extra") or {}  # the untyped shape of runs stored before v1
         known = {f.name for f in fields(cls)}
@@ -76,7 +83,11 @@ class RunSpec:
         values["tools"] = tuple(values.get("tools") or ())
         values["mcp"] = tuple(values.get("mcp") or ())
         values["approve"] = tuple(values.get("approve") or ())
-        values["options"] = AgentOptions.from_dict(values.get("options") or {})
+        options = dict(values.get("options") or {})
+        if version == 1:
+            options = {**_V1_OPTION_DEFAULTS, **options}
+        values["options"] = AgentOptions.from_dict(options)
+        values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)
 
 

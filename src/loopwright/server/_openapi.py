@@ -6,7 +6,7 @@ from typing import Any
 
 from loopwright.server._validate import OPTION_TYPES
 
-_JSON_TYPES = {int: "integer", float: "number", str: "string"}
+_JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean"}
 
 
 def _ref(name: str) -> dict[str, str]:

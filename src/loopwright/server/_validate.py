@@ -32,6 +32,7 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "max_tokens_total": (int,),
     "max_cost": (int, float),
     "repetition_threshold": (int,),
+    "last_turn": (bool,),
     "no_progress_limit": (int,),
     "progress_signal": (str,),
     "context_window": (int,),
@@ -156,11 +157,13 @@ def _options(value: Any) -> AgentOptions:
         if types is None:
             known = ", ".join(sorted(OPTION_TYPES))
             raise ApiError(422, f"unknown option (known: {known})", field=f"options.{name}")
-        if item is not None and (isinstance(item, bool) or not isinstance(item, types)):
+        wrong_bool = isinstance(item, bool) and bool not in types  # a bool is an int
+        if item is not None and (wrong_bool or not isinstance(item, types)):
             expected = " or ".join(t.__name__ for t in types)
             raise ApiError(422, f"must be {expected}", field=f"options.{name}")
+    given = {k: v for k, v in value.items() if v is not None or OPTION_TYPES[k] != (bool,)}
     try:
-        return AgentOptions.from_dict(value)
+        return AgentOptions.from_dict(given)
     except ConfigurationError as exc:
         raise ApiError(422, str(exc), field="options") from None
 

@@ -1,0 +1,74 @@
+"""RunSpec versions: a run recorded under an older spec resumes and replays as it ran.
+
+`run_spec_v1_repetition.jsonl` is frozen: recorded before RunSpec v2 (commit 0f1fa96), a
+scripted run that calls `echo` three times the same way and stops on repetition. Version 2
+turned the last turn on by default; a version-1 spec must read it as off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright.errors import ConfigurationError
+from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
+from loopwright.runtime import RUN_SPEC_VERSION, RunSpec, recorded_spec, replay_run
+from loopwright.store import SqliteRunStore
+
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v1_repetition.jsonl"
+
+
+def v1_events() -> list[Any]:
+    return [decode_event(line) for line in FIXTURE.read_text().splitlines()]
+
+
+def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append_many(events)
+    return store
+
+
+def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
+    spec = recorded_spec(v1_events())
+    assert spec is not None and spec.options.last_turn is False
+    assert spec.version == RUN_SPEC_VERSION == 2  # read as today's spec, v1's behaviour kept
+    again = RunSpec.from_dict(spec.to_dict())
+    assert again.options.last_turn is False  # the kept behaviour survives a round trip
+
+
+def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
+    assert RunSpec(request="r").options.last_turn is True
+    assert RunSpec.from_dict({"request": "r"}).options.last_turn is True
+    assert RunSpec.from_dict({"request": "r", "version": 2}).options.last_turn is True
+
+
+def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
+    with pytest.raises(ConfigurationError, match=r"version 3 .* reads 1, 2\): upgrade"):
+        RunSpec.from_dict({"request": "r", "version": 3})
+
+
+def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
+    events = v1_events()
+    assert events[-2].type == "run_stopped" and events[-2].reason == "repetition"
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v1_repetition"))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+def test_the_same_run_read_as_version_2_would_ask_for_a_last_turn(tmp_path: Path) -> None:
+    """The contrast that shows the version matters: as a v2 spec, the replay makes a
+    model call the run never made, and the replay says where."""
+    events = v1_events()
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "version": 2}
+    events[0] = event_from_dict(first)
+    assert isinstance(events[0], RunStartedEvent)
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v1_repetition"))
+    assert not report.ok and report.divergence is not None
+    assert report.divergence.expected == "run_stopped"
+    assert "warning" in report.divergence.actual
+    assert json.loads(FIXTURE.read_text().splitlines()[0])["spec"]["version"] == 1
