@@ -127,3 +127,26 @@ def test_models_is_a_table_on_a_terminal(tmp_path: Path) -> None:
                      closed, "--anthropic-url", closed, home=tmp_path, columns=160)  # fmt: skip
     assert result.code == 0, result.out
     assert "┃ backend" in result.out and "anthropic:NAME" in result.out
+
+
+def test_the_last_turn_is_on_unless_a_flag_or_the_config_file_turns_it_off(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "p"
+    script = write(project / "s.json", json.dumps(['{"thought": "t", "final_answer": "ok"}']))
+    env = cli_env(tmp_path)
+
+    def recorded(*flags: str) -> object:
+        run = cli("run", "hi", "--model", f"scripted:{script}", "--json", *flags,
+                  home=tmp_path, cwd=project, env=env)  # fmt: skip
+        assert run.code == 0, run.err
+        started = json.loads(run.out.splitlines()[0])
+        assert started["type"] == "run_started"
+        assert started["spec"]["options"]["last_turn"] == started["options"]["last_turn"]
+        return started["options"]["last_turn"]
+
+    assert recorded() is True
+    assert recorded("--no-last-turn") is False
+    write(project / "loopwright.toml", "[run]\nlast_turn = false\n")
+    assert recorded() is False
+    assert recorded("--last-turn") is True  # a flag wins over the file

@@ -258,6 +258,21 @@ def test_responses_match_the_openapi_schema(server: LiveServer, tmp_path: Path) 
     check("Error", bad)
     with pytest.raises(jsonschema.ValidationError):
         check("AgentRunRequest", {"prompt": "p", "options": {"turbo": 1}})
+    check("AgentRunRequest", {"prompt": "p", "options": {"last_turn": False}})
+    with pytest.raises(jsonschema.ValidationError):
+        check("AgentRunRequest", {"prompt": "p", "options": {"last_turn": "off"}})
+
+
+@pytest.mark.parametrize(("given", "recorded"), [({"last_turn": False}, False), ({}, True)])
+def test_the_last_turn_option_reaches_the_recorded_run(
+    server: LiveServer, tmp_path: Path, given: dict[str, bool], recorded: bool
+) -> None:
+    spec = echo_script(tmp_path / "s.json", 1)
+    body = {"prompt": "p", "model": spec, "tools": ["echo"], "options": given}
+    run = wait_finished(server, start_run(server, body)["run_id"])
+    started = httpx.get(f"{server.url}/api/runs/{run['run_id']}/events").json()["events"][0]
+    assert started["options"]["last_turn"] is recorded
+    assert started["spec"]["options"]["last_turn"] is recorded
 
 
 def test_info_and_the_dashboard_are_served(server: LiveServer) -> None:

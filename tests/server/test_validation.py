@@ -40,6 +40,8 @@ BAD_RUN_BODIES: list[tuple[Any, int, str | None, str]] = [
     ({"prompt": "p", "options": {"max_iterations": "5"}}, 422, "options.max_iterations", "int"),
     ({"prompt": "p", "options": {"max_iterations": True}}, 422, "options.max_iterations", "int"),
     ({"prompt": "p", "options": {"turbo": 1}}, 422, "options.turbo", "unknown option"),
+    ({"prompt": "p", "options": {"last_turn": "no"}}, 422, "options.last_turn", "bool"),
+    ({"prompt": "p", "options": {"last_turn": 0}}, 422, "options.last_turn", "bool"),
     ({"prompt": "p", "options": {"tier": "huge"}}, 422, "options", "unknown tier"),
     ({"prompt": "p", "options": {"max_iterations": 0}}, 422, "options", "at least 1"),
     ({"prompt": "p", "model": 7}, 422, "model", "string"),
