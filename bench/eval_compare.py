@@ -50,6 +50,7 @@ from loopwright.models._local_spec import default_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
+from eval_compare_docs import CHART, PAGE, write_block, write_chart  # noqa: E402
 from eval_peers import FRAMEWORKS, markdown_table, summarise, wait_for_idle_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -389,8 +390,10 @@ def main() -> None:
     stamp = f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by bench/eval_compare.py."
     table = "\n".join([stamp, "", f"Levels: {legend}.", "", *sections])
     COMPARE_MD.write_text(table, encoding="utf-8")
+    write_chart({s.label: rows_of(s)[0] for s in SERVERS.values()}, PEERS_PYTHON)
+    write_block(table)
     print(table)
-    print(f"written to {COMPARE_MD}")
+    print(f"written to {COMPARE_MD}, {PAGE.relative_to(ROOT)} and {CHART.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
