@@ -1,9 +1,12 @@
 """The ReAct loop: small functions that advance a LoopState through the run's Effects.
 
-    run_agent: run_started, then iterations until a final answer or a stop, run_finished
+    run_agent:  run_started, then iterations until a final answer or a stop, run_finished
     _iteration: policies, iteration_started, think, act
-    _think:    the model call (and one corrective retry when its reply can't be read)
-    _act:      each tool call of the reply, then the policies' verdict on the round
+    think:      the model call (and one corrective retry when its reply can't be read),
+                in _think.py
+    act:        each tool call of the reply, then the policies' verdict on the round,
+                in _act.py
+    _last_turn: after a repetition or no-progress stop, one more call for the answer
 
 Every effect (model call, tool call, verification) goes through `Effects`, and every
 event through its EventLog. The loop holds no state of its own and never knows whether
@@ -15,16 +18,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import time
 
-from loopwright.agent._approval import ask_approval, refusal_text
-from loopwright.agent._conversation import estimate_tokens
-from loopwright.agent._replies import acted_on_text, finished_fields, response_fields
-from loopwright.agent._reply_grammar import final_reply_schema
-from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._act import act
+from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
-from loopwright.agent._state import LoopState, effect_timeout, first_stop, timed_out
-from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
+from loopwright.agent._state import LoopState, first_stop, timed_out
+from loopwright.agent._think import think
 from loopwright.effects import Effects, VerificationResult
 from loopwright.errors import (
     BudgetExceeded,
@@ -35,38 +34,23 @@ from loopwright.errors import (
 )
 from loopwright.events import (
     IterationStartedEvent,
-    ModelResponseEvent,
     OutputInvalidEvent,
-    ParseErrorEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
     RunStoppedEvent,
-    ToolCallEvent,
-    ToolCallStartedEvent,
     VerificationEvent,
     WarningEvent,
 )
-from loopwright.guards import CallSignature, GuardState, Nudge, Stop
-from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
-from loopwright.prompts import (
-    correction_message,
-    iteration_note,
-    observation_text,
-    progress_note,
-    recap_line,
-)
+from loopwright.guards import GuardState, Stop
+from loopwright.messages import Message
+from loopwright.parsing import ParsedFinal, ParseFailure
 
 LAST_TURN_AFTER = ("repetition", "no_progress")
 """The stops after which `AgentOptions.last_turn` asks the model for its final answer."""
 LAST_TURN = (
     "{why} Do not call a tool again: the results above are all you will get. Using them, "
     "reply now {how}."
-)
-TOO_MANY_CALLS = (
-    "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
-    "Call the remaining tools in your next reply if they are still needed."
 )
 
 
@@ -131,7 +115,7 @@ async def _last_turn(
     )))  # fmt: skip
     await _next_iteration(fx, state.guard)
     try:
-        outcome = await _think(setup, fx, state, last_turn=True)
+        outcome = await think(setup, fx, state, last_turn=True)
     except (TimeoutError, ModelError, ScriptExhaustedError, BudgetExceeded):
         return None
     return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
@@ -159,7 +143,7 @@ async def _iteration(
     guard = state.guard
     await _next_iteration(fx, guard)
     try:
-        outcome = await _think(setup, fx, state)
+        outcome = await think(setup, fx, state)
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
     while isinstance(outcome, ParsedFinal):  # an answer that does not validate goes back
@@ -167,7 +151,7 @@ async def _iteration(
         if done is not None:
             return done
         try:
-            outcome = await _think(setup, fx, state)
+            outcome = await think(setup, fx, state)
         except TimeoutError:
             return timed_out(setup, fx.monotonic() - guard.started_at)
     if isinstance(outcome, Stop):
@@ -175,7 +159,7 @@ async def _iteration(
     if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
         return state.result(setup, "failed", reason="parse_error", message=outcome.message)
     try:
-        verdict = await _act(setup, fx, state, outcome)
+        verdict = await act(setup, fx, state, outcome)
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
     return verdict if isinstance(verdict, Stop) else None
@@ -214,182 +198,6 @@ async def _final(
         setup, "failed", reason="output_invalid", message=message, answer=final.answer
     )
     return dataclasses.replace(result, output_errors=checked.errors)
-
-
-async def _think(
-    setup: RunSetup, fx: Effects, state: LoopState, *, last_turn: bool = False
-) -> ParseOutcome | Stop:
-    """Call the model (and once more with a correction if its reply can't be read)."""
-    attempts = setup.options.parse_retries + 1
-    problem = "no reply"
-    for attempt in range(1, attempts + 1):
-        if attempt > 1:  # a correction is a model call too: budget and clock apply
-            state.refresh(setup, fx.monotonic())
-            stop = first_stop(setup.before_model_call, state.guard)
-            if isinstance(stop, Stop) and stop.reason != "max_iterations":
-                return stop
-        listening = fx.log.listening
-        request = _model_request(setup, state, fingerprint=listening, last_turn=last_turn)
-        started = time.perf_counter() if listening else 0.0
-        timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
-        response = await fx.call_model(setup.model, request, timeout)
-        outcome = _received(setup, state, response)
-        if listening:  # its fields cost ~2 µs to build: only for someone reading
-            duration_ms = (time.perf_counter() - started) * 1000
-            fields = response_fields(state.guard.iteration, state.digest, response, outcome)
-            await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
-        if not isinstance(outcome, ParseFailure):
-            return outcome
-        will_retry = attempt < attempts
-        problem = outcome.message
-        await fx.log.append(
-            ParseErrorEvent,
-            iteration_number=state.guard.iteration,
-            message=outcome.message,
-            raw=response.text,
-            will_retry=will_retry,
-        )
-        if will_retry:
-            state.conversation.append(Message.user(correction_message(outcome.message)))
-    return Stop(
-        "parse_error",
-        f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",
-    )
-
-
-def _model_request(
-    setup: RunSetup, state: LoopState, *, fingerprint: bool, last_turn: bool = False
-) -> ModelRequest:
-    """The next request (fitted to the context window); its fingerprint goes in `state`.
-    A last turn offers no tool: none natively, and a constraining backend is held to a
-    final answer in prompted mode."""
-    guard = state.guard
-    if setup.tool_mode == "prompted":  # small models need the task and latest results restated
-        note = progress_note(guard.iteration, guard.max_iterations, setup.request, state.recap)
-    else:
-        note = iteration_note(guard.iteration, guard.max_iterations)
-    window = setup.options.context_window
-    if window:
-        state.conversation.fit(window - estimate_tokens(note))
-    if fingerprint:
-        state.digest = state.conversation.digest(note, setup.native_tool_names)
-    schema = setup.output_schema
-    if last_turn and setup.output is None:
-        schema = final_reply_schema() if setup.tool_mode == "prompted" else None
-    return ModelRequest(
-        messages=state.conversation.request_messages(note),
-        tools=() if last_turn else setup.native_tool_specs,
-        temperature=setup.options.temperature,
-        max_output_tokens=setup.options.max_output_tokens,
-        output_schema=schema,
-    )
-
-
-def _received(setup: RunSetup, state: LoopState, response: ModelResponse) -> ParseOutcome:
-    """Account for the reply, read it, and keep it in the conversation."""
-    setup.ledger.record(setup.model.name, response.usage)
-    guard = state.guard
-    guard.largest_output_tokens = max(guard.largest_output_tokens, response.usage.output_tokens)
-    state.model_calls += 1
-    outcome = setup.parse(response)
-    if setup.output is not None and not setup.tools and isinstance(outcome, ParsedAction):
-        answer = setup.output.final_in(response.text)  # no tools: any action is invented
-        if answer is not None:
-            outcome = ParsedFinal(answer, outcome.thought)
-    if (
-        isinstance(outcome, ParsedAction)
-        and outcome.calls is not response.tool_calls  # native calls: the reply's own tuple
-        and outcome.calls != response.tool_calls
-    ):
-        # calls read from text get ids derived from the run, so a resumed run makes the same
-        calls = tuple(
-            ToolCall(f"call_{state.model_calls}_{index}", call.name, call.arguments)
-            for index, call in enumerate(outcome.calls)
-        )
-        outcome = ParsedAction(calls, outcome.thought)
-    calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
-    native = bool(calls) and calls is response.tool_calls
-    text = response.text
-    prompted = setup.tool_mode == "prompted"
-    if prompted and isinstance(outcome, ParsedAction) and not native and len(calls) == 1:
-        text = acted_on_text(outcome.thought, calls[0])
-    state.conversation.append(Message.assistant(text, calls if native else ()))
-    if not isinstance(outcome, ParseFailure) and outcome.thought:
-        state.last_thought = outcome.thought
-    return outcome
-
-
-async def _act(
-    setup: RunSetup, fx: Effects, state: LoopState, action: ParsedAction
-) -> Stop | Nudge | None:
-    """Run the reply's tool calls (up to the per-reply cap), then ask the policies."""
-    native = bool(action.calls) and state.conversation.messages[-1].tool_calls is action.calls
-    limit = setup.options.max_calls_per_reply
-    new_information = False
-    observations: list[str] = []
-    for index, call in enumerate(action.calls):
-        if index < limit:
-            result = await _run_tool(setup, fx, state, call)
-        else:
-            text = TOO_MANY_CALLS.format(limit=limit, count=len(action.calls))
-            result = ToolResult(call.id, call.name, text, True)
-        new_information |= result.content not in state.seen_observations
-        state.seen_observations.add(result.content)
-        if native:
-            message = Message.tool(result.content, call.id, call.name)
-            state.conversation.append(message, observation=True)
-        else:
-            observations.append(observation_text(call.name, result.content))
-    state.refresh(setup, fx.monotonic(), new_observation=new_information)
-    verdict = first_stop(setup.after_tool_calls, state.guard)
-    if isinstance(verdict, Nudge):
-        observations.append(verdict.message)
-    if observations:
-        text = "\n\n".join(observations)
-        state.conversation.append(Message.user(text), observation=not native)
-    return verdict
-
-
-async def _run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
-    iteration = state.guard.iteration
-    if setup.approval is not None and setup.approval.needs(call, setup.tools):
-        verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
-        if not verdict.approved:  # not run: the refusal is the model's observation
-            text = refusal_text(call, verdict)
-            if setup.tool_mode == "prompted":
-                state.recap.append(recap_line(call.name, call.arguments, text, True))
-            return ToolResult(call.id, call.name, text, True)
-    if fx.log.listening:
-        await fx.log.append(
-            ToolCallStartedEvent,
-            iteration_number=iteration,
-            call_id=call.id,
-            tool_name=call.name,
-            arguments=call.arguments,
-            child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
-        )
-    signature = CallSignature(call.name, call.arguments)
-    state.guard.call_signatures.append(signature)
-    if setup.starts_subagents:
-        CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
-    timeout = effect_timeout(setup, state.guard, None)
-    if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
-        timeout = None  # the tool's own limit ends it first (an observation, not a stop)
-    result = await fx.call_tool(
-        call,
-        setup.tool_executor.execute,
-        idempotent=setup.is_idempotent(call.name),
-        timeout=timeout,
-    )
-    state.steps.append(
-        CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
-    )
-    if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
-        state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
-    if fx.log.listening:
-        fields = finished_fields(iteration, call, signature.arguments_json(), result)
-        await fx.log.append(ToolCallEvent, **fields)
-    return result
 
 
 async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> ExecutionResult:

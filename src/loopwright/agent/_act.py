@@ -1,0 +1,95 @@
+"""The tool phase of an iteration: run the reply's tool calls through `Effects` (asking
+for approval where the run says so), keep the observations, then ask the policies."""
+
+from __future__ import annotations
+
+from loopwright.agent._approval import ask_approval, refusal_text
+from loopwright.agent._replies import finished_fields
+from loopwright.agent._result import CompletedStep
+from loopwright.agent._setup import RunSetup
+from loopwright.agent._state import LoopState, effect_timeout, first_stop
+from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
+from loopwright.effects import Effects
+from loopwright.events import ToolCallEvent, ToolCallStartedEvent
+from loopwright.guards import CallSignature, Nudge, Stop
+from loopwright.messages import Message, ToolCall, ToolResult
+from loopwright.parsing import ParsedAction
+from loopwright.prompts import observation_text, recap_line
+
+TOO_MANY_CALLS = (
+    "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
+    "Call the remaining tools in your next reply if they are still needed."
+)
+
+
+async def act(
+    setup: RunSetup, fx: Effects, state: LoopState, action: ParsedAction
+) -> Stop | Nudge | None:
+    """Run the reply's tool calls (up to the per-reply cap), then ask the policies."""
+    native = bool(action.calls) and state.conversation.messages[-1].tool_calls is action.calls
+    limit = setup.options.max_calls_per_reply
+    new_information = False
+    observations: list[str] = []
+    for index, call in enumerate(action.calls):
+        if index < limit:
+            result = await run_tool(setup, fx, state, call)
+        else:
+            text = TOO_MANY_CALLS.format(limit=limit, count=len(action.calls))
+            result = ToolResult(call.id, call.name, text, True)
+        new_information |= result.content not in state.seen_observations
+        state.seen_observations.add(result.content)
+        if native:
+            message = Message.tool(result.content, call.id, call.name)
+            state.conversation.append(message, observation=True)
+        else:
+            observations.append(observation_text(call.name, result.content))
+    state.refresh(setup, fx.monotonic(), new_observation=new_information)
+    verdict = first_stop(setup.after_tool_calls, state.guard)
+    if isinstance(verdict, Nudge):
+        observations.append(verdict.message)
+    if observations:
+        text = "\n\n".join(observations)
+        state.conversation.append(Message.user(text), observation=not native)
+    return verdict
+
+
+async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
+    iteration = state.guard.iteration
+    if setup.approval is not None and setup.approval.needs(call, setup.tools):
+        verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+        if not verdict.approved:  # not run: the refusal is the model's observation
+            text = refusal_text(call, verdict)
+            if setup.tool_mode == "prompted":
+                state.recap.append(recap_line(call.name, call.arguments, text, True))
+            return ToolResult(call.id, call.name, text, True)
+    if fx.log.listening:
+        await fx.log.append(
+            ToolCallStartedEvent,
+            iteration_number=iteration,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
+        )
+    signature = CallSignature(call.name, call.arguments)
+    state.guard.call_signatures.append(signature)
+    if setup.starts_subagents:
+        CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
+    timeout = effect_timeout(setup, state.guard, None)
+    if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
+        timeout = None  # the tool's own limit ends it first (an observation, not a stop)
+    result = await fx.call_tool(
+        call,
+        setup.tool_executor.execute,
+        idempotent=setup.is_idempotent(call.name),
+        timeout=timeout,
+    )
+    state.steps.append(
+        CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
+    )
+    if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
+        state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
+    if fx.log.listening:
+        fields = finished_fields(iteration, call, signature.arguments_json(), result)
+        await fx.log.append(ToolCallEvent, **fields)
+    return result

@@ -1,0 +1,122 @@
+"""The model-call phase of an iteration: build the request, call the model through
+`Effects`, read the reply (once more with a correction when it can't be read), and keep
+it in the conversation."""
+
+from __future__ import annotations
+
+import time
+
+from loopwright.agent._conversation import estimate_tokens
+from loopwright.agent._replies import acted_on_text, response_fields
+from loopwright.agent._reply_grammar import final_reply_schema
+from loopwright.agent._setup import RunSetup
+from loopwright.agent._state import LoopState, effect_timeout, first_stop
+from loopwright.effects import Effects
+from loopwright.events import ModelResponseEvent, ParseErrorEvent
+from loopwright.guards import Stop
+from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
+from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
+from loopwright.prompts import correction_message, iteration_note, progress_note
+
+
+async def think(
+    setup: RunSetup, fx: Effects, state: LoopState, *, last_turn: bool = False
+) -> ParseOutcome | Stop:
+    """Call the model (and once more with a correction if its reply can't be read)."""
+    attempts = setup.options.parse_retries + 1
+    problem = "no reply"
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:  # a correction is a model call too: budget and clock apply
+            state.refresh(setup, fx.monotonic())
+            stop = first_stop(setup.before_model_call, state.guard)
+            if isinstance(stop, Stop) and stop.reason != "max_iterations":
+                return stop
+        listening = fx.log.listening
+        request = model_request(setup, state, fingerprint=listening, last_turn=last_turn)
+        started = time.perf_counter() if listening else 0.0
+        timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
+        response = await fx.call_model(setup.model, request, timeout)
+        outcome = received(setup, state, response)
+        if listening:  # its fields cost ~2 µs to build: only for someone reading
+            duration_ms = (time.perf_counter() - started) * 1000
+            fields = response_fields(state.guard.iteration, state.digest, response, outcome)
+            await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
+        if not isinstance(outcome, ParseFailure):
+            return outcome
+        will_retry = attempt < attempts
+        problem = outcome.message
+        await fx.log.append(
+            ParseErrorEvent,
+            iteration_number=state.guard.iteration,
+            message=outcome.message,
+            raw=response.text,
+            will_retry=will_retry,
+        )
+        if will_retry:
+            state.conversation.append(Message.user(correction_message(outcome.message)))
+    return Stop(
+        "parse_error",
+        f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",
+    )
+
+
+def model_request(
+    setup: RunSetup, state: LoopState, *, fingerprint: bool, last_turn: bool = False
+) -> ModelRequest:
+    """The next request (fitted to the context window); its fingerprint goes in `state`.
+    A last turn offers no tool: none natively, and a constraining backend is held to a
+    final answer in prompted mode."""
+    guard = state.guard
+    if setup.tool_mode == "prompted":  # small models need the task and latest results restated
+        note = progress_note(guard.iteration, guard.max_iterations, setup.request, state.recap)
+    else:
+        note = iteration_note(guard.iteration, guard.max_iterations)
+    window = setup.options.context_window
+    if window:
+        state.conversation.fit(window - estimate_tokens(note))
+    if fingerprint:
+        state.digest = state.conversation.digest(note, setup.native_tool_names)
+    schema = setup.output_schema
+    if last_turn and setup.output is None:
+        schema = final_reply_schema() if setup.tool_mode == "prompted" else None
+    return ModelRequest(
+        messages=state.conversation.request_messages(note),
+        tools=() if last_turn else setup.native_tool_specs,
+        temperature=setup.options.temperature,
+        max_output_tokens=setup.options.max_output_tokens,
+        output_schema=schema,
+    )
+
+
+def received(setup: RunSetup, state: LoopState, response: ModelResponse) -> ParseOutcome:
+    """Account for the reply, read it, and keep it in the conversation."""
+    setup.ledger.record(setup.model.name, response.usage)
+    guard = state.guard
+    guard.largest_output_tokens = max(guard.largest_output_tokens, response.usage.output_tokens)
+    state.model_calls += 1
+    outcome = setup.parse(response)
+    if setup.output is not None and not setup.tools and isinstance(outcome, ParsedAction):
+        answer = setup.output.final_in(response.text)  # no tools: any action is invented
+        if answer is not None:
+            outcome = ParsedFinal(answer, outcome.thought)
+    if (
+        isinstance(outcome, ParsedAction)
+        and outcome.calls is not response.tool_calls  # native calls: the reply's own tuple
+        and outcome.calls != response.tool_calls
+    ):
+        # calls read from text get ids derived from the run, so a resumed run makes the same
+        calls = tuple(
+            ToolCall(f"call_{state.model_calls}_{index}", call.name, call.arguments)
+            for index, call in enumerate(outcome.calls)
+        )
+        outcome = ParsedAction(calls, outcome.thought)
+    calls = outcome.calls if isinstance(outcome, ParsedAction) else ()
+    native = bool(calls) and calls is response.tool_calls
+    text = response.text
+    prompted = setup.tool_mode == "prompted"
+    if prompted and isinstance(outcome, ParsedAction) and not native and len(calls) == 1:
+        text = acted_on_text(outcome.thought, calls[0])
+    state.conversation.append(Message.assistant(text, calls if native else ()))
+    if not isinstance(outcome, ParseFailure) and outcome.thought:
+        state.last_thought = outcome.thought
+    return outcome
