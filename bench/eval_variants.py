@@ -17,6 +17,10 @@ Variants (each an `AgentOptions`, nothing task-specific):
   questions, where the model calls a tool it does not need or invents one);
 - `last-turn`: a run stopped for repeating a call (or for no progress) gets one more model
   call asking for the final answer from the results it has (agent/_loop.py `_last_turn`).
+- `answer-check`: the first final answer of a run that has called a tool is not taken at
+  once: the model is asked, once, to compare it with the task and make any call a part of
+  the task still needs (aimed at chains that stop after their first call and answer as if
+  the rest were done); made here by wrapping the model (`AnswerCheck`), the engine as is.
 
 One task at a time, a line per task with the pace (n/N, elapsed, time left); the JSON
 report is `loopwright eval`'s plus the variant and the load average sampled per task (the
@@ -30,13 +34,14 @@ import argparse
 import asyncio
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from loopwright import AgentOptions
 from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
 from loopwright.evals._progress import ProgressClock
+from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import resolve_model
 from loopwright.prompts import _builder, _templates
 
@@ -50,7 +55,38 @@ VARIANTS: dict[str, AgentOptions] = {
     "every-part": AgentOptions(last_turn=False),
     "direct-answer": AgentOptions(last_turn=False),
     "last-turn": AgentOptions(last_turn=True),
+    "answer-check": AgentOptions(),
 }
+ANSWER_CHECK = (
+    "Before you finish, compare your answer with the task. If a part of the task still "
+    "needs a tool call that has not been made (nothing looked up, computed or written for "
+    "it yet), make that call now. If every part is done, reply with final_answer again."
+)
+
+
+class AnswerCheck:
+    """The model, except that a run's first final answer after a tool call is checked: the
+    model gets the answer back with ANSWER_CHECK and its second reply is the one used."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.checked: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        reply: ModelResponse = await self.inner.complete(request)
+        task = request.messages[1].content if len(request.messages) > 1 else ""
+        acted = any(m.role == "assistant" for m in request.messages)
+        if not acted or '"final_answer"' not in reply.text or task in self.checked:
+            return reply
+        self.checked.add(task)
+        asked = (*request.messages, Message.assistant(reply.text), Message.user(ANSWER_CHECK))
+        second: ModelResponse = await self.inner.complete(replace(request, messages=asked))
+        return replace(second, usage=reply.usage + second.usage)
+
+
 DIRECT_INTRO = (
     "You are a capable assistant that completes tasks, calling tools when they are needed."
 )
@@ -92,6 +128,8 @@ async def main() -> None:
     skip = {o.id for o in done}
     todo = {t.id for t in suite.tasks if (not only or t.id in only) and t.id not in skip}
     model = resolve_model(args.model)
+    if args.variant == "answer-check":
+        model = AnswerCheck(model)
     pace = ProgressClock(len(todo), unit="tasks")
     loads: list[float] = []
     outcomes = list(done)
