@@ -51,7 +51,13 @@ from loopwright.models._local_spec import default_threads
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
 from eval_compare_docs import CHART, PAGE, write_block, write_chart  # noqa: E402
-from eval_peers import FRAMEWORKS, markdown_table, summarise, wait_for_idle_server  # noqa: E402
+from eval_peers import (  # noqa: E402
+    FRAMEWORKS,
+    LABELS,
+    markdown_table,
+    summarise,
+    wait_for_idle_server,
+)
 
 RESULTS = ROOT / "bench" / "results"
 COMPARE_MD = RESULTS / "eval-compare.md"
@@ -193,8 +199,8 @@ def run_loopwright(
                 f"{why}",
                 flush=True,
             )
-            write_loopwright_report(server, outcomes, url, args.timeout, complete=False)
-    write_loopwright_report(server, outcomes, url, args.timeout, complete=True)
+            write_loopwright_report(server, outcomes, url, args, complete=False)
+    write_loopwright_report(server, outcomes, url, args, complete=True)
 
 
 def failed(task_id: str, levels: dict[str, int], started: float, why: str) -> dict[str, Any]:
@@ -213,13 +219,14 @@ def failed(task_id: str, levels: dict[str, int], started: float, why: str) -> di
 
 
 def write_loopwright_report(
-    server: Server, outcomes: list[dict[str, Any]], url: str, timeout: float, *, complete: bool
+    server: Server, outcomes: list[dict[str, Any]], url: str, args: Any, *, complete: bool
 ) -> None:
     report = {
         "model": "openai:qwen",
         "server": server.name,
         "base_url": url,
-        "timeout_s": timeout,
+        "timeout_s": args.timeout,
+        "threads": args.threads,
         "complete": complete,
         "summary": summarise(outcomes),
         "tasks": outcomes,
@@ -240,6 +247,12 @@ def run_peers(server: Server, url: str, args: Any) -> None:
     if not args.fresh:
         command.append("--resume")
     subprocess.run(command, check=True)
+    data = json.loads(server.peers_json.read_text(encoding="utf-8"))
+    for framework in args.frameworks.split(","):  # the server's threads, per framework
+        entry = data["results"].get(LABELS.get(framework, framework))
+        if entry is not None:
+            entry["threads"] = args.threads
+    server.peers_json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 FAILURE_CLASSES = (
@@ -265,13 +278,21 @@ def rows_of(server: Server) -> tuple[dict[str, dict[str, Any]], list[str]]:
     notes: list[str] = []
     if server.loopwright_json.is_file():
         data = json.loads(server.loopwright_json.read_text(encoding="utf-8"))
-        rows["loopwright"] = {"summary": summarise(data["tasks"]), "tasks": data["tasks"]}
+        rows["loopwright"] = {
+            "summary": summarise(data["tasks"]),
+            "tasks": data["tasks"],
+            "threads": data.get("threads"),
+        }
         if not data.get("complete", True):
             notes.append("loopwright: partial (the run was cut short)")
     if server.peers_json.is_file():
         data = json.loads(server.peers_json.read_text(encoding="utf-8"))
         for name, entry in data["results"].items():
-            rows[name] = {"summary": summarise(entry["tasks"]), "tasks": entry["tasks"]}
+            rows[name] = {
+                "summary": summarise(entry["tasks"]),
+                "tasks": entry["tasks"],
+                "threads": entry.get("threads"),
+            }
         if not data.get("complete", True):
             notes.append("peers: partial (the run was cut short; see task counts)")
     return rows, notes
@@ -292,8 +313,8 @@ def model_calls(outcome: dict[str, Any]) -> int | None:
 def per_task_table(rows: dict[str, dict[str, Any]]) -> str:
     """Seconds, model calls and tokens per task (tokens where the framework reports them),
     and the failures by class."""
-    heads = ["framework", "s / task", "model calls / task", "tokens / task", "failures"]
-    out = ["| " + " | ".join(heads) + " |", "|---|---:|---:|---:|---|"]
+    heads = ["framework", "server threads", "s / task", "model calls / task", "tokens / task"]
+    out = ["| " + " | ".join([*heads, "failures"]) + " |", "|---|---:|---:|---:|---:|---|"]
     for name, entry in rows.items():
         tasks = entry["tasks"]
         count = len(tasks) or 1
@@ -309,6 +330,7 @@ def per_task_table(rows: dict[str, dict[str, Any]]) -> str:
         failures = ", ".join(f"{k} {v}" for k, v in sorted(classes.items(), key=lambda kv: -kv[1]))
         cells = [
             name,
+            str(entry.get("threads") or "not recorded"),
             f"{seconds:.1f}",
             f"{sum(known) / len(known):.1f}" if known else "-",
             f"{sum(tokens) / len(tokens):,.0f}" if tokens else "-",
