@@ -108,7 +108,8 @@ async def _last_turn(
     fails (the stop stands: a model or script that cannot answer loses the run nothing)."""
     prompted = setup.tool_mode == "prompted"
     why = stop.message.removeprefix("Stopped: ")
-    await fx.log.append(WarningEvent, message=f"{stop.message}; asking for the final answer")
+    asking = f"{stop.message.rstrip('.')}; asking for the final answer"
+    await fx.log.append(WarningEvent, message=asking)
     state.conversation.append(Message.user(LAST_TURN.format(
         why=why[:1].upper() + why[1:],
         how="with final_answer" if prompted else "as plain text, without calling a tool",
