@@ -10,6 +10,7 @@ from guard_helpers import call, final
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import RunStoppedEvent
+from loopwright.guards import BasePolicy, GuardState, Stop
 from loopwright.models import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
@@ -187,3 +188,46 @@ async def test_without_the_last_turn_a_repetition_stop_asks_nothing_more() -> No
     result = await AgentExecutor(model, [lookup], options=options).run("find k")
     assert result.status == "stopped" and result.reason == "repetition"
     assert len(model.requests) == 3
+
+
+class RefuseAfterThreeCalls(BasePolicy):
+    """Stands in for a budget that the three calls used up."""
+
+    def before_model_call(self, state: GuardState) -> Stop | None:
+        if len(state.call_signatures) >= 3:
+            return Stop("budget", "Stopped before a model call: over the budget.")
+        return None
+
+
+class RefuseInIteration(BasePolicy):
+    """A budget used up by the first call of iteration `number`: only a second call of
+    that iteration (a correction) is refused."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+    def before_model_call(self, state: GuardState) -> Stop | None:
+        if state.iteration >= self.number:
+            return Stop("budget", "Stopped before a model call: over the budget.")
+        return None
+
+
+async def test_the_last_turn_is_not_made_when_a_before_call_policy_forbids_a_call() -> None:
+    same = call("lookup", key="k")
+    model = ScriptedModel([same, same, same, final("value of k")], strict=False)
+    agent = AgentExecutor(model, [lookup], policies=[RefuseAfterThreeCalls()])
+    result = await agent.run("find k")
+    assert result.status == "stopped" and result.reason == "repetition"
+    assert len(model.requests) == 3  # the fourth reply was never asked for
+
+
+async def test_a_correction_at_the_iteration_limit_still_obeys_the_other_policies() -> None:
+    """The iteration limit answers first at the last iteration; the budget behind it must
+    not be masked (a correction is a model call too)."""
+    same = call("lookup", key="k")
+    options = AgentOptions(max_iterations=4, repetition_threshold=5, last_turn=False)
+    model = ScriptedModel([same, same, same, "", final("k")], strict=False)  # "": unreadable
+    agent = AgentExecutor(model, [lookup], options=options, policies=[RefuseInIteration(4)])
+    result = await agent.run("find k")
+    assert result.status == "stopped" and result.reason == "budget"
+    assert len(model.requests) == 4  # the correction was not asked for

@@ -22,11 +22,10 @@ import json
 from loopwright.agent._act import act
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
-from loopwright.agent._state import LoopState, first_stop, timed_out
+from loopwright.agent._state import LoopState, extra_call_stop, first_stop, timed_out
 from loopwright.agent._think import think
 from loopwright.effects import Effects, VerificationResult
 from loopwright.errors import (
-    BudgetExceeded,
     LoopwrightError,
     ModelError,
     ReplayDivergence,
@@ -105,7 +104,10 @@ async def _last_turn(
 ) -> ExecutionResult | None:
     """After a loop of calls, one more model call for the final answer from the results
     already observed (no tool runs); None when the reply is not a final answer or the call
-    fails (the stop stands: a model or script that cannot answer loses the run nothing)."""
+    fails or a
+    before-call policy forbids it (the stop stands: the run loses nothing)."""
+    if extra_call_stop(setup, state, fx.monotonic()) is not None:
+        return None  # the budget, clock or a policy of yours forbids another call
     prompted = setup.tool_mode == "prompted"
     why = stop.message.removeprefix("Stopped: ")
     asking = f"{stop.message.rstrip('.')}; asking for the final answer"
@@ -117,7 +119,7 @@ async def _last_turn(
     await _next_iteration(fx, state.guard)
     try:
         outcome = await think(setup, fx, state, last_turn=True)
-    except (TimeoutError, ModelError, ScriptExhaustedError, BudgetExceeded):
+    except (TimeoutError, ModelError, ScriptExhaustedError):
         return None
     return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
 

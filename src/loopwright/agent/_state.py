@@ -105,6 +105,18 @@ def first_stop(hooks: Sequence[PolicyHook], guard: GuardState) -> Stop | Nudge |
     return nudge
 
 
+def extra_call_stop(setup: RunSetup, state: LoopState, now: float) -> Stop | None:
+    """Whether a model call beyond the round's own (a correction, the last turn) may be
+    made: every before-call policy but the iteration limit applies (budget, wall clock,
+    your own), none masked by the iteration limit answering first."""
+    state.refresh(setup, now)
+    for check in setup.before_model_call:
+        verdict = check(state.guard)
+        if isinstance(verdict, Stop) and verdict.reason != "max_iterations":
+            return verdict
+    return None
+
+
 def having(policies: Sequence[StopPolicy], hook: str) -> tuple[PolicyHook, ...]:
     """The policies' `hook` methods, bound, for those that implement it (BasePolicy's
     default does nothing)."""

@@ -10,7 +10,7 @@ from loopwright.agent._conversation import estimate_tokens
 from loopwright.agent._replies import acted_on_text, response_fields
 from loopwright.agent._reply_grammar import final_reply_schema
 from loopwright.agent._setup import RunSetup
-from loopwright.agent._state import LoopState, effect_timeout, first_stop
+from loopwright.agent._state import LoopState, effect_timeout, extra_call_stop
 from loopwright.effects import Effects
 from loopwright.events import ModelResponseEvent, ParseErrorEvent
 from loopwright.guards import Stop
@@ -27,9 +27,8 @@ async def think(
     problem = "no reply"
     for attempt in range(1, attempts + 1):
         if attempt > 1:  # a correction is a model call too: budget and clock apply
-            state.refresh(setup, fx.monotonic())
-            stop = first_stop(setup.before_model_call, state.guard)
-            if isinstance(stop, Stop) and stop.reason != "max_iterations":
+            stop = extra_call_stop(setup, state, fx.monotonic())
+            if stop is not None:
                 return stop
         listening = fx.log.listening
         request = model_request(setup, state, fingerprint=listening, last_turn=last_turn)
