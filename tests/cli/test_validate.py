@@ -105,3 +105,12 @@ def test_validate_on_a_terminal_colours_but_keeps_the_lines(tmp_path: Path) -> N
     result = cli_tty("task", "validate", str(task), home=tmp_path, columns=400)
     assert result.code == 2
     assert f"{task}:12: step 'ask'" in result.out and f"{task}:14: step 'ship'" in result.out
+
+
+def test_a_script_path_through_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("not a folder", encoding="utf-8")
+    bad = tmp_path / "plain" / "script.json"
+    result = cli("run", "hi", "--model", f"scripted:{bad}", home=tmp_path)
+    assert result.code == 2, result.err
+    assert f"cannot read script file {bad}: Not a directory" in result.err
+    assert "Traceback" not in result.err

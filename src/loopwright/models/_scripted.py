@@ -75,6 +75,8 @@ class ScriptedModel:
             data = json.loads(file.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigurationError(f"script file not found: {file}") from None
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read script file {file}: {exc.strerror}") from None
         except json.JSONDecodeError as exc:
             raise ConfigurationError(f"{file}:{exc.lineno}: not valid JSON: {exc.msg}") from None
         if not isinstance(data, list):
