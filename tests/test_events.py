@@ -143,3 +143,45 @@ def test_every_event_the_code_makes_gives_its_required_fields() -> None:
             if missing:
                 problems.append(f"{path.name}:{node.lineno}: {name} lacks {sorted(missing)}")
     assert problems == []
+
+
+def _tool_call(arguments: dict[str, Any]) -> ToolCallEvent:
+    return ToolCallEvent(
+        run_id="r", seq=2, ts=0.5, iteration_number=1, call_id="c1", tool_name="echo",
+        arguments=arguments, args_summary="{}", result="hi", result_summary="hi",
+        is_error=False, duration_ms=0.1,
+    )  # fmt: skip
+
+
+def _strict(line: str) -> Any:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        2**70,  # beyond 64 bits
+        "lone \ud800 surrogate",
+        json.loads("[" * 300 + "]" * 300),  # deeper than orjson nests
+    ],
+    ids=["big-int", "surrogate", "deep"],
+)
+def test_values_the_fast_encoder_refuses_are_still_written_whole(value: Any) -> None:
+    line = encode_event(_tool_call({"x": value}))
+    assert json.loads(line)["arguments"] == {"x": value}
+
+
+def test_lines_are_strict_json_as_the_standard_library_writes_them() -> None:
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    arguments = {"nan": float("nan"), "inf": float("inf"), 3: "int key", "p": Point(1)}
+    line = encode_event(_tool_call(arguments))
+    assert _strict(line)["arguments"] == {
+        "nan": None, "inf": None, "3": "int key", "p": str(Point(1))
+    }  # fmt: skip
+    assert '"text":"é ✓"' in encode_event(_tool_call({"text": "é ✓"}))  # not \\u-escaped

@@ -22,6 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+import orjson
+
 from loopwright.errors import EventDecodeError
 
 SCHEMA_VERSION = 3
@@ -319,7 +321,24 @@ EVENT_TYPES: dict[str, type[Any]] = {
 _FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 """Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-"""One encoder for every line (`json.dumps` with options makes one per call)."""
+"""The standard library's encoder: for what orjson refuses (an integer beyond 64 bits, a
+lone surrogate, nesting deeper than 254)."""
+_ORJSON_OPTIONS = (
+    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+"""Written as the standard library writes them: non-string keys as strings; dataclasses and
+datetimes through `default=str`."""
+
+
+def _line(data: dict[str, Any]) -> str:
+    """Compact JSON, non-ASCII as is. orjson: ~0.3 µs for a tool_call event against ~3.7 with
+    the standard library's encoder, four events a step (bench/cli_steps.py: 160 -> 144 µs a
+    step). Its differences are JSON's own: NaN and infinities as null (not the standard
+    library's invalid `NaN`), exponents without "+" (1e16)."""
+    try:
+        return orjson.dumps(data, default=str, option=_ORJSON_OPTIONS).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return _LINE.encode(data)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
@@ -372,7 +391,7 @@ def encode_event(event: Event) -> str:
     last = _last_line
     if last[0] is event:
         return last[1]
-    line = _LINE.encode(event_to_dict(event))
+    line = _line(event_to_dict(event))
     _last_line = (event, line)
     return line
 

@@ -118,6 +118,34 @@ def test_append_many_is_one_transaction(tmp_path: Path) -> None:
     assert store.get_run("r1") is None and store.events("r1") == []
 
 
+def _iteration(run_id: str, seq: int) -> IterationStartedEvent:
+    return IterationStartedEvent(
+        run_id=run_id, seq=seq, ts=2.0, iteration_number=seq - 1, max_iterations=9
+    )
+
+
+def test_append_many_keeps_two_interleaved_runs_and_their_rows(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append_many([
+        started("a"), _iteration("a", 2), started("b"), _iteration("a", 3),
+        _iteration("b", 2), _iteration("b", 3), finished("a", 4), _iteration("b", 4),
+    ])  # fmt: skip
+    assert [e.seq for e in store.events("a")] == [1, 2, 3, 4]
+    assert [e.seq for e in store.events("b")] == [1, 2, 3, 4]
+    record = store.get_run("a")
+    assert record is not None and record.status == "completed" and record.answer == "done"
+
+
+def test_a_gap_inside_a_batch_stores_none_of_it(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append(started("r1"))
+    with pytest.raises(StoreError, match="seq 4 does not follow 2"):
+        store.append_many([_iteration("r1", 2), _iteration("r1", 4), _iteration("r1", 5)])
+    assert [e.seq for e in store.events("r1")] == [1]
+    store.append_many([_iteration("r1", 2), _iteration("r1", 3)])  # the cache was not fooled
+    assert [e.seq for e in store.events("r1")] == [1, 2, 3]
+
+
 def test_runs_are_listed_by_tenant_and_status(tmp_path: Path) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
     store.append_many([started("a1", "acme", ts=1.0), finished("a1", 2)])
