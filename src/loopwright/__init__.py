@@ -27,7 +27,15 @@ from loopwright.errors import (
     UsageError,
 )
 from loopwright.events import SCHEMA_VERSION, Event, decode_event, encode_event
-from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
+from loopwright.messages import (
+    Message,
+    MessageHistory,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from loopwright.models import Model, ModelRegistry, ScriptedModel, resolve_model
 from loopwright.prompts import PromptBuilder
 from loopwright.runtime import RunHandle, RunSpec, Runtime, replay_run, resume_run
@@ -53,6 +61,7 @@ __all__ = [
     "LoopwrightError",
     "MaxStepsExceeded",
     "Message",
+    "MessageHistory",
     "MockClock",
     "Model",
     "ModelRegistry",

@@ -5,8 +5,10 @@ Plain typed data, no I/O. Every model adapter maps its wire format to and from t
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -148,6 +150,75 @@ class ToolResult:
     redactions: int = 0
 
 
+class MessageHistory(Sequence[Message]):
+    """The messages of one request, read-only: `first`, then the first `length` messages
+    of `shared`, then `last` (when given).
+
+    The agent loop makes one per model call without copying its conversation: `shared` is
+    the conversation's own list, which only grows while a history of it is out (the
+    conversation copies it before it rewrites an old message). A copy per call cost the
+    CLI ~11 µs a step from 100 to 500 steps (bench/cli_steps.py), and a model that keeps
+    its requests (ScriptedModel) N² memory. It compares, hashes and slices as the tuple of
+    its messages does.
+    """
+
+    __slots__ = ("_first", "_last", "_length", "_shared")
+
+    def __init__(
+        self, first: Message, shared: list[Message], length: int, last: Message | None = None
+    ) -> None:
+        self._first = first
+        self._shared = shared
+        self._length = length
+        self._last = last
+
+    def __len__(self) -> int:
+        return self._length + 1 + (self._last is not None)
+
+    def __iter__(self) -> Iterator[Message]:
+        yield self._first
+        yield from itertools.islice(self._shared, self._length)
+        if self._last is not None:
+            yield self._last
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        size = len(self)
+        position = index + size if index < 0 else index
+        if not 0 <= position < size:
+            raise IndexError("message index out of range")
+        if position == 0:
+            return self._first
+        if position <= self._length:
+            return self._shared[position - 1]
+        assert self._last is not None
+        return self._last
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (MessageHistory, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __add__(self, other: Sequence[Message]) -> tuple[Message, ...]:
+        return (*self, *other)
+
+    def __radd__(self, other: Sequence[Message]) -> tuple[Message, ...]:
+        return (*other, *self)
+
+    def __repr__(self) -> str:
+        return f"MessageHistory({tuple(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """Everything a model adapter needs for one call.
@@ -156,7 +227,8 @@ class ModelRequest:
     described inside the system prompt and `tools` is empty.
     """
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
+    """A tuple, or the loop's `MessageHistory` (read-only, no copy of the conversation)."""
     tools: tuple[ToolSpec, ...] = ()
     temperature: float | None = None
     max_output_tokens: int | None = None

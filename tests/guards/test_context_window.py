@@ -89,3 +89,32 @@ async def test_agent_requests_stay_within_the_window() -> None:
     first_observation = next(m.content for m in last if "START log0" in m.content)
     assert "characters cut" in first_observation and "END log0" in first_observation
     assert "characters cut" not in last[-1].content  # the newest observation is whole
+
+
+def test_a_request_keeps_the_messages_it_was_sent_as_the_conversation_moves_on() -> None:
+    conversation = build(["y" * 8000, "z" * 8000])
+    sent = conversation.request_messages("note")
+    before = tuple(sent)
+    assert before[-1].content.endswith("\n\nnote") and before[0] == conversation.system
+    conversation.append(Message.assistant("more"))
+    assert conversation.fit(3000) >= 1  # rewrites an old observation
+    assert tuple(sent) == before and sent == before and hash(sent) == hash(before)
+    assert sent[3].content == "y" * 8000 != conversation.messages[2].content
+    now = conversation.request_messages()
+    assert len(now) == len(before) + 1 and now[-1].content == "more" and now[-2] != before[-1]
+
+
+def test_a_request_history_reads_as_a_tuple() -> None:
+    conversation = build(["a", "b"])
+    sent = conversation.request_messages("note")
+    as_tuple = tuple(sent)
+    assert len(sent) == len(as_tuple) == 6
+    assert [sent[i] for i in range(-6, 6)] == [*as_tuple, *as_tuple]
+    assert sent[1:3] == as_tuple[1:3] and sent + () == as_tuple and () + sent == as_tuple
+    assert list(reversed(sent)) == list(reversed(as_tuple))
+    for index in (6, -7):
+        try:
+            sent[index]
+        except IndexError:
+            continue
+        raise AssertionError(f"index {index} should be out of range")

@@ -13,7 +13,7 @@ import functools
 import hashlib
 from collections.abc import Sequence
 
-from loopwright.messages import Message
+from loopwright.messages import Message, MessageHistory
 
 PROTECTED_TAIL = 2
 MIN_KEEP_CHARS = 200
@@ -47,6 +47,8 @@ class Conversation:
         self.total_tokens = estimate_tokens(system_prompt)
         self._chain: list[bytes] | None = [_first_link(system_prompt)] if fingerprinted else None
         """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
+        self._shared = False
+        """A request's `MessageHistory` reads `messages`: copy it before rewriting one."""
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
@@ -85,6 +87,9 @@ class Conversation:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
         self.total_tokens += tokens - self._tokens[index]
         self._tokens[index] = tokens
+        if self._shared:  # earlier requests keep the messages they were sent
+            self.messages = list(self.messages)
+            self._shared = False
         self.messages[index] = message
         if self._chain is not None:
             del self._chain[index + 1 :]
@@ -98,16 +103,17 @@ class Conversation:
         tail = f"{note}|{','.join(tool_names)}".encode()
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
 
-    def request_messages(self, note: str | None = None) -> tuple[Message, ...]:
+    def request_messages(self, note: str | None = None) -> MessageHistory:
         """System prompt + history; `note` goes at the end of the newest message only."""
         history = self.messages
+        self._shared = True
         if not note or not history:
-            return (self.system, *history)
+            return MessageHistory(self.system, history, len(history))
         last = history[-1]
         separator = "\n\n" if last.content else ""
         content = f"{last.content}{separator}{note}"
         noted = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
-        return (self.system, *history[:-1], noted)
+        return MessageHistory(self.system, history, len(history) - 1, noted)
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,7 +6,7 @@ import contextvars
 import dataclasses
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -66,7 +66,7 @@ def chat_body(
     return body
 
 
-def prompted_view(messages: tuple[Message, ...]) -> list[Message]:
+def prompted_view(messages: Sequence[Message]) -> list[Message]:
     """Messages for a request without native tools: providers refuse tool turns then."""
     out: list[Message] = []
     for message in messages:

@@ -102,9 +102,11 @@ class StoreWriter:
                     self._cond.wait()
                 if not self._queue and self._closed:
                     return
-                batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                lines, self._lines = self._lines[:MAX_BATCH], self._lines[MAX_BATCH:]
-            self._store(batch, lines)
+                queued, self._queue = self._queue, []
+                lines, self._lines = self._lines, []
+            for start in range(0, len(queued), MAX_BATCH):  # all taken at once: no re-slicing
+                end = start + MAX_BATCH  # of what is left, a copy of the queue per batch
+                self._store(queued[start:end], lines[start:end])
 
     def _store(self, batch: list[Event], lines: list[str]) -> None:
         try:

@@ -11,6 +11,7 @@ Workflow code only: no I/O, time from `workflow.now()`/`workflow.time()`.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -160,7 +161,7 @@ class TemporalEffects:
         self.model_calls = 0
         self.calls_here = 0
         """Model calls made by this workflow run (after a continue-as-new: since it)."""
-        self._sent: tuple[Message, ...] = ()
+        self._sent: Sequence[Message] = ()
 
     def monotonic(self) -> float:
         return workflow.time()
