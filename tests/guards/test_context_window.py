@@ -110,7 +110,9 @@ def test_a_request_history_reads_as_a_tuple() -> None:
     as_tuple = tuple(sent)
     assert len(sent) == len(as_tuple) == 6
     assert [sent[i] for i in range(-6, 6)] == [*as_tuple, *as_tuple]
-    assert sent[1:3] == as_tuple[1:3] and sent + () == as_tuple and () + sent == as_tuple
+    more = conversation.messages[:1]
+    assert sent[1:3] == as_tuple[1:3]
+    assert sent + tuple(more) == (*as_tuple, *more) and tuple(more) + sent == (*more, *as_tuple)
     assert list(reversed(sent)) == list(reversed(as_tuple))
     for index in (6, -7):
         try:

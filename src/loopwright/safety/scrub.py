@@ -133,6 +133,10 @@ def read_secrets_file(path: str | Path) -> list[str]:
     return values
 
 
+MEMO_TEXTS = 4096
+MEMO_CHARS = 2048
+
+
 class Scrubber:
     """Replaces secrets with `[REDACTED:<kind>]`. Cheap when there is nothing to find."""
 
@@ -153,6 +157,10 @@ class Scrubber:
         ordered = sorted(exact, key=len, reverse=True)
         self._exact = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._any_hint = _hint_filter(self.detectors)
+        self._clean: dict[str, None] = {}
+        """Texts this scrubber found nothing in (up to MEMO_TEXTS of MEMO_CHARS or less): a
+        run's events repeat them (a call's arguments are in three events, its result in
+        the tool's output and its event)."""
 
     @classmethod
     def default(
@@ -170,7 +178,7 @@ class Scrubber:
         )
 
     def scrub(self, text: str) -> ScrubResult:
-        if not text:
+        if not text or text in self._clean:
             return ScrubResult(text, 0)
         count = 0
         if self._exact is not None:
@@ -180,6 +188,8 @@ class Scrubber:
             return ScrubResult(text, count)
         lowered = _lower(text)
         if not self._any_hint.search(lowered):
+            if not count:
+                self._remember_clean((text,))
             return ScrubResult(text, count)
         for detector in self.detectors:
             if detector.hints and not any(hint in lowered for hint in detector.hints):
@@ -203,7 +213,7 @@ class Scrubber:
         texts: list[str] = []
         keys: list[str] = []
         collect(value, texts, keys)
-        if not self._needs_walk(texts, keys):
+        if not self._needs_walk(self._unknown(texts), keys):
             return value  # the common case: one pass over the strings, no copy
         return cast(V, self._walk(value, 0))
 
@@ -213,15 +223,32 @@ class Scrubber:
         texts: list[str] = []
         keys: list[str] = []
         collect(tuple(fields.values()), texts, keys)
-        if not self._needs_walk(texts, keys):
+        if not self._needs_walk(self._unknown(texts), keys):
             return fields
         return cast(dict[str, V], self._walk(fields, 0))
 
+    def _unknown(self, texts: list[str]) -> list[str]:
+        clean = self._clean
+        return [text for text in texts if text not in clean]
+
+    def _remember_clean(self, texts: Iterable[str]) -> None:
+        clean = self._clean
+        if len(clean) > MEMO_TEXTS:
+            clean.clear()
+        for text in texts:
+            if len(text) <= MEMO_CHARS:
+                clean[text] = None
+
     def _needs_walk(self, texts: list[str], keys: list[str]) -> bool:
+        """Could scrubbing change any of `texts` or `keys`? When not, the texts are
+        remembered as clean (each is: none holds a hint or an exact value)."""
         texts += [key for key in keys if key_needs_a_look(key)]
         if self._exact is not None and keys and self._exact.search("\n".join(keys)):
             return True
-        return bool(texts) and self._may_hold_secret("\n".join(texts))
+        if texts and self._may_hold_secret("\n".join(texts)):
+            return True
+        self._remember_clean(texts)
+        return False
 
     def _may_hold_secret(self, text: str) -> bool:
         """Could scrubbing change `text`? (An exact value or a detector's hint is in it;
