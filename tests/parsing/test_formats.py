@@ -119,3 +119,14 @@ def test_action_line_without_a_tool_name_is_a_parse_error() -> None:
     outcome = parse_reply(ModelResponse(text='Thought: hmm\nAction: ""\nAction Input: {}'))
     assert isinstance(outcome, ParseFailure)
     assert "no tool name" in outcome.message
+
+
+def test_json_nested_past_the_decoder_limit_is_prose_not_a_parser_crash() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    outcome = parse_reply(ModelResponse(text=f'{deep} {{"final_answer": "ok"}}'))
+    assert outcome == ParsedFinal("ok", None)
+
+
+def test_a_valid_object_after_a_broken_one_is_read() -> None:
+    outcome = parse_reply(ModelResponse(text='Data: {"x": 1,, } then {"final_answer": "7"}'))
+    assert outcome == ParsedFinal("7", None)

@@ -30,14 +30,11 @@ def fenced_blocks(text: str) -> Iterator[tuple[str, str]]:
 
 
 _RAW = json.JSONDecoder()
+_OPENING = re.compile(r"[\[{]")
 
 
 def _closing_index(text: str, start: int) -> int | None:
     """Index of the bracket closing the one at `start`, honouring strings; None if none."""
-    try:  # valid JSON (most replies): the decoder finds the end in C (3.1 -> 0.6 µs)
-        return _RAW.raw_decode(text, start)[1] - 1
-    except ValueError:
-        pass
     stack: list[str] = []
     pairs = {"{": "}", "[": "]"}
     in_string = False
@@ -64,20 +61,31 @@ def _closing_index(text: str, start: int) -> int | None:
     return None
 
 
-def json_snippets(text: str) -> Iterator[str]:
-    """Top-level {...} / [...] snippets in order; an unclosed one runs to the end of text."""
+NOT_READ = object()
+"""A snippet's value is not known yet: `decode` it."""
+
+
+def json_snippets(text: str) -> Iterator[tuple[str, Any]]:
+    """Top-level {...} / [...] snippets in order, each with its value when it is valid JSON
+    (read once, by the decoder that found its end: most replies; ~3 µs a reply less than
+    finding the end and decoding again), else NOT_READ. An unclosed one runs to the end of
+    the text."""
     position = 0
     found = 0
     while found < MAX_CANDIDATES:
-        match = re.search(r"[\[{]", text[position:])
+        match = _OPENING.search(text, position)
         if match is None:
             return
-        start = position + match.start()
-        end = _closing_index(text, start)
+        start = match.start()
+        try:
+            value, after = _RAW.raw_decode(text, start)
+            end: int | None = after - 1
+        except (ValueError, RecursionError):
+            value, end = NOT_READ, _closing_index(text, start)
         if end is None:
-            yield text[start:]
+            yield text[start:], NOT_READ
             return
-        yield text[start : end + 1]
+        yield text[start : end + 1], value
         found += 1
         position = end + 1
 

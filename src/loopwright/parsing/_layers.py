@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from loopwright.messages import ModelResponse, ToolCall
-from loopwright.parsing._extract import decode, fenced_blocks, json_snippets
+from loopwright.parsing._extract import NOT_READ, decode, fenced_blocks, json_snippets
 from loopwright.parsing._result import ParsedAction, ParsedFinal, ParseOutcome
 from loopwright.parsing._shapes import outcome_from_value
 
@@ -88,10 +88,12 @@ class JsonInTextParser:
         text, thinking = split_thinking(response.text)
         text = _CALL_PREFIX.sub("", text)
         candidates = [
-            body for lang, body in fenced_blocks(text) if lang in ("", "json", "tool_call")
+            (body, NOT_READ)
+            for lang, body in fenced_blocks(text)
+            if lang in ("", "json", "tool_call")
         ]
-        for snippet in [*candidates, *json_snippets(text)]:
-            outcome = outcome_from_value(decode(snippet.strip()))
+        for snippet, value in [*candidates, *json_snippets(text)]:
+            outcome = outcome_from_value(decode(snippet.strip()) if value is NOT_READ else value)
             if outcome is not None:
                 return _with_thought(outcome, thinking)
         return None
