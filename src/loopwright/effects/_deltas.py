@@ -84,6 +84,78 @@ class DeltaText:
         return delta
 
 
+class _DeltaSender:
+    """Sends one streamed reply's text to the log's sink as coalesced deltas, in order.
+
+    Its text buffer is made on the first piece: a model that hands out none (a whole
+    reply) costs this object only."""
+
+    __slots__ = (
+        "last", "listened", "log", "model_name", "monotonic", "now", "pending", "previous",
+        "settings", "text",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        model_name: str,
+        log: EventLog,
+        settings: DeltaSettings,
+        monotonic: Callable[[], float],
+        now: Callable[[], float],
+        listened: Callable[[], bool] | None,
+    ) -> None:
+        self.model_name = model_name
+        self.log = log
+        self.settings = settings
+        self.monotonic = monotonic
+        self.now = now
+        self.listened = listened
+        self.text: DeltaText | None = None
+        self.last = monotonic()
+        self.previous: asyncio.Future[None] | None = None
+        self.pending = False
+
+    def on_text(self, piece: str) -> None:
+        """The model's `on_text`: keep the piece; look for a due delta once it yields."""
+        if self.text is None:
+            self.text = DeltaText(self.log)
+        self.text.add(piece)
+        if not self.pending:
+            self.pending = True
+            asyncio.get_running_loop().call_soon(self._send_due)
+
+    def _send_due(self) -> None:  # once the model yields: a burst of pieces is one delta
+        self.pending = False
+        text = self.text
+        assert text is not None
+        waited = self.monotonic() - self.last
+        if waited >= self.settings.interval_s or text.waiting >= self.settings.max_chars:
+            delta = text.take(final=False)
+            if delta:
+                self.previous = asyncio.ensure_future(self._send(delta, self.previous))
+            self.last = self.monotonic()
+
+    async def _send(self, delta: str, before: asyncio.Future[None] | None) -> None:
+        if before is not None:
+            await before
+        if delta and (self.listened is None or self.listened()):
+            log = self.log
+            event = ModelTextDeltaEvent(
+                run_id=log.run_id, seq=log.seq, ts=self.now(), text=delta, model=self.model_name
+            )
+            assert log.sink is not None
+            await log.sink(event)
+
+    async def finish(self) -> None:
+        """After the reply: what is left goes out, after every delta before it."""
+        if self.text is not None and (self.previous is not None or self.text.waiting):
+            await self._send(self.text.take(final=True), self.previous)
+
+    def cancel(self) -> None:
+        if self.previous is not None:
+            self.previous.cancel()
+
+
 async def streamed_call(
     model: Model,
     request: ModelRequest,
@@ -98,50 +170,15 @@ async def streamed_call(
 
     The model's call runs in this task; when it yields after handing out pieces, a delta
     that is due goes out from a task of its own, each after the one before it, and all of
-    them before this returns. A model that
-    hands out no pieces costs no task (a queue and two gathered tasks per call cost ~100
-    µs a step through the CLI, bench/cli_steps.py)."""
+    them before this returns. A model that hands out no pieces costs no task (a queue and
+    two gathered tasks per call cost ~100 µs a step through the CLI, bench/cli_steps.py)."""
     assert implements(type(model), StreamsText) and log.sink is not None
     streaming = cast(StreamsText, model)  # (not isinstance: a protocol check, ~10 µs a call)
-    sink = log.sink
-    text = DeltaText(log)
-    last = monotonic()
-    previous: asyncio.Future[None] | None = None
-
-    async def send(delta: str, before: asyncio.Future[None] | None) -> None:
-        if before is not None:
-            await before
-        if delta and (listened is None or listened()):
-            event = ModelTextDeltaEvent(
-                run_id=log.run_id, seq=log.seq, ts=now(), text=delta, model=model.name
-            )
-            await sink(event)
-
-    loop = asyncio.get_running_loop()
-    pending = False
-
-    def send_due() -> None:  # once the model yields: a burst of pieces is one delta
-        nonlocal last, previous, pending
-        pending = False
-        if monotonic() - last >= settings.interval_s or text.waiting >= settings.max_chars:
-            delta = text.take(final=False)
-            if delta:
-                previous = asyncio.ensure_future(send(delta, previous))
-            last = monotonic()
-
-    def on_text(piece: str) -> None:
-        nonlocal pending
-        text.add(piece)
-        if not pending:
-            pending = True
-            loop.call_soon(send_due)
-
+    sender = _DeltaSender(model.name, log, settings, monotonic, now, listened)
     try:
-        response = await streaming.complete_streaming(request, on_text)
+        response = await streaming.complete_streaming(request, sender.on_text)
     except BaseException:
-        if previous is not None:
-            previous.cancel()
+        sender.cancel()
         raise
-    if previous is not None or text.waiting:  # (a model that handed out no text: done)
-        await send(text.take(final=True), previous)
+    await sender.finish()
     return response
