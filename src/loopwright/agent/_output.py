@@ -17,12 +17,12 @@ import sys
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema.exceptions
-import jsonschema.validators
+from typing import TYPE_CHECKING, Any
 
 from loopwright.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import jsonschema.exceptions
 
 MAX_ERRORS = 8
 """Validation errors shown to the model per answer (the first ones)."""
@@ -48,6 +48,9 @@ class OutputSpec:
         self.output_type = output_type
         self._adapter: Any = None
         if isinstance(output_type, dict):
+            import jsonschema.exceptions  # only for a run with a JSON Schema output type
+            import jsonschema.validators
+
             try:
                 cls = jsonschema.validators.validator_for(output_type)
                 cls.check_schema(output_type)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from typing import TYPE_CHECKING
 
 from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_records
-from loopwright.models._status import BackendStatus, backend_statuses
+
+if TYPE_CHECKING:
+    from loopwright.models._status import BackendStatus
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,6 +75,8 @@ def _row(status: BackendStatus) -> list[str]:
 
 
 def models_command(args: argparse.Namespace) -> int:
+    from loopwright.models._status import backend_statuses  # httpx: only for this command
+
     urls = {"ollama": args.ollama_url, "openai": args.openai_url, "anthropic": args.anthropic_url}
     statuses = asyncio.run(backend_statuses(urls=urls, timeout=args.timeout))
     if args.json:

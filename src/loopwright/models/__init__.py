@@ -1,6 +1,15 @@
-"""Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...)."""
+"""Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...).
 
-from loopwright.models._anthropic import AnthropicModel
+The HTTP adapters (`AnthropicModel`, `OllamaModel`, `OpenAIModel`, `RetryPolicy`) are
+imported when first named: httpx costs ~50 ms of start-up that a run on the embedded or a
+scripted model does not need (python -X importtime).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from loopwright.models._base import (
     ChecksUse,
     Model,
@@ -10,11 +19,31 @@ from loopwright.models._base import (
     ToolMode,
     implements,
 )
-from loopwright.models._http import RetryPolicy
-from loopwright.models._ollama import OllamaModel
-from loopwright.models._openai import OpenAIModel
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
 from loopwright.models._scripted import ScriptedModel, response_from_item
+
+if TYPE_CHECKING:
+    from loopwright.models._anthropic import AnthropicModel
+    from loopwright.models._http import RetryPolicy
+    from loopwright.models._ollama import OllamaModel
+    from loopwright.models._openai import OpenAIModel
+
+_LAZY = {
+    "AnthropicModel": "_anthropic",
+    "OllamaModel": "_ollama",
+    "OpenAIModel": "_openai",
+    "RetryPolicy": "_http",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AnthropicModel",
