@@ -185,3 +185,9 @@ def test_lines_are_strict_json_as_the_standard_library_writes_them() -> None:
         "nan": None, "inf": None, "3": "int key", "p": str(Point(1))
     }  # fmt: skip
     assert '"text":"é ✓"' in encode_event(_tool_call({"text": "é ✓"}))  # not \\u-escaped
+
+
+def test_an_integer_beyond_64_bits_comes_back_exact() -> None:
+    big = 2**100 + 1
+    event = decode_event(encode_event(_tool_call({"n": big})))
+    assert isinstance(event, ToolCallEvent) and event.arguments == {"n": big}

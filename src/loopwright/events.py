@@ -333,8 +333,10 @@ datetimes through `default=str`."""
 def _line(data: dict[str, Any]) -> str:
     """Compact JSON, non-ASCII as is. orjson: ~0.3 µs for a tool_call event against ~3.7 with
     the standard library's encoder, four events a step (bench/cli_steps.py: 160 -> 144 µs a
-    step). Its differences are JSON's own: NaN and infinities as null (not the standard
-    library's invalid `NaN`), exponents without "+" (1e16)."""
+    step). Where it differs, it writes what JSON means: NaN and infinities as null (not the
+    standard library's invalid `NaN`), exponents without "+" (1e16), an Enum member as its
+    value (not `str(member)`). Lines are read with the standard library's decoder: orjson
+    reads an integer beyond 64 bits as a float."""
     try:
         return orjson.dumps(data, default=str, option=_ORJSON_OPTIONS).decode()
     except (orjson.JSONEncodeError, TypeError):
