@@ -9,7 +9,9 @@ from pathlib import Path
 
 from cli_helpers import SRC
 
-HEAVY = ("httpx", "jsonschema", "llama_cpp", "temporalio", "psycopg", "mcp", "uvicorn")
+HEAVY = (
+    "httpx", "jsonschema", "json_repair", "llama_cpp", "temporalio", "psycopg", "mcp", "uvicorn",
+)  # fmt: skip
 
 
 def _imported_after(code: str) -> list[str]:

@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import json_repair
-
 MAX_CANDIDATES = 20
 MAX_REPAIR_CHARS = 200_000
 _FENCE = re.compile(r"```[ \t]*([\w-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
@@ -99,7 +97,7 @@ def decode(snippet: str) -> Any | None:
     if len(snippet) > MAX_REPAIR_CHARS or not _KNOWN_KEY.search(snippet):
         return None
     try:
-        value = json_repair.loads(snippet)
+        value = _repair(snippet)
     except Exception:  # the repair library can fail on adversarial input
         return None
     return value if isinstance(value, dict | list) and value else None
@@ -112,7 +110,15 @@ def repair_arguments(raw: str) -> dict[str, Any] | None:
     if not text.startswith("{") or len(text) > MAX_REPAIR_CHARS:
         return None
     try:
-        value = json_repair.loads(text)
+        value = _repair(text)
     except Exception:  # the repair library can fail on adversarial input
         return None
     return value if isinstance(value, dict) else None
+
+
+def _repair(text: str) -> Any:
+    """json-repair's reading of malformed JSON; imported on the first malformed reply (most
+    runs have none; ~6 ms of every command's start-up, python -X importtime)."""
+    import json_repair
+
+    return json_repair.loads(text)
