@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
@@ -36,6 +35,7 @@ from loopwright.events import (
     RunStartedEvent,
 )
 from loopwright.models import Model, ModelRegistry, ResumesScript
+from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
@@ -55,25 +55,6 @@ from loopwright.tasks import (
     rollback_task_run,
     run_task,
 )
-
-FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
-
-
-@dataclass
-class RunHandle:
-    """A run in progress in this process."""
-
-    run_id: str
-    task: asyncio.Task[Any]
-    subscribers: list[asyncio.Queue[Event | None]] = field(default_factory=list)
-    """Live subscribers' queues; `None` is put in each when the run's task ends."""
-
-    async def wait(self) -> Any:
-        return await self.task
-
-    @property
-    def done(self) -> bool:
-        return self.task.done()
 
 
 class Runtime:
@@ -250,7 +231,7 @@ class Runtime:
         task = asyncio.get_running_loop().create_task(run(), name=run_id)
         handle = RunHandle(run_id, task)
         self.handles[run_id] = handle
-        task.add_done_callback(lambda _: _wake_subscribers(handle))
+        task.add_done_callback(lambda _: wake_subscribers(handle))
         return handle
 
     # --- task runs -----------------------------------------------------------------------
@@ -348,43 +329,12 @@ class Runtime:
 
     async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
         """Events of `run_id` with seq > after: stored ones, then live ones until it ends."""
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        handle = self.handles.get(run_id)
-        live = handle is not None and not handle.done
-        if handle is not None and live:
-            handle.subscribers.append(queue)  # before reading the store: nothing missed
-        try:
-            last = after
-            for event in await asyncio.to_thread(self.store.events, run_id, after=after):
-                yield event
-                last = event.seq
-                if isinstance(event, RunFinishedEvent):
-                    return
-            while live:
-                item = await queue.get()
-                if item is None:  # the run's task ended (even without run_finished)
-                    return
-                if isinstance(item, ModelTextDeltaEvent):  # it has the seq of the event before
-                    if item.seq >= last:
-                        yield item
-                    continue
-                if item.seq <= last:
-                    continue
-                yield item
-                last = item.seq
-                if isinstance(item, RunFinishedEvent):
-                    return
-        finally:
-            if handle is not None and queue in handle.subscribers:
-                handle.subscribers.remove(queue)
+        async for event in subscription(self.store, self.handles.get(run_id), run_id, after):
+            yield event
 
     def _fan_out(self, batch: Sequence[Event]) -> None:
         """A batch is stored: now subscribers may see it (runs on the event loop)."""
-        for event in batch:
-            handle = self.handles.get(event.run_id)
-            if handle is not None:
-                for queue in handle.subscribers:
-                    queue.put_nowait(event)
+        fan_out(self.handles, batch)
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
@@ -406,9 +356,3 @@ class Runtime:
         """Store what is queued, release every lease (an unfinished run shows interrupted)."""
         self.writer.close()
         self.leases.close()
-
-
-def _wake_subscribers(handle: RunHandle) -> None:
-    """The run's task is over: subscribers still waiting must not wait forever."""
-    for queue in handle.subscribers:
-        queue.put_nowait(None)
