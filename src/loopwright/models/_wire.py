@@ -117,6 +117,24 @@ def to_response(
     return dataclasses.replace(read, usage=usage, model=model, finish_reason=finish_reason)
 
 
+CHARS_PER_TOKEN = 4
+"""For a reply whose server reports no usage: tokens counted as ~4 characters each."""
+
+
+def with_usage(request: ModelRequest, reply: ModelResponse) -> ModelResponse:
+    """The reply, with its usage counted here when the server reported none (some
+    OpenAI-compatible servers, llama-cpp-python's among them, send no usage in a stream):
+    a budget that counted nothing would never stop a run. ~4 characters a token, the
+    request's messages and tools in, the reply's text and calls out."""
+    if reply.usage.input_tokens or reply.usage.output_tokens:
+        return reply
+    sent = sum(len(m.content) + len(m.name or "") + 16 for m in request.messages)
+    sent += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
+    said = len(reply.text) + sum(len(json.dumps(c.arguments)) + 16 for c in reply.tool_calls)
+    usage = Usage(max(1, sent // CHARS_PER_TOKEN), max(1, said // CHARS_PER_TOKEN))
+    return dataclasses.replace(reply, usage=usage)
+
+
 class HttpModel:
     """Base of the HTTP adapters: one POST per call, whole or streamed."""
 
@@ -163,8 +181,10 @@ class HttpModel:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.request_body(request, stream=bool(self.stream))
         if self.stream:
-            return await self.client.post(self.path, body, self.read_stream)
-        return await self.client.post(self.path, body, self._read_whole)
+            reply = await self.client.post(self.path, body, self.read_stream)
+        else:
+            reply = await self.client.post(self.path, body, self._read_whole)
+        return with_usage(request, reply)
 
     async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """The reply streamed from the server; `on_text` gets each piece of text as it
@@ -175,9 +195,10 @@ class HttpModel:
         token = _CALL_SINK.set(on_text)
         try:
             body = self.request_body(request, stream=True)
-            return await self.client.post(self.path, body, self._read_streamed)
+            reply = await self.client.post(self.path, body, self._read_streamed)
         finally:
             _CALL_SINK.reset(token)
+        return with_usage(request, reply)
 
     async def _read_streamed(self, reply: httpx.Response) -> ModelResponse:
         """A stream, or a whole reply from a server that does not stream (its text in one)."""
