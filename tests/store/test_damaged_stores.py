@@ -195,3 +195,15 @@ def test_a_read_only_store_is_listed_and_shown_and_says_why_it_cannot_write(
                 run_id="r_cut", seq=2, ts=2.0, iteration_number=1, max_iterations=10
             )
         )
+
+
+def test_a_folder_given_as_the_store_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(StoreError, match=r"is a folder: give the path of a file in it"):
+        SqliteRunStore(tmp_path)
+    script = tmp_path / "script.json"
+    script.write_text('["{\\"final_answer\\": \\"hi\\"}"]', encoding="utf-8")
+    code = main(["run", "hi", "--model", f"scripted:{script}", "--store", str(tmp_path)])
+    assert code != 0
+    assert f"run store {tmp_path} is a folder" in capsys.readouterr().err

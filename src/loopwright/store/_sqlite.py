@@ -85,6 +85,11 @@ class SqliteRunStore:
         """Why the store cannot be written, or None for a writable store."""
         if self.path != ":memory:":
             self.path = str(Path(self.path).expanduser())
+            if Path(self.path).is_dir():
+                raise StoreError(
+                    f"run store {self.path} is a folder: give the path of a file in it "
+                    f"(e.g. {Path(self.path) / 'runs.db'})"
+                )
             if not Path(self.path).exists():
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             elif not os.access(self.path, os.W_OK) or not os.access(
