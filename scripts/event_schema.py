@@ -1,4 +1,4 @@
-"""Write docs/events.schema.json: the JSON Schema of every event, from events.py.
+"""Write docs/events.schema.json: the JSON Schema of every event, from loopwright.events.
 
 python scripts/event_schema.py           # rewrite the file
 python scripts/event_schema.py --check   # exit 1 if it is not current

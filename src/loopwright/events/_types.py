@@ -1,30 +1,9 @@
-"""Events: the public contract of the run log, the CLI's `--json`, the WebSocket and the store.
-
-Every event is a small frozen dataclass with a `type` literal, named after it: the wire type
-in CamelCase plus `Event` (`tool_call` -> `ToolCallEvent`). They share `run_id`, `seq`
-(gap-free within a run) and `ts` (seconds since the epoch); every field a producer must
-give has no default. One union, `Event`; one JSON codec (`event_to_dict` /
-`event_from_dict`, `encode_event` / `decode_event`). The wire carries `v`, the schema
-version; tests/fixtures/events_v{N}.jsonl hold a frozen sample of each version, every older
-version is still read, and docs/events.schema.json is the JSON Schema of each type.
-
-Wire names follow the seeds where a seed named them: the task runner's `task_start`,
-`step_start`, `function_result`, `stream`, `confirmation_required`, `step_complete`,
-`task_complete`, and the agent loop's `tool_call` (finished tool call, with `tool_name`,
-`args_summary`, `result_summary` and `iteration_number`, the one name of the iteration in
-every event).
-"""
+"""The event types: one frozen dataclass per wire type, and their union `Event`."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
-
-import orjson
-
-from loopwright.errors import EventDecodeError
 
 SCHEMA_VERSION = 3
 """v2: `run_started` carries the typed RunSpec (`spec`). v3: the strict contract (class names
@@ -316,94 +295,3 @@ EVENT_TYPES: dict[str, type[Any]] = {
     str(cls.__dataclass_fields__["type"].default): cls for cls in EVENT_CLASSES
 }
 """Wire type -> class, derived from the union."""
-
-
-_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
-"""Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
-_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
-"""The standard library's encoder: for what orjson refuses (an integer beyond 64 bits, a
-lone surrogate, nesting deeper than 254)."""
-_ORJSON_OPTIONS = (
-    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-)
-"""Written as the standard library writes them: non-string keys as strings; dataclasses and
-datetimes through `default=str`."""
-
-
-def _line(data: dict[str, Any]) -> str:
-    """Compact JSON, non-ASCII as is. orjson: ~0.3 µs for a tool_call event against ~3.7 with
-    the standard library's encoder, four events a step (bench/cli_steps.py: 160 -> 144 µs a
-    step). Where it differs, it writes what JSON means: NaN and infinities as null (not the
-    standard library's invalid `NaN`), exponents without "+" (1e16), an Enum member as its
-    value (not `str(member)`). Lines are read with the standard library's decoder: orjson
-    reads an integer beyond 64 bits as a float."""
-    try:
-        return orjson.dumps(data, default=str, option=_ORJSON_OPTIONS).decode()
-    except (orjson.JSONEncodeError, TypeError):
-        return _LINE.encode(data)
-
-
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """The wire form of an event: its fields plus `v`, the schema version."""
-    names = _FIELD_NAMES.get(type(event))
-    if names is None:
-        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in dataclasses.fields(event))
-    data = {name: getattr(event, name) for name in names}
-    data["v"] = SCHEMA_VERSION
-    return data
-
-
-def _upgrade(fields: dict[str, Any]) -> dict[str, Any]:
-    """v1 and v2 -> v3: `iteration` became `iteration_number`."""
-    if "iteration" in fields:
-        fields["iteration_number"] = fields.pop("iteration")
-    return fields
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from its wire form; unknown or missing fields are an error."""
-    version = data.get("v", SCHEMA_VERSION)
-    if version not in READABLE_VERSIONS:
-        raise EventDecodeError(
-            f"unsupported event schema version {version!r} (this loopwright reads "
-            f"{', '.join(map(str, READABLE_VERSIONS))}): upgrade loopwright"
-        )
-    cls = EVENT_TYPES.get(str(data.get("type")))
-    if cls is None:
-        raise EventDecodeError(f"unknown event type {data.get('type')!r}")
-    fields = {k: v for k, v in data.items() if k != "v"}
-    if version < SCHEMA_VERSION:
-        fields = _upgrade(fields)
-    try:
-        event: Event = cls(**fields)
-    except TypeError as exc:
-        raise EventDecodeError(f"bad {data.get('type')} event: {exc}") from exc
-    return event
-
-
-_last_line: tuple[object, str] = (None, "")
-"""The event encoded last and its line. The run store's writer encodes each event as it is
-appended and the `--json` view right after, in the same thread: the view gets the writer's
-line (an event is immutable; bench/cli_steps.py: ~10 µs an event)."""
-
-
-def encode_event(event: Event) -> str:
-    """One line of JSON (what the stores keep and `--json` prints)."""
-    global _last_line
-    last = _last_line
-    if last[0] is event:
-        return last[1]
-    line = _line(event_to_dict(event))
-    _last_line = (event, line)
-    return line
-
-
-def decode_event(line: str) -> Event:
-    """An event from one line of JSON; EventDecodeError says what is wrong with it."""
-    try:
-        data = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise EventDecodeError(f"event is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise EventDecodeError("event is not a JSON object")
-    return event_from_dict(data)

@@ -1,0 +1,104 @@
+"""The events' JSON codec: `event_to_dict` / `event_from_dict` (the wire form, with `v`),
+`encode_event` / `decode_event` (one line of JSON, what the stores keep and `--json` prints).
+Older schema versions are read and upgraded."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import orjson
+
+from loopwright.errors import EventDecodeError
+from loopwright.events._types import EVENT_TYPES, READABLE_VERSIONS, SCHEMA_VERSION, Event
+
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+"""Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+"""The standard library's encoder: for what orjson refuses (an integer beyond 64 bits, a
+lone surrogate, nesting deeper than 254)."""
+_ORJSON_OPTIONS = (
+    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+"""Written as the standard library writes them: non-string keys as strings; dataclasses and
+datetimes through `default=str`."""
+
+
+def _line(data: dict[str, Any]) -> str:
+    """Compact JSON, non-ASCII as is. orjson: ~0.3 µs for a tool_call event against ~3.7 with
+    the standard library's encoder, four events a step (bench/cli_steps.py: 160 -> 144 µs a
+    step). Where it differs, it writes what JSON means: NaN and infinities as null (not the
+    standard library's invalid `NaN`), exponents without "+" (1e16), an Enum member as its
+    value (not `str(member)`). Lines are read with the standard library's decoder: orjson
+    reads an integer beyond 64 bits as a float."""
+    try:
+        return orjson.dumps(data, default=str, option=_ORJSON_OPTIONS).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return _LINE.encode(data)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The wire form of an event: its fields plus `v`, the schema version."""
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in dataclasses.fields(event))
+    data = {name: getattr(event, name) for name in names}
+    data["v"] = SCHEMA_VERSION
+    return data
+
+
+def _upgrade(fields: dict[str, Any]) -> dict[str, Any]:
+    """v1 and v2 -> v3: `iteration` became `iteration_number`."""
+    if "iteration" in fields:
+        fields["iteration_number"] = fields.pop("iteration")
+    return fields
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its wire form; unknown or missing fields are an error."""
+    version = data.get("v", SCHEMA_VERSION)
+    if version not in READABLE_VERSIONS:
+        raise EventDecodeError(
+            f"unsupported event schema version {version!r} (this loopwright reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}): upgrade loopwright"
+        )
+    cls = EVENT_TYPES.get(str(data.get("type")))
+    if cls is None:
+        raise EventDecodeError(f"unknown event type {data.get('type')!r}")
+    fields = {k: v for k, v in data.items() if k != "v"}
+    if version < SCHEMA_VERSION:
+        fields = _upgrade(fields)
+    try:
+        event: Event = cls(**fields)
+    except TypeError as exc:
+        raise EventDecodeError(f"bad {data.get('type')} event: {exc}") from exc
+    return event
+
+
+_last_line: tuple[object, str] = (None, "")
+"""The event encoded last and its line. The run store's writer encodes each event as it is
+appended and the `--json` view right after, in the same thread: the view gets the writer's
+line (an event is immutable; bench/cli_steps.py: ~10 µs an event)."""
+
+
+def encode_event(event: Event) -> str:
+    """One line of JSON (what the stores keep and `--json` prints)."""
+    global _last_line
+    last = _last_line
+    if last[0] is event:
+        return last[1]
+    line = _line(event_to_dict(event))
+    _last_line = (event, line)
+    return line
+
+
+def decode_event(line: str) -> Event:
+    """An event from one line of JSON; EventDecodeError says what is wrong with it."""
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise EventDecodeError(f"event is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise EventDecodeError("event is not a JSON object")
+    return event_from_dict(data)
