@@ -12,6 +12,10 @@ from typing import Any, Literal, overload
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+CHARS_PER_TOKEN = 4
+"""Where tokens are estimated rather than counted by a tokenizer (the context window, a
+reply whose server reports no usage, a scripted reply): ~4 characters a token."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:

@@ -13,7 +13,7 @@ import functools
 import hashlib
 from collections.abc import Sequence
 
-from loopwright.messages import Message, MessageHistory
+from loopwright.messages import CHARS_PER_TOKEN, Message, MessageHistory
 
 PROTECTED_TAIL = 2
 MIN_KEEP_CHARS = 200
@@ -22,7 +22,7 @@ NOTE_CHARS = 80
 
 
 def estimate_tokens(text: str) -> int:
-    return len(text) // 4 + 4
+    return len(text) // CHARS_PER_TOKEN + 4
 
 
 def shorten(text: str, keep_chars: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.errors import ConfigurationError, ScriptExhaustedError
-from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.models._base import TextSink, ToolMode
 
 ScriptItem = str | dict[str, Any] | ModelResponse
@@ -25,18 +25,21 @@ def _call_from_dict(data: dict[str, Any], index: int) -> ToolCall:
     return ToolCall(id=str(call_id), name=str(function["name"]), arguments=dict(arguments))
 
 
+def _usage_of(text: str) -> Usage:
+    """A scripted reply's usage: no input counted, its text's estimated tokens out."""
+    return Usage(0, max(1, len(text) // CHARS_PER_TOKEN))
+
+
 def response_from_item(item: ScriptItem, position: int = 0) -> ModelResponse:
     """A reply from a script item: a string (text content) or an assistant message object."""
     if isinstance(item, ModelResponse):
         return item
     if isinstance(item, str):
-        return ModelResponse(text=item, usage=Usage(0, max(1, len(item) // 4)), model="scripted")
+        return ModelResponse(text=item, usage=_usage_of(item), model="scripted")
     if isinstance(item, dict):
         calls = tuple(_call_from_dict(c, i) for i, c in enumerate(item.get("tool_calls") or ()))
         text = item.get("content") or ""
-        return ModelResponse(
-            text=text, tool_calls=calls, usage=Usage(0, max(1, len(text) // 4)), model="scripted"
-        )
+        return ModelResponse(text=text, tool_calls=calls, usage=_usage_of(text), model="scripted")
     raise ConfigurationError(f"script item {position}: expected a string or an object")
 
 

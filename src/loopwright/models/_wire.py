@@ -11,7 +11,14 @@ from typing import Any, ClassVar
 
 import httpx
 
-from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
+from loopwright.messages import (
+    CHARS_PER_TOKEN,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolSpec,
+    Usage,
+)
 from loopwright.models._base import TextSink as TextSink
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, loads
@@ -115,10 +122,6 @@ def to_response(
         text = "\n".join([*filter(None, texts), *(_call_text(c) for c in calls)])
         return ModelResponse(text=text, usage=usage, model=model, finish_reason=finish_reason)
     return dataclasses.replace(read, usage=usage, model=model, finish_reason=finish_reason)
-
-
-CHARS_PER_TOKEN = 4
-"""For a reply whose server reports no usage: tokens counted as ~4 characters each."""
 
 
 def with_usage(request: ModelRequest, reply: ModelResponse) -> ModelResponse:
