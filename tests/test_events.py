@@ -182,8 +182,10 @@ def test_lines_are_strict_json_as_the_standard_library_writes_them() -> None:
     arguments = {"nan": float("nan"), "inf": float("inf"), 3: "int key", "p": Point(1)}
     line = encode_event(_tool_call(arguments))
     assert _strict(line)["arguments"] == {
-        "nan": None, "inf": None, "3": "int key", "p": str(Point(1))
+        "nan": None, "inf": None, "3": "int key", "p": {"x": 1}
     }  # fmt: skip
+    beyond_orjson = encode_event(_tool_call({"big": 2**70, "p": Point(2)}))  # stdlib's encoder
+    assert _strict(beyond_orjson)["arguments"] == {"big": 2**70, "p": {"x": 2}}
     assert '"text":"é ✓"' in encode_event(_tool_call({"text": "é ✓"}))  # not \\u-escaped
 
 

@@ -35,3 +35,21 @@ def test_the_memo_is_bounded_in_texts_and_in_length() -> None:
     scrubber.scrub(long)
     assert len(scrubber._clean) <= MEMO_TEXTS + 1
     assert long not in scrubber._clean and "plain text 3" not in scrubber._clean
+
+
+def test_a_dict_key_found_harmless_is_caught_by_a_scrubber_that_knows_it() -> None:
+    plain = Scrubber()
+    fields = {"arguments": {"hunter2-abcdef": "on"}}
+    assert plain.scrub_fields(fields) is fields
+    assert plain.scrub_fields(fields) is fields  # remembered: the same object again
+    knowing = plain.with_secrets(["hunter2-abcdef"])
+    assert knowing.scrub_fields(fields) == {"arguments": {"[REDACTED:configured]": "on"}}
+
+
+def test_a_key_that_names_a_secret_redacts_its_value_every_time() -> None:
+    scrubber = Scrubber()
+    harmless = {"arguments": {"user": "ann", "text": "line 1"}}
+    assert scrubber.scrub_fields(harmless) is harmless
+    for attempt in range(3):
+        scrubbed = scrubber.scrub_fields({"arguments": {"password": f"s3cret-{attempt}-x"}})
+        assert scrubbed == {"arguments": {"password": "[REDACTED:credential]"}}, attempt

@@ -11,6 +11,8 @@ from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOut
 from loopwright.prompts import summarize
 
 SUMMARY_CHARS = 160
+_ACTION_JSON = json.JSONEncoder(ensure_ascii=False)
+"""Made once: `json.dumps` with options makes an encoder per call (an action a step)."""
 
 
 def acted_on_text(thought: str | None, call: ToolCall) -> str:
@@ -24,7 +26,7 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
     action: dict[str, Any] = {"action": call.name, "action_input": call.arguments}
     if thought:
         action = {"thought": thought, **action}
-    return json.dumps(action, ensure_ascii=False)
+    return _ACTION_JSON.encode(action)
 
 
 def response_fields(

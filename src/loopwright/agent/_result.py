@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import reprlib
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar, cast
 
 from loopwright.effects import VerificationResult
@@ -40,8 +41,11 @@ class CompletedStep:
 
 T = TypeVar("T")
 
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 200
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class ExecutionResult:
     """The outcome of a run: status, answer, the work done, and why it stopped."""
 
@@ -62,6 +66,19 @@ class ExecutionResult:
     or a JSON Schema). `answer` holds its JSON. See `output_as` for a typed read."""
     output_errors: tuple[str, ...] = ()
     """Why the last answer did not validate (a run failed with reason `output_invalid`)."""
+
+    def __repr__(self) -> str:
+        """Short at any length: the steps (each holds a whole tool output) as their count,
+        long values cut. `asyncio.run` builds this twice for the result of its main task
+        (restoring the SIGINT handler reprs the task, CPython 3.11), so a CLI run paid
+        for the repr of every step at its end (bench/cli_steps.py: ~N µs a step)."""
+        shown = [
+            f"steps=<{len(self.steps)} steps>"
+            if f.name == "steps"
+            else f"{f.name}={_SHORT.repr(getattr(self, f.name))}"
+            for f in fields(self)
+        ]
+        return f"ExecutionResult({', '.join(shown)})"
 
     def output_as(self, output_type: type[T]) -> T:
         """`output`, typed for mypy: `result.output_as(Invoice)` is an `Invoice`.

@@ -59,8 +59,8 @@ class StoreWriter:
             self._queue.append(event)
             self._lines.append(line)
             self._queued += 1
-            if len(self._queue) >= MAX_BATCH:  # a run that does not yield: store as it goes
-                self._cond.notify()
+            if len(self._queue) == MAX_BATCH:  # a run that does not yield: store as it goes
+                self._cond.notify()  # once: the thread takes all that is queued by then
             if self._wake_due:
                 return
             self._wake_due = True

@@ -161,6 +161,9 @@ class Scrubber:
         """Texts this scrubber found nothing in (up to MEMO_TEXTS of MEMO_CHARS or less): a
         run's events repeat them (a call's arguments are in three events, its result in
         the tool's output and its event)."""
+        self._clean_keys: dict[str, None] = {}
+        """Dict keys this scrubber found harmless (no exact value in them, and no hint in
+        one that could name a secret), bounded as `_clean`."""
 
     @classmethod
     def default(
@@ -210,45 +213,37 @@ class Scrubber:
         nothing to redact is returned as the same object (no copy), so a clean event costs
         one pass over its strings.
         """
-        texts: list[str] = []
-        keys: list[str] = []
-        collect(value, texts, keys)
-        if not self._needs_walk(self._unknown(texts), keys):
+        if not self._needs_walk((value,)):
             return value  # the common case: one pass over the strings, no copy
         return cast(V, self._walk(value, 0))
 
     def scrub_fields(self, fields: dict[str, V]) -> dict[str, V]:
         """An event's fields, by name, scrubbed as `scrub_value` does; the names are code,
         not data (as a dataclass's), so only the values are searched."""
-        texts: list[str] = []
-        keys: list[str] = []
-        collect(tuple(fields.values()), texts, keys)
-        if not self._needs_walk(self._unknown(texts), keys):
+        if not self._needs_walk(fields.values()):
             return fields
         return cast(dict[str, V], self._walk(fields, 0))
 
-    def _unknown(self, texts: list[str]) -> list[str]:
-        clean = self._clean
-        return [text for text in texts if text not in clean]
-
-    def _remember_clean(self, texts: Iterable[str]) -> None:
-        clean = self._clean
-        if len(clean) > MEMO_TEXTS:
-            clean.clear()
-        for text in texts:
-            if len(text) <= MEMO_CHARS:
-                clean[text] = None
-
-    def _needs_walk(self, texts: list[str], keys: list[str]) -> bool:
-        """Could scrubbing change any of `texts` or `keys`? When not, the texts are
-        remembered as clean (each is: none holds a hint or an exact value)."""
-        texts += [key for key in keys if key_needs_a_look(key)]
-        if self._exact is not None and keys and self._exact.search("\n".join(keys)):
-            return True
-        if texts and self._may_hold_secret("\n".join(texts)):
+    def _needs_walk(self, values: Iterable[object]) -> bool:
+        """Could scrubbing change any string or dict key in `values`? Texts and keys met
+        before and found clean are not searched again; when nothing is found, the new
+        ones are remembered (none holds a hint or an exact value)."""
+        texts: list[str] = []
+        keys: list[str] = []
+        collect(values, self._clean, self._clean_keys, texts, keys)
+        if keys:
+            if self._exact is not None and self._exact.search("\n".join(keys)):
+                return True
+            texts += [key for key in keys if key_needs_a_look(key)]
+        if texts and self._may_hold_secret(texts[0] if len(texts) == 1 else "\n".join(texts)):
             return True
         self._remember_clean(texts)
+        if keys:
+            _remember(self._clean_keys, keys)
         return False
+
+    def _remember_clean(self, texts: Iterable[str]) -> None:
+        _remember(self._clean, texts)
 
     def _may_hold_secret(self, text: str) -> bool:
         """Could scrubbing change `text`? (An exact value or a detector's hint is in it;
@@ -316,6 +311,16 @@ def _process_default(env_secrets: tuple[tuple[str, str], ...]) -> Scrubber:
     """`Scrubber.default()` for one state of the process environment, built once: a
     Scrubber never changes after it is made, and AgentExecutor asks for one per run."""
     return Scrubber(env_secrets=dict(env_secrets))
+
+
+def _remember(memo: dict[str, None], texts: Iterable[str]) -> None:
+    """Add `texts` to a memo of clean ones (bounded: emptied past MEMO_TEXTS; a text longer
+    than MEMO_CHARS is not kept)."""
+    if len(memo) > MEMO_TEXTS:
+        memo.clear()
+    for text in texts:
+        if len(text) <= MEMO_CHARS:
+            memo[text] = None
 
 
 @functools.lru_cache(maxsize=16)
