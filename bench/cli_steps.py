@@ -56,6 +56,13 @@ def child_cpu_s(folder: Path, steps: int, run: int) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def compiled_core() -> bool:
+    """Whether `loopwright` runs its compiled core here (scripts/compile.py)."""
+    code = "import loopwright._compiled as c; print(c.in_use())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip() == "True"
+
+
 def measure(repeats: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="loopwright-bench-cli-") as name:
         folder = Path(name)
@@ -71,6 +78,7 @@ def measure(repeats: int) -> dict[str, Any]:
     slope_low, slope_high = statistics.median(lows), statistics.median(highs)
     return {
         "repeats": repeats,
+        "compiled_core": compiled_core(),
         "cpu_s": median,
         "per_step_us": {steps: median[steps] / steps * 1e6 for steps in SIZES},
         "marginal_us_20_100": slope_low,
@@ -103,7 +111,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process\n")
+    core = "compiled core" if result["compiled_core"] else "pure Python (no compiled core)"
+    print(f"`loopwright run --json`, scripted model, echo tool, SQLite store, {core}; CPU of the")
+    print("process\n")
     print("| N steps | CPU ms (median) | µs per step incl. start-up |")
     print("| ---: | ---: | ---: |")
     for steps in SIZES:

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
+from loopwright._compiled import in_use as compiled_core_in_use
 from loopwright.messages import Message, ModelRequest
 
 SIZES = (20, 100, 500)
@@ -136,10 +137,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = measure(args.repeats)
+    results: dict[str, Any] = {**measure(args.repeats), "compiled_core": compiled_core_in_use()}
     if args.json:
         print(json.dumps(results, indent=2))
         return
+    print("compiled core\n" if results["compiled_core"] else "pure Python (no compiled core)\n")
     print_table("Each run in a fresh event loop (asyncio.run; medians):", results["fresh_loop"])
     print_table("Each run inside one running event loop (medians):", results["running_loop"])
 

@@ -50,9 +50,10 @@ MODULES = (
     "loopwright.prompts._builder",
     "loopwright.safety._strings",
     "loopwright.safety.scrub",
-    "loopwright.tools._executor",
 )
-"""What a step of a run spends its time in (the loop, events, scrubbing, parsing, prompts)."""
+"""What a step of a run spends its time in (the loop, events, scrubbing, parsing, prompts).
+Not the tool executor: a subclass of a compiled class loses its own attributes in
+`copy.copy` (the compat skill executor copies the one it is given, subclasses included)."""
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 MANIFEST = PACKAGE_ROOT / "_compiled.json"

@@ -6,7 +6,6 @@ import json
 import time
 from typing import Any
 
-from loopwright._compiled import mypyc_attr
 from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.prompts.errors import build_error_observation, unknown_tool_observation
@@ -49,7 +48,6 @@ def truncate_output(text: str, limit: int) -> tuple[str, bool]:
     return text[:head] + note + text[-tail:], True
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class ToolExecutor:
     """Runs tool calls. Never raises for a tool's failure: it returns an error observation."""
 
