@@ -14,6 +14,7 @@ leaves everything as pure Python (the same code, slower): exit 0.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.machinery
 import importlib.util
 import json
@@ -83,8 +84,24 @@ def write_manifest(compiled: ModuleType) -> None:
             "mtime_ns": stat.st_mtime_ns,
             "sha256": compiled.digest(path),
         }
-    record = {"python": sys.version.split()[0], "sources": sources}
+    record = {
+        "python": sys.version.split()[0],
+        "sources": sources,
+        "class_docs": {m: class_docs(compiled.source_of(m)) for m in compiled.MODULES},
+    }
     compiled.MANIFEST.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def class_docs(source: Path) -> dict[str, str]:
+    """The docstrings of a module's classes (compiled classes lose theirs; see
+    `loopwright._compiled.restore_docstrings`)."""
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    docs = {}
+    for node in tree.body:
+        doc = ast.get_docstring(node, clean=False) if isinstance(node, ast.ClassDef) else None
+        if isinstance(node, ast.ClassDef) and doc:
+            docs[node.name] = doc
+    return docs
 
 
 def main() -> int:

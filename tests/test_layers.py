@@ -19,7 +19,17 @@ LAYERS: list[set[str]] = [
     {"effects"},
     {"models", "tools", "store", "mcp", "telemetry"},
     {"parsing", "prompts", "guards", "safety"},
-    {"events", "messages", "errors", "clock", "config", "paths", "_net", "_event_schema"},
+    {
+        "events",
+        "messages",
+        "errors",
+        "clock",
+        "config",
+        "paths",
+        "_net",
+        "_event_schema",
+        "_compiled",
+    },
 ]
 """Top to bottom. A module may import its own layer or any layer below it."""
 

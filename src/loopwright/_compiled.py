@@ -41,17 +41,23 @@ MODULES = (
     "loopwright.agent._replies",
     "loopwright.agent._state",
     "loopwright.agent._think",
+    "loopwright.cli._view",
+    "loopwright.effects._deltas",
+    "loopwright.effects._live",
     "loopwright.effects._log",
+    "loopwright.events._codec",
     "loopwright.guards._policies",
     "loopwright.parsing._chain",
     "loopwright.parsing._extract",
     "loopwright.parsing._layers",
     "loopwright.parsing._shapes",
     "loopwright.prompts._builder",
+    "loopwright.runtime._writer",
     "loopwright.safety._strings",
     "loopwright.safety.scrub",
 )
-"""What a step of a run spends its time in (the loop, events, scrubbing, parsing, prompts).
+"""What a step of a run spends its time in (the loop, events and their log, encoding and
+storing them, scrubbing, parsing, prompts, the `--json` view).
 Not the tool executor: a subclass of a compiled class loses its own attributes in
 `copy.copy` (the compat skill executor copies the one it is given, subclasses included)."""
 
@@ -101,14 +107,34 @@ class _FromSources(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source_of(fullname))
 
 
+_class_docs: dict[str, dict[str, str]] = {}
+"""Each compiled module's class docstrings (mypyc leaves a compiled class without one)."""
+
+
 def activate() -> None:
     """Use the compiled modules when they match their sources; else the sources."""
     try:
-        recorded = json.loads(MANIFEST.read_text(encoding="utf-8"))["sources"]
+        manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+        recorded = manifest["sources"]
     except (OSError, ValueError, KeyError):
         return  # never compiled here: the sources are all there is
     if os.environ.get("LOOPWRIGHT_PURE") or changed_sources(recorded):
         sys.meta_path.insert(0, _FromSources(list(recorded)))
+        return
+    _class_docs.update(manifest.get("class_docs", {}))
+
+
+def restore_docstrings() -> None:
+    """Give the classes of the compiled modules imported so far their docstrings back
+    (`import loopwright` calls it once the package is imported). A compiled function has
+    none at run time: `help()` shows its signature only from the sources
+    (`LOOPWRIGHT_PURE=1`)."""
+    for module, docs in _class_docs.items():
+        loaded = sys.modules.get(module)
+        for name, doc in docs.items() if loaded is not None else ():
+            cls = getattr(loaded, name, None)
+            if isinstance(cls, type) and not cls.__doc__:
+                cls.__doc__ = doc
 
 
 activate()  # on `import loopwright`, before the package imports any of MODULES

@@ -43,7 +43,7 @@ class StoreWriter:
         self._error: BaseException | None = None
         self._cond = threading.Condition()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._worker: threading.Thread | None = None
         self._closed = False
         self._wake_due = False
         """A wake-up of the thread is scheduled for the end of the event loop's turn."""
@@ -54,7 +54,7 @@ class StoreWriter:
         alone, ~40 µs each (bench/cli_steps.py: 268 -> N µs a step from 20 to 100 steps)."""
         line = encode_event(event)
         with self._cond:
-            if self._thread is None:
+            if self._worker is None:
                 self._start()
             self._queue.append(event)
             self._lines.append(line)
@@ -92,8 +92,8 @@ class StoreWriter:
 
     def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._run, name="loopwright-writer", daemon=True)
-        self._thread.start()
+        self._worker = threading.Thread(target=self._run, name="loopwright-writer", daemon=True)
+        self._worker.start()
 
     def _run(self) -> None:
         while True:
@@ -138,6 +138,6 @@ class StoreWriter:
         with self._cond:
             self._closed = True
             self._cond.notify()
-            thread = self._thread
+            thread = self._worker
         if thread is not None and thread is not threading.current_thread():
             thread.join()
