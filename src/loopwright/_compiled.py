@@ -2,7 +2,7 @@
 
 `make setup` (scripts/compile.py) compiles the modules below into C extensions beside their
 sources, and records each source's digest in `_compiled.json`. Python then imports the
-extension instead of the source (bench/cli_steps.py: ~120 -> ~95 µs a step from the CLI).
+extension instead of the source (bench/cli_steps.py: ~117 -> ~92 µs a step from the CLI).
 Without a C compiler nothing is built and everything runs from the sources, the same code.
 
 When a compiled module's source has changed since (an edit, a `git checkout`), `activate`
