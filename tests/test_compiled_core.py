@@ -91,3 +91,17 @@ def test_modules_taken_from_their_sources_are_those_and_only_those() -> None:
     assert spec is not None and str(spec.origin).endswith(os.path.join("agent", "_think.py"))
     assert isinstance(spec.loader, importlib.machinery.SourceFileLoader)
     assert finder.find_spec("loopwright.agent._act", None) is None
+
+
+@needs_build
+def test_the_cli_says_which_core_runs() -> None:
+    def version(pure: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "loopwright", "--version"],
+            env={**os.environ, "LOOPWRIGHT_PURE": pure},
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    assert version("").startswith("loopwright ") and "(compiled core)" in version("")
+    assert "(pure Python: LOOPWRIGHT_PURE is set)" in version("1")
