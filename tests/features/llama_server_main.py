@@ -19,7 +19,8 @@ PR_SET_PDEATHSIG = 1
 
 def end_with_parent() -> None:
     """SIGTERM this process when its parent dies (Linux; elsewhere the fixture's teardown
-    is all there is)."""
+    is all there is). Linux ties it to the thread that started the process: the fixtures
+    start the server from pytest's main thread."""
     if not sys.platform.startswith("linux"):
         return
     parent = os.getppid()
