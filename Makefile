@@ -58,7 +58,7 @@ COMPILED := src/loopwright/_compiled.json
 COMPILED_SOURCES := $(shell $(PYTHON) scripts/compile.py --sources 2>/dev/null)
 
 compiler:
-	@command -v $${CC:-cc} >/dev/null 2>&1 && $(PYTHON) -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' || { \
+	@$(PYTHON) scripts/compile.py --check >/dev/null || { \
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc python3-dev >/dev/null; \
 		else echo "compiling the hot path needs gcc and Python's headers: sudo apt-get install gcc python3-dev"; fi; }
 

@@ -3,6 +3,7 @@
     python scripts/compile.py            # build the C extensions beside their sources
     python scripts/compile.py --clean    # remove them: everything runs from the sources
     python scripts/compile.py --sources  # the compiled modules' source files (for make)
+    python scripts/compile.py --check    # exit 1 without a C compiler or Python's headers
 
 The modules are `loopwright._compiled.MODULES`. Each becomes a C extension next to its `.py`
 (one shared library holds the compiled code); `src/loopwright/_compiled.json` records each
@@ -63,7 +64,6 @@ def missing_tools() -> str | None:
 def build(compiled: ModuleType) -> None:
     sources = [str(compiled.source_of(m).relative_to(SRC)) for m in compiled.MODULES]
     setup = (
-        "import sys\n"
         "from setuptools import setup\n"
         "from mypyc.build import mypycify\n"
         f"setup(name='loopwright-compiled', script_args=['build_ext', '--inplace', "
@@ -76,6 +76,7 @@ def build(compiled: ModuleType) -> None:
 
 def write_manifest(compiled: ModuleType) -> None:
     sources = {}
+    docs = {}
     for module in compiled.MODULES:
         path = compiled.source_of(module)
         stat = path.stat()
@@ -84,11 +85,8 @@ def write_manifest(compiled: ModuleType) -> None:
             "mtime_ns": stat.st_mtime_ns,
             "sha256": compiled.digest(path),
         }
-    record = {
-        "python": sys.version.split()[0],
-        "sources": sources,
-        "class_docs": {m: class_docs(compiled.source_of(m)) for m in compiled.MODULES},
-    }
+        docs[module] = class_docs(path)
+    record = {"python": sys.version.split()[0], "sources": sources, "class_docs": docs}
     compiled.MANIFEST.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
@@ -96,27 +94,28 @@ def class_docs(source: Path) -> dict[str, str]:
     """The docstrings of a module's classes (compiled classes lose theirs; see
     `loopwright._compiled.restore_docstrings`)."""
     tree = ast.parse(source.read_text(encoding="utf-8"))
-    docs = {}
-    for node in tree.body:
-        doc = ast.get_docstring(node, clean=False) if isinstance(node, ast.ClassDef) else None
-        if isinstance(node, ast.ClassDef) and doc:
-            docs[node.name] = doc
-    return docs
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    docs = {node.name: ast.get_docstring(node, clean=False) for node in classes}
+    return {name: doc for name, doc in docs.items() if doc}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clean", action="store_true")
     parser.add_argument("--sources", action="store_true")
+    parser.add_argument("--check", action="store_true", help="exit 1 when it cannot compile")
     args = parser.parse_args()
     compiled = compiled_module()
     if args.sources:
         print(" ".join(str(compiled.source_of(m).relative_to(ROOT)) for m in compiled.MODULES))
         return 0
+    problem = missing_tools()
+    if args.check:
+        print(problem or "a C compiler and Python's headers are here")
+        return 1 if problem else 0
     clean(compiled)
     if args.clean:
         return 0
-    problem = missing_tools()
     if problem is not None:
         print(f"not compiling loopwright's hot path: {problem}; it runs as pure Python")
         return 0

@@ -131,7 +131,9 @@ def restore_docstrings() -> None:
     (`LOOPWRIGHT_PURE=1`)."""
     for module, docs in _class_docs.items():
         loaded = sys.modules.get(module)
-        for name, doc in docs.items() if loaded is not None else ():
+        if loaded is None:
+            continue
+        for name, doc in docs.items():
             cls = getattr(loaded, name, None)
             if isinstance(cls, type) and not cls.__doc__:
                 cls.__doc__ = doc

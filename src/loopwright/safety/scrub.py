@@ -194,7 +194,7 @@ class Scrubber:
         lowered = _lower(text)
         if not self._any_hint.search(lowered):
             if not count:
-                self._remember_clean((text,))
+                _remember(self._clean, (text,))
             return ScrubResult(text, count)
         for detector in self.detectors:
             if detector.hints and not any(hint in lowered for hint in detector.hints):
@@ -237,15 +237,12 @@ class Scrubber:
             if self._exact is not None and self._exact.search("\n".join(keys)):
                 return True
             texts += [key for key in keys if key_needs_a_look(key)]
-        if texts and self._may_hold_secret(texts[0] if len(texts) == 1 else "\n".join(texts)):
+        if texts and self._may_hold_secret("\n".join(texts)):
             return True
-        self._remember_clean(texts)
+        _remember(self._clean, texts)
         if keys:
             _remember(self._clean_keys, keys)
         return False
-
-    def _remember_clean(self, texts: Iterable[str]) -> None:
-        _remember(self._clean, texts)
 
     def _may_hold_secret(self, text: str) -> bool:
         """Could scrubbing change `text`? (An exact value or a detector's hint is in it;
