@@ -38,9 +38,24 @@ Exceptions never log or print when constructed.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class LoopwrightError(Exception):
-    """Base of every exception raised by loopwright."""
+    """Base of every exception raised by loopwright.
+
+    Every one pickles with its fields (a process pool, a multiprocessing queue): it is
+    rebuilt from its class, its `args` and its attributes, without calling `__init__` again
+    (whose parameters differ from class to class).
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args), self.__dict__)
+
+
+def _rebuild(cls: type[LoopwrightError], args: tuple[Any, ...]) -> LoopwrightError:
+    """An exception of `cls` with `args`, its attributes still to come (pickle's state)."""
+    return cls.__new__(cls, *args)
 
 
 class UsageError(LoopwrightError):
