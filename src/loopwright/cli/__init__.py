@@ -15,6 +15,7 @@ from loopwright.cli._options import apply_config
 from loopwright.cli._progress import watch_model_unpacking
 from loopwright.cli._toolcheck import check_tool_specs
 from loopwright.errors import RunError, UsageError
+from loopwright.safety.terminal import visible
 
 SUBCOMMAND_MODULES = [
     "loopwright.cli._run",
@@ -124,10 +125,10 @@ def _main(argv: Sequence[str] | None, *, entry_point: bool = False) -> int:
             gc.freeze()
         code: int = args.handler(args)
     except UsageError as exc:
-        print(f"loopwright: error: {exc}", file=sys.stderr)
+        print(f"loopwright: error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except RunError as exc:
-        print(f"loopwright: run failed: {exc}", file=sys.stderr)
+        print(f"loopwright: run failed: {visible(str(exc))}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         sys.stderr.close()

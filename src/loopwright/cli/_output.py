@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from loopwright.safety.terminal import markup, visible
 
 CONFIG_EPILOG = (
     "Options marked 'config: KEY' may also be set in loopwright.toml ([{section}] section, in "
@@ -30,12 +31,13 @@ def is_terminal(stream: TextIO | None = None) -> bool:
 def console(*, stderr: bool = False) -> Console:
     """A rich console that wraps only on a terminal: piped, a long line stays one line."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, highlight=False, soft_wrap=not is_terminal(stream))
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
 
 
 def plain(value: Any) -> str:
-    """One field on one line: newlines and tabs become single spaces."""
-    return " ".join(str(value).split())
+    """One field on one line: newlines and tabs become single spaces, control characters
+    visible escapes."""
+    return " ".join(visible(str(value)).split())
 
 
 def print_json(data: Any, out: TextIO | None = None) -> None:
@@ -55,8 +57,8 @@ def print_records(
     if is_terminal(stream):
         table = Table(*columns, title=title)
         for row in rows:
-            table.add_row(*(str(cell) for cell in row))
-        Console(file=stream, highlight=False).print(table)
+            table.add_row(*(markup(str(cell)) for cell in row))
+        Console(file=stream, highlight=False, emoji=False).print(table)
         return
     stream.write("\t".join(columns) + "\n")
     for row in rows:
@@ -69,7 +71,9 @@ def print_problem(line: str, *, warning: bool = False, out: TextIO | None = None
     stream = out or sys.stderr
     if is_terminal(stream):
         style = "yellow" if warning else "red"
-        Console(file=stream, highlight=False, soft_wrap=True).print(f"[{style}]{escape(line)}[/]")
+        Console(file=stream, highlight=False, emoji=False, soft_wrap=True).print(
+            f"[{style}]{markup(line)}[/]"
+        )
     else:
         stream.write(plain(line) + "\n")
         stream.flush()

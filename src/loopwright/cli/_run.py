@@ -22,6 +22,7 @@ from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.models._local_spec import spec_with_threads
 from loopwright.runtime import RunSpec, Runtime, continue_spec
 from loopwright.safety.scrub import read_secrets_file
+from loopwright.safety.terminal import visible
 from loopwright.store import RunStore
 
 DEFAULT_MODEL = "local"
@@ -161,15 +162,17 @@ async def decide_call(
     if args.yes:
         runtime.approve(event.run_id, event.request_id, True, "--yes")
     elif sys.stdin.isatty():
-        answer = await asyncio.to_thread(input, f"{event.message} [y/N/reason to refuse] ")
+        answer = await asyncio.to_thread(input, visible(f"{event.message} [y/N/reason to refuse] "))
         approved = answer.strip().lower() in {"y", "yes"}
         reason = "" if approved or answer.strip().lower() in {"", "n", "no"} else answer.strip()
         runtime.approve(event.run_id, event.request_id, approved, "terminal", reason)
     else:
         output_console(stderr=True).print(
-            f"call {event.request_id} ({event.step}) waits for approval: "
-            f"loopwright runs approve {event.run_id} {event.request_id} [--reject --reason ...] "
-            f"or the dashboard, for {event.timeout_s:g}s",
+            visible(
+                f"call {event.request_id} ({event.step}) waits for approval: loopwright runs "
+                f"approve {event.run_id} {event.request_id} [--reject --reason ...] or the "
+                f"dashboard, for {event.timeout_s:g}s"
+            ),
             style="dim",
             soft_wrap=True,
             markup=False,

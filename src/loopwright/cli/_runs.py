@@ -32,6 +32,7 @@ from loopwright.runtime import (
     replay_run,
 )
 from loopwright.safety.scrub import read_secrets_file
+from loopwright.safety.terminal import visible
 from loopwright.store import PersistentStore, RunRecord, open_store
 
 STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancelled", "rolled_back")
@@ -181,10 +182,11 @@ def show_command(args: argparse.Namespace) -> int:
         for event in events:
             view.show(event)
         return 0
-    print(_header(record))
+    print(visible(_header(record)))
     start = events[0].ts if events else record.created_at
     for event in events:
-        print(f"{event.seq:>5}  +{event.ts - start:8.3f}s  {event.type:<22} {_summary(event)}")
+        line = f"{event.seq:>5}  +{event.ts - start:8.3f}s  {event.type:<22} {_summary(event)}"
+        print(visible(line))
     return 0
 
 

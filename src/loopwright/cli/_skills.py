@@ -9,6 +9,7 @@ from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.models import ScriptedModel
 from loopwright.runtime import RunSpec, build_agent
+from loopwright.safety.terminal import visible
 from loopwright.skills import ContextLoader, Skill, scan_skills
 
 JSON_LIST = opt("--json", help="print one JSON document", group="output", action="store_true")
@@ -115,5 +116,5 @@ def prompt_command(args: argparse.Namespace) -> int:
         tools = agent.tools.names()
         print_json({"system_prompt": prompt, "tool_mode": args.tool_mode, "tools": tools})
     else:
-        print(prompt, end="")
+        print(visible(prompt), end="")
     return 0

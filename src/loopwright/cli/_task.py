@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from loopwright.cli._approve import register_approve, waiting_line
 from loopwright.cli._options import JSON_EVENTS, add_options, opt
@@ -26,6 +25,8 @@ from loopwright.events import (
     StreamEvent,
 )
 from loopwright.runtime import Runtime, task_state
+from loopwright.safety.terminal import markup as escape  # shows control characters
+from loopwright.safety.terminal import visible
 from loopwright.store import RunStore
 from loopwright.tasks import (
     LoadedTask,
@@ -127,7 +128,8 @@ def validate_command(args: argparse.Namespace) -> int:
         task = check.definition
         if check.ok and task is not None and not args.json:
             hooks = ", ".join(task.hooks) or "none"
-            print(f"✓ {check.file}: task {task.name!r}, {len(task.steps)} steps, hooks: {hooks}")
+            steps = len(task.steps)
+            print(visible(f"✓ {check.file}: task {task.name!r}, {steps} steps, hooks: {hooks}"))
         for problem in check.problems:
             print_problem(str(problem))
     return 2 if any(not check.ok for check in checks) else 0
@@ -198,7 +200,7 @@ async def decide_gate(args: argparse.Namespace, runtime: Runtime, event: Event, 
     if args.yes:
         runtime.approve(event.run_id, event.request_id, True, "--yes")
     elif sys.stdin.isatty():
-        answer = await asyncio.to_thread(input, f"{event.message} [y/N] ")
+        answer = await asyncio.to_thread(input, visible(f"{event.message} [y/N] "))
         approved = answer.strip().lower() in {"y", "yes"}
         runtime.approve(event.run_id, event.request_id, approved, "terminal")
     else:

@@ -8,7 +8,6 @@ import sys
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 
 from loopwright.cli._output import console as output_console
@@ -32,6 +31,7 @@ from loopwright.events import (
     WarningEvent,
     encode_event,
 )
+from loopwright.safety.terminal import markup as escape  # shows control characters
 
 
 class JsonLinesView:
@@ -120,7 +120,7 @@ class LiveView:
         if isinstance(event, IterationStartedEvent):
             self._spin("Thinking...")
         elif isinstance(event, ToolCallStartedEvent):
-            self._spin(f"Calling {event.tool_name}...")
+            self._spin(f"Calling {escape(event.tool_name)}...")
 
     def _delta(self, event: ModelTextDeltaEvent) -> None:
         """The reply as it is generated, dimmed, on its own line(s) under the iteration."""

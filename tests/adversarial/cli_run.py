@@ -1,0 +1,55 @@
+"""Run the real `loopwright` command in a subprocess with a clean environment (no user
+config of the machine, no LOOPWRIGHT_* of the caller), and write scripted-model files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    out: str
+    err: str
+    seconds: float
+
+    @property
+    def both(self) -> str:
+        return self.out + self.err
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPWRIGHT_")}
+    env.update(
+        PYTHONPATH=str(SRC), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+        LOOPWRIGHT_STORE=str(home / "runs.db"), PYTHONWARNINGS="ignore",
+    )  # fmt: skip
+    env.update(extra)
+    return env
+
+
+def loopwright(
+    *args: str, home: Path, cwd: Path | None = None, timeout: float = 120, **extra: str
+) -> Done:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "loopwright", *args],
+        cwd=cwd or home, env=env_for(home, **extra), capture_output=True, text=True,
+        timeout=timeout, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+
+def script(path: Path, replies: list[Any]) -> str:
+    """A scripted model spec whose replies are `replies` (each a JSON reply object)."""
+    path.write_text(json.dumps([json.dumps(reply) for reply in replies]), encoding="utf-8")
+    return f"scripted:{path}"
