@@ -56,6 +56,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="workflows kept in memory between their tasks; 0: replay each from its history "
         "every time, a determinism check (default: Temporal's own, 1000)",
     )
+    parser.add_argument(
+        "--graceful-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM or Ctrl-C, how long in-flight model and tool calls may take to "
+        "finish before they are handed back to other workers (default: 30)",
+    )
     parser.set_defaults(handler=worker_command)
 
 
@@ -86,24 +94,43 @@ def worker_command(args: argparse.Namespace) -> int:
     secrets = list(args.secret)  # the worker's own: scrubbed from what it stores and returns
     for path in args.secrets_file:
         secrets += read_secrets_file(path)
-    asyncio.run(_work(address, url, args.task_queue, secrets, args.max_cached_workflows))
+    if args.graceful_timeout < 0:
+        raise ConfigurationError("--graceful-timeout must be 0 or more seconds")
+    asyncio.run(
+        _work(address, url, args.task_queue, secrets, args.max_cached_workflows,
+              args.graceful_timeout)
+    )  # fmt: skip
     return 0
 
 
 async def _work(
-    address: str, url: str, task_queue: str, secrets: list[str], cached: int | None
+    address: str,
+    url: str,
+    task_queue: str,
+    secrets: list[str],
+    cached: int | None,
+    graceful_s: float,
 ) -> None:
     from loopwright.engines.temporal import connect, run_worker
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def stopping() -> None:
+        if not stop.is_set():
+            print(f"loopwright worker: stopping: in-flight calls have {graceful_s:g}s to "
+                  "finish, then go back to other workers", file=sys.stderr, flush=True)  # fmt: skip
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopping)
     client = await connect(address)
     print(f"loopwright worker: polling {task_queue!r} on {address}", file=sys.stderr, flush=True)
     await run_worker(
-        client, url, task_queue=task_queue, stop=stop, secrets=secrets, max_cached_workflows=cached
-    )
+        client, url, task_queue=task_queue, stop=stop, secrets=secrets,
+        max_cached_workflows=cached, graceful_timeout_s=graceful_s,
+    )  # fmt: skip
+    print("loopwright worker: stopped", file=sys.stderr, flush=True)
 
 
 def run_on_temporal(

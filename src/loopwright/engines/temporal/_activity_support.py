@@ -22,6 +22,9 @@ from loopwright.models._http import HttpClient, Transient
 from loopwright.safety.scrub import Scrubber
 
 HEARTBEAT_EVERY_S = 1.0
+WORKER_STOPPED = "WorkerStopped"
+"""The type of an attempt's failure when its worker stopped before it ended (SIGTERM,
+then the graceful shutdown timeout passed): retried elsewhere where its policy allows."""
 UNCERTAIN = (
     "The outcome of this call is unknown: the worker running it stopped before its result "
     "was recorded. It was not run again (it is not idempotent); check its effect before "
@@ -54,13 +57,30 @@ async def _heartbeating(work: Awaitable[T]) -> T:
 @contextlib.asynccontextmanager
 async def _as_application_errors() -> AsyncIterator[None]:
     """loopwright's deterministic errors fail the step at once; an unavailable model is
-    retried (within the policy's maximum_attempts)."""
+    retried (within the policy's maximum_attempts). An attempt its stopping worker cancels
+    (past the graceful shutdown timeout) is handed back as a retryable failure, never as
+    the run's cancellation."""
     try:
         yield
+    except asyncio.CancelledError:
+        if not _worker_stopping():
+            raise
+        raise ApplicationError(
+            "the worker stopped before this attempt ended (its graceful shutdown timeout "
+            "passed): handed back to another worker",
+            type=WORKER_STOPPED,
+        ) from None
     except ModelUnavailableError as exc:
         raise ApplicationError(str(exc), type=type(exc).__name__) from exc
     except LoopwrightError as exc:
         raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+
+
+def _worker_stopping() -> bool:
+    """Whether the current activity is cancelled because its worker is shutting down
+    (and not because its run was cancelled)."""
+    details = activity.cancellation_details()
+    return details is not None and details.worker_shutdown and not details.cancel_requested
 
 
 def _without_client_retries(model: Model) -> Model:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
@@ -117,6 +118,8 @@ async def resume_task_run(
 
 DEFAULT_CACHED = 1000
 """Temporal's own default for `Worker(max_cached_workflows=...)`."""
+GRACEFUL_TIMEOUT_S = 30.0
+"""How long a stopping worker lets its in-flight activities finish (then hands them back)."""
 
 
 async def run_worker(
@@ -128,11 +131,15 @@ async def run_worker(
     max_concurrent_activities: int = 100,
     secrets: Sequence[str] = (),
     max_cached_workflows: int | None = None,
+    graceful_timeout_s: float = GRACEFUL_TIMEOUT_S,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
     activities return to the workflow or store. `max_cached_workflows=0` replays every
-    workflow from its history at each of its tasks (a determinism check; slower)."""
+    workflow from its history at each of its tasks (a determinism check; slower).
+    Once `stop` is set, the worker takes no new task and gives its in-flight activities
+    `graceful_timeout_s` to finish; those still running are then handed back (retried on
+    another worker where their policy allows)."""
     activities = RunActivities(store_url, secrets=secrets)
     worker = Worker(
         client,
@@ -143,6 +150,7 @@ async def run_worker(
         max_cached_workflows=DEFAULT_CACHED
         if max_cached_workflows is None
         else max_cached_workflows,
+        graceful_shutdown_timeout=timedelta(seconds=graceful_timeout_s),
     )
     try:
         async with worker:

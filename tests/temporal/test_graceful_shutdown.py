@@ -1,0 +1,98 @@
+"""A worker stopped by SIGTERM in a rolling restart: its in-flight calls finish within
+`--graceful-timeout` and their results are recorded (not "outcome unknown"); a call still
+running when that time is up is handed back to another worker, and the run goes on (it is
+not taken for the run's cancellation)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from pathlib import Path
+
+from run_tools import KILL_MARK
+from temporal_helpers import TOOLS_FILE, Workers, action, final
+from trial_helpers import until
+
+from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal._activity_support import UNCERTAIN
+from loopwright.events import RunFinishedEvent, ToolCallEvent
+from loopwright.runtime import RunSpec
+from loopwright.store import open_store
+
+FAST = EngineSettings(heartbeat_timeout_s=5.0)
+
+
+def _spec(folder: Path, replies: list[str], tools: str) -> RunSpec:
+    script = folder / "script.json"
+    script.write_text(json.dumps(replies), encoding="utf-8")
+    return RunSpec(request="write the line", model=f"scripted:{script}",
+                   tools=(f"{TOOLS_FILE}:{tools}",), workspace=str(folder))  # fmt: skip
+
+
+def _tool_calls(store_url: str, run_id: str) -> tuple[list[ToolCallEvent], str]:
+    store = open_store(store_url)
+    try:
+        events = store.events(run_id)
+    finally:
+        store.close()
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert isinstance(events[-1], RunFinishedEvent)
+    return [e for e in events if isinstance(e, ToolCallEvent)], events[-1].status
+
+
+async def test_a_sigtermed_worker_finishes_its_call_and_records_the_result(
+    workers: Workers, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.txt"
+    line = f"line1 {KILL_MARK}"  # the call waits after its effect until OUT.go exists
+    spec = _spec(tmp_path, [action("append_line", path=str(out), text=line), final("done")],
+                 "append_line")  # fmt: skip
+    first = workers.start("--graceful-timeout", "120", LOOPWRIGHT_TEST_KILL_ONCE="after-commit")
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    hung = Path(f"{out}.hung")
+    await until(hung.exists, workers.logs, 60)  # inside the call, after its effect
+
+    first.send_signal(signal.SIGTERM)  # a rolling restart: this worker goes, another comes
+    await until(lambda: "stopping" in workers.log_of(0), workers.logs, 30)
+    workers.start()
+    assert first.poll() is None  # it waits for its call
+    Path(f"{out}.go").touch()
+    outcome = await asyncio.wait_for(handle.result(), 120)
+    assert first.wait(timeout=60) == 0, workers.log_of(0)
+
+    assert outcome["status"] == "completed", workers.logs()
+    assert out.read_text().splitlines() == [line]  # one effect
+    [call], status = _tool_calls(workers.store, handle.id)
+    assert status == "completed"
+    assert (call.result, call.is_error) == (f"appended {line!r}", False)  # not UNCERTAIN
+
+
+async def test_a_call_past_the_graceful_timeout_is_handed_back(
+    workers: Workers, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    spec = _spec(tmp_path, [action("hold", path=str(release)), final("done")], "hold")
+    first = workers.start("--graceful-timeout", "1")
+    client = await connect(workers.address)
+    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    held = Path(f"{release}.held")
+    await until(held.exists, workers.logs, 60)  # the call is running on the first worker
+    assert held.read_text() == str(first.pid)
+
+    stopped_at = time.monotonic()
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=60) == 0, workers.log_of(0)
+    waited = time.monotonic() - stopped_at  # the graceful timeout (1 s), then it is gone
+    assert waited < 30, waited
+    second = workers.start()
+    await until(lambda: held.read_text() == str(second.pid), workers.logs, 60)  # handed back
+    release.touch()
+    outcome = await asyncio.wait_for(handle.result(), 120)
+
+    assert outcome["status"] == "completed", workers.logs()  # not cancelled
+    [call], status = _tool_calls(workers.store, handle.id)
+    assert status == "completed"
+    assert call.result == "released by release" and call.result != UNCERTAIN
