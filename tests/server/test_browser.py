@@ -187,6 +187,24 @@ def test_approve_a_gate_and_the_task_continues(
     assert (tmp_path / "ws" / "NOTES.md").read_text() == "Release 1.4"
 
 
+def test_a_finished_task_shows_no_spinner(page: Page, server: LiveServer, tmp_path: Path) -> None:
+    """A task's tool steps are closed by their results: once the task is done nothing on
+    the page still spins, and each tool step's row shows its call and its result."""
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "Done"}})["run_id"]
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    page.locator(".gate-card").wait_for()
+    expect(page.locator(".running")).to_have_count(1)  # the gate, waiting
+    expect(page.locator(".running .tl-status")).to_have_text("waiting for approval")
+    page.click(".gate-card button.approve")
+    expect(page.locator("[data-field=status]")).to_have_text("completed")
+    expect(page.locator(".running")).to_have_count(0)
+    assert page.locator(".tl-tool").count() == 0  # no row of its own for a step's call
+    write = page.locator(".tl-step[data-step=write]")
+    expect(write.locator(".tl-status")).to_have_text("completed")
+    assert write.locator(".tl-args").inner_text() == '{"path":"NOTES.md","content":"Done"}'
+    assert "write_file →" in write.locator(".tl-result").inner_text()
+
+
 @pytest.mark.parametrize("button", ["reject", "cancel"])
 def test_reject_a_gate_or_cancel_the_run(
     page: Page, server: LiveServer, tmp_path: Path, button: str

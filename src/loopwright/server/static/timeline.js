@@ -158,7 +158,26 @@ class Timeline {
     return li;
   }
 
+  closeRow(li, outcome, label) {
+    li.classList.remove("running");
+    li.classList.add(outcome);
+    li.querySelector(".tl-status").textContent = label;
+  }
+
+  // A task's tool step logs its call as `tool_call_started` (call id `RUN:STEP`) and its
+  // result as `function_result`: the call belongs to the step's row, not a row of its own.
+  stepOfCall(ev) {
+    for (const [step, li] of this.stepRows) if (ev.call_id === `${ev.run_id}:${step}`) return li;
+    return null;
+  }
+
   on_tool_call_started(ev) {
+    const step = this.stepOfCall(ev);
+    if (step) {
+      const args = el("div", "tl-args mono", JSON.stringify(ev.arguments));
+      step.querySelector(".tl-result").before(args);
+      return;
+    }
     const li = this.toolRow(ev, ev.iteration_number, ev.tool_name);
     li.querySelector(".tl-args").replaceChildren(withRedactions(JSON.stringify(ev.arguments)));
     if (ev.child_run_id && !li.querySelector(".timeline.nested")) {
@@ -173,9 +192,7 @@ class Timeline {
   on_tool_call(ev) {
     this.stats.toolCalls += 1;
     const li = this.toolRow(ev, ev.iteration_number, ev.tool_name);
-    li.classList.remove("running");
-    li.classList.add(ev.is_error ? "error" : "ok");
-    li.querySelector(".tl-status").textContent = ev.is_error ? "error" : "ok";
+    this.closeRow(li, ev.is_error ? "error" : "ok", ev.is_error ? "error" : "ok");
     li.querySelector(".tl-duration").textContent = fmtMs(ev.duration_ms);
     li.querySelector(".tl-args").replaceChildren(withRedactions(ev.args_summary));
     const result = li.querySelector(".tl-result");
@@ -240,6 +257,8 @@ class Timeline {
 
   on_function_result(ev) {
     this.stats.toolCalls += 1;
+    const open = this.toolRows.get(`${ev.run_id}:${ev.step}`);
+    if (open) this.closeRow(open, ev.success ? "ok" : "error", ev.success ? "ok" : "error");
     const body = this.stepBody(ev.step);
     const text = ev.success ? `${ev.function} → ${pretty(ev.result)}` : `${ev.function} failed: ${ev.error}`;
     const line = el("div", ev.success ? "" : "error-text", text);
@@ -287,9 +306,7 @@ class Timeline {
   on_step_complete(ev) {
     const li = this.stepRows.get(ev.step);
     if (li) {
-      li.classList.remove("running");
-      li.classList.add(ev.status === "completed" ? "ok" : ev.status === "skipped" ? "skipped" : "error");
-      li.querySelector(".tl-status").textContent = ev.status;
+      this.closeRow(li, ev.status === "completed" ? "ok" : ev.status === "skipped" ? "skipped" : "error", ev.status);
       const body = li.querySelector(".tl-result");
       if (ev.error) body.append(el("div", "error-text", ev.error));
       else if (ev.status === "skipped") body.append(el("div", "muted", pretty(ev.result)));
@@ -314,6 +331,8 @@ class Timeline {
     if (usage.output_tokens !== undefined) this.stats.output = usage.output_tokens;
     this.stats.cost = ev.cost || 0;
     for (const id of [...this.pendingGates.keys()]) this.dropGate(id);
+    // nothing is still running once the run has ended: a row left open never got its result
+    for (const li of this.list.querySelectorAll(":scope > .running")) this.closeRow(li, "unfinished", "no result");
     const li = this.row(ev.status === "completed" ? "ok" : "warn", ev, `Run ${ev.status}`);
     if (ev.reason && ev.status !== "completed") li.append(el("div", "tl-body muted", `reason: ${ev.reason}`));
     this.add(li);
