@@ -4,6 +4,7 @@ PostgreSQL (a real server the suite starts), so the two cannot drift apart."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -29,7 +30,7 @@ from loopwright.events import (
     encode_event,
 )
 from loopwright.runtime import LeaseKeeper, RunSpec, Runtime, export_run
-from loopwright.store import RunStore, tail_events
+from loopwright.store import RunRecord, RunStore, tail_events
 
 
 def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:
@@ -96,12 +97,38 @@ def test_a_gap_a_duplicate_and_an_unknown_run_are_refused(spot: Spot) -> None:
         store.append(step("r1", 3))
     with pytest.raises(StoreError, match=r"unknown run nope"):
         store.append(step("nope", 2))
-    with pytest.raises(StoreError, match=r"(?i)unique"):
+    with pytest.raises(StoreError, match=r"run r1 is already in .*: it started before"):
         store.append(started("r1"))
     store.append(step("r1", 2))
     with pytest.raises(StoreError, match=r"(?i)unique|does not follow"):
         spot.open().append(step("r1", 2))  # another writer with the same seq
     assert [e.seq for e in store.events("r1")] == [1, 2]
+
+
+def test_a_registered_run_is_listed_queued_then_started_with_its_engine(spot: Spot) -> None:
+    store = spot.open()
+    queued = RunRecord(
+        run_id="r1", tenant="acme", kind="agent", status="running", request="do r1",
+        model="scripted:x", created_at=0.5, updated_at=0.5, last_seq=0, engine="temporal",
+    )  # fmt: skip
+    store.register_run(queued)
+    listed = store.list_runs(status="queued")
+    assert [(r.run_id, r.status, r.engine, r.last_seq) for r in listed] == [
+        ("r1", "queued", "temporal", 0)
+    ]
+    assert store.list_runs(status="running") == [] and store.events("r1") == []
+    with pytest.raises(StoreError, match="run r1 is already in"):
+        spot.open().register_run(queued)
+    store.append(started("r1", tenant="acme", ts=2.0))
+    assert store.acquire_lease("r1", "worker", 60.0)
+    record = store.get_run("r1", tenant="acme")
+    assert record is not None and (record.status, record.engine) == ("running", "temporal")
+    assert (record.created_at, record.model, record.last_seq) == (0.5, "m", 1)
+    store.append(started("r2"))
+    plain = store.get_run("r2")
+    assert plain is not None and plain.engine == "embedded"
+    with pytest.raises(StoreError, match="run r2 is already in"):
+        store.register_run(dataclasses.replace(queued, run_id="r2"))
 
 
 def test_append_many_is_one_transaction(spot: Spot) -> None:

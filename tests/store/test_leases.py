@@ -140,6 +140,6 @@ async def test_a_run_that_cannot_be_stored_leaves_no_lease(tmp_path: Path) -> No
     store = SqliteRunStore(tmp_path / "runs.db")
     store.append(started("r1"))
     runtime = Runtime(store)
-    with pytest.raises(StoreError, match="UNIQUE"):
+    with pytest.raises(StoreError, match="run r1 is already in"):
         await runtime.publish(started("r1"))  # the run id is taken
     assert runtime.leases.held == set() and store.lease("r1") is None

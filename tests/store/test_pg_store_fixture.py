@@ -1,5 +1,5 @@
-"""The frozen Postgres store (tests/fixtures/pg_store_v1.sql, a SQL dump made once by
-make_pg_store.py) still loads, opens and reads the same."""
+"""The frozen Postgres stores (tests/fixtures/pg_store_v1.sql and pg_store_v2.sql, SQL dumps
+made once each by make_pg_store.py) still load, migrate and read the same."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def load_dump(url: str, path: Path) -> None:
 def store_v1(pg_server: LocalPostgres) -> PostgresRunStore:
     url = new_database(pg_server, migrate=False)
     load_dump(url, FIXTURES / "pg_store_v1.sql")
-    store = open_store(url)
+    store = open_store(url, migrate=True)
     assert isinstance(store, PostgresRunStore)
     return store
 
@@ -97,3 +97,35 @@ def test_migrating_the_v1_store_applies_newer_migrations_in_order(
         version = conn.execute(f"SELECT value FROM {SCHEMA}.store_meta").fetchall()
     assert [row[0] for row in labels] == ["agent:acme", "agent:acme", "task:acme", "task:acme"]
     assert version == [(str(last),)]
+
+
+def test_migrating_v1_marks_the_runs_the_temporal_engine_held_as_temporal(
+    pg_server: LocalPostgres,
+) -> None:
+    url = new_database(pg_server, migrate=False)
+    load_dump(url, FIXTURES / "pg_store_v1.sql")
+    with psycopg.connect(url) as conn:  # a v1 Temporal run: its activities' lease owner
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.leases VALUES ('run_fixture_cut', 'temporal-engine', 1.0)"
+        )
+    store = open_store(url, migrate=True)
+    engines = {r.run_id: r.engine for r in store.list_runs()}
+    assert engines == {
+        "run_fixture_done": "embedded",
+        "run_fixture_cut": "temporal",
+        "run_fixture_task": "embedded",
+        "run_fixture_gated": "embedded",
+    }
+
+
+def test_the_v2_store_holds_a_queued_temporal_run(pg_server: LocalPostgres) -> None:
+    url = new_database(pg_server, migrate=False)
+    load_dump(url, FIXTURES / "pg_store_v2.sql")
+    store = open_store(url)
+    assert store.migrated_from == 2
+    queued = store.get_run("run_fixture_queued", tenant="acme")
+    assert queued is not None
+    assert (queued.status, queued.engine, queued.last_seq) == ("queued", "temporal", 0)
+    assert queued.tools == ("echo",) and queued.options == {"max_iterations": 5}
+    done = store.get_run("run_fixture_done")
+    assert done is not None and (done.status, done.engine) == ("completed", "embedded")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from loopwright.events import (
     TaskStartEvent,
     encode_event,
 )
-from loopwright.store import SqliteRunStore, open_store
+from loopwright.store import RunRecord, SqliteRunStore, open_store
 from loopwright.store._pg_local import LocalPostgres
 from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 
@@ -145,9 +146,20 @@ def test_copy_refuses_a_run_that_differs_in_the_target(
 def test_copy_from_postgres_back_to_a_sqlite_file(
     pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    open_store(pg_url).append_many(task_run("t1"))
+    source = open_store(pg_url)
+    source.append_many(task_run("t1"))
+    on_temporal = RunRecord(
+        run_id="t2", tenant="acme", kind="task", status="queued", request="rotate", model="m",
+        created_at=9.0, updated_at=9.0, last_seq=0, engine="temporal",
+    )  # fmt: skip
+    source.register_run(on_temporal)
+    source.append_many(task_run("t2"))
+    source.register_run(dataclasses.replace(on_temporal, run_id="t3"))  # still queued
     target = tmp_path / "back.db"
     assert main(["store", "copy", pg_url, str(target)]) == 0
-    assert "copied 1 run(s), 4 event(s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "copied 2 run(s), 8 event(s)" in out and "not copied" in out and "t3" in out
     record = SqliteRunStore(target).get_run("t1")
     assert record is not None and record.answer == "done" and record.tenant == "acme"
+    copied = SqliteRunStore(target).get_run("t2")
+    assert copied is not None and (copied.engine, copied.created_at) == ("temporal", 9.0)

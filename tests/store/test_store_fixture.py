@@ -1,4 +1,5 @@
-"""The frozen stores (tests/fixtures/store_v1.db, store_v2.db) still open and read the same."""
+"""The frozen stores (tests/fixtures/store_v1.db, store_v2.db, store_v3.db) still open and
+read the same."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
 from loopwright.runtime import export_run
 from loopwright.store import SCHEMA_VERSION, GateDecision, SqliteRunStore
-from loopwright.store._schema import MIGRATIONS
+from loopwright.store._rows import record_of
+from loopwright.store._schema import MIGRATIONS, select_run
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "store_v1.db"
 FIXTURE_V2 = Path(__file__).parents[1] / "fixtures" / "store_v2.db"
+FIXTURE_V3 = Path(__file__).parents[1] / "fixtures" / "store_v3.db"
 
 
 @pytest.fixture
@@ -131,3 +134,25 @@ def test_a_v2_gate_keeps_its_first_decision(store_v2: SqliteRunStore) -> None:
     assert not store_v2.post_gate_decision("run_fixture_gated", "gate_fixture0001", False, "cli")
     decision = store_v2.gate_decision("run_fixture_gated", "gate_fixture0001")
     assert decision is not None and decision.approved and decision.decided_by == "api:acme"
+
+
+def test_the_v3_store_holds_a_queued_temporal_run(tmp_path: Path) -> None:
+    copy = tmp_path / "store_v3.db"
+    shutil.copy(FIXTURE_V3, copy)
+    store = SqliteRunStore(copy)
+    assert store.migrated_from == 3
+    queued = store.get_run("run_fixture_queued", tenant="acme")
+    assert queued is not None
+    assert (queued.status, queued.engine, queued.last_seq) == ("queued", "temporal", 0)
+    assert queued.created_at == queued.updated_at == 1_700_000_400.0
+    assert [r.engine for r in store.list_runs() if r.run_id != "run_fixture_queued"] == [
+        "embedded"
+    ] * 4
+
+
+def test_an_older_store_that_cannot_be_migrated_reads_every_run_as_embedded() -> None:
+    """What a v2 store opened read-only (never migrated) is read with."""
+    conn = sqlite3.connect(f"file:{FIXTURE_V2}?mode=ro", uri=True)
+    rows = conn.execute(select_run(2)).fetchall()
+    conn.close()
+    assert len(rows) == 4 and {record_of(row, now=None).engine for row in rows} == {"embedded"}

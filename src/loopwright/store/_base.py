@@ -9,8 +9,19 @@ from typing import Any, Literal, Protocol
 from loopwright.events import Event
 
 StoredStatus = Literal[
-    "running", "completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"
+    "queued",
+    "running",
+    "completed",
+    "stopped",
+    "failed",
+    "cancelled",
+    "interrupted",
+    "rolled_back",
 ]
+"""`queued`: an engine accepted the run (`register_run`) and no process has started it yet."""
+
+ENGINES = ("embedded", "temporal")
+"""Where a run executes: this process's Runtime, or Temporal workers (loopwright.engines)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,9 @@ class RunRecord:
     parent_run_id: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     tools: tuple[str, ...] = ()
+    engine: str = "embedded"
+    """The engine that executes the run (one of ENGINES): who starts, resumes, cancels it
+    and takes its gates' decisions."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -74,6 +88,12 @@ class RunStore(Protocol):
     def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
         """Store events in order, in one transaction where the store has them. `lines`, if
         given, are the events' `encode_event` lines (the writer made them already)."""
+        ...
+
+    def register_run(self, record: RunRecord) -> None:
+        """Make the row of a run an engine accepted before its first event (status `queued`):
+        listed at once, and its `engine` recorded. The run's `run_started` then fills the
+        row in and keeps its engine and creation time. StoreError if the run exists."""
         ...
 
     def events(self, run_id: str, *, after: int = 0) -> list[Event]:

@@ -5,8 +5,9 @@ then its status if it was set apart from the events (`rolled_back`), then the de
 gates with their original time; then it is read back from the destination and compared with
 the source: every event byte for byte, the run's row, each gate decision. A run already in the
 destination with the same events is skipped (a copy can be run again); one with different
-events is an error naming it. A run still executing (its lease is live) is left out: copy it
-again once it ends.
+events is an error naming it. A run still executing (its lease is live) or queued is left out:
+copy it again once it ends. A run of another engine than the embedded one has its row made
+first (`register_run`), so its engine is copied too.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def copy_runs(
     report = CopyReport()
     for record in reversed(source.list_runs(tenant=tenant, limit=EVERY_RUN)):
         run_id = record.run_id
-        if record.status == "running":
+        if record.status in ("running", "queued"):
             report.running.append(run_id)
             continue
         events = source.events(run_id)
@@ -51,6 +52,8 @@ def copy_runs(
             report.already_there.append(run_id)
             continue
         decisions = _decisions(source, events)
+        if record.engine != "embedded":  # its row first: the engine is not in its events
+            target.register_run(record)
         target.append_many(events)
         if target.get_run(run_id) != record and record.status not in ("running", "interrupted"):
             target.set_status(run_id, record.status)

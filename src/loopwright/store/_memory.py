@@ -72,8 +72,21 @@ class InMemoryRunStore:
         self._leases: dict[str, tuple[str, float]] = {}
         self._gate_decisions: dict[tuple[str, str], GateDecision] = {}
 
+    def register_run(self, record: RunRecord) -> None:
+        if record.run_id in self._runs:
+            raise StoreError(f"run {record.run_id} is already in this store")
+        self._runs[record.run_id] = dataclasses.replace(record, status="queued", last_seq=0)
+
     def append(self, event: Event) -> None:
-        self._runs[event.run_id] = record_after(self._runs.get(event.run_id), event)
+        before = self._runs.get(event.run_id)
+        record = record_after(before, event)
+        if isinstance(event, RunStartedEvent) and before is not None:
+            if before.status != "queued":
+                raise StoreError(f"run {event.run_id} is already in this store: it started before")
+            record = dataclasses.replace(
+                record, engine=before.engine, created_at=before.created_at, tenant=before.tenant
+            )
+        self._runs[event.run_id] = record
         self._events.setdefault(event.run_id, []).append(event)
 
     def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:

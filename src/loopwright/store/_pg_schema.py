@@ -72,6 +72,13 @@ PG_MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (run_id, request_id)
         )""",
     ),
+    2: (
+        # the engine that executes each run; a run whose lease the Temporal engine's
+        # activities held (owner `temporal-engine`) ran on Temporal before v2
+        f"ALTER TABLE {SCHEMA}.runs ADD COLUMN engine TEXT NOT NULL DEFAULT 'embedded'",
+        f"""UPDATE {SCHEMA}.runs SET engine = 'temporal' WHERE run_id IN
+            (SELECT run_id FROM {SCHEMA}.leases WHERE owner = 'temporal-engine')""",
+    ),
 }
 
 PG_SCHEMA_VERSION = max(PG_MIGRATIONS)

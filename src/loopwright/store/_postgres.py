@@ -35,6 +35,7 @@ from loopwright.store._pg_sql import (
     INSERT_RUN,
     LAST_SEQ,
     NOW,
+    REGISTER_RUN,
     SELECT_RUN,
     UPDATE_RUN,
     S,
@@ -164,7 +165,10 @@ class PostgresRunStore:
             with conn.cursor() as cur:
                 for run_id, record in batch.records.items():
                     if run_id in batch.started:
-                        cur.execute(INSERT_RUN, run_row(record))
+                        if not cur.execute(INSERT_RUN, run_row(record)).rowcount:
+                            raise StoreError(
+                                f"run {run_id} is already in {self.path}: it started before"
+                            )
                     else:
                         cur.execute(UPDATE_RUN, row_update(record))
                 cur.executemany(INSERT_EVENT, batch.rows)
@@ -236,6 +240,12 @@ class PostgresRunStore:
             raise StoreError(f"run {run_id} has events but no row in {self.path}")
         return record_of(row, now=None)
 
+    def register_run(self, record: RunRecord) -> None:
+        queued = dataclasses.replace(record, status="queued")
+        with self._conn() as conn:
+            if not conn.execute(REGISTER_RUN, run_row(queued)).rowcount:
+                raise StoreError(f"run {record.run_id} is already in {self.path}")
+
     def set_status(self, run_id: str, status: StoredStatus) -> None:
         with self._conn() as conn:
             changed = conn.execute(
@@ -261,7 +271,7 @@ class PostgresRunStore:
         with self._conn() as conn:
             rows = conn.execute(sql, params).fetchall()
         now = self._now()
-        return [record_of(row, now=row[19] if now is None else now) for row in rows]
+        return [record_of(row, now=row[20] if now is None else now) for row in rows]
 
     def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
         records = self._records(SELECT_RUN + " WHERE r.run_id = %s", (run_id,))

@@ -40,6 +40,7 @@ def run_row(record: RunRecord) -> tuple[Any, ...]:
         record.parent_run_id,
         json.dumps(record.options, ensure_ascii=False, default=str),
         json.dumps(list(record.tools), ensure_ascii=False),
+        record.engine,
     )
 
 
@@ -60,13 +61,14 @@ def row_update(record: RunRecord) -> tuple[Any, ...]:
 def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
     """A selected run row: run_id, tenant, kind, status, request, model, created_at,
     last_seq, updated_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id,
-    options, tools, the lease's expires_at and owner.
+    options, tools, engine, the lease's expires_at and owner (last_seq and updated_at are
+    NULL for a queued run: it has no event yet).
 
     With `now`, a running run is `interrupted` if its lease has lapsed or its owner is a
     process on this host that has exited."""
     status = row[3]
     if now is not None and status == "running":
-        expires_at, owner = row[17], row[18]
+        expires_at, owner = row[18], row[19]
         if expires_at is None or expires_at <= now or owner_is_gone(owner):
             status = "interrupted"
     return RunRecord(
@@ -77,8 +79,8 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         request=row[4],
         model=row[5],
         created_at=row[6],
-        last_seq=row[7],
-        updated_at=row[8],
+        last_seq=row[7] or 0,
+        updated_at=row[6] if row[8] is None else row[8],
         input_tokens=row[9],
         output_tokens=row[10],
         cost=row[11],
@@ -87,4 +89,5 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         parent_run_id=row[14],
         options=json.loads(row[15]),
         tools=tuple(json.loads(row[16])),
+        engine=row[17],
     )

@@ -1,4 +1,5 @@
-"""The SQLite store's schema: DDL per version, applied in order by `migrate`.
+"""The SQLite store's schema: DDL per version, applied in order by `migrate`; and the
+statements that read and write its rows.
 
 `runs` holds one row per run, written when the run starts and when an event changes it
 (run_finished, task_start, task_complete); `last_seq` and `updated_at` are read from the
@@ -65,9 +66,42 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (run_id, request_id)
         ) WITHOUT ROWID""",
     ),
+    3: (
+        # the engine that executes each run (a run on Temporal workers is registered, as
+        # `queued`, before its first event); every run before v3 ran embedded
+        "ALTER TABLE runs ADD COLUMN engine TEXT NOT NULL DEFAULT 'embedded'",
+    ),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
+
+_RUN_COLUMNS = """run_id, tenant, kind, status, request, model, created_at, input_tokens,
+    output_tokens, cost, answer, reason, parent_run_id, options, tools, engine"""
+_FILLED_IN = ", ".join(
+    f"{column} = excluded.{column}"
+    for column in ("status", "request", "model", "input_tokens", "output_tokens", "cost",
+                   "answer", "reason", "parent_run_id", "options", "tools")
+)  # fmt: skip
+"""What `run_started` sets in a registered run's row (tenant, engine and creation time stay)."""
+REGISTER_RUN = f"INSERT OR IGNORE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+INSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({", ".join("?" * 16)})
+    ON CONFLICT (run_id) DO UPDATE SET {_FILLED_IN} WHERE runs.status = 'queued'"""
+"""`run_started`: a new row, or the queued row of a registered run filled in."""
+UPDATE_RUN = """UPDATE runs SET status = ?, request = ?, input_tokens = ?, output_tokens = ?,
+    cost = ?, answer = ?, reason = ? WHERE run_id = ?"""
+INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
+_LAST_EVENT = """(SELECT e.seq FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC
+    LIMIT 1), (SELECT e.ts FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1)"""
+SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
+    {_LAST_EVENT}, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
+    r.parent_run_id, r.options, r.tools, r.engine, l.expires_at, l.owner
+    FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
+LAST_SEQ = "SELECT max(seq) FROM events WHERE run_id = ?"
+
+
+def select_run(version: int) -> str:
+    """SELECT_RUN for a store at `version` (one opened read-only may be older than v3)."""
+    return SELECT_RUN if version >= 3 else SELECT_RUN.replace("r.engine", "'embedded'")
 
 
 def _user_tables(conn: sqlite3.Connection) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sqlite3
 import threading
@@ -33,24 +34,22 @@ from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
-from loopwright.store._schema import check_readable, check_store, migrate
+from loopwright.store._schema import (
+    INSERT_EVENT,
+    INSERT_RUN,
+    LAST_SEQ,
+    REGISTER_RUN,
+    SCHEMA_VERSION,
+    UPDATE_RUN,
+    check_readable,
+    check_store,
+    migrate,
+    select_run,
+)
 from loopwright.store._sqlite_errors import READ_ONLY_CODES, primary_code, store_failure
 
 _ROW_KINDS = frozenset({RunStartedEvent, *ROW_EVENTS})
 """Events that make or change a run's row: never in a plain batch of event rows."""
-_INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
-_INSERT_RUN = """INSERT INTO runs (run_id, tenant, kind, status, request, model, created_at,
-    input_tokens, output_tokens, cost, answer, reason, parent_run_id, options, tools)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-_UPDATE_RUN = """UPDATE runs SET status = ?, request = ?, input_tokens = ?, output_tokens = ?,
-    cost = ?, answer = ?, reason = ? WHERE run_id = ?"""
-_LAST_EVENT = """(SELECT e.seq FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC
-    LIMIT 1), (SELECT e.ts FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1)"""
-_SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
-    {_LAST_EVENT}, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
-    r.parent_run_id, r.options, r.tools, l.expires_at, l.owner
-    FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
-_LAST_SEQ = "SELECT max(seq) FROM events WHERE run_id = ?"
 WAL_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 TAIL_POLL_S = 0.02
@@ -99,6 +98,7 @@ class SqliteRunStore:
         self._lock = threading.RLock()
         self._watch: sqlite3.Connection | None = None
         self._conn = self._open_read_only() if self.read_only else self._open()
+        self._select_run = select_run(self.migrated_from if self.read_only else SCHEMA_VERSION)
         self._last_seq: dict[str, int] = {}
         """The newest seq of each run appended through this store (checked for gaps)."""
 
@@ -215,31 +215,37 @@ class SqliteRunStore:
                     self._last_seq[run_id] = event.seq
                     continue
                 if rows:
-                    conn.executemany(_INSERT_EVENT, rows)
+                    conn.executemany(INSERT_EVENT, rows)
                     rows.clear()
                 self._append(conn, event, line)
             if rows:
-                conn.executemany(_INSERT_EVENT, rows)
+                conn.executemany(INSERT_EVENT, rows)
 
     def _append(self, conn: sqlite3.Connection, event: Event, line: str | None = None) -> None:
         run_id = event.run_id
         if isinstance(event, RunStartedEvent):
-            record = record_after(None, event)
-            conn.execute(_INSERT_RUN, run_row(record))
+            if not conn.execute(INSERT_RUN, run_row(record_after(None, event))).rowcount:
+                raise StoreError(f"run {run_id} is already in {self.path}: it started before")
         else:
             last = self._last_seq.get(run_id)
             if last is None or event.seq != last + 1:  # another writer may have added events
-                last = conn.execute(_LAST_SEQ, (run_id,)).fetchone()[0]
+                last = conn.execute(LAST_SEQ, (run_id,)).fetchone()[0]
             if last is None:
                 raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
             if event.seq != last + 1:
                 raise StoreError(f"run {run_id}: event seq {event.seq} does not follow {last}")
             if isinstance(event, ROW_EVENTS):
-                row = conn.execute(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,)).fetchone()
-                conn.execute(_UPDATE_RUN, row_update(record_after(record_of(row, now=None), event)))
+                row = conn.execute(self._select_run + " WHERE r.run_id = ?", (run_id,)).fetchone()
+                conn.execute(UPDATE_RUN, row_update(record_after(record_of(row, now=None), event)))
         line = encode(event) if line is None else line
-        conn.execute(_INSERT_EVENT, (run_id, event.seq, event.type, event.ts, line))
+        conn.execute(INSERT_EVENT, (run_id, event.seq, event.type, event.ts, line))
         self._last_seq[run_id] = event.seq
+
+    def register_run(self, record: RunRecord) -> None:
+        with self._transaction() as conn:
+            queued = dataclasses.replace(record, status="queued")
+            if not conn.execute(REGISTER_RUN, run_row(queued)).rowcount:
+                raise StoreError(f"run {record.run_id} is already in {self.path}")
 
     def set_status(self, run_id: str, status: StoredStatus) -> None:
         with self._transaction() as conn:
@@ -268,7 +274,7 @@ class SqliteRunStore:
             raise StoreError(f"run {run_id} in {self.path}: {exc}") from None
 
     def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
-        rows = self._read(_SELECT_RUN + " WHERE r.run_id = ?", (run_id,))
+        rows = self._read(self._select_run + " WHERE r.run_id = ?", (run_id,))
         if not rows or (tenant is not None and rows[0][1] != tenant):
             return None
         return record_of(rows[0], now=self.clock.time())
@@ -286,7 +292,7 @@ class SqliteRunStore:
         if status is not None:
             where.append("r.status = :status")
             params["status"] = "running" if live else status
-        sql = _SELECT_RUN + (" WHERE " + " AND ".join(where) if where else "")
+        sql = self._select_run + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY r.created_at DESC, r.run_id" + ("" if live else " LIMIT :limit")
         records = [record_of(row, now=now) for row in self._read(sql, params)]
         if live:
@@ -329,7 +335,7 @@ class SqliteRunStore:
             return -time.monotonic_ns()
 
     def _stored_after(self, run_id: str, after: int) -> bool:
-        last = self._read(_LAST_SEQ, (run_id,))[0][0]
+        last = self._read(LAST_SEQ, (run_id,))[0][0]
         return last is not None and int(last) > after
 
     # --- leases ----------------------------------------------------------------------------
