@@ -64,7 +64,13 @@ def _hidden(rel: str) -> bool:
 
 
 class StringSubstitutor:
-    """Replaces $ARGUMENTS, $1.., ${SKILL_DIR}, ${SESSION_ID}, ${TASK_ID}; leaves others alone."""
+    """Replaces $ARGUMENTS, $1.., ${SKILL_DIR}, ${SESSION_ID}, ${TASK_ID}; leaves others alone.
+
+    A `` !`command` `` line comes from the skill's own text only: the skill's command lines
+    are left as written (the request never enters a command), and a line the substitution
+    turns into one (a request holding a line `` !`rm -rf ~` ``) gets a space in front, so
+    `DynamicInjector` does not run it.
+    """
 
     _PATTERN = re.compile(r"\$\{(SKILL_DIR|SESSION_ID|TASK_ID|ARGUMENTS)\}|\$(ARGUMENTS|\d+)")
 
@@ -92,7 +98,20 @@ class StringSubstitutor:
                 return positional[index] if 0 <= index < len(positional) else match.group(0)
             return named[key]
 
-        return self._PATTERN.sub(replace, content)
+        lines = content.split("\n")
+        for index, line in enumerate(lines):
+            if not COMMAND_LINE.match(line):
+                lines[index] = _disarm(self._PATTERN.sub(replace, line))
+        return "\n".join(lines)
+
+
+COMMAND_LINE = re.compile(r"^!`(.+)`\s*$", re.M)
+"""A line `` !`command` ``, run by `DynamicInjector` (with commands allowed)."""
+
+
+def _disarm(text: str) -> str:
+    """`text` with a space in front of each line that would read as a command line."""
+    return COMMAND_LINE.sub(lambda match: " " + match.group(0), text)
 
 
 class DynamicInjector:
@@ -102,7 +121,7 @@ class DynamicInjector:
     observation before it enters the prompt.
     """
 
-    _LINE = re.compile(r"^!`(.+)`\s*$", re.M)
+    _LINE = COMMAND_LINE
 
     def __init__(
         self, *, enabled: bool = False, timeout_s: float = 10.0, scrubber: Scrubber | None = None
