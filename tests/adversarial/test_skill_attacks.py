@@ -5,6 +5,7 @@ into the prompt) never reaches outside the skill folder through a link."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from cli_run import loopwright, script
@@ -50,3 +51,38 @@ def test_a_request_cannot_add_a_command_line_to_a_skill(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.code == 0, run.both
     assert not (skill / "INJECTED").exists() and not (tmp_path / "INJECTED").exists()
+
+
+def test_the_supporting_files_skip_links_that_leave_the_skill_folder(tmp_path: Path) -> None:
+    skill = _skill(tmp_path)
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "notes.md").write_text("# OUTSIDE-HEADING the launch codes\n", encoding="utf-8")
+    (skill / "guide.md").write_text("# Inside guide\n", encoding="utf-8")
+    (skill / "leak.md").symlink_to(outside / "notes.md")
+    (skill / "leakdir").symlink_to(outside, target_is_directory=True)
+    (skill / "sub").mkdir()
+    (skill / "sub" / "up.md").symlink_to(outside / "notes.md")
+    (skill / "inner.md").symlink_to(skill / "guide.md")  # a link inside the folder is fine
+    (skill / "loop.md").symlink_to(skill / "loop.md")
+    os.mkfifo(skill / "pipe.md")
+    done = loopwright("prompt", "x", "--skill", str(skill), home=tmp_path, timeout=60)
+    assert done.code == 0, done.both
+    assert "OUTSIDE-HEADING" not in done.out
+    assert "guide.md" in done.out and "inner.md" in done.out
+    assert "leak.md" not in done.out and "up.md" not in done.out
+
+    listed = loopwright("skills", "list", str(tmp_path), "--json", home=tmp_path, timeout=60)
+    files = json.loads(listed.out)["skills"][0]["files"]
+    assert sorted(files) == ["guide.md", "inner.md"]
+
+
+def test_a_skill_file_that_links_out_of_its_folder_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "id_rsa"
+    secret.write_text("---\nname: linked\ndescription: SECRET-KEY-TEXT\n---\nbody\n")
+    folder = tmp_path / "skills" / "linked"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").symlink_to(secret)
+    done = loopwright("skills", "list", str(tmp_path / "skills"), home=tmp_path)
+    assert done.code == 1 and "SECRET-KEY-TEXT" not in done.both
+    assert f"{folder / 'SKILL.md'}: a link that leads out of the skill folder" in done.both

@@ -48,15 +48,25 @@ class ContextLoader:
         described = skill.metadata.metadata.get("files")
         overrides = described if isinstance(described, dict) else {}
         files: dict[str, FileRef] = {}
+        root = skill.path.resolve()
         for path in sorted(skill.path.rglob("*")):
             rel = path.relative_to(skill.path).as_posix()
-            if not path.is_file() or rel == SKILL_FILE or _hidden(rel):
+            if rel == SKILL_FILE or _hidden(rel) or not _inside(path, root):
                 continue
             description, line_count = describe_file(path)
             files[rel] = FileRef(str(overrides.get(rel, description)), line_count)
             if len(files) >= MAX_LISTED_FILES:
                 break
         return LoadedContext(skill.path, files)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """A regular file whose real location is inside the skill folder: a link that leads out
+    (to ~/.ssh, /etc) is skipped, as the `read` and `glob` tools refuse it."""
+    try:
+        return path.is_file() and path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def _hidden(rel: str) -> bool:

@@ -136,6 +136,8 @@ def _read_skill_file(path: Path) -> str:
         raise SkillError(str(path), "not a folder (a skill is a folder containing SKILL.md)")
     if not skill_file.is_file():
         raise SkillError(str(path), f"no {SKILL_FILE} in this folder")
+    if not skill_file.resolve().is_relative_to(path.resolve()):
+        raise SkillError(str(skill_file), "a link that leads out of the skill folder")
     try:
         return skill_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
