@@ -14,6 +14,7 @@ import pytest
 
 from loopwright.errors import TaskParseError
 from loopwright.tasks import check_task, load_task
+from loopwright.tasks._yaml import MAX_DOCUMENT_BYTES
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ALIAS_BOMB = """\
@@ -51,12 +52,62 @@ def test_an_alias_bomb_is_refused_by_validate_and_run(tmp_path: Path) -> None:
     task.write_text(ALIAS_BOMB)
     code, out, seconds = loopwright("task", "validate", str(task), cwd=tmp_path)
     assert code == 2 and "Traceback" not in out
-    assert f"{task}:1: holds more than 100,000 values once its aliases are expanded" in out
+    # the line where the expansion passes the limit (f: 9 copies of e's 66,430 values)
+    assert f"{task}:11: holds more than 100,000 values once its aliases are expanded" in out
     assert seconds < 20
     code, out, seconds = loopwright("task", "run", str(task), "--yes", cwd=tmp_path)
     assert code == 2 and "aliases are expanded" in out and "Traceback" not in out
     assert seconds < 20
     assert not (tmp_path / "runs.db").exists() or (tmp_path / "runs.db").stat().st_size < 1 << 20
+
+
+RECURSIVE = "name: loop\nsteps:\n  - name: a\n    type: gate\ninputs:\n  a: &s {b: *s}\n"
+
+
+def test_a_recursive_alias_is_refused_at_once_by_every_loader(tmp_path: Path) -> None:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    task = folder / "loop.yaml"
+    task.write_text(RECURSIVE)
+    (folder / "fine.yaml").write_text("name: fine\nsteps:\n  - name: a\n    type: gate\n")
+    problem = f"{task}:6: the alias *s refers to a value that contains it"
+    for args in (
+        ("task", "validate", str(task)),
+        ("task", "run", str(task), "--yes"),
+        ("task", "run", str(folder), "--match", "loop", "--yes"),
+    ):
+        code, out, seconds = loopwright(*args, cwd=tmp_path)
+        assert problem in out and "Traceback" not in out, args
+        assert seconds < 20, args
+    skill = tmp_path / "skills" / "loop"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: loop\ndescription: d\nmetadata: &m {m: *m}\n---\n")
+    code, out, seconds = loopwright("skills", "list", str(tmp_path / "skills"), cwd=tmp_path)
+    assert code == 1 and f"{skill / 'SKILL.md'}:4: the alias *m refers to a value" in out
+    assert seconds < 20
+    from loopwright.server._tasks import FolderTaskLauncher
+
+    assert FolderTaskLauncher(folder).names() == ["fine"]  # what `serve --tasks` offers
+
+
+def test_a_large_flat_file_is_refused_for_what_it_holds_without_reading_it_all(
+    tmp_path: Path,
+) -> None:
+    task = tmp_path / "flat.yaml"
+    task.write_text("name: flat\ninputs:\n  l: [" + ",".join(["0"] * 460_000) + "]\n")
+    assert 0.9e6 < task.stat().st_size < MAX_DOCUMENT_BYTES
+    code, out, seconds = loopwright("task", "validate", str(task), cwd=tmp_path)
+    assert code == 2 and f"{task}:3: holds more than 100,000 values" in out
+    assert "alias" not in out  # it has none
+    assert seconds < 10  # it stops at the limit (before: the whole file parsed, 15 s or more)
+
+
+def test_a_character_yaml_does_not_allow_is_a_clear_error(tmp_path: Path) -> None:
+    task = tmp_path / "ctl.yaml"
+    task.write_text("name: ctl\nsteps:\n  - name: a\n    type: gate\ndescription: a\x01b\n")
+    code, out, _ = loopwright("task", "validate", str(task), cwd=tmp_path)
+    assert code == 2 and "Traceback" not in out
+    assert f"{task}:5: not valid YAML: the character U+0001 is not allowed" in out
 
 
 def test_yaml_nested_100000_deep_is_a_clear_error(tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ def test_an_alias_bomb_in_front_matter_is_refused_not_expanded(tmp_path: Path) -
     folder = make_skill(tmp_path, "bomb", front)
     with pytest.raises(SkillError) as caught:
         load_skill(folder)
-    assert caught.value.line == 2  # where the front matter mapping starts
+    assert caught.value.line == 10  # where the expansion passes the limit (h: 9 copies of g)
     assert "holds more than 100,000 values once its aliases are expanded" in str(caught.value)
 
 

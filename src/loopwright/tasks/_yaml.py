@@ -10,6 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 from loopwright.errors import TaskParseError
 
@@ -35,39 +41,79 @@ class _Limit(Exception):
         self.line = line
 
 
-class _LineLoader(yaml.SafeLoader):
-    """Composes with a depth limit; `expanded_size` bounds what aliases stand for."""
+class _PythonParser(Reader, Scanner, Parser):
+    """PyYAML's own parser, for a PyYAML built without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+
+
+try:  # libyaml's parser when PyYAML has it: the same events, ~2.5x faster
+    from yaml._yaml import CParser as _EventParser
+except ImportError:  # pragma: no cover
+    _EventParser = _PythonParser  # type: ignore[assignment,misc]
+
+
+class _LineLoader(Composer, SafeConstructor, Resolver, _EventParser):
+    """Composes with the limits: depth, and the values the document stands for (each alias
+    counts as every value it repeats), checked as it goes, so a document is refused as soon
+    as it passes a limit (not after parsing the rest). An alias to a value that contains it
+    (`a: &s {b: *s}`) is refused where it is met: expanding it never ends. The composer is
+    PyYAML's Python one over the parser's events, so these checks run at every node."""
 
     depth = 0
+
+    def __init__(self, stream: str) -> None:
+        _EventParser.__init__(self, stream)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+        self.values = 0
+        """Values composed so far, each alias counted as the values it stands for."""
+        self.aliased = False
+        self.sizes: dict[int, int] = {}
+        """id(node) -> the values it stands for, once composed (capped past MAX_NODES)."""
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self.depth += 1
         try:
+            event: Any = self.peek_event()
             if self.depth > MAX_DEPTH:
-                event: Any = self.peek_event()  # type: ignore[no-untyped-call]
                 raise _Limit(f"nested more than {MAX_DEPTH} levels deep", event.start_mark.line + 1)
-            return super().compose_node(parent, index)
+            if isinstance(event, yaml.AliasEvent):
+                return self._alias(event, parent, index)
+            node = super().compose_node(parent, index)
+            if node is not None:
+                size = 1 + sum(self.sizes.get(id(child), 1) for child in _children(node))
+                self.sizes[id(node)] = min(size, MAX_NODES + 1)
+                self.values += 1
+                self._check(event)
+            return node
         finally:
             self.depth -= 1
 
+    def _alias(self, event: Any, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        target = self.anchors.get(event.anchor)
+        if target is not None and id(target) not in self.sizes:
+            raise _Limit(
+                f"the alias *{event.anchor} refers to a value that contains it (a recursive "
+                f"alias, which never ends when expanded)",
+                event.start_mark.line + 1,
+            )
+        node = super().compose_node(parent, index)
+        if node is not None:
+            self.values += self.sizes[id(node)]
+            self.aliased = True
+            self._check(event)
+        return node
 
-def expanded_size(root: yaml.Node) -> int:
-    """How many values the document holds with every alias expanded (stops past MAX_NODES).
-    Each node is counted once per reference, computed bottom-up without recursion."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if id(node) in sizes:
-            continue
-        children = _children(node)
-        if children_done or not children:
-            total = 1 + sum(sizes[id(child)] for child in children)
-            sizes[id(node)] = min(total, MAX_NODES + 1)
-            continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in children if id(child) not in sizes)
-    return sizes[id(root)]
+    def _check(self, event: Any) -> None:
+        if self.values > MAX_NODES:
+            expanded = " once its aliases are expanded" if self.aliased else ""
+            line = event.start_mark.line + 1
+            raise _Limit(f"holds more than {MAX_NODES:,} values{expanded}", line)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -90,26 +136,30 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     return result
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+# the stubs allow only PyYAML's own loader classes here
+_LineLoader.add_constructor(  # type: ignore[type-var]
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping
+)
 
 
 def load_yaml(text: str, file_path: str, *, line_offset: int = 0) -> Any:
     """Parse YAML; a syntax error or a limit names the file and the line."""
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+    encoded = text.encode("utf-8", "surrogatepass")
+    if len(encoded) > MAX_DOCUMENT_BYTES:
         raise TaskParseError(file_path, f"larger than {MAX_DOCUMENT_BYTES:,} bytes")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        at = text.count("\n", 0, exc.start) + 1 + line_offset
+        raise TaskParseError(file_path, "not valid text: a lone surrogate", at) from None
     loader = _LineLoader(text)
     try:
         node = loader.get_single_node()
-        data = None
-        if node is not None:
-            if expanded_size(node) > MAX_NODES:
-                raise _Limit(
-                    f"holds more than {MAX_NODES:,} values once its aliases are expanded",
-                    node.start_mark.line + 1,
-                )
-            data = loader.construct_document(node)
+        data = None if node is None else loader.construct_document(node)
     except _Limit as exc:
         raise TaskParseError(file_path, str(exc), exc.line + line_offset) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        raise _refused_character(exc, text, encoded, file_path, line_offset) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark is not None else None
@@ -121,6 +171,19 @@ def load_yaml(text: str, file_path: str, *, line_offset: int = 0) -> Any:
     if line_offset:
         _shift(data, line_offset)
     return data
+
+
+def _refused_character(
+    exc: yaml.reader.ReaderError, text: str, encoded: bytes, file_path: str, offset: int
+) -> TaskParseError:
+    """libyaml gives the code point and a byte offset; PyYAML's own reader the character
+    and a character offset."""
+    if isinstance(exc.character, int):
+        code, line = exc.character, encoded.count(b"\n", 0, exc.position) + 1
+    else:
+        code, line = ord(exc.character), text.count("\n", 0, exc.position) + 1
+    message = f"not valid YAML: the character U+{code:04X} is not allowed"
+    return TaskParseError(file_path, message, line + offset)
 
 
 def _shift(data: Any, offset: int) -> None:
