@@ -15,6 +15,7 @@ from starlette.staticfiles import StaticFiles
 
 from loopwright.errors import UsageError
 from loopwright.server._auth import tenant_of
+from loopwright.server._calls import model_call
 from loopwright.server._config import ServerConfig
 from loopwright.server._guard import BrowserGuard
 from loopwright.server._http import ApiError, error_response, json_response
@@ -97,6 +98,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/runs", list_runs, methods=["GET"]),
         Route("/api/runs/{run_id}", get_run, methods=["GET"]),
         Route("/api/runs/{run_id}/events", run_events, methods=["GET"]),
+        Route("/api/runs/{run_id}/model_calls/{seq}", model_call, methods=["GET"]),
         WebSocketRoute("/api/runs/{run_id}/ws", run_websocket),
         Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
         Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),

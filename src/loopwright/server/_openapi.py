@@ -131,6 +131,28 @@ SCHEMAS: dict[str, Any] = {
         },
         "additionalProperties": True,
     },
+    "ModelCall": {
+        "type": "object",
+        "required": ["run_id", "seq", "duration_ms", "reply", "request", "request_problem"],
+        "properties": {
+            "run_id": {"type": "string"},
+            "seq": {"type": "integer", "description": "the seq of its model_response event"},
+            "iteration_number": {"type": "integer"},
+            "duration_ms": {"type": "number", "description": "the call's latency"},
+            "reply": {"type": "object", "description": "text, tool_calls, usage, model, ..."},
+            "request_digest": {"type": "string"},
+            "request": {
+                "type": ["object", "null"],
+                "description": "the request sent (messages, tools, settings), rebuilt from "
+                "the log and matching its recorded fingerprint; null when it cannot be",
+                "properties": {
+                    "messages": {"type": "array", "items": {"type": "object"}},
+                    "tools": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+            "request_problem": {"type": ["string", "null"], "description": "why not"},
+        },
+    },
     "EventPage": {
         "type": "object",
         "properties": {
@@ -212,6 +234,16 @@ def _one_run_paths() -> dict[str, Any]:
                             "text/event-stream": {"schema": {"type": "string"}},
                         },
                     },
+                    **_errors(401, 404, 422),
+                },
+            }
+        },
+        "/api/runs/{run_id}/model_calls/{seq}": {
+            "get": {
+                "summary": "One model call: its request (rebuilt from the log), reply, usage",
+                "parameters": [RUN_ID, {**RUN_ID, "name": "seq", "schema": {"type": "integer"}}],
+                "responses": {
+                    "200": _json(_ref("ModelCall"), "the model call"),
                     **_errors(401, 404, 422),
                 },
             }
