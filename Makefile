@@ -2,11 +2,14 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# `make demo` installs what the demo needs (the project with the embedded model); the full
+# stamp adds every extra and the developer tools.
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
 WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
 
-.PHONY: demo test lint typecheck unit setup browser postgres compiler compile llama-server bench eval-compare clean lock lock-check
+.PHONY: demo test lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check
 
 LLAMA_VERSION := 0.3.36
 
@@ -15,12 +18,18 @@ LLAMA_VERSION := 0.3.36
 # every venv reuses it. It is built portable (AVX2/FMA/F16C, no -march=native): a native
 # build on a host with AMX crashes in llama.cpp's decode inside VMs that do not grant AMX
 # tile state (seen here: a segfault on the first token). Every package comes at the version
-# pinned in constraints.txt.
-$(STAMP): pyproject.toml constraints.txt Makefile
+# pinned in constraints.txt. C extensions left in src/ by an older checkout (its compiled
+# core) would be imported instead of the sources: they are removed.
+$(DEMO_STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
 		$(PY) scripts/build_wheel.py --version $(LLAMA_VERSION) --wheels $(WHEELS)
+	find src -name '*.so' -delete; rm -f src/loopwright/_compiled.json
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[local]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local,postgres,temporal,otel]'
 	touch $(STAMP)
 
@@ -50,27 +59,11 @@ postgres:
 		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
 		else echo "the Postgres store tests need PostgreSQL: sudo apt-get install postgresql"; exit 1; fi; }
 
-# The hot path compiled to C with mypyc (scripts/compile.py; docs/architecture.md, "The
-# compiled core"): ~20% less CPU a step. Rebuilt when one of its sources changes; until then
-# `import loopwright` runs those modules from their sources. Debian's gcc and, for a
-# Python without its headers, python3-dev; without them everything runs as pure Python.
-COMPILED := src/loopwright/_compiled.json
-COMPILED_SOURCES := $(shell $(PYTHON) scripts/compile.py --sources 2>/dev/null)
-
-compiler:
-	@$(PYTHON) scripts/compile.py --check >/dev/null || { \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc python3-dev >/dev/null; \
-		else echo "compiling the hot path needs gcc and Python's headers: sudo apt-get install gcc python3-dev"; fi; }
-
-$(COMPILED): $(STAMP) scripts/compile.py $(COMPILED_SOURCES) | compiler
-	$(PY) scripts/compile.py
-
-compile: $(COMPILED)
-
-setup: $(STAMP) browser postgres $(COMPILED)
+setup: $(STAMP) browser postgres
 
 # llama.cpp's own OpenAI-compatible server (`llama-server --jinja`: it parses Qwen's tool
-# calls into `tool_calls`), for the peer comparison and its smoke test. Built once from the
+# calls into `tool_calls`), for the peer comparison and its smoke test (`make test` does not
+# build it; tests/models/test_llama_server.py skips without it). Built once from the
 # llama.cpp source that the llama-cpp-python release vendors (its sdist from PyPI), portable
 # like the wheel, only the llama-server target (206 compile steps, with a progress line):
 # 28 minutes here at nice 19 on 2 cores shared at a load average of 7-12 (the larger wheel
@@ -83,19 +76,18 @@ llama-server: $(STAMP)
 		else echo "building llama-server needs cmake, ninja and g++: sudo apt-get install cmake ninja-build g++"; exit 1; fi; }
 	@test -x $(LLAMA_SERVER) || $(PY) scripts/build_llama_server.py --version $(LLAMA_VERSION) --out $(dir $(LLAMA_SERVER))
 
-demo: setup
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/loopwright run "What is (123 + 456) * 7?" --model local \
 		--tools examples/tools.py:add,examples/tools.py:multiply
 
-lint: setup
+lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples scripts
 	$(VENV)/bin/ruff format --check src tests bench examples scripts
 
-typecheck: setup
+typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# the real-model tests include llama-server's (tests/models/test_llama_server.py)
-unit: setup llama-server
+unit: setup
 	$(VENV)/bin/pytest -q
 
 test: lock-check lint typecheck unit
@@ -122,9 +114,9 @@ bench: setup $(PEERS_STAMP)
 # EVAL_COMPARE_ARGS=--fresh starts over) and shows n/N, elapsed and time left per task.
 # Tables in bench/results/eval-compare.md.
 eval-compare: setup $(PEERS_STAMP) llama-server
+	$(VENV)/bin/pytest -q tests/models/test_llama_server.py
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	$(PY) bench/eval_compare.py $(EVAL_COMPARE_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build
-	find src -name '*.so' -delete; rm -f $(COMPILED)
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist

@@ -3,11 +3,13 @@ echo tool, every event stored (SQLite) and printed, as a subprocess.
 
     python bench/cli_steps.py            # a markdown table; --json for machine-readable output
 
-For N = 20, 100 and 500 steps it measures the CPU time of the `loopwright` process
-(user + sys, from the OS's accounting of the child), medians of interleaved repeats. The
-per-step cost is the slope between sizes, taken within each repeat and the median of
-those reported with its quartiles, so process start-up (imports, the store's first open)
-does not count as a step:
+For N = 20, 100 and 500 steps it runs the command's own entry point (`loopwright.cli.main`,
+what the `loopwright` script calls) in a fresh process and takes that process's CPU time
+(all its threads) from just before `main` to its return: the interpreter's start and the
+imports of every command's module (the same for every N, and on a shared machine the
+noisiest part: tens of ms either way) are left out. Medians of interleaved repeats; the
+per-step cost is the slope between sizes, taken within each repeat, the median of those
+reported with its quartiles:
 
 - marginal µs/step from 20 to 100 steps and from 100 to 500 steps (goal <= 100 µs);
 - flatness: the 100 -> 500 slope divided by the 20 -> 100 slope (goal <= 1.5x).
@@ -18,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -40,27 +41,35 @@ def write_script(folder: Path, steps: int) -> Path:
     return path
 
 
+CHILD = """
+import resource, sys
+from loopwright.cli import build_parser, main
+build_parser()  # start-up: every command's module imported
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+started = cpu()
+code = main()
+print(f"cpu_s={cpu() - started!r}", file=sys.stderr)
+sys.exit(code)
+"""
+"""The child: `loopwright`'s entry point as the console script calls it (no argv: the
+process's own, so it runs as the program, not as a library call)."""
+
+
 def child_cpu_s(folder: Path, steps: int, run: int) -> float:
-    """CPU seconds of one `loopwright run --json` of `steps` steps."""
+    """CPU seconds of one `loopwright run --json` of `steps` steps, after start-up."""
     command = [
-        sys.executable, "-m", "loopwright", "run", f"echo {steps} lines",
+        sys.executable, "-c", CHILD, "run", f"echo {steps} lines",
         "--model", f"scripted:{folder / f'script_{steps}.json'}", "--tools", "echo",
         "--json", "--store", str(folder / f"runs_{steps}_{run}.db"),
         "--max-iterations", str(steps + 1), "--no-progress-limit", str(steps + 1),
     ]  # fmt: skip
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"loopwright run failed ({done.returncode}): {done.stderr.decode()}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def compiled_core() -> bool:
-    """Whether `loopwright` runs its compiled core here (scripts/compile.py)."""
-    code = "import loopwright._compiled as c; print(c.in_use())"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    return done.stdout.strip() == "True"  # (a tree from before it existed: no)
+    err = done.stderr.decode()
+    if done.returncode != 0 or "cpu_s=" not in err:
+        raise SystemExit(f"loopwright run failed ({done.returncode}): {err}")
+    return float(err.rpartition("cpu_s=")[2].split()[0])
 
 
 def measure(repeats: int) -> dict[str, Any]:
@@ -78,7 +87,6 @@ def measure(repeats: int) -> dict[str, Any]:
     slope_low, slope_high = statistics.median(lows), statistics.median(highs)
     return {
         "repeats": repeats,
-        "compiled_core": compiled_core(),
         "cpu_s": median,
         "per_step_us": {steps: median[steps] / steps * 1e6 for steps in SIZES},
         "marginal_us_20_100": slope_low,
@@ -111,10 +119,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    core = "compiled core" if result["compiled_core"] else "pure Python (no compiled core)"
-    print(f"`loopwright run --json`, scripted model, echo tool, SQLite store, {core}; CPU of the")
-    print("process\n")
-    print("| N steps | CPU ms (median) | µs per step incl. start-up |")
+    print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process")
+    print(f"from the command's start to its end (medians of {args.repeats} repeats)\n")
+    print("| N steps | CPU ms (median) | µs per step incl. the run's set-up |")
     print("| ---: | ---: | ---: |")
     for steps in SIZES:
         cpu, per = result["cpu_s"][steps], result["per_step_us"][steps]

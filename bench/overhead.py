@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import importlib
 import json
 import statistics
 import time
@@ -63,15 +62,6 @@ async def floor_run(steps: int) -> None:
         for call in response.tool_calls:
             output = await functions[call.name](**call.arguments)
             messages.append(Message.tool(str(output), call.id, call.name))
-
-
-def compiled_core() -> bool:
-    """Whether loopwright runs its compiled core here (scripts/compile.py)."""
-    try:
-        module = importlib.import_module("loopwright._compiled")
-    except ImportError:  # a source tree from before the compiled core
-        return False
-    return bool(module.in_use())
 
 
 def fresh_loop_us(runner: Any, steps: int) -> float:
@@ -146,11 +136,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results: dict[str, Any] = {**measure(args.repeats), "compiled_core": compiled_core()}
+    results: dict[str, Any] = measure(args.repeats)
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print("compiled core\n" if results["compiled_core"] else "pure Python (no compiled core)\n")
     print_table("Each run in a fresh event loop (asyncio.run; medians):", results["fresh_loop"])
     print_table("Each run inside one running event loop (medians):", results["running_loop"])
 

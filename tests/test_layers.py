@@ -28,7 +28,6 @@ LAYERS: list[set[str]] = [
         "paths",
         "_net",
         "_event_schema",
-        "_compiled",
     },
 ]
 """Top to bottom. A module may import its own layer or any layer below it."""

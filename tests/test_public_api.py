@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import inspect
+from pathlib import Path
 
 import loopwright
+
+SRC = Path(loopwright.__file__).parent
 
 INTERNALS = {"RunSetup", "LoopState", "Recording", "StoreWriter", "LeaseKeeper", "run_agent"}
 
@@ -41,3 +45,9 @@ def test_public_methods_of_the_main_classes_are_documented() -> None:
             if not name.startswith("_") and not (member.__doc__ or "").strip():
                 undocumented.append(f"{cls.__name__}.{name}")
     assert undocumented == []
+
+
+def test_the_package_is_pure_python() -> None:
+    """No C extension beside the sources: Python would import one instead of its `.py`."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    assert [p for p in SRC.rglob("*") if p.name.endswith(suffixes)] == []

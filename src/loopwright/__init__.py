@@ -4,7 +4,6 @@ The public surface is what `__all__` lists; everything else (modules starting wi
 and names not listed here or in a subpackage's `__all__`) may change without notice.
 """
 
-import loopwright._compiled  # first: compiled modules or their sources
 from loopwright.agent import (
     AgentExecutor,
     AgentOptions,
@@ -105,5 +104,3 @@ __all__ = [
     "resume_run",
     "tool",
 ]
-
-loopwright._compiled.restore_docstrings()

@@ -1,4 +1,5 @@
-"""llama.cpp's own `llama-server --jinja` (built by `make llama-server`) with the embedded
+"""llama.cpp's own `llama-server --jinja` (built by `make eval-compare`, which runs these
+first: `make test` does not build it, and skips them without it) with the embedded
 GGUF (Qwen2.5-Coder-1.5B-Instruct). Its Jinja template tells the model to write calls in
 `<tool_call>` tags, which the server parses into `tool_calls`:
 this small model writes the call as a fenced JSON block instead (measured: four different
@@ -26,8 +27,13 @@ from loopwright.models._local import resolve_local_path
 from loopwright.models._local_spec import default_threads
 from loopwright.parsing import ParsedAction, parse_reply
 
-pytestmark = pytest.mark.model
 LLAMA_SERVER = Path("~/.cache/loopwright/bin/portable-avx2/llama-server-0.3.36").expanduser()
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(
+        not LLAMA_SERVER.is_file(), reason=f"no {LLAMA_SERVER}: `make eval-compare` builds it"
+    ),
+]
 START_LIMIT_S = 300
 CALL_LIMIT_S = 900
 ADD = {
@@ -55,7 +61,6 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    assert LLAMA_SERVER.is_file(), f"no {LLAMA_SERVER}: `make llama-server` builds it"
     port = free_port()
     threads = str(default_threads())
     command = [

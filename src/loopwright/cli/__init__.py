@@ -38,10 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run LLM agents and deterministic tasks, and watch every tool call.",
         epilog="Defaults can come from loopwright.toml (see `loopwright config show`).",
     )
-    parser.add_argument(
-        "--version", action=_Version, nargs=0, help="print the version, and whether the "
-        "compiled core runs (or pure Python, and why), then exit",
-    )  # fmt: skip
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(commands)
@@ -49,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """`--version`: worked out only when asked (it imports the compiled modules)."""
+    """`--version`: read from the installed package's metadata only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         print(version_line())
@@ -57,21 +54,11 @@ class _Version(argparse.Action):
 
 
 def version_line() -> str:
-    """`loopwright 0.1.0 (compiled core), Python 3.11.7`."""
+    """`loopwright 0.1.0, Python 3.11.7`."""
     from importlib.metadata import version
     from platform import python_version
 
-    from loopwright import _compiled
-
-    if _compiled.in_use():
-        core = "compiled core"
-    elif os.environ.get("LOOPWRIGHT_PURE"):
-        core = "pure Python: LOOPWRIGHT_PURE is set"
-    elif _compiled.MANIFEST.exists():
-        core = "pure Python: a compiled module's source changed; run `make compile`"
-    else:
-        core = "pure Python: not compiled here (no C compiler at set-up)"
-    return f"loopwright {version('loopwright')} ({core}), Python {python_version()}"
+    return f"loopwright {version('loopwright')}, Python {python_version()}"
 
 
 def start_telemetry(args: argparse.Namespace) -> None:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from loopwright._compiled import mypyc_attr
 from loopwright.effects._log import EventLog
 from loopwright.events import ModelTextDeltaEvent
 from loopwright.messages import ModelRequest, ModelResponse
@@ -31,7 +30,6 @@ MAX_CHARS = 256
 _BLOCK_START, _BLOCK_END = "-----BEGIN", "-----END"
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True)
 class DeltaSettings:
     """How deltas are coalesced: at most one per `interval_s`, unless `max_chars` wait."""

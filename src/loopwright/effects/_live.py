@@ -6,7 +6,6 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from loopwright._compiled import mypyc_attr
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects._deltas import DEFAULT_DELTAS, DeltaSettings, streamed_call
 from loopwright.effects._log import EventLog
@@ -33,7 +32,6 @@ class _NoGates:
         return False
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class LiveEffects:
     """Calls the model and the tools for real, asks the gatekeeper, reads the clock."""
 

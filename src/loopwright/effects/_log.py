@@ -19,7 +19,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from loopwright._compiled import mypyc_attr
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import ReplayDivergence
 from loopwright.events import Event, ModelResponseEvent, ToolCallStartedEvent
@@ -50,7 +49,6 @@ def describe(event: Event) -> str:
     return event.type
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class EventLog:
     """One run's events: numbered, stamped, scrubbed, recorded, then sent."""
 

@@ -8,7 +8,6 @@ import ast
 import re
 from typing import Any
 
-from loopwright._compiled import mypyc_attr
 from loopwright.messages import ModelResponse, ToolCall
 from loopwright.parsing._extract import NOT_READ, decode, fenced_blocks, json_snippets
 from loopwright.parsing._result import ParsedAction, ParsedFinal, ParseOutcome
@@ -39,7 +38,6 @@ def _with_thought(outcome: ParseOutcome | None, thought: str | None) -> ParseOut
     return outcome
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class NativeToolCallParser:
     """Calls the provider returned in its tool-calling field (OpenAI, Ollama, Anthropic)."""
 
@@ -52,7 +50,6 @@ class NativeToolCallParser:
         return ParsedAction(response.tool_calls, text or thinking)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class TaggedCallParser:
     """`<tool_call>{...}</tool_call>` (several, unclosed), `<function=name>{...}</function>`."""
 
@@ -80,7 +77,6 @@ class TaggedCallParser:
         return ParsedAction(tuple(calls), thinking or prose or None)
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class JsonInTextParser:
     """JSON in the content: fenced or bare, with prose around, repaired when malformed."""
 
@@ -103,7 +99,6 @@ class JsonInTextParser:
         return None
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class PythonicCallParser:
     """Llama 3.2 / Gemma style calls: `[add(a=1, b=2)]` or a ```tool_code fence."""
 

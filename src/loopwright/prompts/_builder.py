@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from loopwright._compiled import mypyc_attr
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _templates as templates
 from loopwright.prompts.errors import build_error_observation
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True)
 class FileRef:
     """A supporting file listed (not loaded) in the prompt."""
@@ -25,7 +23,6 @@ class FileRef:
     estimated_lines: int = 0
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(frozen=True)
 class PromptParts:
     """Everything that goes into a system prompt."""
@@ -79,7 +76,6 @@ def check_template(template: str) -> None:
         )
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class PromptBuilder:
     """Builds the system prompt. The template is configurable (`template=`): it may name
     the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`)."""

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from loopwright._compiled import mypyc_attr
 from loopwright.errors import ConfigurationError
 from loopwright.safety._secret_patterns import (
     ALL_DETECTORS,
@@ -138,7 +137,6 @@ MEMO_TEXTS = 4096
 MEMO_CHARS = 2048
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Scrubber:
     """Replaces secrets with `[REDACTED:<kind>]`. Cheap when there is nothing to find."""
 
