@@ -27,6 +27,7 @@ that goes back to the model instead of up the stack::
     │   ├── ReplayDivergence        re-running a recorded run made a different effect
     │   ├── TaskRunError            a task step could not run (bad value, backup, undo)
     │   └── StoreError              the run store failed
+    │       ├── StoreUnavailableError   it could not be reached or lost its connection
     │       └── ResumeConflict      the run is already being resumed elsewhere
     └── ModelFeedback               goes back into the conversation, never up the stack
         ├── ToolError               a tool failed; its message becomes the observation
@@ -208,6 +209,11 @@ class OutputValidationError(RunError):
 
 class StoreError(RunError):
     """The run store failed."""
+
+
+class StoreUnavailableError(StoreError):
+    """The run store could not be reached or lost its connection: trying again later can
+    succeed (nothing was half-written)."""
 
 
 class ResumeConflict(StoreError):

@@ -1,11 +1,13 @@
 """The Postgres store's URL as messages show it (never with its password), and what a
-psycopg failure means for the user: a StoreError naming the store and what to do."""
+psycopg failure means for the user: a StoreError naming the store and what to do. A
+failure that can pass (the server unreachable, a dropped connection, a serialization
+conflict) is a StoreUnavailableError: a worker retries it within a bounded time."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from loopwright.errors import StoreError
+from loopwright.errors import StoreError, StoreUnavailableError
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 RESUME = "then continue the interrupted run with `loopwright runs resume RUN_ID`"
@@ -94,12 +96,14 @@ class Redactor:
         if isinstance(exc, PoolTimeout) or (
             connecting and isinstance(exc, psycopg.OperationalError)
         ):
-            return StoreError(
+            return StoreUnavailableError(
                 f"cannot reach the run store {where} ({detail}): check that the server is "
                 f"running and that the host, port and database in the URL are right"
             )
-        if isinstance(exc, psycopg.OperationalError):
-            return StoreError(
+        if isinstance(exc, errors.ProgramLimitExceeded):  # the same write fails again
+            return StoreError(f"run store {where}: {detail}")
+        if isinstance(exc, psycopg.OperationalError):  # lost, shut down, conflict: can pass
+            return StoreUnavailableError(
                 f"run store {where}: the database connection failed ({detail}); nothing was "
                 f"half-written: once the server is back, {RESUME}"
             )

@@ -68,6 +68,8 @@ class LocalPostgres:
     process: subprocess.Popen[bytes]
     log: Path
     databases: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    """The server's command line (to start it again after `pause`)."""
 
     def url(self, database: str = "postgres", *, password: str | None = None) -> str:
         secret = self.password if password is None else password
@@ -81,6 +83,17 @@ class LocalPostgres:
             conn.execute(f'CREATE DATABASE "{name}"')
         self.databases.append(name)
         return self.url(name)
+
+    def pause(self) -> None:
+        """Shut the server down (its clients are disconnected), keeping its data: an
+        outage, until `resume`."""
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=30)
+
+    def resume(self) -> None:
+        """Start the paused server again on the same port and data."""
+        self.process = _spawn(self.command, self.log)
+        _wait_until_ready(self)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -154,14 +167,17 @@ def start_local_postgres(
     args = [str(found / "postgres"), "-D", str(data)]
     for key, value in config.items():
         args += ["-c", f"{key}={value}"]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=_stop_with_parent, **as_user,
-        )  # fmt: skip
-    server = LocalPostgres(found, folder, port, password, process, log)
+    server = LocalPostgres(found, folder, port, password, _spawn(args, log), log, command=args)
     _wait_until_ready(server)
     return server
+
+
+def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=_stop_with_parent, **_as_server_user(),
+        )  # fmt: skip
 
 
 def _wait_until_ready(server: LocalPostgres) -> None:

@@ -31,6 +31,8 @@ from loopwright.engines.temporal._activity_support import (
     _heartbeating,
     _model_failure,
     _without_client_retries,
+    retrying,
+    store_call,
     uncertain_result,
 )
 from loopwright.engines.temporal._build import RunPlan, build_setup
@@ -131,7 +133,7 @@ class RunActivities:
         of runs that ended meanwhile (on another worker, which stored their end) close."""
         if run_id not in self.mcp.open_runs():
             for other in self.mcp.open_runs():
-                record = await asyncio.to_thread(self.store.get_run, other)
+                record = await store_call(self.store.get_run, other)
                 if record is None or record.status in FINISHED:
                     self._setups.pop(other, None)
                     await self.mcp.close(other)
@@ -141,24 +143,30 @@ class RunActivities:
         """Store the events not stored yet (an earlier attempt may have stored some)."""
         if not events:
             return
-        async with self._append_lock:
+
+        async def attempt() -> list[Event]:
             record = await asyncio.to_thread(self.store.get_run, run_id)
             stored = record.last_seq if record is not None else 0
             fresh = [await self._resolved(run_id, e) for e in events if e["seq"] > stored]
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
+            return fresh
+
+        async with self._append_lock:
+            fresh = await retrying(attempt)
             if any(isinstance(e, RunFinishedEvent) for e in fresh):
-                await asyncio.to_thread(self.store.release_lease, run_id, LEASE_OWNER)
+                await store_call(self.store.release_lease, run_id, LEASE_OWNER)
                 self._setups.pop(run_id, None)
                 await self.mcp.close(run_id)  # the run ended: its MCP servers are closed
             else:
-                await asyncio.to_thread(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
+                await store_call(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
 
     async def _resolved(self, run_id: str, data: dict[str, Any]) -> Event:
         """An event from the workflow, its referenced tool result loaded from the store."""
-        ref = data.pop("result_ref", None)
+        ref = data.get("result_ref")
+        data = {k: v for k, v in data.items() if k != "result_ref"}
         if ref is not None:
-            found = await asyncio.to_thread(self.content.tool_call, f"{run_id}:{ref}")
+            found = await store_call(self.content.tool_call, f"{run_id}:{ref}")
             if found is None or found[1] is None:
                 raise ApplicationError(f"run {run_id}: no stored result of call {ref}")
             data = {**data, "result": found[1].content}
@@ -169,7 +177,7 @@ class RunActivities:
         digests = digests_in(value)
         if not digests:
             return value
-        texts = await asyncio.to_thread(self.content.blobs, run_id, digests)
+        texts = await store_call(self.content.blobs, run_id, digests)
         if len(texts) < len(digests):
             raise ApplicationError(f"run {run_id}: tool results {digests - set(texts)} not stored")
         return expand(value, texts)
@@ -180,7 +188,7 @@ class RunActivities:
         if ref is None:
             return result_dict(result)
         texts = {ref[1]: result.content}
-        await asyncio.to_thread(self.content.save_blobs, plan["run_id"], texts)
+        await store_call(self.content.save_blobs, plan["run_id"], texts)
         return {**result_dict(result), "content": ref[0]}
 
     @activity.defn(name=PREPARE)
@@ -218,9 +226,9 @@ class RunActivities:
             new = [Message.from_dict(m) for m in data["new"]]
             base: list[Message] = []
             if data["base"] is not None:
-                base = await asyncio.to_thread(self.content.load_request, run_id, data["base"])
+                base = await store_call(self.content.load_request, run_id, data["base"])
             messages = [*base[: int(data["keep"])], *new]
-            await asyncio.to_thread(self.content.save_request, run_id, call, messages)
+            await store_call(self.content.save_request, run_id, call, messages)
             setup = await self._setup(plan)
             stubbed = [m.to_dict() for m in messages]
             whole = [Message.from_dict(m) for m in await self._expanded(run_id, stubbed)]
@@ -253,7 +261,9 @@ class RunActivities:
         key = f"{run_id}:{call.id}"
         async with _as_application_errors():
             await self._append(run_id, data["events"])
-            state, committed = await asyncio.to_thread(self.content.claim_tool_call, key, run_id)
+            # a claim committed but not acknowledged is found `started` when made again:
+            # reported uncertain, never run twice
+            state, committed = await store_call(self.content.claim_tool_call, key, run_id)
             if committed is not None:
                 return {"result": await self._for_workflow(plan, committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
@@ -265,14 +275,19 @@ class RunActivities:
                 full = result.content
                 content, _ = truncate_output(full, limit)
                 result = dataclasses.replace(result, content=content, truncated=True)
-            result = await asyncio.to_thread(self.content.finish_tool_call, key, result, full)
+            result = await store_call(self.content.finish_tool_call, key, result, full)
             return {"result": await self._for_workflow(plan, result), "outcome": "ran"}
 
     @activity.defn(name=TOOL_OUTCOME)
     async def tool_outcome(self, data: dict[str, Any]) -> dict[str, Any]:
-        """After a tool activity failed: its committed result, or an uncertain outcome."""
+        """After a tool activity failed: store the events it carried (its attempt may have
+        died before it did), then say what happened: its committed result, an uncertain
+        outcome (it started), or that it never started."""
         call = ToolCall.from_dict(data["call"])
-        found = await asyncio.to_thread(self.content.tool_call, f"{data['run_id']}:{call.id}")
+        async with _as_application_errors():
+            await self._append(data["run_id"], data.get("events") or [])
+            key = f"{data['run_id']}:{call.id}"
+            found = await store_call(self.content.tool_call, key)
         if found is not None and found[1] is not None:
             if "plan" in data:
                 return {
@@ -305,7 +320,7 @@ class RunActivities:
         workflow had them, so the page is small whatever the run's results."""
         plan, after, upto = data["plan"], int(data["after"]), data.get("upto")
         inline = _inline(plan)
-        stored = await asyncio.to_thread(self.store.events, plan["run_id"], after=after)
+        stored = await store_call(self.store.events, plan["run_id"], after=after)
         page: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
         size = 0
@@ -321,7 +336,7 @@ class RunActivities:
             size += len(json.dumps(item, default=str))
             if size >= RECORDING_PAGE_BYTES:
                 break
-        await asyncio.to_thread(self.content.save_blobs, plan["run_id"], texts)
+        await store_call(self.content.save_blobs, plan["run_id"], texts)
         last = page[-1]["seq"] if page else after
         more = len(page) < len(stored) and (upto is None or last < upto)
         return {"events": page, "last": last, "more": more}

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Sequence
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -15,7 +17,12 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from loopwright.errors import LoopwrightError, ModelError, ModelUnavailableError
+from loopwright.errors import (
+    LoopwrightError,
+    ModelError,
+    ModelUnavailableError,
+    StoreUnavailableError,
+)
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.models._http import HttpClient, Transient
@@ -30,7 +37,12 @@ UNCERTAIN = (
     "was recorded. It was not run again (it is not idempotent); check its effect before "
     "calling it again."
 )
+STORE_OUTAGE_S = 40.0
+"""How long an activity waits out a store that cannot be reached (a dropped connection, a
+server restarting) before its attempt fails; the attempt's failure is retryable, so the
+activity's own policy applies after that."""
 T = TypeVar("T")
+log = logging.getLogger("loopwright.temporal")
 
 
 def uncertain_result(call: ToolCall) -> ToolResult:
@@ -54,10 +66,33 @@ async def _heartbeating(work: Awaitable[T]) -> T:
             await beater
 
 
+async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:
+    """`attempt()`, made again while the store is unavailable, with backoff, for up to
+    STORE_OUTAGE_S (heartbeating, so the wait does not look like a lost worker). Only for
+    store work that is safe to repeat (reads, first-writer-wins writes, an append that
+    skips what is stored)."""
+    deadline = time.monotonic() + STORE_OUTAGE_S
+    delay = 0.25
+    while True:
+        try:
+            return await _heartbeating(attempt())
+        except StoreUnavailableError as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("%s; trying again in %.2gs", exc, delay)
+            await _heartbeating(asyncio.sleep(delay))
+            delay = min(delay * 2, 4.0)
+
+
+async def store_call(work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`work(*args, **kwargs)` (a store method: blocking) in a thread, `retrying`."""
+    return await retrying(lambda: asyncio.to_thread(work, *args, **kwargs))
+
+
 @contextlib.asynccontextmanager
 async def _as_application_errors() -> AsyncIterator[None]:
-    """loopwright's deterministic errors fail the step at once; an unavailable model is
-    retried (within the policy's maximum_attempts). An attempt its stopping worker cancels
+    """loopwright's deterministic errors fail the step at once; an unavailable model or
+    store is retried (within the policy's maximum_attempts). An attempt its stopping worker cancels
     (past the graceful shutdown timeout) is handed back as a retryable failure, never as
     the run's cancellation."""
     try:
@@ -70,7 +105,7 @@ async def _as_application_errors() -> AsyncIterator[None]:
             "passed): handed back to another worker",
             type=WORKER_STOPPED,
         ) from None
-    except ModelUnavailableError as exc:
+    except (ModelUnavailableError, StoreUnavailableError) as exc:
         raise ApplicationError(str(exc), type=type(exc).__name__) from exc
     except LoopwrightError as exc:
         raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc

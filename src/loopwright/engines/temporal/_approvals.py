@@ -78,13 +78,9 @@ class GateWaits:
         try:
             # the loop appends confirmation_required right after it asked; then it is stored
             await workflow.wait_condition(lambda: gate_id in self.pending.asked)
-            await workflow.execute_activity(
+            await self.pending.carried(
                 GATE_OPEN,
-                {
-                    "run_id": self.pending.run_id,
-                    "timeout_s": request.timeout_s,
-                    "events": self.pending.take(),
-                },
+                {"run_id": self.pending.run_id, "timeout_s": request.timeout_s},
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=self.pending.settings.store_attempts),
             )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from loopwright.errors import StoreError
 from loopwright.messages import Message, ToolResult
+from loopwright.store._pg_errors import Redactor
 
 if TYPE_CHECKING:
     import psycopg
@@ -54,6 +55,7 @@ class ContentStore:
     """Requests and tool results of Temporal runs (one connection pool per worker)."""
 
     def __init__(self, url: str, *, size: int = 4) -> None:
+        self._redact = Redactor(url)
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -65,20 +67,28 @@ class ContentStore:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 _migrate(conn)
         except psycopg.Error as exc:
-            raise StoreError(f"the Temporal content store could not be prepared: {exc}") from None
+            failure = self._redact.failure(exc, connecting=True)
+            raise type(failure)(
+                f"the Temporal content store could not be prepared: {failure}"
+            ) from None
         self._pool: ConnectionPool = ConnectionPool(
-            url, min_size=1, max_size=size, kwargs={"autocommit": True}, open=True
-        )
+            url, min_size=1, max_size=size, kwargs={"autocommit": True}, open=True,
+            check=ConnectionPool.check_connection, timeout=10.0,
+        )  # fmt: skip
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """A pooled connection; a database failure becomes a StoreError (one that can
+        pass, a dropped connection or an unreachable server: StoreUnavailableError)."""
         import psycopg
+        from psycopg_pool import PoolTimeout
 
         try:
             with self._pool.connection() as conn:
                 yield conn
-        except psycopg.Error as exc:
-            raise StoreError(f"the Temporal content store failed: {exc}") from None
+        except (psycopg.Error, PoolTimeout) as exc:
+            failure = self._redact.failure(exc)
+            raise type(failure)(f"the Temporal content store failed: {failure}") from None
 
     def save_request(self, run_id: str, call: int, messages: list[Message]) -> None:
         data = json.dumps([m.to_dict() for m in messages])

@@ -112,15 +112,77 @@ class PendingEvents:
         taken, self._events = self._events, []
         return taken
 
+    def give_back(self, events: list[dict[str, Any]]) -> None:
+        """Events an activity carried whose attempts all failed (or were cancelled): they
+        go with the next activity, which skips those a failed attempt did store."""
+        self._events = [*events, *self._events]
+
+    async def carried(self, activity: str, data: dict[str, Any], **options: Any) -> Any:
+        """Run `activity` with the pending events in `data["events"]` (it stores them before
+        its work). If it fails, they wait for the next activity: the events a step made
+        are durable whether or not the attempt that carried them survived."""
+        events = data["events"] = self.take()
+        try:
+            return await workflow.execute_activity(activity, data, **options)
+        except BaseException:
+            self.give_back(events)
+            raise
+
     async def flush(self) -> None:
         if not self._events:
             return
-        await workflow.execute_activity(
+        await self.carried(
             APPEND_EVENTS,
-            {"run_id": self.run_id, "events": self.take()},
+            {"run_id": self.run_id},
             start_to_close_timeout=timedelta(seconds=60),
             retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
         )
+
+
+RERUN_UNSTARTED = "loopwright-rerun-unstarted-tool"
+"""The patch under which a tool call whose attempt failed before it started is run again
+(workflows recorded before it replay as they ran)."""
+
+
+async def call_once(
+    pending: PendingEvents,
+    activity: str,
+    data: dict[str, Any],
+    outcome: dict[str, Any],
+    *,
+    attempts: int,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """A tool call's activity (`data`), then, if its attempts failed, `tool_outcome` (its
+    input: `outcome`), which stores the events the failed attempt carried and says what
+    happened: the committed result, "uncertain" (it started: never run again unless its
+    policy allows), or "not_run". A call that never started after a failure that was not
+    its own (a lost worker, a dropped store connection) is run again, up to `attempts`
+    activities in all: no effect can repeat, its idempotency key was never claimed."""
+    for attempt in range(1, max(attempts, 1) + 1):
+        try:
+            out: dict[str, Any] = await pending.carried(activity, dict(data), **options)
+            return out
+        except ActivityError as exc:
+            error = _loopwright_error(exc)
+            if isinstance(error, asyncio.CancelledError):
+                raise error from exc
+            found: dict[str, Any] = await pending.carried(
+                TOOL_OUTCOME,
+                {**outcome, "error": str(error)},
+                start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(maximum_attempts=pending.settings.store_attempts),
+            )
+            again = found["outcome"] == "not_run" and not _deterministic(exc)
+            if not (again and attempt < attempts and workflow.patched(RERUN_UNSTARTED)):
+                return found
+    raise AssertionError("unreachable: the last attempt returns")
+
+
+def _deterministic(exc: ActivityError) -> bool:
+    """A failure the same call would meet again (loopwright's own errors)."""
+    cause = exc.cause
+    return isinstance(cause, ApplicationError) and cause.non_retryable
 
 
 def _loopwright_error(exc: ActivityError) -> BaseException:
@@ -213,10 +275,9 @@ class TemporalEffects:
             "new": [m.to_dict() for m in request.messages[keep:]],
             "temperature": request.temperature,
             "max_output_tokens": request.max_output_tokens,
-            "events": self.pending.take(),
         }
         try:
-            reply = await workflow.execute_activity(
+            reply = await self.pending.carried(
                 MODEL_CALL,
                 data,
                 start_to_close_timeout=timedelta(seconds=self.settings.model_timeout_s),
@@ -236,35 +297,20 @@ class TemporalEffects:
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
     ) -> ToolResult:
         """The worker's tool executor runs the call (`invoke` is this process's)."""
-        data = {
-            "plan": self.plan,
-            "call": call.to_dict(),
-            "idempotent": idempotent,
-            "events": self.pending.take(),
-        }
-        try:
-            out = await workflow.execute_activity(
-                TOOL_CALL,
-                data,
-                start_to_close_timeout=timedelta(seconds=timeout or self.settings.tool_timeout_s),
-                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
-                retry_policy=self._policy(self.settings.tool_attempts if idempotent else 1),
-            )
-        except ActivityError as exc:
-            error = _loopwright_error(exc)
-            if isinstance(error, asyncio.CancelledError):
-                raise error from exc
-            out = await workflow.execute_activity(
-                TOOL_OUTCOME,
-                {
-                    "run_id": self.log.run_id,
-                    "call": call.to_dict(),
-                    "error": str(error),
-                    "plan": self.plan,
-                },
-                start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
-            )
+        out = await call_once(
+            self.pending,
+            TOOL_CALL,
+            {"plan": self.plan, "call": call.to_dict(), "idempotent": idempotent},
+            {"run_id": self.log.run_id, "call": call.to_dict(), "plan": self.plan},
+            attempts=self.settings.tool_attempts,
+            options={
+                "start_to_close_timeout": timedelta(
+                    seconds=timeout or self.settings.tool_timeout_s
+                ),
+                "heartbeat_timeout": timedelta(seconds=self.settings.heartbeat_timeout_s),
+                "retry_policy": self._policy(self.settings.tool_attempts if idempotent else 1),
+            },
+        )
         result = result_from_dict(out["result"])
         if out["outcome"] in ("ran", "committed") and len(result.content) >= REF_MIN_CHARS:
             self.pending.committed[call.id] = result.content
@@ -278,9 +324,9 @@ class TemporalEffects:
 
     async def verify(self, check: Verification) -> VerificationResult:
         try:
-            data = await workflow.execute_activity(
+            data = await self.pending.carried(
                 VERIFY,
-                {"plan": self.plan, "events": self.pending.take()},
+                {"plan": self.plan},
                 start_to_close_timeout=timedelta(seconds=self.settings.tool_timeout_s),
                 heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
                 retry_policy=self._policy(self.settings.tool_attempts),

@@ -27,6 +27,7 @@ from loopwright.engines.temporal._activities import (
     _heartbeating,
     uncertain_result,
 )
+from loopwright.engines.temporal._activity_support import store_call
 from loopwright.engines.temporal._content import result_dict
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, ModelTextDeltaEvent, event_to_dict
@@ -84,7 +85,7 @@ class TaskActivities:
     async def _agent_event(self, event: Event) -> None:
         """An agent step's own run (parent_run_id: the task run), stored as it happens."""
         if not isinstance(event, ModelTextDeltaEvent):  # live only, never stored
-            await asyncio.to_thread(self.runs.store.append, event)
+            await store_call(self.runs.store.append, event)
 
     @activity.defn(name=TASK_PREPARE)
     async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -108,14 +109,14 @@ class TaskActivities:
         content = self.runs.content
         async with _as_application_errors():
             await self.runs._append(run_id, data["events"])
-            state, committed = await asyncio.to_thread(content.claim_tool_call, key, run_id)
+            state, committed = await store_call(content.claim_tool_call, key, run_id)
             if committed is not None:
                 return {"result": result_dict(committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
             ctx = await asyncio.to_thread(self._context, run_id, data["spec"])
             result = await _heartbeating(_invoke(ctx, data["invocation"], call))
-            result = await asyncio.to_thread(content.finish_tool_call, key, result)
+            result = await store_call(content.finish_tool_call, key, result)
         return {"result": result_dict(result), "outcome": "ran"}
 
     @activity.defn(name=GATE_OPEN)
@@ -127,7 +128,7 @@ class TaskActivities:
             await self.runs._append(run_id, data["events"])
             ttl = float(data["timeout_s"]) + GATE_LEASE_MARGIN_S
             store = self.runs.store
-            await asyncio.to_thread(store.acquire_lease, run_id, LEASE_OWNER, ttl)
+            await store_call(store.acquire_lease, run_id, LEASE_OWNER, ttl)
         return len(data["events"])
 
     @activity.defn(name=TASK_RECORDING)
@@ -135,7 +136,7 @@ class TaskActivities:
         """One page of a task run's stored events after `after` (a resumed run replays
         them)."""
         run_id, after = data["run_id"], int(data["after"])
-        stored = await asyncio.to_thread(self.runs.store.events, run_id, after=after)
+        stored = await store_call(self.runs.store.events, run_id, after=after)
         page = stored[:RECORDING_PAGE]
         return {"events": [event_to_dict(e) for e in page], "more": len(stored) > len(page)}
 

@@ -22,20 +22,14 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
 
 from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult, replaying
 from loopwright.effects._protocol import ToolInvocation, Verification
-from loopwright.engines.temporal._activities import TOOL_OUTCOME
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._continue import ContinuedLog
-from loopwright.engines.temporal._effects import (
-    EngineSettings,
-    WorkflowClock,
-    _loopwright_error,
-)
+from loopwright.engines.temporal._effects import EngineSettings, WorkflowClock, call_once
 from loopwright.engines.temporal._task_activities import TASK_EFFECT, TASK_PREPARE, TASK_RECORDING
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, event_from_dict
@@ -98,28 +92,23 @@ class TemporalTaskEffects:
             "call": call.to_dict(),
             "idempotent": idempotent,
             "invocation": invocation_data(invoke),
-            "events": self.pending.take(),
         }
-        try:
-            out = await workflow.execute_activity(
-                TASK_EFFECT,
-                data,
-                start_to_close_timeout=timedelta(seconds=timeout or self.settings.tool_timeout_s),
-                heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
-                retry_policy=RetryPolicy(
+        out = await call_once(
+            self.pending,
+            TASK_EFFECT,
+            data,
+            {"run_id": self.log.run_id, "call": call.to_dict()},
+            attempts=self.settings.tool_attempts,
+            options={
+                "start_to_close_timeout": timedelta(
+                    seconds=timeout or self.settings.tool_timeout_s
+                ),
+                "heartbeat_timeout": timedelta(seconds=self.settings.heartbeat_timeout_s),
+                "retry_policy": RetryPolicy(
                     maximum_attempts=self.settings.tool_attempts if idempotent else 1
                 ),
-            )
-        except ActivityError as exc:
-            error = _loopwright_error(exc)
-            if isinstance(error, asyncio.CancelledError):
-                raise error from exc
-            out = await workflow.execute_activity(
-                TOOL_OUTCOME,
-                {"run_id": self.log.run_id, "call": call.to_dict(), "error": str(error)},
-                start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
-            )
+            },
+        )
         return result_from_dict(out["result"])
 
     async def gate(self, request: GateRequest) -> GateVerdict:

@@ -1,0 +1,58 @@
+"""Faults at the run store, injected in the real PostgreSQL server: an insert of chosen
+events that waits (a trigger takes an advisory lock the test holds) until the test kills
+the worker that made it and ends its connection, so its transaction never commits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import psycopg
+
+LOCK = 4242
+_TRIGGER = """
+CREATE SEQUENCE IF NOT EXISTS public.lw_block_seq;
+CREATE OR REPLACE FUNCTION public.lw_block() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.type = 'tool_call_started' AND NEW.data LIKE '%{tool}%'
+     AND nextval('public.lw_block_seq') = 1 THEN
+    PERFORM pg_advisory_xact_lock_shared({lock});
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER lw_block BEFORE INSERT ON loopwright.events
+  FOR EACH ROW EXECUTE FUNCTION public.lw_block();
+"""
+
+
+class BlockedInsert:
+    """The first insert of a `tool_call_started` of `tool` waits while this holds its lock."""
+
+    def __init__(self, url: str, tool: str) -> None:
+        assert tool.isidentifier()
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute(_TRIGGER.format(tool=tool, lock=LOCK))  # type: ignore[arg-type]
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+
+    async def waiting(self, limit_s: float = 60.0) -> int:
+        """The server pid of the connection whose insert waits (once one does)."""
+        deadline = time.monotonic() + limit_s
+        while True:
+            row = self.conn.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = %s "
+                "AND NOT granted",
+                (LOCK,),
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            assert time.monotonic() < deadline, "no insert waited"
+            await asyncio.sleep(0.05)
+
+    def abort(self, backend: int) -> None:
+        """End the waiting insert's connection (its transaction rolls back), then let
+        every later insert through."""
+        self.conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        self.conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK,))
+
+    def close(self) -> None:
+        self.conn.close()
