@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
 WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
 
-.PHONY: demo test lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check
+.PHONY: demo test lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
 
 LLAMA_VERSION := 0.3.36
 
@@ -30,7 +30,7 @@ $(DEMO_STAMP): pyproject.toml constraints.txt Makefile
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP)
-	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[dev,local,postgres,temporal,otel]'
+	$(PY) -m pip install --quiet --find-links $(WHEELS) -c constraints.txt -e '.[all,dev]'
 	touch $(STAMP)
 
 # Refresh constraints.txt after a change to the dependencies in pyproject.toml (commit it);
@@ -117,6 +117,10 @@ eval-compare: setup $(PEERS_STAMP) llama-server
 	$(VENV)/bin/pytest -q tests/models/test_llama_server.py
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	$(PY) bench/eval_compare.py $(EVAL_COMPARE_ARGS)
+
+# The wheel and the sdist, as a user installs them (tests/test_wheel.py builds its own).
+dist: $(STAMP)
+	$(PY) -m build --outdir dist
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist

@@ -108,6 +108,8 @@ def problems(meta: dict[str, Any], text: str) -> list[str]:
     for line in requirements:
         requirement = Requirement(line)
         name = normalize(requirement.name)
+        if name == normalize(meta["name"]):
+            continue  # an extra made of other extras (`all`)
         if name not in pins:
             found.append(f"{requirement.name} has no pin")
         elif not requirement.specifier.contains(pins[name], prereleases=True):

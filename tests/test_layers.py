@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
         "paths",
         "_net",
         "_event_schema",
+        "_extras",
     },
 ]
 """Top to bottom. A module may import its own layer or any layer below it."""

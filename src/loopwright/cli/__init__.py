@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from loopwright._extras import install_hint
 from loopwright.cli._options import apply_config
 from loopwright.cli._progress import watch_model_unpacking
 from loopwright.cli._toolcheck import check_tool_specs
@@ -120,6 +121,12 @@ def _main(argv: Sequence[str] | None, *, entry_point: bool = False) -> int:
     except BrokenPipeError:
         sys.stderr.close()
         return 1
+    except ModuleNotFoundError as exc:  # an optional extra the command needs
+        hint = install_hint(exc, f"`loopwright {args.command}`")
+        if hint is None:
+            raise
+        print(f"loopwright: error: {hint}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("loopwright: interrupted", file=sys.stderr)
         return 130

@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -252,6 +253,11 @@ class LocalModel:
         context: int = DEFAULT_CONTEXT,
         max_output_tokens: int = 512,
     ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:  # said before a run starts
+            raise ConfigurationError(
+                "the embedded model needs the local extra (llama-cpp-python is not "
+                "installed): pip install 'loopwright[local]'"
+            )
         self.path = path
         self._name = name
         self.threads = threads or default_threads()

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from loopwright.clock import Clock
-from loopwright.errors import EventDecodeError, StoreError
+from loopwright.errors import ConfigurationError, EventDecodeError, StoreError
 from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
@@ -98,9 +98,10 @@ class PostgresRunStore:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
-        except ImportError:
-            raise StoreError(
-                f"the run store {self.path} needs psycopg: pip install 'loopwright[postgres]'"
+        except ImportError:  # the caller chose a store its install cannot open
+            raise ConfigurationError(
+                f"the run store {self.path} needs the postgres extra (psycopg is not "
+                "installed): pip install 'loopwright[postgres]'"
             ) from None
         try:
             probe = psycopg.connect(url, autocommit=True, connect_timeout=int(timeout))
