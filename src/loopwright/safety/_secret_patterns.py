@@ -146,19 +146,47 @@ def _assigned_value(original: str, match: re.Match[str]) -> bool:
     value = _value(original, match)
     quoted = match.group("q") is not None
     bare = value.strip("\"'")
-    if not _plausible(bare):
+    if not _plausible(bare) or _pass_in_a_word(original, match):
         return False
     if quoted:
-        return not any(c.isspace() for c in bare) and not _FORMAT_FIELD.search(bare)
+        if match.group("q") in value:  # `passwd="", acct=""`: an empty value, then code
+            return False
+        key_word = original[match.start(0) : match.start("sep")]
+        return _quoted_literal(bare, _PASSWORD_KEY.search(key_word.lower()) is not None)
     if any(c in bare for c in "()[]") or _DOTTED_NAME.match(bare) or _SNAKE_NAME.match(bare):
         return False
     separator = match.group("sep").lower()
+    if separator in ("\t", "\\t"):  # a tab-separated table (maybe JSON-escaped)
+        return original.startswith(_FIELD_ENDS, match.end("v")) or match.end("v") == len(original)
     after_colon = "=" not in separator and "3d" not in separator
     if after_colon and not _VALUE_END.match(original, match.end("v")):
         return False  # a word in a sentence ("pwd: expected bytes"), not a value
     key_word = original[match.start(0) : match.start("v")]
     # `token = nextchar` is code; an upper-case key (`PASSWORD=...`) or `:` is not.
     return not (_IDENTIFIER.match(bare) and "=" in key_word and not key_word.isupper())
+
+
+_FIELD_ENDS = ("\t", "\r", "\n", "\\t", "\\r", "\\n")
+"""What ends a field of a tab-separated line, as is or JSON-escaped."""
+_PROSE_END = re.compile(r"[.!?:]$")
+_PASSWORD_KEY = re.compile(r"(?:password|passwd|passphrase|pass|pwd)\W*$")
+
+
+def _quoted_literal(bare: str, password_key: bool) -> bool:
+    """A quoted value. A password or passphrase a person chose may hold spaces (`PASSWORD=
+    "correct horse battery staple"`), up to six words, not a sentence (ending in `.`, `?`,
+    `!` or `:`), not holding a quote; a token or key is one word. A format string is code."""
+    if _FORMAT_FIELD.search(bare):
+        return False
+    words = bare.split()
+    if len(words) == 1:
+        return True
+    return (
+        password_key
+        and len(words) <= 6
+        and not _PROSE_END.search(bare)
+        and not any(quote in bare for quote in "\"'`")
+    )
 
 
 def _flag_value(original: str, match: re.Match[str]) -> bool:
@@ -171,6 +199,11 @@ def _user_password(original: str, match: re.Match[str]) -> bool:
     """`curl -u user:PASSWORD`, not `docker run -u 1000:1000`."""
     value = _value(original, match).strip("\"'")
     return not value.isdigit() and _url_password(original, match)
+
+
+def _netrc_password(original: str, match: re.Match[str]) -> bool:
+    """`machine HOST login USER password PASS` (~/.netrc), not a usage text's placeholder."""
+    return _plausible(_value(original, match)) and not _METAVAR.match(_value(original, match))
 
 
 def _cookie_header(original: str, match: re.Match[str]) -> bool:
@@ -293,6 +326,13 @@ HEADER_DETECTORS: tuple[Detector, ...] = (
     _d("mysql_password",
        r"(?:mysql|mariadb)[\w.\-]*[ \t][^\n]{0,400}?[ \t]-p([^\s\"']{3,256}|'[^'\n]{1,256}'"
        r"|\"[^\"\n]{1,256}\")", "mysql", "mariadb", group=1, word_start=False),
+    _d("sshpass_password",
+       r"sshpass[ \t]+(?:-[a-oq-zA-Z][^\s]*[ \t]+(?:[^\s\-][^\s]*[ \t]+)?){0,8}"
+       r"-p[ \t]*(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'][^\s]{0,255})",
+       "sshpass", group=1, word_start=False),
+    _d("netrc_password",
+       r"login[ \t]+[^\s]{1,256}[ \t\r\n]+password[ \t]+([^\s]{1,256})",
+       "login", group=1, accept=_netrc_password),
     _d("cookie", r"set-cookie[ \t]*:[ \t]*[^=;\s]{1,256}=([^;\s\\\"']{8,4096})", "set-cookie",
        group=1, accept=_random_looking, lowercase=True),
     _d("cookie", r"cookie[ \t]*:[ \t]*([\w.~%!#$*+^|\-]{1,256}=[^\r\n\\\"']{1,8192})",
@@ -309,9 +349,27 @@ HEADER_DETECTORS: tuple[Detector, ...] = (
 )  # fmt: skip
 
 _SECRET_WORDS = (
-    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
-    r"auth[_\-]?key|private[_\-]?key|secret[_\-]?key|client[_\-]?secret|credentials?|auth[_\-]?token"
+    r"password|passwd|passphrase|pass|pwd|secret|token|api[_\-]?key|apikey|"
+    r"access[_\-]?key|auth[_\-]?key|private[_\-]?key(?:[_\-]?id)?|secret[_\-]?key|"
+    r"client[_\-]?secret|credentials?|auth[_\-]?token"
 )
+"""A key ends in one of these; `private_key_id` names a service account's key. `pass`
+counts only as a whole word (`DB_PASS`, `PASS`, not `bypass`): `_pass_in_a_word` checks
+the character before it (a look-behind here would make the patterns try every position)."""
+
+
+def _pass_in_a_word(original: str, match: re.Match[str]) -> bool:
+    """The key of the match is `pass` ending a longer word (`bypass=`, `compass:`)."""
+    start = match.start(0)
+    word = original[start : start + 10].lower()
+    if not word.startswith("pass") or word.startswith(("password", "passwd", "passphrase")):
+        return False
+    if start == 0 or not original[start - 1].isalnum():
+        return False
+    return not _ESCAPE_BEFORE.search(original, max(0, start - 6), start)  # `\\nPASS=` in JSON
+
+
+_ESCAPE_BEFORE = re.compile(r"\\(?:[nrt]|u[0-9a-fA-F]{4})$")
 
 _QUOTE = r"(?:\"|'|\\\"|\\u0022|%22)"
 """A quote, also escaped in JSON (`\\"`, `\\u0022`) or in a URL (`%22`)."""
@@ -326,7 +384,7 @@ _BARE_END = r"(?=$|[\s\"'`,;&}{<>]|%2[026]|\\u00[0-9a-f]{2}|\\[nrt\"\\])"
 ASSIGNMENT = _d(
     "credential",
     rf"(?:{_SECRET_WORDS})(?:{_QUOTE}|\]){{0,2}}[ \t]*"
-    r"(?P<sep>=>|:=|=|:|%3d|%3a|\\u003d|\\u003a)[ \t]*"
+    r"(?P<sep>=>|:=|=|:|%3d|%3a|\\u003d|\\u003a|\t|\\t)[ \t]*"
     rf"(?P<q>{_QUOTE})?"
     r"(?P<v>(?(q)[^\n]{1,300}?|[^\s\"'`,;&}{<>]{1,300}?))"
     rf"(?(q)(?P=q)|{_BARE_END})",
@@ -353,7 +411,7 @@ FLAG = _d(
     word_start=False,
 )
 
-_SECRET_KEY = re.compile(rf"(?:{_SECRET_WORDS})$")
+_SECRET_KEY = re.compile(rf"(?:{_SECRET_WORDS.replace('|pass|', '|(?<![a-z0-9])pass|')})$")
 
 
 @functools.lru_cache(maxsize=1024)
