@@ -27,23 +27,29 @@ class Done:
         return self.out + self.err
 
 
-def env_for(home: Path, **extra: str) -> dict[str, str]:
+def env_for(home: Path, drop: tuple[str, ...] = (), **extra: str) -> dict[str, str]:
+    """The environment of a command: `extra` set, the variables named in `drop` left out."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPWRIGHT_")}
     env.update(
         PYTHONPATH=str(SRC), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
         LOOPWRIGHT_STORE=str(home / "runs.db"), PYTHONWARNINGS="ignore",
     )  # fmt: skip
     env.update(extra)
-    return env
+    return {k: v for k, v in env.items() if k not in drop}
 
 
 def loopwright(
-    *args: str, home: Path, cwd: Path | None = None, timeout: float = 120, **extra: str
+    *args: str,
+    home: Path,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    drop: tuple[str, ...] = (),
+    **extra: str,
 ) -> Done:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "loopwright", *args],
-        cwd=cwd or home, env=env_for(home, **extra), capture_output=True, text=True,
+        cwd=cwd or home, env=env_for(home, drop, **extra), capture_output=True, text=True,
         timeout=timeout, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     return Done(done.returncode, done.stdout, done.stderr, time.monotonic() - started)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_json, print_records
 from loopwright.config import SECTIONS, load_config, project_config_file, user_config_file
+from loopwright.store import redact_url
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,15 +50,24 @@ def show_command(args: argparse.Namespace) -> int:
         "user": str(user_config_file()),
     }
     if args.json:
-        print_json({"files": files, "values": [value.to_dict() for value in values]})
+        records = [{**value.to_dict(), "value": _shown(value.value)} for value in values]
+        print_json({"files": files, "values": records})
         return 0
     rows = [
         [
             f"{value.section}.{value.key}",
-            json.dumps(value.value),
+            json.dumps(_shown(value.value)),
             value.source + (f" ({value.origin})" if value.origin else ""),
         ]
         for value in values
     ]
     print_records(["key", "value", "source"], rows)
     return 0
+
+
+def _shown(value: Any) -> Any:
+    """A value as `config show` prints it: a URL's password (a store's, a base URL's) as
+    `***`, never in plain text."""
+    if isinstance(value, str) and "://" in value:
+        return redact_url(value)
+    return value

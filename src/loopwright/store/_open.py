@@ -6,17 +6,21 @@ store; anything else is a SQLite file.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TypeAlias
 
 from loopwright.clock import Clock
-from loopwright.store._pg_errors import is_postgres_url
+from loopwright.errors import ConfigurationError
+from loopwright.store._pg_errors import is_postgres_url, redact_url
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._sqlite import SqliteRunStore
 
 STORE_ENV = "LOOPWRIGHT_STORE"
 DEFAULT_STORE_PATH = "~/.loopwright/runs.db"
 PersistentStore: TypeAlias = SqliteRunStore | PostgresRunStore
+_URL = re.compile(r"[A-Za-z][\w+.\-]+:/")
+"""`scheme:/...`; a scheme of one letter is a Windows drive (`C:/runs.db`)."""
 
 
 def default_store_path() -> Path:
@@ -41,4 +45,9 @@ def open_store(
     where = store_location(location)
     if is_postgres_url(where):
         return PostgresRunStore(where, clock=clock, migrate=migrate)
+    if _URL.match(where):  # not a file name: never create `mysql:/user:password@host/...`
+        raise ConfigurationError(
+            f"the run store {redact_url(where)} is a URL of a kind loopwright cannot use: "
+            f"a store is a SQLite file path or a postgresql:// URL"
+        )
     return SqliteRunStore(Path(where).expanduser(), clock=clock)

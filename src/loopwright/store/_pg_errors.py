@@ -5,6 +5,7 @@ conflict) is a StoreUnavailableError: a worker retries it within a bounded time.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from loopwright.errors import StoreError, StoreUnavailableError
@@ -17,12 +18,21 @@ def is_postgres_url(location: str) -> bool:
     return location.startswith(POSTGRES_SCHEMES)
 
 
+_USERINFO_PASSWORD = re.compile(r"^([A-Za-z][\w+.\-]*:/*[^/?#@:]*):([^/?#]*)@")
+"""The password of `scheme://user:PASSWORD@...`, read without parsing the rest (a URL that
+urlsplit refuses, such as an unclosed IPv6 bracket, still has one): up to the last `@`
+before the path."""
+
+
 def redact_url(url: str) -> str:
     """`url` with its password (in the user part or a `password=` parameter) as `***`."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        return "postgresql://(an unreadable URL)"
+        parts = None
+    if parts is None or not parts.netloc:  # unreadable, or `scheme:/user:password@host`
+        masked = _USERINFO_PASSWORD.sub(r"\1:***@", url)
+        return re.sub(r"(?i)(password=)[^&#]*", r"\1***", masked)
     netloc = parts.netloc
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
@@ -38,6 +48,10 @@ def redact_url(url: str) -> str:
 def url_secrets(url: str) -> list[str]:
     """The password of `url` as written and decoded, to be cut from any message."""
     found: list[str] = []
+    written = _USERINFO_PASSWORD.match(url)
+    if written:
+        found += [written.group(2), unquote(written.group(2))]
+    found += re.findall(r"(?i)password=([^&#]+)", url)
     try:
         parts = urlsplit(url)
         if parts.password:
