@@ -84,7 +84,9 @@ async def run(kind: str, steps: int) -> None:
         effects = LiveEffects(log, deltas=None)
     else:
         effects = LiveEffects(log, deltas=DeltaSettings())
-    result = await executor.run_with(effects, executor.setup("count", "run_bench"))
+    result = await executor.run_with(
+        effects, executor.setup("count", executor.run_context("run_bench"))
+    )
     assert result.success and len(result.steps) == steps - 1, result
 
 

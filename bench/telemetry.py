@@ -35,7 +35,6 @@ from loopwright import (
     tool,
 )
 from loopwright.agent._loop import run_agent
-from loopwright.agent._subagent import CURRENT_SCOPE, scope_for
 
 STEPS = 50
 
@@ -58,15 +57,11 @@ def agent(steps: int) -> AgentExecutor:
 
 async def run(kind: str, steps: int) -> None:
     executor = agent(steps)
-    setup = executor.setup("count", "run_bench")
-    fx = executor.effects("run_bench")
+    context = executor.run_context("run_bench")
+    setup = executor.setup("count", context)
+    fx = executor.effects(context)
     if kind == "without":  # run_with without its telemetry check, the rest as it is
-        scope = scope_for(fx, setup.run_id, setup.tenant, setup.options, setup.ledger)
-        token = CURRENT_SCOPE.set(scope)
-        try:
-            result = await run_agent(setup, fx)
-        finally:
-            CURRENT_SCOPE.reset(token)
+        result = await run_agent(setup, fx)
         executor.model.check_used(completed=result.success)  # type: ignore[attr-defined]
     else:
         result = await executor.run_with(fx, setup)

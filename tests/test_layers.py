@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"compat", "evals"},
     {"agent", "tasks", "skills"},
     {"effects"},
-    {"models", "tools", "store", "mcp", "telemetry"},
+    {"models", "tools", "store", "mcp", "telemetry", "run_context"},
     {"parsing", "prompts", "guards", "safety"},
     {
         "events",

@@ -53,7 +53,9 @@ async def run_listened(
         events.append(event)
 
     log = EventLog("run_stream", scrubber=agent.scrubber, sink=sink)
-    await agent.run_with(LiveEffects(log, deltas=settings), agent.setup(request, "run_stream"))
+    await agent.run_with(
+        LiveEffects(log, deltas=settings), agent.setup(request, agent.run_context("run_stream"))
+    )
     return events
 
 
@@ -189,7 +191,7 @@ async def test_a_reply_held_mid_stream_has_shown_its_first_words(provider: str) 
 
         log = EventLog("run_held", sink=sink)
         result = await agent.run_with(
-            LiveEffects(log, deltas=EVERY_PIECE), agent.setup("q", "run_held")
+            LiveEffects(log, deltas=EVERY_PIECE), agent.setup("q", agent.run_context("run_held"))
         )
     assert result.answer == "17 + 25 is 42."
     assert before_release and ANSWER[:25].startswith(before_release)

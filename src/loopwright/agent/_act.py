@@ -8,7 +8,7 @@ from loopwright.agent._replies import finished_fields
 from loopwright.agent._result import CompletedStep
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop
-from loopwright.agent._subagent import CURRENT_CALL, subagent_run_id
+from loopwright.agent._subagent import subagent_run_id
 from loopwright.effects import Effects
 from loopwright.events import ToolCallEvent, ToolCallStartedEvent
 from loopwright.guards import CallSignature, Nudge, Stop
@@ -55,7 +55,8 @@ async def act(
 
 async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
     iteration = state.guard.iteration
-    if setup.approval is not None and setup.approval.needs(call, setup.tools):
+    approval = setup.context.approval
+    if approval is not None and approval.needs(call, _effect(setup, call.name)):
         verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
@@ -73,8 +74,6 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
         )
     signature = CallSignature(call.name, call.arguments)
     state.guard.call_signatures.append(signature)
-    if setup.starts_subagents:
-        CURRENT_CALL.set(call.id)  # a sub-agent tool's run id derives from it
     timeout = effect_timeout(setup, state.guard, None)
     if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
         timeout = None  # the tool's own limit ends it first (an observation, not a stop)
@@ -93,3 +92,9 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
         fields = finished_fields(iteration, call, signature.arguments_json(), result)
         await fx.log.append(ToolCallEvent, **fields)
     return result
+
+
+def _effect(setup: RunSetup, name: str) -> str:
+    """The effect the tool `name` declares ("" for a tool the run does not have)."""
+    tool = setup.tools.find(name)
+    return "" if tool is None else tool.effect

@@ -43,14 +43,9 @@ class ApprovalPolicy:
     names: tuple[str, ...] = field(default=())
     """The policy as the user gave it (names and effects), recorded for resume."""
 
-    def needs(self, call: ToolCall, registry: ToolRegistry) -> bool:
-        if self.every or call.name in self.tools:
-            return True
-        if (
-            self.effects
-            and call.name in registry
-            and registry.get(call.name).effect in self.effects
-        ):
+    def needs(self, call: ToolCall, effect: str) -> bool:
+        """Does `call`, of a tool declaring `effect` ("" for an unknown tool), wait?"""
+        if self.every or call.name in self.tools or effect in self.effects:
             return True
         return self.check is not None and bool(self.check(call))
 

@@ -19,23 +19,10 @@ from loopwright.agent._output import as_output_spec
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
-from loopwright.agent._subagent import (
-    CURRENT_SCOPE,
-    DEFAULT_MAX_DEPTH,
-    RECORDED,
-    as_tool,
-    scope_for,
-)
+from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import (
-    Effects,
-    EventLog,
-    EventSink,
-    Gatekeeper,
-    LiveEffects,
-    replaying,
-)
+from loopwright.effects import Effects, EventLog, LiveEffects, replaying
 from loopwright.events import Event, RunStartedEvent
 from loopwright.guards import (
     DEFAULT_PRICES,
@@ -51,6 +38,14 @@ from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import ChecksUse, Model, implements
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.run_context import (
+    EventSink,
+    EventSource,
+    Gatekeeper,
+    Leases,
+    Recorder,
+    RunContext,
+)
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
 
@@ -147,11 +142,12 @@ class AgentExecutor:
         """
         return self._prompt(self.workspace_section(request) if request is not None else "")
 
-    def workspace_section(self, request: str) -> str:
-        """Seed 003's workspace context, for agents with tools that take a ToolContext."""
+    def workspace_section(self, request: str, workspace: Path | None = None) -> str:
+        """Seed 003's workspace context (of `workspace`, else the agent's), for agents with
+        tools that take a ToolContext."""
         if self.prompt_parts.workspace_section or not any(t.context_param for t in self.tools):
             return ""
-        return workspace_context(self.workspace, request)
+        return workspace_context(workspace or self.workspace, request)
 
     def _prompt(self, workspace_section: str) -> str:
         prompt = self._base_prompt(workspace_section)
@@ -186,8 +182,7 @@ class AgentExecutor:
         """How this agent reads a model reply (its parser chain)."""
         return parse_reply(response, self.parsers)
 
-    def _policies(self, ledger: CostLedger) -> list[StopPolicy]:
-        opts = self.options
+    def _policies(self, opts: AgentOptions, ledger: CostLedger) -> list[StopPolicy]:
         policies: list[StopPolicy] = [_MAX_ITERATIONS]
         if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
             policies.append(
@@ -201,89 +196,117 @@ class AgentExecutor:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]
 
-    def setup(
+    def run_context(
         self,
-        request: str,
         run_id: str,
         *,
         tenant: str = "default",
         parent_run_id: str | None = None,
-        recorded: Sequence[Event] = (),
-        spec: dict[str, Any] | None = None,
         parent_call_id: str | None = None,
+        gates: Gatekeeper | None = None,
+        sink: EventSink | None = None,
+        recorder: Recorder | None = None,
+        recorded: Sequence[Event] = (),
+        store: EventSource | None = None,
+        leases: Leases | None = None,
+    ) -> RunContext:
+        """The context of a run of this agent: its workspace, scrubber, approval policy, a
+        new ledger and its budget, with what the caller gives (who decides its gates, where
+        its events go, what an earlier process of it recorded, the store and the leases)."""
+        prices = {**DEFAULT_PRICES, **self.prices} if self.prices else DEFAULT_PRICES
+        return RunContext(
+            run_id=run_id,
+            workspace=self.workspace,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            parent_call_id=parent_call_id,
+            readable_roots=tuple(self.readable_roots),
+            scrubber=self.scrubber,
+            gates=gates,
+            approval=self.approval,
+            ledger=CostLedger(prices=prices),  # read only: the default table is shared
+            max_tokens_total=self.options.max_tokens_total,
+            max_cost=self.options.max_cost,
+            sink=sink,
+            recorder=recorder,
+            recorded=tuple(recorded),
+            store=store,
+            leases=leases,
+        )
+
+    def setup(
+        self,
+        request: str,
+        context: RunContext,
+        *,
+        spec: dict[str, Any] | None = None,
+        workspace_section: str | None = None,
     ) -> RunSetup:
-        """Everything one run of `request` needs, resolved once (recorded: a resumed run
-        gets the workspace section its first process used)."""
-        section = _recorded_workspace_section(recorded)
-        section = self.workspace_section(request) if section is None else section
+        """Everything one run of `request` needs, resolved once. The workspace section of
+        the prompt is `workspace_section` when given, else the one an earlier process of
+        the run recorded (so a resumed run gets the same prompt), else made now."""
+        section = workspace_section
+        if section is None:
+            section = _recorded_workspace_section(context.own_recorded)
+        if section is None:
+            section = self.workspace_section(request, context.workspace)
         options = self.options
         if section:  # recorded in run_started, so a resumed run gets the same prompt
             extra = {**options.extra, "workspace_context": section}
             options = dataclasses.replace(options, extra=extra)
-        prices = {**DEFAULT_PRICES, **self.prices} if self.prices else DEFAULT_PRICES
-        ledger = CostLedger(prices=prices)  # read only: the default table is shared
-        context = ToolContext(
-            run_id=run_id, workspace=self.workspace, readable_roots=list(self.readable_roots)
-        )
+        budget = (context.max_tokens_total, context.max_cost)
+        if budget != (options.max_tokens_total, options.max_cost):  # a sub-agent's: less
+            options = dataclasses.replace(options, max_tokens_total=budget[0], max_cost=budget[1])
         tool_executor = ToolExecutor(
-            self.tools, context=context, scrubber=self.scrubber, timeout=self.options.tool_timeout_s
+            self.tools,
+            context=ToolContext.of_run(context),
+            scrubber=context.scrubber,
+            timeout=self.options.tool_timeout_s,
         )
-        policies = self._policies(ledger)
+        policies = self._policies(options, context.ledger)
         return RunSetup(
-            run_id=run_id,
+            context=context,
             request=request,
-            tenant=tenant,
-            parent_run_id=parent_run_id,
-            parent_call_id=parent_call_id,
             model=self.model,
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
             options=options,
             system_prompt=self._prompt(section),
             parse=self.parse,
-            ledger=ledger,
             before_model_call=having(policies, "before_model_call"),
             after_tool_calls=having(policies, "after_tool_calls"),
             tool_executor=tool_executor,
-            scrubber=self.scrubber,
             verifier=self.verifier,
             spec=spec,
             output=self.output,
-            approval=self.approval,
         )
 
     def effects(
-        self,
-        run_id: str,
-        *,
-        on_event: EventSink | None = None,
-        recorded: Sequence[Event] = (),
-        gates: Gatekeeper | None = None,
+        self, context: RunContext, *, listened: Callable[[], bool] | None = None
     ) -> Effects:
-        """In-process effects for one run: live, or served from `recorded` first."""
+        """In-process effects for the run of `context`: live, or served from its recorded
+        events first (`listened`: whether someone follows the run now, see LiveEffects)."""
+        recorded = context.own_recorded
         log = EventLog(
-            run_id, clock=self.clock, scrubber=self.scrubber, sink=on_event, recorded=recorded
+            context.run_id,
+            clock=self.clock,
+            scrubber=context.scrubber,
+            sink=context.sink,
+            recorder=context.recorder,
+            recorded=recorded,
         )
-        live = LiveEffects(log, clock=self.clock, gates=gates)
+        live = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
         return replaying(live, recorded)
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""
-        token = None
-        if setup.starts_subagents:  # what its sub-agent tools start from (~20 µs cold)
-            scope = scope_for(fx, setup.run_id, setup.tenant, setup.options, setup.ledger)
-            token = CURRENT_SCOPE.set(scope)
-        try:
-            tracing = telemetry.active()
-            if tracing is None:
-                result = await run_agent(setup, fx)
-            else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
-                from loopwright.agent._traced import traced_agent_run
+        tracing = telemetry.active()
+        if tracing is None:
+            result = await run_agent(setup, fx)
+        else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
+            from loopwright.agent._traced import traced_agent_run
 
-                result = await traced_agent_run(setup, fx, tracing)
-        finally:
-            if token is not None:
-                CURRENT_SCOPE.reset(token)
+            result = await traced_agent_run(setup, fx, tracing)
         if implements(type(self.model), ChecksUse):
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
@@ -307,17 +330,15 @@ class AgentExecutor:
         such call is refused (nobody can approve it).
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
-        everything = recorded
-        recorded = [e for e in recorded if e.run_id == run_id]  # its sub-agents' are apart
-        setup = self.setup(
-            request, run_id, tenant=tenant, parent_run_id=parent_run_id, recorded=recorded
+        context = self.run_context(
+            run_id,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            gates=gates,
+            sink=on_event,
+            recorded=recorded,  # its own events and its sub-agents'
         )
-        fx = self.effects(run_id, on_event=on_event, recorded=recorded, gates=gates)
-        token = RECORDED.set(everything)
-        try:
-            return await self.run_with(fx, setup)
-        finally:
-            RECORDED.reset(token)
+        return await self.run_with(self.effects(context), self.setup(request, context))
 
     def as_tool(self, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Tool:
         """This agent as a tool of another: each call is a sub-agent run of its own, linked

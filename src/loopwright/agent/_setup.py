@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from loopwright.agent._approval import ApprovalPolicy
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.agent._reply_grammar import OPTION as REPLY_GRAMMAR
@@ -17,6 +16,7 @@ from loopwright.guards import CostLedger, PolicyHook
 from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
 from loopwright.parsing import ParseOutcome
+from loopwright.run_context import ApprovalRule, RunContext
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import ToolExecutor, ToolRegistry
 
@@ -27,43 +27,32 @@ Verifier = Callable[[Path], Awaitable[VerificationResult]]
 class RunSetup:
     """What a run is made of; the loop reads it and never changes it."""
 
-    run_id: str
+    context: RunContext
+    """The run's context: its id, tenant, parents, workspace, scrubber, gatekeeper, ledger."""
     request: str
-    tenant: str
-    parent_run_id: str | None
     model: Model
     tools: ToolRegistry
     tool_mode: Literal["native", "prompted"]
     options: AgentOptions
     system_prompt: str
     parse: Callable[[ModelResponse], ParseOutcome]
-    ledger: CostLedger
     before_model_call: Sequence[PolicyHook]
     after_tool_calls: Sequence[PolicyHook]
     tool_executor: ToolExecutor
-    scrubber: Scrubber | None
     verifier: Verifier | None
     spec: dict[str, Any] | None = None
     """The RunSpec the run was built from (recorded in run_started), if any."""
     output: OutputSpec | None = None
     """The type the final answer must have (structured output), if any."""
-    parent_call_id: str | None = None
-    """A sub-agent's run: the parent's tool call that started it."""
-    approval: ApprovalPolicy | None = None
-    """Which tool calls wait for a decision before they run."""
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False)
-    starts_subagents: bool = field(init=False)
-    """A tool of the run starts sub-agent runs (they need the run's scope)."""
     """What a constraining backend gets in ModelRequest.output_schema."""
 
     def __post_init__(self) -> None:
         specs = tuple(self.tools.specs()) if self.tool_mode == "native" else ()
         object.__setattr__(self, "native_tool_specs", specs)
         object.__setattr__(self, "native_tool_names", tuple(s.name for s in specs))
-        subagents = any(getattr(t.function, "subagent", False) for t in self.tools)
-        object.__setattr__(self, "starts_subagents", subagents)
         schema = None
         if self.output is not None and self.options.constrained_output:
             prompted = self.tool_mode == "prompted"
@@ -71,6 +60,36 @@ class RunSetup:
         elif self.tool_mode == "prompted" and self.options.extra.get(REPLY_GRAMMAR):
             schema = tool_reply_schema(self.tools.specs())
         object.__setattr__(self, "output_schema", schema)
+
+    @property
+    def run_id(self) -> str:
+        return self.context.run_id
+
+    @property
+    def tenant(self) -> str:
+        return self.context.tenant
+
+    @property
+    def parent_run_id(self) -> str | None:
+        return self.context.parent_run_id
+
+    @property
+    def parent_call_id(self) -> str | None:
+        """A sub-agent's run: the lead's tool call that started it."""
+        return self.context.parent_call_id
+
+    @property
+    def ledger(self) -> CostLedger:
+        return self.context.ledger
+
+    @property
+    def scrubber(self) -> Scrubber | None:
+        return self.context.scrubber
+
+    @property
+    def approval(self) -> ApprovalRule | None:
+        """Which tool calls wait for a decision before they run."""
+        return self.context.approval
 
     def is_idempotent(self, tool_name: str) -> bool:
         """Safe to run again after a crash? Unknown tools and undeclared ones: no."""

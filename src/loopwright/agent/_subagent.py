@@ -1,118 +1,108 @@
 """Sub-agents: `agent.as_tool(name, description)` lets one agent call another.
 
-A call of the tool is a run of its own: its id is derived from the parent's run id and the
-tool call's id (the same in every process of the parent), its `run_started` carries
-`parent_run_id` and `parent_call_id`, and its events go where the parent's go (the same
+A call of the tool is a run of its own: its id is derived from the lead's run id and the
+tool call's id (the same in every process of the lead), its `run_started` carries
+`parent_run_id` and `parent_call_id`, and its events go where the lead's go (the same
 store writer and subscriber), so the store, the CLI and the dashboard see it as a run
-nested under the call. Its tokens and cost are added to the parent's ledger (its budget
-is what the parent has left), its approvals go to the parent's gatekeeper, and cancelling
-the parent cancels it (it runs inside the parent's tool call). The tool is idempotent:
-when the parent resumes with the call started but not finished, the child run is resumed
-from its own recorded events, so what it finished is not done again.
+nested under the call.
+
+Its `RunContext` is derived from the lead's, which the tool gets through its
+`ToolContext`: it works in the lead's workspace, its approvals go to the lead's
+gatekeeper (and the lead's approval policy covers its calls too), its events are scrubbed
+with the lead's scrubber, its tokens and cost are added to the lead's ledger (its budget is
+what the lead has left), and cancelling the lead cancels it (it runs inside the lead's
+tool call). The tool is idempotent: when the lead resumes with the call started but not
+finished, the child run is resumed from its own recorded events, so what it finished is
+not done again.
 """
 
 from __future__ import annotations
 
-import contextvars
-import copy
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from loopwright.effects import (
-    Effects,
-    EventLog,
-    EventSink,
-    Gatekeeper,
-    LiveEffects,
-    replaying,
-)
+from loopwright.agent._result import ExecutionResult
+from loopwright.agent._setup import RunSetup
+from loopwright.effects import Effects
 from loopwright.errors import ToolError
 from loopwright.events import Event
-from loopwright.guards import CostLedger
-from loopwright.tools import Tool
-
-if TYPE_CHECKING:
-    from loopwright.agent._executor import AgentExecutor
+from loopwright.models import Model
+from loopwright.run_context import RunContext
+from loopwright.tools import Tool, ToolContext, ToolRegistry
 
 DEFAULT_MAX_DEPTH = 3
 SUBAGENT_TIMEOUT_S = 3600.0
-"""A sub-agent call's own limit (its run's wall clock and the parent's still apply)."""
+"""A sub-agent call's own limit (its run's wall clock and the lead's still apply)."""
 
 
-@dataclass(frozen=True)
-class RunScope:
-    """What a running agent offers the sub-agents its tools start."""
+class SubAgent(Protocol):
+    """What a sub-agent tool uses of the agent it runs (an `AgentExecutor`)."""
 
-    run_id: str
-    tenant: str
-    depth: int
-    ledger: CostLedger
-    max_tokens_total: int | None
-    max_cost: float | None
-    sink: EventSink | None
-    recorder: Any
-    gates: Gatekeeper | None
-    recorded: Sequence[Event]
-    """Every recorded event the run was resumed with (its sub-agents' too)."""
+    model: Model
+    tools: ToolRegistry
 
-    def recorded_for(self, run_id: str) -> list[Event]:
-        """A child's own recorded events: from the given events, else from the store."""
-        own = [e for e in self.recorded if e.run_id == run_id]
-        store = getattr(self.recorder, "store", None)
-        if not own and store is not None:
-            own = list(store.events(run_id))
-        return own
+    def run_context(self, run_id: str) -> RunContext: ...
 
+    def setup(self, request: str, context: RunContext) -> RunSetup: ...
 
-CURRENT_SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
-    "loopwright_run_scope", default=None
-)
-CURRENT_CALL: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "loopwright_tool_call", default=""
-)
-"""The id of the tool call being run (set by the loop before each call)."""
-LEASES: contextvars.ContextVar[Any] = contextvars.ContextVar("loopwright_leases", default=None)
-"""The Runtime's LeaseKeeper, when the run is one of a Runtime's: a child run holds its
-lease while it runs (so other processes see it running, and follow it live)."""
-RECORDED: contextvars.ContextVar[Sequence[Event]] = contextvars.ContextVar(
-    "loopwright_recorded", default=()
-)
+    def effects(self, context: RunContext) -> Effects: ...
 
+    async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult: ...
 
-def scope_for(fx: Effects, run_id: str, tenant: str, options: Any, ledger: CostLedger) -> RunScope:
-    parent = CURRENT_SCOPE.get()
-    log = fx.log
-    gates = getattr(getattr(fx, "live", fx), "gates", None)
-    return RunScope(
-        run_id=run_id,
-        tenant=tenant,
-        depth=0 if parent is None else parent.depth + 1,
-        ledger=ledger,
-        max_tokens_total=options.max_tokens_total,
-        max_cost=options.max_cost,
-        sink=log.sink,
-        recorder=log.recorder,
-        gates=gates,
-        recorded=RECORDED.get() or log.recorded,
-    )
+    async def run(self, request: str) -> ExecutionResult: ...
 
 
 def child_run_id(parent_run_id: str, call_id: str) -> str:
     return "run_" + hashlib.sha256(f"{parent_run_id}/{call_id}".encode()).hexdigest()[:16]
 
 
-def subagent_run_id(registry: Any, run_id: str, call_id: str, name: str) -> str | None:
+def subagent_run_id(registry: ToolRegistry, run_id: str, call_id: str, name: str) -> str | None:
     """The run a call of a sub-agent tool starts (None for any other tool)."""
-    if name not in registry or not getattr(registry.get(name).function, "subagent", False):
-        return None
-    return child_run_id(run_id, call_id)
+    return child_run_id(run_id, call_id) if isinstance(registry.find(name), SubagentTool) else None
 
 
-def _effect_of(agent: AgentExecutor) -> str:
+def _at_most(own: Any, left: Any) -> Any:
+    """The sub-agent's own limit, never more than what its lead has left."""
+    if left is None:
+        return own
+    return left if own is None else min(own, left)
+
+
+def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
+    """What the child starts from: the lead's recorded events, with the child's own from the
+    store when they are not among them (a resumed lead; a fresh one has none to find)."""
+    if not lead.recorded or any(e.run_id == run_id for e in lead.recorded):
+        return lead.recorded
+    return (*lead.recorded, *lead.recorded_for(run_id))
+
+
+def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:
+    """The context of the sub-agent run the lead's call `call_id` starts: the lead's, with
+    the sub-agent's own ledger and the budget the lead has left."""
+    run_id = child_run_id(lead.run_id, call_id)
+    own = agent.run_context(run_id)
+    return dataclasses.replace(
+        lead,
+        run_id=run_id,
+        parent_run_id=lead.run_id,
+        parent_call_id=call_id,
+        depth=lead.depth + 1,
+        workspace=own.workspace,
+        readable_roots=own.readable_roots,
+        scrubber=own.scrubber,
+        approval=own.approval,
+        ledger=own.ledger,
+        max_tokens_total=_at_most(own.max_tokens_total, lead.tokens_left()),
+        max_cost=_at_most(own.max_cost, lead.cost_left()),
+        recorded=_recorded(lead, run_id),
+    )
+
+
+def _effect_of(agent: SubAgent) -> str:
     effects = {t.effect for t in agent.tools}
     for effect in ("destructive", "unknown", "write"):
         if effect in effects:
@@ -120,97 +110,95 @@ def _effect_of(agent: AgentExecutor) -> str:
     return "read"
 
 
-def _budgeted(agent: AgentExecutor, scope: RunScope) -> AgentExecutor:
-    """The child with the parent's remaining token and cost budget (never more)."""
-    options = agent.options
-    changes: dict[str, Any] = {}
-    if scope.max_tokens_total is not None:
-        used = scope.ledger.total_usage
-        left = max(1, scope.max_tokens_total - used.input_tokens - used.output_tokens)
-        changes["max_tokens_total"] = min(options.max_tokens_total or left, left)
-    if scope.max_cost is not None:
-        left_cost = max(0.0, scope.max_cost - scope.ledger.total_cost)
-        changes["max_cost"] = min(options.max_cost or left_cost, left_cost)
-    if not changes:
-        return agent
-    child = copy.copy(agent)
-    child.options = dataclasses.replace(options, **changes)
-    return child
-
-
-def _child_effects(agent: AgentExecutor, scope: RunScope, run_id: str) -> Effects:
-    recorded = scope.recorded_for(run_id)
-    log = EventLog(
-        run_id,
-        clock=agent.clock,
-        scrubber=agent.scrubber,
-        sink=scope.sink,
-        recorder=scope.recorder,
-        recorded=recorded,
-    )
-    live = LiveEffects(log, clock=agent.clock, gates=scope.gates)
-    return replaying(live, recorded)
-
-
-async def _run_child(child: AgentExecutor, setup: Any, fx: Effects) -> Any:
-    leases = LEASES.get()
+async def _run_child(agent: SubAgent, setup: RunSetup, context: RunContext) -> ExecutionResult:
+    fx = agent.effects(context)
+    leases = context.leases
     if leases is None:
-        return await child.run_with(fx, setup)
+        return await agent.run_with(fx, setup)
     leases.hold(setup.run_id)
     try:
-        return await child.run_with(fx, setup)
+        return await agent.run_with(fx, setup)
     finally:
         await fx.log.flush()  # its end is stored before the lease is let go
         leases.release(setup.run_id)
 
 
+@dataclass(frozen=True)
+class SubagentTool(Tool):
+    """A tool whose every call is a run of `agent` (`AgentExecutor.as_tool`)."""
+
+    agent: SubAgent | None = None
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+    @property
+    def takes_context(self) -> bool:
+        return True  # the lead's run context, and the call's id
+
+    def start(self, arguments: dict[str, Any], ctx: ToolContext) -> Awaitable[str]:
+        return self.invoke(arguments, ctx)
+
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        """Run the sub-agent on `arguments["request"]`, as a run under `ctx.run` (a run of
+        its own when the call is made outside a run)."""
+        agent, request, lead = self.agent, str(arguments["request"]), ctx.run
+        assert agent is not None
+        if lead is None:
+            return _answer(self.name, await agent.run(request))
+        if lead.depth + 1 >= self.max_depth:
+            raise ToolError(
+                f"sub-agent '{self.name}' was not started: "
+                f"runs may nest {self.max_depth} deep at most"
+            )
+        context = child_context(agent, lead, ctx.call_id)
+        result = await _run_child(agent, agent.setup(request, context), context)
+        lead.ledger.record(agent.model.name, result.usage)
+        return _answer(self.name, result)
+
+
+def _answer(name: str, result: ExecutionResult) -> str:
+    """The sub-agent's answer for the lead (its JSON with an output type); ToolError when
+    it did not complete."""
+    if not result.success:
+        why = result.message or result.reason or result.status
+        raise ToolError(f"sub-agent '{name}' ended {result.status}: {why}")
+    if result.output is not None:
+        return json.dumps(json.loads(result.answer or "null"), ensure_ascii=False)
+    return result.answer or ""
+
+
 def as_tool(
-    agent: AgentExecutor, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH
-) -> Tool:
+    agent: SubAgent, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> SubagentTool:
     """A tool that runs `agent` on a request as a sub-agent run of the calling run."""
 
-    async def run_subagent(request: str) -> str:
-        scope = CURRENT_SCOPE.get()
-        depth = 0 if scope is None else scope.depth + 1
-        if depth >= max_depth:
-            raise ToolError(
-                f"sub-agent '{name}' was not started: runs may nest {max_depth} deep at most"
-            )
-        if scope is None:  # called outside a run: a run of its own
-            result = await agent.run(request)
-        else:
-            call_id = CURRENT_CALL.get()
-            run_id = child_run_id(scope.run_id, call_id)
-            child = _budgeted(agent, scope)
-            recorded = scope.recorded_for(run_id)
-            setup = child.setup(
-                request,
-                run_id,
-                tenant=scope.tenant,
-                parent_run_id=scope.run_id,
-                parent_call_id=call_id,
-                recorded=recorded,
-            )
-            result = await _run_child(child, setup, _child_effects(child, scope, run_id))
-            scope.ledger.record(agent.model.name, result.usage)
-        if not result.success:
-            why = result.message or result.reason or result.status
-            raise ToolError(f"sub-agent '{name}' ended {result.status}: {why}")
-        if result.output is not None:
-            return json.dumps(json.loads(result.answer or "null"), ensure_ascii=False)
-        return result.answer or ""
+    async def run_subagent(request: str) -> str:  # called directly: a run of its own
+        return _answer(name, await agent.run(request))
 
-    run_subagent.subagent = True  # type: ignore[attr-defined]
     run_subagent.__doc__ = f"""{description}
 
     Args:
         request: what the sub-agent should do, in full (it sees nothing else)
     """
-    return Tool.from_function(
-        run_subagent,
-        name=name,
-        description=description,
+    schema = Tool.from_function(run_subagent, name=name, description=description)
+    return SubagentTool(
+        name=schema.name,
+        description=schema.description,
+        parameters=schema.parameters,
+        function=run_subagent,
         effect=_effect_of(agent),  # type: ignore[arg-type]
         idempotent=True,  # a resumed call continues the child run from its own log
         timeout=SUBAGENT_TIMEOUT_S,
+        agent=agent,
+        max_depth=max_depth,
     )
+
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "SubAgent",
+    "SubagentTool",
+    "as_tool",
+    "child_context",
+    "child_run_id",
+    "subagent_run_id",
+]

@@ -16,28 +16,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import ReplayDivergence
 from loopwright.events import Event, ModelResponseEvent, ToolCallStartedEvent
+from loopwright.run_context import EventSink, Recorder
 from loopwright.safety.scrub import Scrubber
 
-EventSink = Callable[[Event], Awaitable[None]]
+__all__ = ["EventLog", "EventSink", "Recorder", "describe"]
+
 E = TypeVar("E", bound=Event)
-
-
-class Recorder(Protocol):
-    """Makes a run's events durable (the run store's writer)."""
-
-    def write(self, event: Event) -> None:
-        """Queue one event; returns at once."""
-        ...
-
-    async def flush(self) -> None:
-        """Return once every event written so far is durable."""
-        ...
 
 
 def describe(event: Event) -> str:

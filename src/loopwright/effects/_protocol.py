@@ -9,41 +9,17 @@ from typing import Literal, Protocol
 from loopwright.effects._log import EventLog
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
+from loopwright.run_context import Gatekeeper, GateRequest, GateVerdict
 
-
-@dataclass(frozen=True)
-class GateRequest:
-    """A run asks a person (or a policy) before it goes on."""
-
-    request_id: str
-    step: str
-    message: str
-    timeout_s: float
-
-
-@dataclass(frozen=True)
-class GateVerdict:
-    """What was decided on a gate: `approved`, `rejected` or `timed_out`."""
-
-    outcome: str
-    decided_by: str
-    reason: str = ""
-
-    @property
-    def approved(self) -> bool:
-        return self.outcome == "approved"
-
-
-class Gatekeeper(Protocol):
-    """Where gate decisions come from: a terminal prompt, the HTTP API, the store."""
-
-    async def decide(self, run_id: str, request: GateRequest) -> GateVerdict:
-        """Wait for the decision on `request` (the caller bounds the wait)."""
-        ...
-
-    def resolve(self, request_id: str, approved: bool, decided_by: str, reason: str = "") -> bool:
-        """A decision made in this process; False if no gate `request_id` waits here."""
-        ...
+__all__ = [
+    "Effects",
+    "GateRequest",
+    "GateVerdict",
+    "Gatekeeper",
+    "ToolInvocation",
+    "Verification",
+    "VerificationResult",
+]
 
 
 @dataclass(frozen=True)

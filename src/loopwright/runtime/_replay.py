@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor
-from loopwright.effects import EventLog, LiveEffects, replaying
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
 from loopwright.models import Model, ScriptedModel
@@ -91,16 +90,15 @@ async def replay_run(
     async def past_the_end(event: Event) -> None:
         raise ReplayDivergence(event.seq, "the end of the run", _what(event))
 
-    log = EventLog(run_id, scrubber=agent.scrubber, sink=past_the_end, recorded=events)
-    fx = replaying(LiveEffects(log, clock=agent.clock), events)
-    setup = agent.setup(
-        spec.request,
+    context = agent.run_context(
         run_id,
         tenant=record.tenant,
         parent_run_id=record.parent_run_id,
+        sink=past_the_end,
         recorded=events,
-        spec=spec.to_dict(),
     )
+    setup = agent.setup(spec.request, context, spec=spec.to_dict())
+    fx = agent.effects(context)
     try:
         await agent.run_with(fx, setup)
     except ReplayDivergence as exc:

@@ -129,9 +129,14 @@ async def rebuild_request(store: RunStore, run_id: str, seq: int) -> RebuiltRequ
     log = EventLog(run_id, scrubber=agent.scrubber, sink=past_the_end, recorded=events)
     live = _NothingLive(LiveEffects(log, clock=agent.clock, deltas=None))
     capture = _Capture(replaying(live, events), number)
-    setup = agent.setup(spec.request, run_id, tenant=started.tenant,
-                        parent_run_id=started.parent_run_id, recorded=events,
-                        spec=spec.to_dict(), parent_call_id=started.parent_call_id)  # fmt: skip
+    context = agent.run_context(
+        run_id,
+        tenant=started.tenant,
+        parent_run_id=started.parent_run_id,
+        parent_call_id=started.parent_call_id,
+        recorded=events,
+    )
+    setup = agent.setup(spec.request, context, spec=spec.to_dict())
     try:
         await agent.run_with(capture, setup)
     except _Done:

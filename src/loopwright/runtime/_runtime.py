@@ -17,7 +17,6 @@ from collections.abc import AsyncGenerator, Coroutine, Iterable, Mapping, Sequen
 from typing import Any, Literal
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
-from loopwright.agent._subagent import LEASES
 from loopwright.effects import (
     Effects,
     EventLog,
@@ -35,6 +34,7 @@ from loopwright.events import (
     RunStartedEvent,
 )
 from loopwright.models import Model, ModelRegistry, ResumesScript
+from loopwright.run_context import RunContext
 from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
@@ -109,8 +109,9 @@ class Runtime:
         run_id = run_id or new_run_id()
 
         async def body() -> ExecutionResult:
-            setup = agent.setup(request, run_id, tenant=tenant, parent_run_id=parent_run_id)
-            return await agent.run_with(self._effects(agent, run_id, on_event, ()), setup)
+            context = self._context(agent, run_id, tenant, parent_run_id, on_event, ())
+            setup = agent.setup(request, context)
+            return await agent.run_with(self._effects(agent, context, on_event), setup)
 
         return self._launch(run_id, body())
 
@@ -157,38 +158,42 @@ class Runtime:
             agent = build_agent(spec, model, servers_tools)
             if secrets:
                 agent.scrubber = agent.scrubber.with_secrets(secrets)
-            setup = agent.setup(
-                spec.request,
-                run_id,
-                tenant=spec.tenant,
-                parent_run_id=parent_run_id,
-                recorded=recorded,
-                spec=spec.to_dict(),
-            )
-            fx = self._effects(agent, run_id, on_event, recorded)
-            return await agent.run_with(fx, setup)
+            context = self._context(agent, run_id, spec.tenant, parent_run_id, on_event, recorded)
+            setup = agent.setup(spec.request, context, spec=spec.to_dict())
+            return await agent.run_with(self._effects(agent, context, on_event), setup)
 
-    def _effects(
+    def _context(
         self,
         agent: AgentExecutor,
         run_id: str,
+        tenant: str,
+        parent_run_id: str | None,
         on_event: EventSink | None,
         recorded: Sequence[Event],
-    ) -> Effects:
-        log = EventLog(
+    ) -> RunContext:
+        """A run's context: its gates decided here, its events stored by the writer and
+        sent to the subscribers, its sub-agents' runs under leases of their own."""
+        return agent.run_context(
             run_id,
-            clock=agent.clock,
-            scrubber=agent.scrubber,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            gates=self.gates,
             sink=self._live_sink(run_id, on_event),
             recorder=self.writer,
             recorded=recorded,
+            store=self.store,
+            leases=self.leases,
         )
+
+    def _effects(
+        self, agent: AgentExecutor, context: RunContext, on_event: EventSink | None
+    ) -> Effects:
+        run_id = context.run_id
 
         def listened() -> bool:  # stream a reply only while someone follows the run
             return on_event is not None or self._subscribed(run_id)
 
-        live = LiveEffects(log, clock=agent.clock, gates=self.gates, listened=listened)
-        return replaying(live, recorded)
+        return agent.effects(context, listened=listened)
 
     def _live_sink(self, run_id: str, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the
@@ -215,7 +220,6 @@ class Runtime:
             raise
 
         async def run() -> Any:
-            LEASES.set(self.leases)  # the run's sub-agent runs hold their own leases
             try:
                 result = await body
             except BaseException:

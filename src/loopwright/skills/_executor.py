@@ -15,6 +15,7 @@ from loopwright.agent._setup import RunSetup
 from loopwright.events import Event
 from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptBuilder, PromptParts, check_template
+from loopwright.run_context import RunContext
 from loopwright.skills._preprocess import (
     ContextLoader,
     DynamicInjector,
@@ -53,8 +54,8 @@ class SkillAgent(AgentExecutor):
         super().__init__(*args, **kwargs)
         self.given_tool_executor = tool_executor
 
-    def setup(self, request: str, run_id: str, **kwargs: Any) -> RunSetup:
-        setup = super().setup(request, run_id, **kwargs)
+    def setup(self, request: str, context: RunContext, **kwargs: Any) -> RunSetup:
+        setup = super().setup(request, context, **kwargs)
         executor = copy.copy(self.given_tool_executor)
         executor.registry = setup.tool_executor.registry
         executor.context = setup.tool_executor.context

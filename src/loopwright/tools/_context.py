@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from loopwright.run_context import RunContext
 
 
 @dataclass
 class ToolContext:
-    """What a running tool may know about its run. Declare a parameter `ctx: ToolContext`."""
+    """What a running tool may know about its run. Declare a parameter `ctx: ToolContext`.
+
+    A tool gets one per call (`call_id` is its call's); `modified_files` is the run's."""
 
     run_id: str = ""
     workspace: Path = field(default_factory=Path.cwd)
@@ -16,6 +21,22 @@ class ToolContext:
     """Path (relative to the workspace) -> (sha256 before the run, sha256 now); None = absent."""
     readable_roots: list[Path] = field(default_factory=list)
     """Folders outside the workspace that read-only tools may read (e.g. a skill's folder)."""
+    call_id: str = ""
+    """The id of the tool call being run."""
+    run: RunContext | None = None
+    """The run's context (an agent run's; None for a task run or a call outside a run):
+    a sub-agent tool starts its run from it."""
+
+    @classmethod
+    def of_run(cls, run: RunContext) -> ToolContext:
+        """The context of the tools of the run `run`."""
+        return cls(run.run_id, run.workspace, readable_roots=list(run.readable_roots), run=run)
+
+    def for_call(self, call_id: str) -> ToolContext:
+        """This context for the call `call_id` (sharing the run's `modified_files`)."""
+        one = copy.copy(self)
+        one.call_id = call_id
+        return one
 
     def record_write(
         self, rel_path: str, before_sha256: str | None, after_sha256: str | None

@@ -74,7 +74,8 @@ class ToolExecutor:
             problem = tool.check_arguments(call.arguments)
             if problem is not None:
                 raise ToolError(f"{problem}. {tool.usage_hint}")
-            invocation = tool.start(call.arguments, self.context)
+            context = self.context.for_call(call.id) if tool.takes_context else self.context
+            invocation = tool.start(call.arguments, context)
             text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False
         except UnknownToolError as exc:

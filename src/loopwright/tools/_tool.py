@@ -78,6 +78,11 @@ class Tool:
         hint = f"{self.name} takes {json.dumps(shapes)}"
         return f"{hint} (required: {', '.join(required)})" if required else hint
 
+    @property
+    def takes_context(self) -> bool:
+        """The tool gets the call's `ToolContext`."""
+        return self.context_param is not None
+
     @functools.cached_property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)

@@ -17,7 +17,6 @@ from loopwright.agent import AgentExecutor
 from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.errors import ModelError
-from loopwright.events import RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model
 from loopwright.models._base import ToolMode
@@ -81,23 +80,11 @@ def build_setup(
     agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode), mcp_tools)
     if secrets:
         agent.scrubber = agent.scrubber.with_secrets(secrets)
-    recorded = RunStartedEvent(
-        run_id=plan.run_id,
-        seq=1,
-        ts=0.0,
-        kind="agent",
-        request=spec.request,
-        model=plan.model_name,
-        tools=list(spec.tools),
-        options={"extra": {"workspace_context": plan.workspace_section}},
-        tenant=spec.tenant,
-    )
+    context = agent.run_context(plan.run_id, tenant=spec.tenant, parent_run_id=plan.parent_run_id)
     setup = agent.setup(
         spec.request,
-        plan.run_id,
-        tenant=spec.tenant,
-        parent_run_id=plan.parent_run_id,
-        recorded=[recorded],
+        context,
         spec=spec.to_dict(),
+        workspace_section=plan.workspace_section or "",
     )
     return agent, setup

@@ -1,0 +1,134 @@
+"""A sub-agent runs in its lead's run context: the lead's gatekeeper decides its approvals,
+also after the lead is resumed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopwright import AgentExecutor
+from loopwright.agent._approval import approval_request_id
+from loopwright.agent._subagent import child_run_id
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    Event,
+    GateDecisionEvent,
+)
+from loopwright.models import ScriptedModel
+from loopwright.store import SqliteRunStore
+from loopwright.tasks import GateBroker, join_decider
+from loopwright.tools import tool
+
+DELETED: list[str] = []
+
+
+@tool(effect="destructive")
+def delete_file(path: str) -> str:
+    """Delete a file.
+
+    Args:
+        path: the file
+    """
+    DELETED.append(path)
+    return f"deleted {path}"
+
+
+@tool(effect="read")
+def echo(text: str) -> str:
+    """Say a text back.
+
+    Args:
+        text: what to say
+    """
+    return text
+
+
+def call(name: str, **arguments: Any) -> str:
+    return json.dumps({"thought": "go", "action": name, "action_input": arguments})
+
+
+def final(answer: str) -> str:
+    return json.dumps({"thought": "done", "final_answer": answer})
+
+
+class Seen:
+    """Every event; on `confirmation_required`, the decision `decide` (if any)."""
+
+    def __init__(self, gates: GateBroker | None = None, decide: Any = None) -> None:
+        self.events: list[Event] = []
+        self.gates = gates
+        self.decide = decide
+
+    async def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, ConfirmationRequiredEvent) and self.decide is not None:
+            assert self.gates is not None
+            self.gates.resolve(event.request_id, *self.decide)
+
+    def of(self, kind: type[Any], run_id: str | None = None) -> list[Any]:
+        found = [e for e in self.events if isinstance(e, kind)]
+        return [e for e in found if run_id is None or e.run_id == run_id]
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    DELETED.clear()
+
+
+def cleaner(replies: list[str], **kwargs: Any) -> AgentExecutor:
+    return AgentExecutor(ScriptedModel(replies, strict=False), [delete_file], **kwargs)
+
+
+def lead_of(child: AgentExecutor, replies: list[str], **kwargs: Any) -> AgentExecutor:
+    tool = child.as_tool("clean", "Clean up.")
+    return AgentExecutor(ScriptedModel(replies, strict=False), [tool], **kwargs)
+
+
+LEAD_REPLIES = [call("clean", request="delete a.txt"), final("cleaned")]
+CHILD_REPLIES = [call("delete_file", path="a.txt"), final("deleted a.txt")]
+
+
+async def test_sub_agent_approval_reaches_the_lead_gatekeeper() -> None:
+    gates = GateBroker()
+    seen = Seen(gates, (True, "alice"))
+    child = cleaner(CHILD_REPLIES, approve=["delete_file"])
+    lead = lead_of(child, LEAD_REPLIES)
+    result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_a")
+    assert result.answer == "cleaned" and DELETED == ["a.txt"]
+    [decided] = seen.of(GateDecisionEvent)
+    assert decided.run_id == child_run_id("run_a", "call_1_0")
+    assert (decided.approved, decided.decided_by) == (True, "alice")
+
+
+async def test_resumed_lead_lets_the_waiting_child_ask_its_gatekeeper(tmp_path: Path) -> None:
+    gates = GateBroker()
+    seen = Seen(gates)
+    lead = lead_of(cleaner(CHILD_REPLIES, approve=["delete_file"]), LEAD_REPLIES)
+    task = asyncio.ensure_future(lead.run("tidy", on_event=seen, gates=gates, run_id="run_b"))
+    while not seen.of(ConfirmationRequiredEvent):
+        await asyncio.sleep(0.01)
+    task.cancel()  # the process "stops" while the child waits at its approval
+    await asyncio.gather(task, return_exceptions=True)
+    cut = next(i for i, e in enumerate(seen.events) if isinstance(e, ConfirmationRequiredEvent))
+    recorded = seen.events[: cut + 1]
+    assert DELETED == []
+
+    child_id = child_run_id("run_b", "call_1_0")
+    store = SqliteRunStore(tmp_path / "runs.db")
+    waiting = approval_request_id(child_id, "call_1_0")
+    store.post_gate_decision(child_id, waiting, True, join_decider("api:eve", "fine"))
+    resumed_gates = GateBroker(store, poll_s=0.02)
+    again = Seen(resumed_gates)
+    lead = lead_of(cleaner(CHILD_REPLIES[1:], approve=["delete_file"]), LEAD_REPLIES[1:])
+    try:
+        result = await lead.run("tidy", on_event=again, gates=resumed_gates, recorded=recorded)
+    finally:
+        store.close()
+    [decided] = again.of(GateDecisionEvent)
+    assert (decided.run_id, decided.request_id) == (child_id, waiting)
+    assert (decided.approved, decided.decided_by, decided.reason) == (True, "api:eve", "fine")
+    assert DELETED == ["a.txt"] and result.answer == "cleaned"
