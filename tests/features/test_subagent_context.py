@@ -1,5 +1,6 @@
-"""A sub-agent runs in its lead's run context: the lead's gatekeeper decides its approvals,
-also after the lead is resumed."""
+"""A sub-agent runs in its lead's run context: the lead's gatekeeper decides its approvals
+(also after the lead is resumed), it works in the lead's workspace, and its events are
+scrubbed with the lead's secrets."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
     GateDecisionEvent,
+    RunFinishedEvent,
+    ToolCallEvent,
 )
 from loopwright.models import ScriptedModel
+from loopwright.safety.scrub import Scrubber
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, join_decider
-from loopwright.tools import tool
+from loopwright.tools import BUILTIN_TOOLS, tool
 
 DELETED: list[str] = []
 
@@ -132,3 +136,54 @@ async def test_resumed_lead_lets_the_waiting_child_ask_its_gatekeeper(tmp_path: 
     assert (decided.run_id, decided.request_id) == (child_id, waiting)
     assert (decided.approved, decided.decided_by, decided.reason) == (True, "api:eve", "fine")
     assert DELETED == ["a.txt"] and result.answer == "cleaned"
+
+
+async def test_sub_agent_file_tools_stay_in_the_lead_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text("the launch code is 0000\n")
+    monkeypatch.chdir(elsewhere)  # the process runs from another folder
+    tools = [BUILTIN_TOOLS["read"], BUILTIN_TOOLS["write_file"]]
+    child_replies = [
+        call("write_file", path="escape.txt", content="written"),
+        call("read", path="secret.txt"),
+        final("done"),
+    ]
+    child = AgentExecutor(ScriptedModel(child_replies), tools)  # no workspace of its own
+    lead = AgentExecutor(
+        ScriptedModel([call("work", request="write, then read"), final("ok")]),
+        [child.as_tool("work", "Work on files.")],
+        workspace=workspace,
+    )
+    seen = Seen()
+    result = await lead.run("go", on_event=seen, run_id="run_w")
+    assert result.success
+    assert not (elsewhere / "escape.txt").exists()
+    assert (workspace / "escape.txt").read_text() == "written"
+    child_id = child_run_id("run_w", "call_1_0")
+    wrote, read = seen.of(ToolCallEvent, child_id)
+    assert not wrote.is_error
+    assert read.is_error and "0000" not in read.result
+    [finished] = seen.of(RunFinishedEvent, child_id)
+    assert finished.status == "completed"
+
+
+async def test_sub_agent_events_are_scrubbed_with_the_lead_secrets() -> None:
+    child = AgentExecutor(
+        ScriptedModel([call("echo", text="token hunter2hunter2"), final("said it")]), [echo]
+    )
+    lead = AgentExecutor(
+        ScriptedModel([call("say", request="say the token"), final("ok")]),
+        [child.as_tool("say", "Say things.")],
+        scrubber=Scrubber.default(["hunter2hunter2"]),
+    )
+    seen = Seen()
+    await lead.run("go", on_event=seen, run_id="run_s")
+    child_events = [e for e in seen.events if e.run_id == child_run_id("run_s", "call_1_0")]
+    assert child_events and "hunter2hunter2" not in repr(child_events)
+    [echoed] = seen.of(ToolCallEvent, child_run_id("run_s", "call_1_0"))
+    assert "[REDACTED" in echoed.result

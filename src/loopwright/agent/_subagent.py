@@ -32,6 +32,7 @@ from loopwright.errors import ToolError
 from loopwright.events import Event
 from loopwright.models import Model
 from loopwright.run_context import RunContext
+from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolRegistry
 
 DEFAULT_MAX_DEPTH = 3
@@ -72,6 +73,14 @@ def _at_most(own: Any, left: Any) -> Any:
     return left if own is None else min(own, left)
 
 
+def _scrubber(lead: Scrubber | None, own: Scrubber | None) -> Scrubber | None:
+    """The lead's scrubber, also catching the exact secrets the sub-agent's own holds."""
+    if lead is None or own is None:
+        return lead or own
+    extra = set(own.secrets) - set(lead.secrets)
+    return lead.with_secrets(sorted(extra)) if extra else lead
+
+
 def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
     """What the child starts from: the lead's recorded events, with the child's own from the
     store when they are not among them (a resumed lead; a fresh one has none to find)."""
@@ -81,8 +90,9 @@ def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
 
 
 def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:
-    """The context of the sub-agent run the lead's call `call_id` starts: the lead's, with
-    the sub-agent's own ledger and the budget the lead has left."""
+    """The context of the sub-agent run the lead's call `call_id` starts: the lead's (its
+    workspace, gatekeeper, scrubber, sink, store), with the sub-agent's own ledger, readable
+    folders and approval policy, and the budget the lead has left."""
     run_id = child_run_id(lead.run_id, call_id)
     own = agent.run_context(run_id)
     return dataclasses.replace(
@@ -91,9 +101,8 @@ def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext
         parent_run_id=lead.run_id,
         parent_call_id=call_id,
         depth=lead.depth + 1,
-        workspace=own.workspace,
         readable_roots=own.readable_roots,
-        scrubber=own.scrubber,
+        scrubber=_scrubber(lead.scrubber, own.scrubber),
         approval=own.approval,
         ledger=own.ledger,
         max_tokens_total=_at_most(own.max_tokens_total, lead.tokens_left()),
