@@ -39,6 +39,10 @@ async def index(request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
 
+async def favicon(request: Request) -> Response:
+    return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon")
+
+
 async def openapi(request: Request) -> JSONResponse:
     return json_response(openapi_schema())
 
@@ -52,6 +56,7 @@ async def info(request: Request) -> JSONResponse:
             "auth": config.tokens is not None,
             "tools": sorted(config.allowed_tools),
             "default_model": config.default_model,
+            "models": config.offered_models(),
             "tasks": config.tasks.describe() if config.tasks is not None else [],
         }
     )
@@ -91,6 +96,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     """The API and the dashboard over one Runtime (and its RunStore)."""
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/openapi.json", openapi),
         Route("/api/info", info),

@@ -17,7 +17,7 @@ from loopwright.runtime import RunHandle, RunSpec, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._follow import held_elsewhere
-from loopwright.server._gates import gate_was_asked, pending_gates
+from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
 from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
 from loopwright.server._remote import cancel_remote, decide_remote, remote_engine, start_remote
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
@@ -42,6 +42,11 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
         data["live"] = remote_engine(config, record) is not None  # on the engine's workers
     if detail:
         data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
+    data["waiting_for_approval"] = (
+        bool(data["pending_gates"]) and record.status == "running"
+        if detail
+        else waits_for_decision(config.runtime.store, record)
+    )
     return data
 
 

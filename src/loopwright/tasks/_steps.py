@@ -209,6 +209,7 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
         request_id=request.request_id,
         approved=verdict.approved,
         decided_by=verdict.decided_by,
+        reason=verdict.reason,
     )
     return verdict
 

@@ -76,49 +76,7 @@ function ago(ts) {
 
 function badge(node, status) {
   node.textContent = status;
-  node.className = `badge status-${status}`;
-}
-
-// --- run list -------------------------------------------------------------------------
-
-async function showRuns() {
-  mount("tpl-runs");
-  const tbody = view.querySelector("tbody");
-  const empty = view.querySelector(".empty");
-  const refresh = async () => {
-    const { runs } = await api("/api/runs?limit=200");
-    const rows = runs.map((run) => {
-      const tr = document.createElement("tr");
-      tr.dataset.runId = run.run_id;
-      tr.tabIndex = 0;
-      const status = el("span");
-      badge(status, run.status);
-      const cells = [
-        status,
-        el("span", "request", run.request),
-        el("span", "muted", run.kind),
-        el("span", "mono small", run.model || "–"),
-        el("span", "", fmtTokens(run)),
-        el("span", "", fmtCost(run.cost)),
-        el("span", "muted", ago(run.created_at)),
-      ];
-      cells.forEach((cell, i) => {
-        const td = document.createElement("td");
-        if (i === 4 || i === 5) td.className = "num";
-        td.append(cell);
-        tr.append(td);
-      });
-      const open = () => (location.hash = `#/runs/${run.run_id}`);
-      tr.addEventListener("click", open);
-      tr.addEventListener("keydown", (e) => e.key === "Enter" && open());
-      return tr;
-    });
-    tbody.replaceChildren(...rows);
-    empty.hidden = runs.length > 0;
-  };
-  await refresh();
-  const timer = setInterval(() => refresh().catch(() => {}), 3000);
-  state.cleanup = () => clearInterval(timer);
+  node.className = `badge status-${status === "waiting for approval" ? "waiting" : status}`;
 }
 
 // --- start form -----------------------------------------------------------------------
@@ -129,6 +87,11 @@ async function showNew() {
   const form = view.querySelector("#run-form");
   let kind = "agent";
   form.model.placeholder = server.default_model;
+  // the models this server offers (its --model and --allow-model entries; a `provider:*`
+  // entry stands for any model of that provider)
+  const offered = view.querySelector("#offered-models");
+  for (const model of server.models || []) offered.append(new Option(model.endsWith("*") ? `${model} (any ${model.slice(0, -1)}… model)` : model, model));
+  view.querySelector(".model-hint").textContent = (server.models || []).length ? `Offered: ${server.models.join(", ")}` : "";
   const toolBox = view.querySelector(".tools");
   for (const name of server.tools) {
     const label = el("label", "check");
@@ -195,64 +158,115 @@ function taskBody(form) {
 
 // --- run page -------------------------------------------------------------------------
 
+// Events for a run page's two views of a run: its timeline and its span waterfall.
+function bothViews(timeline, waterfall) {
+  return {
+    applyBatch(events) {
+      if (waterfall) waterfall.applyBatch(events); // first: a sub-agent's spans have a place
+      timeline.applyBatch(events);
+    },
+  };
+}
+
 async function showRun(runId) {
   mount("tpl-run");
   const field = (name) => view.querySelector(`[data-field=${name}]`);
   const run = await api(`/api/runs/${encodeURIComponent(runId)}`);
-  badge(field("status"), run.status);
+  let status = run.status;
   field("request").replaceChildren(withRedactions(run.request));
   field("run_id").textContent = run.run_id;
   field("model").textContent = run.model || "–";
   field("model").title = run.model || "";
+  if (run.parent_run_id) {
+    const parent = el("a", "mono", run.parent_run_id);
+    parent.href = `#/runs/${encodeURIComponent(run.parent_run_id)}`;
+    field("parent").replaceChildren(parent);
+    field("parent").closest("div").hidden = false;
+  }
   const cancel = view.querySelector("[data-action=cancel]");
   cancel.hidden = !run.live;
   cancel.addEventListener("click", () => api(`/api/runs/${runId}/cancel`, { method: "POST" }).catch((f) => alert(f.message)));
 
   const gates = view.querySelector(".gates");
   const outcome = view.querySelector(".outcome");
+  // the badge: a running run with an approval pending (its own or a sub-agent's) waits
+  const showStatus = () => {
+    const waiting = status === "running" && gates.querySelector(".gate-card:not(.decided)") !== null;
+    badge(field("status"), waiting ? "waiting for approval" : status);
+  };
+  const addGate = (id, gate) => {
+    gates.append(gateCard(id, gate, showStatus));
+    showStatus();
+  };
+  const dropGate = (id) => {
+    gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove();
+    showStatus();
+  };
+  showStatus();
+  const waterfall = new Waterfall(view.querySelector("[data-testid=spans]"));
+  waterfall.live = run.live;
   const children = [];
-  // A sub-agent's run (and its own sub-agents'), live in a timeline nested under its call;
-  // its approvals appear with the others.
+  // A sub-agent's run (and its own sub-agents'), live in a timeline nested under its call
+  // and in the waterfall under its span; its approvals appear with the others.
   const nestChild = (childId, list) => {
     const child = new Timeline(list, {
-      onGate: (gate) => gates.append(gateCard(childId, gate)),
-      onGateGone: (id) => gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove(),
+      onGate: (gate) => addGate(childId, gate),
+      onGateGone: dropGate,
       onStats: () => {},
       onFinished: () => {},
       onChild: nestChild,
     });
     const quiet = { textContent: "", className: "", checked: false };
-    const live = new LiveEvents(childId, child, quiet, quiet, state.token);
+    const spans = waterfall.findChild(childId);
+    const live = new LiveEvents(childId, bothViews(child, spans), quiet, quiet, state.token);
     live.waitForRun = true;
     children.push(live);
     live.connect();
   };
+  const stats = { startedAt: run.created_at, finishedAt: null };
+  const showDuration = () => {
+    const end = stats.finishedAt !== null ? stats.finishedAt : run.live ? Date.now() / 1000 : run.updated_at;
+    field("duration").textContent = fmtDuration(end - stats.startedAt);
+  };
   const timeline = new Timeline(view.querySelector(".timeline"), {
     onChild: nestChild,
-    onGate: (gate) => gates.append(gateCard(runId, gate)),
-    onGateGone: (id) => gates.querySelector(`[data-request-id="${CSS.escape(id)}"]`)?.remove(),
+    onGate: (gate) => addGate(runId, gate),
+    onGateGone: dropGate,
     onStats: (s) => {
+      const called = s.modelCalls > 0 || s.input + s.output > 0; // a task run may call none
       field("iteration").textContent = s.maxIterations ? `${s.iteration} / ${s.maxIterations}` : "–";
-      field("tokens").textContent = (s.input + s.output).toLocaleString();
-      field("cost").textContent = `$${s.cost.toFixed(4)}`;
+      field("model_calls").textContent = s.modelCalls || "–";
+      field("tokens").textContent = called ? (s.input + s.output).toLocaleString() : "–";
+      field("cost").textContent = fmtCost(s.cost); // – : no model call, or no price known
       field("tool_calls").textContent = s.toolCalls;
+      if (s.startedAt !== null) stats.startedAt = s.startedAt;
+      stats.finishedAt = s.finishedAt;
+      showDuration();
     },
     onFinished: (ev) => {
-      badge(field("status"), ev.status);
+      status = ev.status;
+      waterfall.live = false;
+      showStatus();
       cancel.hidden = true;
-      showOutcome(outcome, ev);
+      showOutcome(outcome, ev, timeline);
     },
   });
-  const live = new LiveEvents(runId, timeline, field("conn"), field("follow"), state.token);
+  const live = new LiveEvents(runId, bothViews(timeline, waterfall), field("conn"), field("follow"), state.token);
   window.loopwrightLive = live; // for the browser console (and the browser tests)
   live.connect();
+  const ticking = setInterval(() => {
+    if (stats.finishedAt !== null || !run.live) return;
+    showDuration();
+    waterfall.layout();
+  }, 1000);
   state.cleanup = () => {
+    clearInterval(ticking);
     live.close();
     for (const child of children) child.close();
   };
 }
 
-function gateCard(runId, gate) {
+function gateCard(runId, gate, onDecided) {
   const card = el("div", "gate-card");
   card.dataset.requestId = gate.request_id;
   const text = el("div", "gate-text");
@@ -266,7 +280,7 @@ function gateCard(runId, gate) {
   const approve = el("button", "btn primary approve", "Approve");
   const reject = el("button", "btn danger reject", "Reject");
   const reason = el("input", "gate-reason");
-  reason.placeholder = "reason (optional, shown to the agent when rejected)";
+  reason.placeholder = gate.agent ? "reason (optional; the agent sees it)" : "reason (optional)";
   reason.maxLength = 500;
   const decide = async (ok) => {
     approve.disabled = reject.disabled = true;
@@ -275,6 +289,7 @@ function gateCard(runId, gate) {
     try {
       await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body });
       card.classList.add("decided");
+      onDecided();
     } catch (failure) {
       approve.disabled = reject.disabled = false;
       alert(failure.message);
@@ -288,7 +303,7 @@ function gateCard(runId, gate) {
   return card;
 }
 
-function showOutcome(box, ev) {
+function showOutcome(box, ev, timeline) {
   box.hidden = false;
   box.className = `outcome panel outcome-${ev.status}`;
   const parts = [];
@@ -296,6 +311,11 @@ function showOutcome(box, ev) {
     parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
   } else {
     parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));
+    const refused = timeline.refusal;
+    if (refused) {
+      const why = refused.reason ? `: ${refused.reason}` : " (no reason given)";
+      parts.push(el("p", "refusal", `Approval refused at ${refused.step} by ${refused.decided_by}${why}`));
+    }
     if (ev.answer) parts.push(el("div", "answer", ev.answer));
     const partial = ev.partial || {};
     if (partial.last_thought) parts.push(el("p", "muted", `Last thought: ${partial.last_thought}`));

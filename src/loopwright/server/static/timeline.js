@@ -49,9 +49,10 @@ class Timeline {
     this.toolRows = new Map();
     this.stepRows = new Map();
     this.pendingGates = new Map();
-    this.stats = { iteration: 0, maxIterations: 0, input: 0, output: 0, toolCalls: 0, cost: 0 };
+    this.stats = { iteration: 0, maxIterations: 0, input: 0, output: 0, toolCalls: 0, cost: 0, modelCalls: 0, startedAt: null, finishedAt: null };
     this.frag = null;
     this.draft = null;
+    this.refusal = null;
   }
 
   // Apply a batch of events (seq order) with one DOM insertion.
@@ -83,6 +84,7 @@ class Timeline {
   }
 
   on_run_started(ev) {
+    this.stats.startedAt = ev.ts;
     const li = this.row("start", ev, ev.kind === "task" ? "Task run started" : "Run started");
     const tools = (ev.tools || []).join(", ") || "none";
     li.append(el("div", "tl-body muted", `model ${ev.model || "–"} · tools: ${tools}`));
@@ -114,18 +116,31 @@ class Timeline {
     this.draft = null;
   }
 
+  // One row per model call: its latency and tokens, the thought, and (opened on demand)
+  // the messages sent and the raw reply.
   on_model_response(ev) {
     this.endDraft();
     const usage = (ev.response && ev.response.usage) || {};
     this.stats.input += usage.input_tokens || 0;
     this.stats.output += usage.output_tokens || 0;
-    if (ev.thought) {
-      const li = this.row("thought", ev, "Thought");
-      li.append(el("div", "tl-body", ev.thought));
-      this.add(li);
-    }
+    this.stats.modelCalls += 1;
+    const li = this.row("model", ev, "Model call");
+    if (ev.thought) li.classList.add("tl-thought");
+    const tokens = `${(usage.input_tokens || 0).toLocaleString()} in · ${(usage.output_tokens || 0).toLocaleString()} out`;
+    li.querySelector(".tl-time").before(el("span", "tl-duration", fmtMs(ev.duration_ms)), el("span", "tl-tokens", tokens));
+    if (ev.thought) li.append(el("div", "tl-body", ev.thought));
+    else if (ev.actions && ev.actions.length) li.append(el("div", "tl-body muted", `calls ${ev.actions.map((a) => a.tool).join(", ")}`));
+    const more = el("details", "tl-call");
+    more.append(el("summary", "", "Messages sent and raw reply"));
+    more.addEventListener("toggle", () => {
+      if (more.open && !more.querySelector(".call-detail")) more.append(callDetail(ev.run_id, ev));
+    });
+    li.append(more);
+    this.add(li);
     if (ev.final_answer !== null && ev.final_answer !== undefined) {
       const li = this.row("answer", ev, "Final answer");
+      delete li.dataset.seq; // the model call's row stands for the event (one row per seq)
+      li.dataset.answerOf = ev.seq;
       li.append(el("div", "tl-body", ev.final_answer));
       this.add(li);
     }
@@ -184,6 +199,10 @@ class Timeline {
       // a sub-agent's run: its own timeline, nested under the call that started it
       const nested = el("ol", "timeline nested");
       nested.dataset.runId = ev.child_run_id;
+      const link = el("a", "tl-child mono small", `sub-agent run ${ev.child_run_id} ↗`);
+      link.href = `#/runs/${encodeURIComponent(ev.child_run_id)}`;
+      link.addEventListener("click", (e) => e.stopPropagation());
+      li.querySelector(".tl-time").before(link);
       li.append(nested);
       if (this.hooks.onChild) this.hooks.onChild(ev.child_run_id, nested);
     }
@@ -297,6 +316,7 @@ class Timeline {
   }
 
   on_gate_decision(ev) {
+    if (!ev.approved) this.refusal = ev; // the outcome says which refusal ended the run
     const verdict = ev.approved ? "Approved" : "Rejected";
     const why = ev.reason ? `: ${ev.reason}` : "";
     this.gateLine(ev, ev.approved ? "approved" : "rejected", `${verdict} by ${ev.decided_by}${why}`);
@@ -330,6 +350,7 @@ class Timeline {
     if (usage.input_tokens !== undefined) this.stats.input = usage.input_tokens;
     if (usage.output_tokens !== undefined) this.stats.output = usage.output_tokens;
     this.stats.cost = ev.cost || 0;
+    this.stats.finishedAt = ev.ts;
     for (const id of [...this.pendingGates.keys()]) this.dropGate(id);
     // nothing is still running once the run has ended: a row left open never got its result
     for (const li of this.list.querySelectorAll(":scope > .running")) this.closeRow(li, "unfinished", "no result");
