@@ -187,3 +187,61 @@ async def test_sub_agent_events_are_scrubbed_with_the_lead_secrets() -> None:
     assert child_events and "hunter2hunter2" not in repr(child_events)
     [echoed] = seen.of(ToolCallEvent, child_run_id("run_s", "call_1_0"))
     assert "[REDACTED" in echoed.result
+
+
+async def test_lead_approval_policy_covers_the_sub_agent_calls() -> None:
+    gates = GateBroker()
+    seen = Seen(gates, (False, "bob", "not today"))
+    child = cleaner(CHILD_REPLIES)  # asks for no approval of its own
+    lead = lead_of(child, LEAD_REPLIES, approve=["delete_file"])
+    result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_c")
+    assert DELETED == [] and result.answer == "cleaned"
+    child_id = child_run_id("run_c", "call_1_0")
+    [asked] = seen.of(ConfirmationRequiredEvent)
+    assert (asked.run_id, asked.step) == (child_id, "delete_file")
+    [refused] = seen.of(ToolCallEvent, child_id) or [None]
+    assert refused is None  # not run: the refusal is the child's observation
+    assert "bob denied it. Reason given: not today" in child.model.requests[1].messages[-1].content  # type: ignore[attr-defined]
+
+
+async def test_lead_approval_by_effect_covers_the_sub_agent_calls() -> None:
+    gates = GateBroker()
+    seen = Seen(gates, (True, "carol"))
+    lead = lead_of(cleaner(CHILD_REPLIES), LEAD_REPLIES, approve=["destructive"])
+    await lead.run("tidy", on_event=seen, gates=gates, run_id="run_d")
+    asked = [(e.run_id, e.step) for e in seen.of(ConfirmationRequiredEvent)]
+    # the lead's own call of the sub-agent (its effect is its tools' strongest), then the
+    # sub-agent's call of the destructive tool
+    assert asked == [("run_d", "clean"), (child_run_id("run_d", "call_1_0"), "delete_file")]
+    assert DELETED == ["a.txt"]
+
+
+def test_cli_approve_names_a_tool_of_the_sub_agent(tmp_path: Path) -> None:
+    """`--approve TOOL` on the lead covers TOOL inside its sub-agents: the researcher's
+    encyclopedia call waits for a decision (`--yes` gives it); the lead's call does not."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "loopwright", "run", "How tall is Mont Blanc?",
+         "--model", f"scripted:{root / 'examples' / 'subagents_lead.json'}",
+         "--tools", f"{root / 'examples' / 'subagents.py'}:research",
+         "--approve", "encyclopedia", "--yes", "--store", str(tmp_path / "runs.db")],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    store = SqliteRunStore(tmp_path / "runs.db")
+    try:
+        [child] = [r for r in store.list_runs() if r.parent_run_id]
+        decided = [e for e in store.events(child.run_id) if isinstance(e, GateDecisionEvent)]
+        lead_gates = [
+            e for e in store.events(child.parent_run_id or "") if isinstance(e, GateDecisionEvent)
+        ]
+    finally:
+        store.close()
+    assert [(e.step, e.approved, e.decided_by) for e in decided] == [
+        ("encyclopedia", True, "--yes")
+    ]
+    assert lead_gates == []

@@ -25,6 +25,7 @@ from loopwright.errors import ConfigurationError
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent
 from loopwright.messages import ToolCall
 from loopwright.prompts import summarize
+from loopwright.run_context import ApprovalRule
 from loopwright.tools import ToolRegistry
 from loopwright.tools._tool import EFFECTS
 
@@ -50,12 +51,32 @@ class ApprovalPolicy:
         return self.check is not None and bool(self.check(call))
 
 
+@dataclass(frozen=True)
+class EitherRule:
+    """A call waits when either rule says so (a sub-agent's own policy and its lead's)."""
+
+    first: ApprovalRule
+    second: ApprovalRule
+
+    def needs(self, call: ToolCall, effect: str) -> bool:
+        return self.first.needs(call, effect) or self.second.needs(call, effect)
+
+
+def either(own: ApprovalRule | None, lead: ApprovalRule | None) -> ApprovalRule | None:
+    """The rule of a sub-agent's run: its own policy, and its lead's."""
+    if own is None or lead is None:
+        return own or lead
+    return EitherRule(own, lead)
+
+
 ApproveSpec = bool | str | Iterable[str] | CallCheck | ApprovalPolicy | None
 
 
-def approval_policy(approve: ApproveSpec, registry: ToolRegistry) -> ApprovalPolicy | None:
+def approval_policy(
+    approve: ApproveSpec, registry: ToolRegistry, nested: Iterable[str] = ()
+) -> ApprovalPolicy | None:
     """The policy `approve=` describes; ConfigurationError for a name that is neither one of
-    the agent's tools nor an effect."""
+    the agent's tools, nor one of its sub-agents' (`nested`), nor an effect."""
     if approve is None or approve is False:
         return None
     if isinstance(approve, ApprovalPolicy):
@@ -67,18 +88,19 @@ def approval_policy(approve: ApproveSpec, registry: ToolRegistry) -> ApprovalPol
     names = (approve,) if isinstance(approve, str) else tuple(approve)
     tools: set[str] = set()
     effects: set[str] = set()
+    nested = set(nested)
     for name in names:
         if name == "*":
             return ApprovalPolicy(every=True, names=names)
-        if name in registry:
+        if name in registry or name in nested:
             tools.add(name)
         elif name in EFFECTS:
             effects.add(name)
         else:
-            known = ", ".join([*registry.names(), *EFFECTS])
+            known = ", ".join([*registry.names(), *sorted(nested), *EFFECTS])
             raise ConfigurationError(
-                f"approve: {name!r} is neither a tool of this agent nor an effect "
-                f"(use one of: {known}, or *)"
+                f"approve: {name!r} is neither a tool of this agent (or of its sub-agents) "
+                f"nor an effect (use one of: {known}, or *)"
             )
     return ApprovalPolicy(frozenset(tools), frozenset(effects), names=names)
 

@@ -19,7 +19,7 @@ from loopwright.agent._output import as_output_spec
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
-from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool
+from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_names
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects import Effects, EventLog, LiveEffects, replaying
@@ -116,7 +116,7 @@ class AgentExecutor:
         else:
             self.tools = ToolRegistry(tools)
         self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
-        self.approval = approval_policy(approve, self.tools)
+        self.approval = approval_policy(approve, self.tools, nested_tool_names(self.tools))
         """Which tool calls wait for a person's decision (see agent/_approval.py)."""
         self.prompt_builder = prompt_builder or _DEFAULT_BUILDER
         self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS

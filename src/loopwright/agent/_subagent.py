@@ -25,6 +25,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from loopwright.agent._approval import either
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.effects import Effects
@@ -66,6 +67,16 @@ def subagent_run_id(registry: ToolRegistry, run_id: str, call_id: str, name: str
     return child_run_id(run_id, call_id) if isinstance(registry.find(name), SubagentTool) else None
 
 
+def nested_tool_names(registry: ToolRegistry) -> list[str]:
+    """The names of the tools of the registry's sub-agents (and theirs), which a lead's
+    approval policy may name."""
+    names: list[str] = []
+    for tool in registry:
+        if isinstance(tool, SubagentTool) and tool.agent is not None:
+            names += [*tool.agent.tools.names(), *nested_tool_names(tool.agent.tools)]
+    return names
+
+
 def _at_most(own: Any, left: Any) -> Any:
     """The sub-agent's own limit, never more than what its lead has left."""
     if left is None:
@@ -91,8 +102,9 @@ def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
 
 def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:
     """The context of the sub-agent run the lead's call `call_id` starts: the lead's (its
-    workspace, gatekeeper, scrubber, sink, store), with the sub-agent's own ledger, readable
-    folders and approval policy, and the budget the lead has left."""
+    workspace, gatekeeper, scrubber, sink, store), with the sub-agent's own ledger and
+    readable folders, its own approval policy besides the lead's, and the budget the lead
+    has left."""
     run_id = child_run_id(lead.run_id, call_id)
     own = agent.run_context(run_id)
     return dataclasses.replace(
@@ -103,7 +115,7 @@ def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext
         depth=lead.depth + 1,
         readable_roots=own.readable_roots,
         scrubber=_scrubber(lead.scrubber, own.scrubber),
-        approval=own.approval,
+        approval=either(own.approval, lead.approval),
         ledger=own.ledger,
         max_tokens_total=_at_most(own.max_tokens_total, lead.tokens_left()),
         max_cost=_at_most(own.max_cost, lead.cost_left()),
@@ -209,5 +221,6 @@ __all__ = [
     "as_tool",
     "child_context",
     "child_run_id",
+    "nested_tool_names",
     "subagent_run_id",
 ]
