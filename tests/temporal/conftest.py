@@ -4,6 +4,8 @@ loopback ports and stopped at the end; worker processes started and stopped per 
 
 from __future__ import annotations
 
+import base64
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,11 +21,28 @@ pytest.importorskip(
 
 from temporal_helpers import Provider, Workers, serve_provider
 
+from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.engines.temporal._devserver import (
     DevServer,
     find_temporal_cli,
     start_dev_server,
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def payload_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The key every client and worker of the suite encrypts Temporal payloads with (a
+    file of the session's own, not ~/.loopwright/temporal.key); worker processes inherit
+    the variable that names it."""
+    path = tmp_path_factory.mktemp("key") / "temporal.key"
+    path.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    previous = os.environ.get(KEY_ENV)
+    os.environ[KEY_ENV] = str(path)
+    yield path
+    if previous is None:
+        del os.environ[KEY_ENV]
+    else:
+        os.environ[KEY_ENV] = previous
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from google.protobuf.message import Message
+from temporalio.api.common.v1 import Payload
+from temporalio.client import WorkflowHandle
+
+from loopwright.engines.temporal._codec import load_cipher
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
@@ -145,6 +151,33 @@ def serve_provider() -> Iterator[Provider]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def payloads_of(message: Message) -> list[Payload]:
+    """Every Payload anywhere in a history or one of its events (a protobuf message), as
+    Temporal stores it."""
+    if isinstance(message, Payload):
+        return [message]
+    found: list[Payload] = []
+    for described, value in message.ListFields():
+        if described.type != described.TYPE_MESSAGE:
+            continue
+        if described.is_repeated:
+            for item in value.values() if hasattr(value, "values") else value:
+                found += payloads_of(item)
+        else:
+            found += payloads_of(value)
+    return found
+
+
+async def decrypted_history(handle: WorkflowHandle[Any, Any]) -> str:
+    """A workflow's history as JSON and the text of every payload in it, decrypted with
+    this process's key (as a worker reads it)."""
+    history = await handle.fetch_history()
+    payloads = [p for event in history.events for p in payloads_of(event)]
+    codec = load_cipher()
+    texts = [p.data.decode("utf-8", "replace") for p in await codec.decode(payloads)]
+    return history.to_json() + "\n".join(texts)
 
 
 def completion(text: str) -> dict[str, Any]:

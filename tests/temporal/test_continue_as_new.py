@@ -22,6 +22,7 @@ from loopwright.engines.temporal import (
     start_agent_run,
 )
 from loopwright.engines.temporal._activities import MODEL_CALL, TOOL_CALL
+from loopwright.engines.temporal._codec import data_converter
 from loopwright.events import ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store
@@ -142,7 +143,7 @@ async def test_a_continued_run_stores_the_same_events_as_the_embedded_engine(
     assert run.first_execution_run_id is not None
     histories = await run_histories(client, run.id, run.first_execution_run_id)
     assert len(histories) == 4  # calls 1-4, 5-8, 9-12, 13
-    replayer = Replayer(workflows=[AgentRunWorkflow])
+    replayer = Replayer(workflows=[AgentRunWorkflow], data_converter=data_converter())
     for history in histories:  # each run of the chain replays deterministically
         replayed = await replayer.replay_workflow(WorkflowHistory(run.id, list(history.events)))
         assert replayed.replay_failure is None

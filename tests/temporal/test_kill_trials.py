@@ -35,6 +35,7 @@ from trial_helpers import (
 
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
 from loopwright.engines.temporal._activities import UNCERTAIN
+from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import event_to_dict
 from loopwright.prompts import summarize
@@ -190,7 +191,7 @@ async def test_24_killed_workers_each_run_finished_elsewhere_once_per_key(
     finally:
         content.close()
         store.close()
-    replayer = Replayer(workflows=[AgentRunWorkflow])
+    replayer = Replayer(workflows=[AgentRunWorkflow], data_converter=data_converter())
     for handle in handles.values():  # each history, with its lost attempt, replays
         replayed = await replayer.replay_workflow(await handle.fetch_history())
         assert replayed.replay_failure is None

@@ -6,15 +6,13 @@ session for its calls and closes it when the run ends; the worker's own secret (
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
-import re
 import time
 from pathlib import Path
 
 import psycopg
-from temporal_helpers import Workers, action, final
+from temporal_helpers import Workers, action, decrypted_history, final
 
 from loopwright.engines.temporal import RunActivities, connect, start_agent_run
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
@@ -31,13 +29,6 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def _history_text(history_json: str) -> str:
-    """A fetched history as JSON with every payload decoded (they are base64 in it)."""
-    payloads = re.findall(r'"data": "([A-Za-z0-9+/=]+)"', history_json)
-    assert payloads
-    return history_json + "\n".join(base64.b64decode(p).decode("utf-8") for p in payloads)
 
 
 def _postgres_text(url: str) -> str:
@@ -94,7 +85,7 @@ async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
     assert isinstance(finished, RunFinishedEvent) and finished.answer is not None
     assert finished.answer.startswith("the token is [REDACTED"), finished.answer
 
-    history = _history_text((await handle.fetch_history()).to_json())
+    history = await decrypted_history(handle)
     assert "read_token" in history and "stored note 2" in history  # the run is in it
     assert SECRET not in history
     stored = _postgres_text(workers.store)

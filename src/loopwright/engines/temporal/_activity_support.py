@@ -50,7 +50,10 @@ def uncertain_result(call: ToolCall) -> ToolResult:
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:
-    """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly."""
+    """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly
+    (outside an activity: just await it)."""
+    if not activity.in_activity():
+        return await work
 
     async def beat() -> None:
         while True:

@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 
 from loopwright.agent._executor import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
@@ -28,10 +29,11 @@ async def connect(
     address: str, *, namespace: str = "default", wait_s: float = CONNECT_WAIT_S
 ) -> Client:
     """A client of the Temporal frontend at HOST:PORT (retried while it starts up)."""
+    converter = data_converter()  # every payload encrypted (engines/temporal/_codec.py)
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return await Client.connect(address, namespace=namespace)
+            return await Client.connect(address, namespace=namespace, data_converter=converter)
         except Exception as exc:  # the frontend is not ready yet, or not there at all
             if time.monotonic() >= deadline:
                 raise ConfigurationError(
