@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -313,6 +314,28 @@ def test_a_long_run_fills_in_live_without_re_rendering(
     assert len(sockets) == 2 and sockets[0].endswith("after=0")
     resumed_after = int(sockets[1].rsplit("after=", 1)[1])
     assert resumed_after >= 400  # the second connection started from the last seq seen
+
+
+def test_a_model_call_in_flight_is_an_open_span(
+    page: Page, server: LiveServer, held_model: HeldModel
+) -> None:
+    """A slow model call is a growing bar in the waterfall while it runs (not a gap between
+    two timestamps), and a closed one with its latency once the reply is in."""
+    body = {"prompt": "echo", "model": "held:x", "tools": ["echo"]}
+    run_id = start_run(server, body)["run_id"]
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    waiting = page.locator(".wf-model.open")
+    expect(waiting).to_have_count(1)
+    expect(waiting.locator(".wf-meta")).to_have_text("waiting for the reply…")
+    expect(page.locator("[data-field=status]")).to_have_text("running")
+    held_model.release(1)
+    first = page.locator(".wf-model").first
+    expect(first.locator(".wf-meta")).to_have_text("10 → 5 tokens")
+    expect(first).not_to_have_class(re.compile(r"\bopen\b"))
+    expect(page.locator(".wf-model.open")).to_have_count(1)  # the next call, in flight
+    held_model.release(300)
+    expect(page.locator("[data-testid=outcome]")).to_contain_text("Run stopped")  # 10 rounds
+    expect(page.locator(".wf-row.open")).to_have_count(0)
 
 
 def test_run_text_is_shown_as_text_never_as_html(

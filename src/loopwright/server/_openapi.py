@@ -105,6 +105,11 @@ SCHEMAS: dict[str, Any] = {
             "reason": {"type": ["string", "null"]},
             "last_seq": {"type": "integer"},
             "live": {"type": "boolean", "description": "running in this server process"},
+            "waiting_for_approval": {
+                "type": "boolean",
+                "description": "running, and held at a gate until someone decides it",
+            },
+            "parent_run_id": {"type": ["string", "null"], "description": "a sub-agent's lead"},
             "pending_gates": {"type": "array", "items": _ref("Gate")},
         },
     },
@@ -316,7 +321,7 @@ def _action_paths() -> dict[str, Any]:
         },
         "/api/info": {
             "get": {
-                "summary": "What this server offers: tools, tasks, default model",
+                "summary": "What this server offers: tools, tasks, default model, models",
                 "responses": {"200": _json({"type": "object"}, "info"), **_errors(401)},
             }
         },
