@@ -22,8 +22,9 @@ import statistics
 import time
 from typing import Any
 
-from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
+from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, tool
 from loopwright.messages import Message, ModelRequest
+from loopwright.testing import ScriptedModel
 
 SIZES = (20, 100, 500)
 

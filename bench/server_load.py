@@ -69,7 +69,8 @@ def serve(latency: float, steps: int, store_file: str) -> None:
     sock.listen(4096)
     print(sock.getsockname()[1], flush=True)
     from loopwright.runtime import Runtime
-    from loopwright.store import InMemoryRunStore, open_store
+    from loopwright.store import open_store
+    from loopwright.testing import InMemoryRunStore
 
     store = InMemoryRunStore() if store_file == ":memory:" else open_store(store_file)
     app = create_app(ServerConfig(runtime=Runtime(store, models=models), default_model="paced:x"))

@@ -32,11 +32,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
+from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, tool
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
 from loopwright.runtime import Runtime
-from loopwright.store import InMemoryRunStore, RunStore, open_store, tail_events
+from loopwright.store import RunStore, open_store, tail_events
 from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.testing import InMemoryRunStore, ScriptedModel
 
 STEPS = (20, 100, 500)
 WRITERS = (1, 4, 8)

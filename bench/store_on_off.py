@@ -22,7 +22,8 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from loopwright.store import InMemoryRunStore, RunStore, SqliteRunStore
+from loopwright.store import RunStore, SqliteRunStore
+from loopwright.testing import InMemoryRunStore
 from store import agent_run, stored_run  # bench/store.py: the same runs as its loop rows
 
 SIZES = (20, 100, 500)

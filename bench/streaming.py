@@ -26,11 +26,12 @@ import statistics
 import time
 from typing import Any
 
-from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
+from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, tool
 from loopwright.effects import DeltaSettings, EventLog, LiveEffects
 from loopwright.events import Event
 from loopwright.messages import ModelRequest
 from loopwright.models import Model
+from loopwright.testing import ScriptedModel
 
 STEPS = 50
 TEXT = "Thinking about the next number to add, then calling the tool. " * 4

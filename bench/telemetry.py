@@ -25,16 +25,9 @@ import sys
 import time
 from typing import Any
 
-from loopwright import (
-    AgentExecutor,
-    AgentOptions,
-    ModelResponse,
-    ScriptedModel,
-    ToolCall,
-    telemetry,
-    tool,
-)
+from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, telemetry, tool
 from loopwright.agent._loop import run_agent
+from loopwright.testing import ScriptedModel
 
 STEPS = 50
 

@@ -16,9 +16,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from loopwright import AgentExecutor, ScriptedModel, tool
+from loopwright import AgentExecutor, tool
 from loopwright.events import ConfirmationRequiredEvent, Event, GateDecisionEvent
 from loopwright.tasks import GateBroker
+from loopwright.testing import ScriptedModel
 
 FOLDER = Path(tempfile.mkdtemp(prefix="loopwright-approvals-"))
 

@@ -24,7 +24,7 @@ from loopwright.compat import (
     TaskDefinition,
     TaskExecutor,
 )
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from loopwright import AgentExecutor
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
 
 

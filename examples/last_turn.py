@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from loopwright import AgentExecutor, AgentOptions, ScriptedModel, tool
+from loopwright import AgentExecutor, AgentOptions, tool
 from loopwright.events import Event, WarningEvent
+from loopwright.testing import ScriptedModel
 
 
 @tool(effect="read")

@@ -15,9 +15,10 @@ import sys
 
 from pydantic import BaseModel
 
-from loopwright import AgentExecutor, ScriptedModel
+from loopwright import AgentExecutor
 from loopwright.events import Event, OutputInvalidEvent
 from loopwright.models import Model, resolve_model
+from loopwright.testing import ScriptedModel
 
 REQUEST = "Read this: 'Invoice 2024-17 from Acme Tools, total 1,250.50 EUR.' Extract the invoice."
 

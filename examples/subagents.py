@@ -16,8 +16,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from loopwright import AgentExecutor, ScriptedModel, tool
+from loopwright import AgentExecutor, tool
 from loopwright.events import Event, RunStartedEvent, ToolCallEvent
+from loopwright.testing import ScriptedModel
 
 
 @tool(effect="read")

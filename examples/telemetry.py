@@ -17,7 +17,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from loopwright import AgentExecutor, ScriptedModel, telemetry, tool
+from loopwright import AgentExecutor, telemetry, tool
+from loopwright.testing import ScriptedModel
 
 SHOWN = ("gen_ai.request.model", "gen_ai.tool.name", "gen_ai.usage.output_tokens")
 

@@ -16,7 +16,7 @@ from loopwright.events import (
     ToolCallStartedEvent,
 )
 from loopwright.messages import ModelResponse, ToolCall
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 

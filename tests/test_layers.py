@@ -12,7 +12,7 @@ import loopwright
 SRC = Path(loopwright.__file__).parent
 
 LAYERS: list[set[str]] = [
-    {"cli", "server"},
+    {"cli", "server", "testing"},
     {"runtime", "engines"},
     {"compat", "evals"},
     {"agent", "tasks", "skills"},
@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
         "_net",
         "_event_schema",
         "_extras",
+        "_moved",
     },
 ]
 """Top to bottom. A module may import its own layer or any layer below it."""

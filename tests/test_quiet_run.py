@@ -13,7 +13,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.agent._conversation import Conversation
 from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import Message, ModelResponse, ToolCall
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import Event, RunFinishedEvent, ToolCallStartedEvent
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import Tool
 
 CONVERSATIONS = sorted((Path(__file__).parent / "fixtures" / "conversations").glob("*.json"))

@@ -3,15 +3,8 @@ end: restoring the SIGINT handler reprs the main task, its result included)."""
 
 from __future__ import annotations
 
-from loopwright import (
-    AgentExecutor,
-    AgentOptions,
-    ExecutionResult,
-    ModelResponse,
-    ScriptedModel,
-    ToolCall,
-    tool,
-)
+from loopwright import AgentExecutor, AgentOptions, ExecutionResult, ModelResponse, ToolCall, tool
+from loopwright.testing import ScriptedModel
 
 STEPS = 300
 OUTPUT_CHARS = 5_000

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from loopwright import AgentExecutor, AgentOptions, ModelResponse, ScriptedModel, ToolCall, tool
+from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, tool
+from loopwright.testing import ScriptedModel
 
 NAME = "loopwright"
 

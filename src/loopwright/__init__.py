@@ -1,106 +1,117 @@
 """loopwright: run LLM agents and deterministic tasks, and watch every tool call.
 
-The public surface is what `__all__` lists; everything else (modules starting with `_`,
-and names not listed here or in a subpackage's `__all__`) may change without notice.
+The public surface is what `__all__` lists: what a program builds with (runs, tools,
+models, stores, events, the error bases). Everything else lives in its subpackage
+(`loopwright.effects`, `loopwright.store`, `loopwright.errors`, ...); the test doubles
+(`ScriptedModel`, `MockClock`, `InMemoryRunStore`) in `loopwright.testing`. Modules starting
+with `_`, and names in no `__all__`, may change without notice.
 """
 
-from loopwright.agent import (
-    AgentExecutor,
-    AgentOptions,
-    CompletedStep,
-    ExecutionResult,
-    VerificationResult,
-)
-from loopwright.clock import MockClock, SystemClock
-from loopwright.effects import Effects, EventLog, GateRequest, GateVerdict
-from loopwright.errors import (
-    ConfigurationError,
-    LoopwrightError,
-    MaxStepsExceeded,
-    ModelRetry,
-    ResumeConflict,
-    RunError,
-    RunNotFound,
-    StoreError,
-    TaskParseError,
-    ToolError,
-    UsageError,
-)
-from loopwright.events import SCHEMA_VERSION, Event, decode_event, encode_event
-from loopwright.messages import (
-    Message,
-    MessageHistory,
-    ModelRequest,
-    ModelResponse,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
-from loopwright.models import Model, ModelRegistry, ScriptedModel, resolve_model
-from loopwright.prompts import PromptBuilder
-from loopwright.runtime import RunHandle, RunSpec, Runtime, replay_run, resume_run
-from loopwright.store import InMemoryRunStore, RunStore, SqliteRunStore, open_store
-from loopwright.tasks import TaskDefinition, TaskExecutor, TaskRunState, TaskSpec, load_task
-from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, tool
+from typing import TYPE_CHECKING
+
+from loopwright._moved import moved
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.errors import LoopwrightError, ModelRetry, RunError, ToolError, UsageError
+from loopwright.events import Event, decode_event, encode_event
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from loopwright.models import Model, resolve_model
+from loopwright.runtime import RunSpec, Runtime, resume_run
+from loopwright.store import RunStore, SqliteRunStore, open_store
+from loopwright.tasks import TaskExecutor, TaskSpec, load_task
+from loopwright.tools import Tool, ToolContext, tool
+
+if TYPE_CHECKING:  # the names that left the top level, for type checkers meanwhile
+    from loopwright.agent import CompletedStep as CompletedStep
+    from loopwright.agent import VerificationResult as VerificationResult
+    from loopwright.clock import MockClock as MockClock
+    from loopwright.clock import SystemClock as SystemClock
+    from loopwright.effects import Effects as Effects
+    from loopwright.effects import EventLog as EventLog
+    from loopwright.effects import GateRequest as GateRequest
+    from loopwright.effects import GateVerdict as GateVerdict
+    from loopwright.errors import ConfigurationError as ConfigurationError
+    from loopwright.errors import MaxStepsExceeded as MaxStepsExceeded
+    from loopwright.errors import ResumeConflict as ResumeConflict
+    from loopwright.errors import RunNotFound as RunNotFound
+    from loopwright.errors import StoreError as StoreError
+    from loopwright.errors import TaskParseError as TaskParseError
+    from loopwright.events import SCHEMA_VERSION as SCHEMA_VERSION
+    from loopwright.messages import Message as Message
+    from loopwright.messages import MessageHistory as MessageHistory
+    from loopwright.messages import ToolResult as ToolResult
+    from loopwright.models import ModelRegistry as ModelRegistry
+    from loopwright.models._scripted import ScriptedModel as ScriptedModel
+    from loopwright.prompts import PromptBuilder as PromptBuilder
+    from loopwright.runtime import RunHandle as RunHandle
+    from loopwright.runtime import replay_run as replay_run
+    from loopwright.store._memory import InMemoryRunStore as InMemoryRunStore
+    from loopwright.tasks import TaskDefinition as TaskDefinition
+    from loopwright.tasks import TaskRunState as TaskRunState
+    from loopwright.tools import ToolExecutor as ToolExecutor
+    from loopwright.tools import ToolRegistry as ToolRegistry
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "SCHEMA_VERSION",
     "AgentExecutor",
     "AgentOptions",
-    "CompletedStep",
-    "ConfigurationError",
-    "Effects",
     "Event",
-    "EventLog",
     "ExecutionResult",
-    "GateRequest",
-    "GateVerdict",
-    "InMemoryRunStore",
     "LoopwrightError",
-    "MaxStepsExceeded",
-    "Message",
-    "MessageHistory",
-    "MockClock",
     "Model",
-    "ModelRegistry",
     "ModelRequest",
     "ModelResponse",
     "ModelRetry",
-    "PromptBuilder",
-    "ResumeConflict",
     "RunError",
-    "RunHandle",
-    "RunNotFound",
     "RunSpec",
     "RunStore",
     "Runtime",
-    "ScriptedModel",
     "SqliteRunStore",
-    "StoreError",
-    "SystemClock",
-    "TaskDefinition",
     "TaskExecutor",
-    "TaskParseError",
-    "TaskRunState",
     "TaskSpec",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolError",
-    "ToolExecutor",
-    "ToolRegistry",
-    "ToolResult",
     "Usage",
     "UsageError",
-    "VerificationResult",
     "decode_event",
     "encode_event",
     "load_task",
     "open_store",
-    "replay_run",
     "resolve_model",
     "resume_run",
     "tool",
 ]
+
+_HOMES = {
+    "loopwright.testing": ("InMemoryRunStore", "MockClock", "ScriptedModel"),
+    "loopwright.agent": ("CompletedStep", "VerificationResult"),
+    "loopwright.clock": ("SystemClock",),
+    "loopwright.effects": ("Effects", "EventLog", "GateRequest", "GateVerdict"),
+    "loopwright.errors": (
+        "ConfigurationError",
+        "MaxStepsExceeded",
+        "ResumeConflict",
+        "RunNotFound",
+        "StoreError",
+        "TaskParseError",
+    ),
+    "loopwright.events": ("SCHEMA_VERSION",),
+    "loopwright.messages": ("Message", "MessageHistory", "ToolResult"),
+    "loopwright.models": ("ModelRegistry",),
+    "loopwright.prompts": ("PromptBuilder",),
+    "loopwright.runtime": ("RunHandle", "replay_run"),
+    "loopwright.tasks": ("TaskDefinition", "TaskRunState"),
+    "loopwright.tools": ("ToolExecutor", "ToolRegistry"),
+}
+MOVED = {name: home for home, names in _HOMES.items() for name in names}
+"""Names that were in `__all__` in 0.1.0 -> where they live now. `loopwright.NAME` still
+gives them, with a DeprecationWarning, until the next release."""
+
+
+def __getattr__(name: str) -> object:
+    home = MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
+    return moved("loopwright", name, home)

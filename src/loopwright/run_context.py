@@ -23,8 +23,9 @@ from loopwright.guards import CostLedger
 from loopwright.messages import ToolCall
 from loopwright.safety.scrub import Scrubber
 
-EventSink = Callable[[Event], Awaitable[None]]
-"""Gets every event of a run as it happens (in this process)."""
+EventSink = Callable[[Event], Awaitable[None] | None]
+"""Gets every event of a run as it happens (in this process): a coroutine function, or a
+plain function such as `events.append` (`on_event=`)."""
 
 
 class Recorder(Protocol):

@@ -23,7 +23,7 @@ import uvicorn
 from loopwright.runtime import Runtime
 from loopwright.server import ServerConfig, create_app
 from loopwright.server._http import json_response
-from loopwright.store import InMemoryRunStore
+from loopwright.testing import InMemoryRunStore
 
 PLAIN = Path(__file__).parent / "plain_tools.py"
 TOKENS = {"acme-token-1234": "acme", "globex-token-5678": "globex"}

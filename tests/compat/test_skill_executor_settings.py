@@ -14,9 +14,9 @@ import pytest
 from loopwright.compat import AUTONOMOUS_SKILL_SYSTEM_PROMPT
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.models import ScriptedModel
 from loopwright.safety.scrub import Scrubber
 from loopwright.skills import AutonomousConfig, AutonomousSkillExecutor, Skill, load_skill
+from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 
 SECRET = "team-password-7431-zebra"

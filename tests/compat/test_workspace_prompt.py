@@ -9,8 +9,8 @@ from pathlib import Path
 
 from loopwright import AgentExecutor
 from loopwright.messages import ModelResponse
-from loopwright.models import ScriptedModel
 from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, tool
 
 

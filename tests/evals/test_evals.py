@@ -13,7 +13,7 @@ from loopwright.cli import main
 from loopwright.errors import ConfigurationError
 from loopwright.evals import load_suite, run_suite
 from loopwright.messages import ModelResponse, Usage
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 EVALS = Path(__file__).parents[2] / "evals"
 

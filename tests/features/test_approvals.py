@@ -20,9 +20,9 @@ from loopwright.events import (
     GateDecisionEvent,
     ToolCallStartedEvent,
 )
-from loopwright.models import ScriptedModel
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, join_decider
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 DELETED: list[str] = []

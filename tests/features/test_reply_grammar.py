@@ -12,7 +12,7 @@ import pytest
 
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._reply_grammar import tool_reply_schema
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from tools import add, multiply  # type: ignore[import-not-found]

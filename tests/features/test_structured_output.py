@@ -14,7 +14,7 @@ from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.errors import ConfigurationError, OutputValidationError
 from loopwright.events import Event, OutputInvalidEvent, RunErrorEvent
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 
 class City(BaseModel):

@@ -21,10 +21,10 @@ from loopwright.events import (
     RunFinishedEvent,
     ToolCallEvent,
 )
-from loopwright.models import ScriptedModel
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, join_decider
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, tool
 
 DELETED: list[str] = []

@@ -18,9 +18,9 @@ from loopwright.events import (
     ToolCallStartedEvent,
 )
 from loopwright.messages import ModelResponse, Usage
-from loopwright.models import ScriptedModel
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 CALLS: list[str] = []

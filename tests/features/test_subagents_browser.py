@@ -20,9 +20,9 @@ from server_helpers import live_server, make_config
 
 from loopwright import AgentExecutor
 from loopwright.agent._subagent import child_run_id
-from loopwright.models import ScriptedModel
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ from task_helpers import load, make_executor
 
 from loopwright.errors import TaskParseError
 from loopwright.events import Event, FunctionResultEvent, OutputInvalidEvent, StepCompleteEvent
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 TASK = """
 name: triage

@@ -7,7 +7,7 @@ from typing import Any
 
 from loopwright.clock import MockClock
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 
 def call(tool_name: str, /, **args: Any) -> str:

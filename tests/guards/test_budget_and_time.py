@@ -11,7 +11,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.guards import DEFAULT_PRICES, CostLedger
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 

@@ -7,7 +7,7 @@ from guard_helpers import call, final
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.agent._conversation import Conversation, estimate_tokens
 from loopwright.messages import Message
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 SYSTEM = "You are a careful assistant. " * 20

@@ -11,7 +11,7 @@ from guard_helpers import call, final
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import RunStoppedEvent
 from loopwright.guards import BasePolicy, GuardState, Stop
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
 

@@ -18,7 +18,7 @@ from loopwright.agent import (
 )
 from loopwright.agent._verify import checks_in_output
 from loopwright.events import RunFinishedEvent, RunStartedEvent, VerificationEvent
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
 

@@ -14,7 +14,7 @@ from loopwright.clock import MockClock
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent, RunStoppedEvent
 from loopwright.guards import WALL_CLOCK_CHANGING_S, WALL_CLOCK_READ_ONLY_S
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
 
 

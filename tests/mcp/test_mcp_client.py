@@ -16,7 +16,7 @@ from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
 from loopwright.events import ToolCallEvent
 from loopwright.mcp import MCPConnections
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 
 SERVER = Path(__file__).parents[2] / "examples" / "mcp_server.py"
 STDIO = f"{sys.executable} {SERVER}"

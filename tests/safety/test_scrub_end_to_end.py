@@ -11,7 +11,7 @@ import pytest
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.cli import main
 from loopwright.events import encode_event
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools.builtin import read
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "secrets"

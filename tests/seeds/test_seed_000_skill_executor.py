@@ -19,8 +19,8 @@ from loopwright.compat import (
     TaskMessageEvent,
     TaskStatusEvent,
 )
-from loopwright.models import ScriptedModel
 from loopwright.skills import Skill, load_skill
+from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 
 SEED_EVENTS = (TaskStatusEvent, TaskMessageEvent, TaskErrorEvent, TaskDoneEvent)

@@ -20,7 +20,7 @@ from loopwright.compat import (
     ReActJsonParser,
 )
 from loopwright.errors import RunError
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import Tool, tool
 
 FIXTURES = Path(__file__).parent / "fixtures"

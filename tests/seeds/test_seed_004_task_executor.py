@@ -23,8 +23,8 @@ from loopwright.compat import (
     TaskParseError,
     TaskRunState,
 )
-from loopwright.models import ScriptedModel
 from loopwright.tasks import StepDefinition as NativeStepDefinition
+from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, ToolRegistry, tool
 
 SEED_TYPES = {

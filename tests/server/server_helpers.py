@@ -18,8 +18,9 @@ from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.models import ModelRegistry
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
-from loopwright.store import InMemoryRunStore, RunStore
+from loopwright.store import RunStore
 from loopwright.tasks import TaskSettings
+from loopwright.testing import InMemoryRunStore
 
 TOKENS = {"acme-token-1234": "acme", "globex-token-5678": "globex"}
 ACME = {"Authorization": "Bearer acme-token-1234"}

@@ -21,7 +21,8 @@ from server_helpers import (
 )
 
 from loopwright.events import SCHEMA_VERSION, event_from_dict, event_to_dict
-from loopwright.store import InMemoryRunStore, RunStore, open_store
+from loopwright.store import RunStore, open_store
+from loopwright.testing import InMemoryRunStore
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -29,10 +29,10 @@ from server_helpers import (
 
 from loopwright import AgentExecutor
 from loopwright.events import Event, ModelResponseEvent
-from loopwright.models import ModelRegistry, ScriptedModel
+from loopwright.models import ModelRegistry
 from loopwright.runtime import Runtime
 from loopwright.runtime._requests import rebuild_request
-from loopwright.store import InMemoryRunStore
+from loopwright.testing import InMemoryRunStore, ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from loopwright.cli import main
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent
-from loopwright.models import ScriptedModel
 from loopwright.skills import AutonomousConfig, AutonomousSkillExecutor, load_skill
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "skills"

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loopwright import ScriptedModel
 from loopwright.events import Event
 from loopwright.runtime import RunSpec, Runtime
+from loopwright.testing import ScriptedModel
 
 TOOLS_FILE = Path(__file__).parent / "crash_tools.py"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from loopwright.clock import MockClock
-from loopwright.store import GateDecision, InMemoryRunStore, RunStore, SqliteRunStore
+from loopwright.store import GateDecision, RunStore, SqliteRunStore
+from loopwright.testing import InMemoryRunStore
 
 
 @pytest.fixture(params=["memory", "sqlite"])

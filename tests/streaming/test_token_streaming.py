@@ -22,10 +22,11 @@ from loopwright.events import (
     event_from_dict,
     event_to_dict,
 )
-from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy, ScriptedModel
+from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy
 from loopwright.models._wire import HttpModel
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
+from loopwright.testing import ScriptedModel
 
 ANSWER = '{"thought": "The sum is easy", "final_answer": "17 + 25 is 42."}'
 PIECES = [ANSWER[i : i + 5] for i in range(0, len(ANSWER), 5)]

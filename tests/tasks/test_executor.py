@@ -25,10 +25,9 @@ from loopwright.events import (
     TaskStartEvent,
     WarningEvent,
 )
-from loopwright.models import ScriptedModel
 from loopwright.runtime import Runtime
-from loopwright.store import InMemoryRunStore
 from loopwright.tasks import TaskExecutor, TaskSettings, rebuild_state
+from loopwright.testing import InMemoryRunStore, ScriptedModel
 
 PIPELINE = """
 name: pipeline

@@ -19,7 +19,8 @@ from opentelemetry.trace import StatusCode
 
 from loopwright import AgentExecutor, AgentOptions, telemetry
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
-from loopwright.models import OpenAIModel, ScriptedModel
+from loopwright.models import OpenAIModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "streaming"))

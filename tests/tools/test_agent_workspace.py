@@ -10,7 +10,7 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor
 from loopwright.events import Event, RunStartedEvent, ToolCallEvent
-from loopwright.models import ScriptedModel
+from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, workspace_context
 
 

@@ -11,11 +11,8 @@ from loopwright.cli._options import SERVE as SERVE_OPTIONS
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.errors import ConfigurationError
-from loopwright.store import (
-    InMemoryRunStore,
-    RunStore,
-    open_store,
-)
+from loopwright.store import RunStore, open_store
+from loopwright.store._memory import InMemoryRunStore
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

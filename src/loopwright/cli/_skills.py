@@ -7,7 +7,7 @@ from typing import Any
 
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
-from loopwright.models import ScriptedModel
+from loopwright.models._scripted import ScriptedModel
 from loopwright.runtime import RunSpec, build_agent
 from loopwright.safety.terminal import visible
 from loopwright.skills import ContextLoader, Skill, scan_skills

@@ -12,7 +12,7 @@ every result is appended, as an event, to the run's `EventLog`:
 
 from loopwright.effects._deltas import DeltaSettings
 from loopwright.effects._live import LiveEffects
-from loopwright.effects._log import EventLog, EventSink, Recorder
+from loopwright.effects._log import EventLog, EventSink, Recorder, send_event
 from loopwright.effects._protocol import (
     Effects,
     Gatekeeper,
@@ -36,4 +36,5 @@ __all__ = [
     "ReplayEffects",
     "VerificationResult",
     "replaying",
+    "send_event",
 ]

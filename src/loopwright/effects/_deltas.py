@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from loopwright.effects._log import EventLog
+from loopwright.effects._log import EventLog, send_event
 from loopwright.events import ModelTextDeltaEvent
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model, StreamsText, implements
@@ -144,7 +144,7 @@ class _DeltaSender:
                 run_id=log.run_id, seq=log.seq, ts=self.now(), text=delta, model=self.model_name
             )
             assert log.sink is not None
-            await log.sink(event)
+            await send_event(log.sink, event)
 
     async def finish(self) -> None:
         """After the reply: what is left goes out, after every delta before it."""

@@ -25,9 +25,16 @@ from loopwright.events import Event, ModelResponseEvent, ToolCallStartedEvent
 from loopwright.run_context import EventSink, Recorder
 from loopwright.safety.scrub import Scrubber
 
-__all__ = ["EventLog", "EventSink", "Recorder", "describe"]
+__all__ = ["EventLog", "EventSink", "Recorder", "describe", "send_event"]
 
 E = TypeVar("E", bound=Event)
+
+
+async def send_event(sink: EventSink, event: Event) -> None:
+    """Give `event` to `sink`; what a coroutine function returns is awaited."""
+    outcome = sink(event)
+    if outcome is not None:
+        await outcome
 
 
 def describe(event: Event) -> str:
@@ -82,7 +89,7 @@ class EventLog:
         if self.recorder is not None:
             self.recorder.write(event)
         if self.sink is not None:
-            await self.sink(event)
+            await send_event(self.sink, event)
         return event
 
     def _check(self, event: Event) -> None:

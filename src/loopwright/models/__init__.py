@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from loopwright._moved import moved
 from loopwright.models._base import (
     ChecksUse,
     Model,
@@ -20,13 +21,14 @@ from loopwright.models._base import (
     implements,
 )
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
-from loopwright.models._scripted import ScriptedModel, response_from_item
+from loopwright.models._scripted import response_from_item
 
 if TYPE_CHECKING:
     from loopwright.models._anthropic import AnthropicModel
     from loopwright.models._http import RetryPolicy
     from loopwright.models._ollama import OllamaModel
     from loopwright.models._openai import OpenAIModel
+    from loopwright.models._scripted import ScriptedModel as ScriptedModel
 
 _LAZY = {
     "AnthropicModel": "_anthropic",
@@ -37,6 +39,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "ScriptedModel":  # a test double: loopwright.testing
+        return moved(__name__, name, "loopwright.testing")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -55,7 +59,6 @@ __all__ = [
     "OpenAIModel",
     "ResumesScript",
     "RetryPolicy",
-    "ScriptedModel",
     "StreamsText",
     "TextSink",
     "ToolMode",

@@ -14,7 +14,8 @@ from typing import Any
 from loopwright.agent import AgentExecutor
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
-from loopwright.models import Model, ScriptedModel
+from loopwright.models import Model
+from loopwright.models._scripted import ScriptedModel
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunRecord, RunStore
 

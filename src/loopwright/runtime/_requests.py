@@ -29,7 +29,8 @@ from loopwright.effects._wrapped import WrappedEffects
 from loopwright.errors import LoopwrightError, ReplayDivergence, UsageError
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, ScriptedModel, ToolMode
+from loopwright.models import Model, ToolMode
+from loopwright.models._scripted import ScriptedModel
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunStore
 

@@ -24,6 +24,7 @@ from loopwright.effects import (
     Gatekeeper,
     LiveEffects,
     replaying,
+    send_event,
 )
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import (
@@ -42,7 +43,8 @@ from loopwright.runtime._spec import RunSpec, build_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.safety.scrub import Scrubber
-from loopwright.store import InMemoryRunStore, RunRecord, RunStore
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._memory import InMemoryRunStore
 from loopwright.tasks import (
     GateBroker,
     StateFileExporter,
@@ -203,7 +205,7 @@ class Runtime:
             if isinstance(event, ModelTextDeltaEvent):
                 self._fan_out((event,))
             if on_event is not None:
-                await on_event(event)
+                await send_event(on_event, event)
 
         return sink
 

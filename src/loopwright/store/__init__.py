@@ -1,7 +1,10 @@
 """Run stores: the durable log behind every run."""
 
+from typing import TYPE_CHECKING
+
+from loopwright._moved import moved
 from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
-from loopwright.store._memory import InMemoryRunStore, record_after
+from loopwright.store._memory import record_after
 from loopwright.store._open import (
     DEFAULT_STORE_PATH,
     STORE_ENV,
@@ -22,7 +25,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "STORE_ENV",
     "GateDecision",
-    "InMemoryRunStore",
     "Lease",
     "LocalPostgres",
     "PersistentStore",
@@ -40,3 +42,12 @@ __all__ = [
     "store_location",
     "tail_events",
 ]
+
+if TYPE_CHECKING:
+    from loopwright.store._memory import InMemoryRunStore as InMemoryRunStore
+
+
+def __getattr__(name: str) -> object:
+    if name == "InMemoryRunStore":  # a test double: loopwright.testing
+        return moved(__name__, name, "loopwright.testing")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from loopwright.agent import new_run_id
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, EventSink, LiveEffects
+from loopwright.effects import Effects, EventLog, EventSink, LiveEffects, send_event
 from loopwright.events import Event
 from loopwright.models import Model
 from loopwright.safety.operations import SnapshotHook
@@ -134,7 +134,7 @@ class TaskExecutor:
 
         async def sink(event: Event) -> None:
             if user_sink is not None:
-                await user_sink(event)
+                await send_event(user_sink, event)
             queue.put_nowait(event)
 
         job = asyncio.create_task(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.effects import send_event
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     Event,
@@ -129,7 +130,7 @@ async def stream_agent(
     async def on_event(event: Event) -> None:
         nonlocal streamed
         if forward is not None:
-            await forward(event)
+            await send_event(forward, event)
         texts: tuple[str | None, ...] = ()
         if isinstance(event, ModelTextDeltaEvent):
             streamed = True
