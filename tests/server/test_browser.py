@@ -27,10 +27,13 @@ from server_helpers import (
     make_config,
     start_run,
     tasks_folder,
+    wait_finished,
     write_script,
 )
 
+from loopwright.events import Event
 from loopwright.models import ModelRegistry
+from loopwright.store import SqliteRunStore
 
 pytestmark = pytest.mark.browser
 
@@ -336,6 +339,38 @@ def test_a_model_call_in_flight_is_an_open_span(
     held_model.release(300)
     expect(page.locator("[data-testid=outcome]")).to_contain_text("Run stopped")  # 10 rounds
     expect(page.locator(".wf-row.open")).to_have_count(0)
+
+
+def test_an_interrupted_run_shows_its_last_call_unfinished(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A run whose process died during a model call: the call has no reply, and nothing
+    on the page pretends it is still going."""
+    spec = echo_script(tmp_path / "s.json", 2)
+    with live_server(make_config(tmp_path)) as live:
+        run_id = start_run(live, {"prompt": "p", "model": spec, "tools": ["echo"]})["run_id"]
+        events = wait_events(live, run_id)
+    last_start = [e for e in events if e.type == "iteration_started"][-1]
+    store = SqliteRunStore(tmp_path / "crashed.db")  # the process died during that call
+    store.append_many([e for e in events if e.seq <= last_start.seq])
+    with live_server(make_config(tmp_path, store=store)) as live:
+        page = browser.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{live.url}/#/runs/{run_id}")
+        expect(page.locator("[data-field=status]")).to_have_text("interrupted")
+        expect(page.locator(".wf-model")).to_have_count(3)
+        last = page.locator(".wf-model").last
+        expect(last).to_have_class(re.compile(r"\bunfinished\b"))
+        assert page.locator(".wf-row.open").count() == 0
+        assert page.locator(".running").count() == 0
+        page.close()
+
+
+def wait_events(server: LiveServer, run_id: str) -> list[Event]:
+    """The finished run's events, as the store holds them."""
+    wait_finished(server, run_id)
+    events: list[Event] = server.config.runtime.store.events(run_id)
+    return events
 
 
 def test_run_text_is_shown_as_text_never_as_html(

@@ -204,7 +204,9 @@ async function showRun(runId) {
   };
   showStatus();
   const waterfall = new Waterfall(view.querySelector("[data-testid=spans]"));
-  waterfall.live = run.live;
+  // still going: here, or in another process that appends to the same store
+  const ongoing = run.status === "running" || run.status === "queued";
+  waterfall.live = ongoing;
   const children = [];
   // A sub-agent's run (and its own sub-agents'), live in a timeline nested under its call
   // and in the waterfall under its span; its approvals appear with the others.
@@ -225,7 +227,7 @@ async function showRun(runId) {
   };
   const stats = { startedAt: run.created_at, finishedAt: null };
   const showDuration = () => {
-    const end = stats.finishedAt !== null ? stats.finishedAt : run.live ? Date.now() / 1000 : run.updated_at;
+    const end = stats.finishedAt !== null ? stats.finishedAt : ongoing ? Date.now() / 1000 : run.updated_at;
     field("duration").textContent = fmtDuration(end - stats.startedAt);
   };
   const timeline = new Timeline(view.querySelector(".timeline"), {
@@ -255,7 +257,7 @@ async function showRun(runId) {
   window.loopwrightLive = live; // for the browser console (and the browser tests)
   live.connect();
   const ticking = setInterval(() => {
-    if (stats.finishedAt !== null || !run.live) return;
+    if (stats.finishedAt !== null || !ongoing) return;
     showDuration();
     waterfall.layout();
   }, 1000);

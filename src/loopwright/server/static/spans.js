@@ -269,9 +269,11 @@ class Waterfall {
     };
     place(this.runRow, this.t0, end);
     this.runRow.row.classList.toggle("open", this.tEnd === null && this.live);
+    const going = this.tEnd === null && this.live; // an interrupted run's open spans stay still
     for (const span of this.spans) {
       place(span, span.start, span.end !== null ? span.end : end);
-      span.row.classList.toggle("open", span.end === null);
+      span.row.classList.toggle("open", span.end === null && going);
+      if (span.end === null) span.row.classList.toggle("unfinished", !going);
     }
     const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
       const tick = el("span", "wf-tick", fmtMs(f * total * 1000) || "0 ms");
