@@ -79,7 +79,7 @@ class _Capture(WrappedEffects):
         super().__init__(inner)
         self.wanted = wanted
         self.calls = 0
-        self.request: ModelRequest | None = None
+        self.request: dict[str, Any] | None = None
 
     async def call_model(
         self, model: Model, request: ModelRequest, timeout: float | None
@@ -87,8 +87,8 @@ class _Capture(WrappedEffects):
         self.calls += 1
         if self.calls > self.wanted:
             raise _Done
-        if self.calls == self.wanted:
-            self.request = request
+        if self.calls == self.wanted:  # as it is now: the loop goes on with its history
+            self.request = request_view(request)
         return await self.inner.call_model(model, request, timeout)
 
 
@@ -148,7 +148,7 @@ async def rebuild_request(store: RunStore, run_id: str, seq: int) -> RebuiltRequ
             return RebuiltRequest(seq, problem=f"{DIFFERENT} ({why})")
     if capture.request is None or log.seq < target.seq:
         return RebuiltRequest(seq, problem="the rebuilt run did not reach this call")
-    return RebuiltRequest(seq, request=agent.scrubber.scrub_fields(request_view(capture.request)))
+    return RebuiltRequest(seq, request=agent.scrubber.scrub_fields(capture.request))
 
 
 DIFFERENT = "this code does not build the request the run sent: it ran under other code or tools"
