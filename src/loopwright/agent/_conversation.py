@@ -100,7 +100,7 @@ class Conversation:
         """A fingerprint of the request: a hash chain, so it costs the same at any length."""
         if self._chain is None:
             raise ValueError("this conversation keeps no fingerprint (fingerprinted=False)")
-        tail = f"{note}|{','.join(tool_names)}".encode()
+        tail = f"{note}|{','.join(tool_names)}".encode("utf-8", "surrogatepass")
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
 
     def request_messages(self, note: str | None = None) -> MessageHistory:

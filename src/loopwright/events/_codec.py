@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 import orjson
@@ -47,8 +48,17 @@ def _line(event: Event) -> str:
     try:
         data = orjson.dumps(event, default=str, option=_ORJSON_OPTIONS)
     except (orjson.JSONEncodeError, TypeError):
-        return _LINE.encode(event_to_dict(event))
+        return _escape_surrogates(_LINE.encode(event_to_dict(event)))
     return (data[:-1] + _VERSION_FIELD).decode()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogates(line: str) -> str:
+    """A lone surrogate (a provider's JSON can carry one; orjson refuses it) as its JSON
+    escape, so the line is valid UTF-8 for every store and stream and decodes the same."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", line)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

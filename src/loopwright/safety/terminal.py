@@ -19,9 +19,12 @@ from rich.markup import escape
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 """The bidirectional marks, embeddings, overrides and isolates."""
 
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029" + _BIDI + "]|\r(?!\n)")
-"""C0 (but tab and newline), DEL, C1, the line and paragraph separators, the bidi
-controls, and a carriage return that does not end a line."""
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff" + _BIDI + "]|\r(?!\n)"
+)
+"""C0 (but tab and newline), DEL, C1, the line and paragraph separators, lone surrogates
+(no terminal encoding can write one), the bidi controls, and a carriage return that does
+not end a line."""
 
 
 def _escape_one(match: re.Match[str]) -> str:

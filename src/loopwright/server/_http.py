@@ -36,11 +36,15 @@ def not_found(run_id: str) -> ApiError:
 
 class SafeJSONResponse(JSONResponse):
     """JSON that no stored value can break: a NaN or an infinity (which strict JSON has no
-    form for) becomes null instead of a 500 on every listing that includes it."""
+    form for) becomes null, and a lone surrogate its `\\uXXXX` escape, instead of a 500 on
+    every listing that includes it."""
 
     def render(self, content: Any) -> bytes:
         try:
             return super().render(content)
+        except UnicodeEncodeError:  # a lone surrogate (a model's text can hold one): escaped
+            text = json.dumps(finite(content), allow_nan=False, separators=(",", ":"))
+            return text.encode("ascii")
         except ValueError:  # allow_nan=False refused a non-finite float
             return super().render(finite(content))
 

@@ -42,6 +42,7 @@ from loopwright.store._pg_sql import (
     append_rows,
 )
 from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
+from loopwright.store._text import row_text, storable_text
 
 if TYPE_CHECKING:
     import psycopg
@@ -375,7 +376,8 @@ class PostgresRunStore:
     ) -> bool:
         params = {
             "run_id": run_id, "request_id": request_id, "approved": approved,
-            "decided_by": decided_by, "now": self._now() if decided_at is None else decided_at,
+            "decided_by": storable_text(decided_by),
+            "now": self._now() if decided_at is None else decided_at,
         }  # fmt: skip
         with self._conn() as conn:
             inserted = conn.execute(
@@ -395,7 +397,8 @@ class PostgresRunStore:
             ).fetchone()
         if row is None:
             return None
-        return GateDecision(run_id, request_id, bool(row[0]), str(row[1]), float(row[2]))
+        who = row_text(str(row[1])) or ""
+        return GateDecision(run_id, request_id, bool(row[0]), who, float(row[2]))
 
     def close(self) -> None:
         if self._listener is not None:

@@ -15,6 +15,7 @@ from loopwright.events import (
 )
 from loopwright.store._base import RunRecord
 from loopwright.store._owners import owner_is_gone
+from loopwright.store._text import row_text, storable_line, storable_text
 
 ROW_EVENTS = (RunFinishedEvent, TaskStartEvent, TaskCompleteEvent)
 """Events that change a run's row (besides run_started, which creates it)."""
@@ -23,23 +24,24 @@ encode = encode_event
 
 
 def run_row(record: RunRecord) -> tuple[Any, ...]:
-    """The values of a `runs` row, in the column order of both stores' INSERT."""
+    """The values of a `runs` row, in the column order of both stores' INSERT (free text
+    that neither store could hold as it is, escaped: store/_text.py)."""
     return (
         record.run_id,
         record.tenant,
         record.kind,
         record.status,
-        record.request,
+        storable_text(record.request),
         record.model,
         record.created_at,
         record.input_tokens,
         record.output_tokens,
         record.cost,
-        record.answer,
-        record.reason,
+        storable_text(record.answer),
+        storable_text(record.reason),
         record.parent_run_id,
-        json.dumps(record.options, ensure_ascii=False, default=str),
-        json.dumps(list(record.tools), ensure_ascii=False),
+        storable_line(json.dumps(record.options, ensure_ascii=False, default=str)),
+        storable_line(json.dumps(list(record.tools), ensure_ascii=False)),
         record.engine,
     )
 
@@ -48,12 +50,12 @@ def row_update(record: RunRecord) -> tuple[Any, ...]:
     """The values of both stores' UPDATE of a run's row after an event that changes it."""
     return (
         record.status,
-        record.request,
+        storable_text(record.request),
         record.input_tokens,
         record.output_tokens,
         record.cost,
-        record.answer,
-        record.reason,
+        storable_text(record.answer),
+        storable_text(record.reason),
         record.run_id,
     )
 
@@ -76,7 +78,7 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         tenant=row[1],
         kind=row[2],
         status=status,
-        request=row[4],
+        request=row_text(row[4]) or "",
         model=row[5],
         created_at=row[6],
         last_seq=row[7] or 0,
@@ -84,8 +86,8 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         input_tokens=row[9],
         output_tokens=row[10],
         cost=row[11],
-        answer=row[12],
-        reason=row[13],
+        answer=row_text(row[12]),
+        reason=row_text(row[13]),
         parent_run_id=row[14],
         options=json.loads(row[15]),
         tools=tuple(json.loads(row[16])),

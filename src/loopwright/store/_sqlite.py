@@ -47,6 +47,7 @@ from loopwright.store._schema import (
     select_run,
 )
 from loopwright.store._sqlite_errors import READ_ONLY_CODES, primary_code, store_failure
+from loopwright.store._text import row_text, storable_text
 
 _ROW_KINDS = frozenset({RunStartedEvent, *ROW_EVENTS})
 """Events that make or change a run's row: never in a plain batch of event rows."""
@@ -378,7 +379,7 @@ class SqliteRunStore:
             inserted = conn.execute(
                 "INSERT OR IGNORE INTO gate_decisions (run_id, request_id, approved, "
                 "decided_by, decided_at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, request_id, int(approved), decided_by, when),
+                (run_id, request_id, int(approved), storable_text(decided_by), when),
             ).rowcount
         return inserted == 1
 
@@ -393,7 +394,8 @@ class SqliteRunStore:
         if not rows:
             return None
         approved, decided_by, decided_at = rows[0]
-        return GateDecision(run_id, request_id, bool(approved), str(decided_by), float(decided_at))
+        who = row_text(str(decided_by)) or ""
+        return GateDecision(run_id, request_id, bool(approved), who, float(decided_at))
 
     def close(self) -> None:
         with self._lock:
