@@ -163,7 +163,10 @@ def load_yaml(text: str, file_path: str, *, line_offset: int = 0) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark is not None else None
-        raise TaskParseError(file_path, f"not valid YAML: {exc.problem or exc}", line) from None
+        problem = f"not valid YAML: {exc.problem or exc}"
+        if "maximum nesting depth" in problem:  # libyaml >= 0.2.6 scans ahead, with a limit
+            problem = f"nested more than {MAX_DEPTH} levels deep"
+        raise TaskParseError(file_path, problem, line) from None
     except yaml.YAMLError as exc:
         raise TaskParseError(file_path, f"not valid YAML: {exc}") from None
     finally:
