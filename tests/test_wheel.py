@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.wheel
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL_LIMIT_S = 600
 RUN_LIMIT_S = 120
+BUILD_LEFTOVERS = shutil.ignore_patterns("__pycache__", "*.egg-info")
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,13 @@ def run(
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     base = tmp_path_factory.mktemp("wheel")
+    project = base / "project"  # a copy: building writes its metadata beside the sources
+    shutil.copytree(ROOT / "src", project / "src", ignore=BUILD_LEFTOVERS)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, project / name)
     dist = base / "dist"
     built = run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], base, INSTALL_LIMIT_S
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(project)], base, INSTALL_LIMIT_S
     )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (wheel,) = dist.glob("loopwright-*.whl")

@@ -160,9 +160,9 @@ class MessageHistory(Sequence[Message]):
 
     The agent loop makes one per model call without copying its conversation: `shared` is
     the conversation's own list, which only grows while a history of it is out (the
-    conversation copies it before it rewrites an old message). A copy per call cost the
-    CLI ~11 µs a step from 100 to 500 steps (bench/cli_steps.py), and a model that keeps
-    its requests (ScriptedModel) N² memory. It compares, hashes and slices as the tuple of
+    conversation copies it before it rewrites an old message). A copy per call would make
+    a step's cost grow with the run's length, and a model that keeps its requests
+    (ScriptedModel) hold N² messages. It compares, hashes and slices as the tuple of
     its messages does.
     """
 

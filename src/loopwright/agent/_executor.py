@@ -35,7 +35,7 @@ from loopwright.guards import (
     WallClock,
 )
 from loopwright.messages import ModelResponse, ToolSpec
-from loopwright.models import ChecksUse, Model, implements
+from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.run_context import (
@@ -307,7 +307,7 @@ class AgentExecutor:
             from loopwright.agent._traced import traced_agent_run
 
             result = await traced_agent_run(setup, fx, tracing)
-        if implements(type(self.model), ChecksUse):
+        if issubclass(type(self.model), ChecksUse):  # (issubclass: ABCs remember the answer)
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
 

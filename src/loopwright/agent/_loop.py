@@ -56,7 +56,7 @@ LAST_TURN = (
 async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     """Run the request to its end; the result is also in the log's `run_finished`."""
     log = fx.log
-    if log.listening:  # its fields cost ~5 µs to build: only for someone reading
+    if log.listening:  # its fields are built only for someone reading
         await log.append(
             RunStartedEvent,
             kind="agent",

@@ -36,7 +36,7 @@ async def think(
         timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
         response = await fx.call_model(setup.model, request, timeout)
         outcome = received(setup, state, response)
-        if listening:  # its fields cost ~2 µs to build: only for someone reading
+        if listening:  # its fields are built only for someone reading
             duration_ms = (time.perf_counter() - started) * 1000
             fields = response_fields(state.guard.iteration, state.digest, response, outcome)
             await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)

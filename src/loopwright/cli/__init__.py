@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import gc
 import importlib
 import os
 import sys
@@ -79,7 +78,7 @@ def start_telemetry(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; with no `argv`, this process's own (the program's entry point)."""
-    code = _main(argv, entry_point=argv is None)
+    code = _main(argv)
     if argv is None and "temporalio.bridge.runtime" in sys.modules:
         _exit_without_teardown(code)
     return code
@@ -95,7 +94,7 @@ def _exit_without_teardown(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _main(argv: Sequence[str] | None, *, entry_point: bool = False) -> int:
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -106,11 +105,6 @@ def _main(argv: Sequence[str] | None, *, entry_point: bool = False) -> int:
         check_tool_specs(args)
         watch_model_unpacking()
         start_telemetry(args)
-        if entry_point:
-            # What start-up made (modules, parser, config) lives as long as the process: out
-            # of every collection from here on (bench/cli_steps.py: start-up -30 ms; from 20
-            # to 100 steps ~295 -> ~130 µs a step, the full collections no longer walk it).
-            gc.freeze()
         code: int = args.handler(args)
     except UsageError as exc:
         print(f"loopwright: error: {visible(str(exc))}", file=sys.stderr)

@@ -18,7 +18,7 @@ from loopwright.effects._protocol import (
     VerificationResult,
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, StreamsText, implements
+from loopwright.models import Model, StreamsText
 from loopwright.tools import run_with_timeout
 
 
@@ -59,12 +59,14 @@ class LiveEffects:
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
         """The model's reply. When someone listens to the run (the log has a sink) and the
-        model streams, its text goes out as `model_text_delta` events on the way."""
+        model streams, its text goes out as `model_text_delta` events on the way. (Asked of
+        the model's class: `issubclass` on a protocol is remembered by the class, while
+        `isinstance` checks every member again.)"""
         deltas = self.deltas
         if (
             deltas is not None
             and self.log.sink is not None
-            and implements(type(model), StreamsText)
+            and issubclass(type(model), StreamsText)
         ):
             call = streamed_call(
                 model, request, self.log, deltas, self.monotonic, self._time, self.listened

@@ -9,7 +9,7 @@ while the run re-makes those events they are checked against the recording inste
 going out again (`ReplayDivergence` if the code now does something else).
 
 A log nobody reads (no sink, no recorder, no recording) builds no events at all: a plain
-`agent.run()` pays nothing for them (bench/overhead.py: 43 -> 30 µs per step at N=20).
+`agent.run()` pays nothing for them.
 """
 
 from __future__ import annotations

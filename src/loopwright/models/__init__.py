@@ -18,7 +18,6 @@ from loopwright.models._base import (
     StreamsText,
     TextSink,
     ToolMode,
-    implements,
 )
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
 from loopwright.models._scripted import response_from_item
@@ -62,7 +61,6 @@ __all__ = [
     "StreamsText",
     "TextSink",
     "ToolMode",
-    "implements",
     "resolve_model",
     "response_from_item",
 ]

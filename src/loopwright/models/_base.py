@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Literal, Protocol, runtime_checkable
 
@@ -63,10 +62,3 @@ class StreamsText(Protocol):
     async def complete_streaming(
         self, request: ModelRequest, on_text: TextSink
     ) -> ModelResponse: ...
-
-
-@functools.lru_cache(maxsize=256)
-def implements(model_type: type, protocol: type) -> bool:
-    """`issubclass` against a runtime-checkable protocol, remembered per class: the check
-    costs ~10 µs, and the loop asks it of the same model class on every run or call."""
-    return issubclass(model_type, protocol)

@@ -65,9 +65,8 @@ NOT_READ = object()
 
 def json_snippets(text: str) -> Iterator[tuple[str, Any]]:
     """Top-level {...} / [...] snippets in order, each with its value when it is valid JSON
-    (read once, by the decoder that found its end: most replies; ~3 µs a reply less than
-    finding the end and decoding again), else NOT_READ. An unclosed one runs to the end of
-    the text."""
+    (read once, by the decoder that found its end: most replies), else NOT_READ. An
+    unclosed one runs to the end of the text."""
     position = 0
     found = 0
     while found < MAX_CANDIDATES:

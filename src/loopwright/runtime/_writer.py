@@ -50,8 +50,8 @@ class StoreWriter:
 
     def write(self, event: Event) -> None:
         """Queue one event. The thread is woken once the event loop's turn ends, so the
-        events of one turn are one transaction: woken per event, it stored most events
-        alone, ~40 µs each (bench/cli_steps.py: 268 -> N µs a step from 20 to 100 steps)."""
+        events of one turn are one transaction (woken per event, it stored most events one
+        transaction each)."""
         line = encode_event(event)
         with self._cond:
             if self._worker is None:

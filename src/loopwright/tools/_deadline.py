@@ -8,9 +8,8 @@ armed only when it actually waits. Behaviour is the same as wrapping the whole a
 and from the first suspension on the deadline applies exactly as before (measured from
 that point, which is at most the length of one synchronous step later).
 
-Kept because a benchmark proves it (`python bench/deadline.py`, a call that finishes
-without suspending, same run, loaded 2-core machine, 2026-11-24): 2.2 us per call against
-31.7 us for plain `asyncio.timeout` (14.7x); a step of the engine costs 15-25 us in all.
+A step makes two such calls (the model's, the tool's); what this saves is measured in
+docs/benchmarks.md ("What is kept for speed").
 """
 
 from __future__ import annotations
