@@ -73,11 +73,13 @@ class Workers:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def start(self, *options: str, via: str | None = None, **env: str) -> subprocess.Popen[bytes]:
-        """A worker (reaching Temporal at `via` instead, when given: a proxy)."""
+        """A worker (reaching Temporal at `via` instead, when given: a proxy). Its calls
+        have 2 s to finish when it is stopped (not the default 30: a test that ends with
+        a call still hanging stops its workers at once), unless `options` say otherwise."""
         log = (self.log_dir / f"worker{len(self.procs)}.log").open("wb")
         command = [sys.executable, "-m", "loopwright", "worker", "--temporal",
                    via or self.address, "--store", self.store, "--task-queue", self.queue,
-                   *options]  # fmt: skip
+                   "--graceful-timeout", "2", *options]  # fmt: skip
         proc = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)
         )

@@ -125,9 +125,11 @@ async def _work(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping)
     client = await connect(address)
+    from loopwright.engines.temporal._versions import worker_build_id
+
     key = getattr(client.data_converter.payload_codec, "key_id", None)
-    print(f"loopwright worker: polling {task_queue!r} on {address}, payloads encrypted with "
-          f"key {key}", file=sys.stderr, flush=True)  # fmt: skip
+    print(f"loopwright worker: polling {task_queue!r} on {address}, build {worker_build_id()}, "
+          f"payloads encrypted with key {key}", file=sys.stderr, flush=True)  # fmt: skip
     await run_worker(
         client, url, task_queue=task_queue, stop=stop, secrets=secrets,
         max_cached_workflows=cached, graceful_timeout_s=graceful_s,

@@ -39,6 +39,7 @@ from loopwright.engines.temporal._build import RunPlan, build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
+from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ModelError
 from loopwright.events import Event, RunFinishedEvent, event_from_dict, event_to_dict
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
@@ -108,13 +109,21 @@ class RunActivities:
             tools = None
             if plan.mcp_tools:
                 tools = await self._mcp_tools(plan.run_id, RunSpec.from_dict(plan.spec).mcp)
-            setup = build_setup(plan, mcp_tools=tools, secrets=self.secrets.values)[1]
+            agent, setup = build_setup(plan, mcp_tools=tools, secrets=self.secrets.values)
+            await self._check_tool_code(plan, tool_code(agent.tools))
             found = setup, setup.tool_executor.max_output_chars
             setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
             self._setups[plan.run_id] = found
             while len(self._setups) > self._cache_runs:
                 self._setups.popitem(last=False)
         return found
+
+    async def _check_tool_code(self, plan: RunPlan, here: str) -> None:
+        """Refuse the run if this worker's tool code is not the code it started with; its
+        lease is released first, so it lists as interrupted (and can be resumed) at once."""
+        if plan.tool_code is not None and plan.tool_code != here:
+            await store_call(self.store.release_lease, plan.run_id, LEASE_OWNER)
+        check_tool_code(plan.run_id, plan.tool_code, here)
 
     def _model(self, spec: RunSpec, calls_before: int) -> Model:
         """The run's model; a scripted one goes on after the replies already served."""
@@ -208,6 +217,7 @@ class RunActivities:
                 or agent.workspace_section(spec.request),
                 parent_run_id=data.get("parent_run_id"),
                 mcp_tools=declarations(tools) if spec.mcp else None,
+                tool_code=tool_code(agent.tools),
             ).to_dict()
 
     @activity.defn(name=APPEND_EVENTS)
@@ -222,6 +232,7 @@ class RunActivities:
         plan = data["plan"]
         run_id, call = plan["run_id"], int(data["call"])
         async with _as_application_errors():
+            setup = await self._setup(plan)  # first: a worker with other tool code refuses
             await self._append(run_id, data["events"])
             new = [Message.from_dict(m) for m in data["new"]]
             base: list[Message] = []
@@ -229,7 +240,6 @@ class RunActivities:
                 base = await store_call(self.content.load_request, run_id, data["base"])
             messages = [*base[: int(data["keep"])], *new]
             await store_call(self.content.save_request, run_id, call, messages)
-            setup = await self._setup(plan)
             stubbed = [m.to_dict() for m in messages]
             whole = [Message.from_dict(m) for m in await self._expanded(run_id, stubbed)]
             digest = None
@@ -260,6 +270,7 @@ class RunActivities:
         call = ToolCall.from_dict(data["call"])
         key = f"{run_id}:{call.id}"
         async with _as_application_errors():
+            setup, limit = await self._setup_and_limit(plan)  # other tool code: refused
             await self._append(run_id, data["events"])
             # a claim committed but not acknowledged is found `started` when made again:
             # reported uncertain, never run twice
@@ -268,7 +279,6 @@ class RunActivities:
                 return {"result": await self._for_workflow(plan, committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
-            setup, limit = await self._setup_and_limit(plan)
             result = await _heartbeating(setup.tool_executor.execute(call))
             full: str | None = None
             if len(result.content) > limit:  # kept whole here; the run gets what it would
@@ -304,8 +314,8 @@ class RunActivities:
     async def verify(self, data: dict[str, Any]) -> dict[str, Any]:
         plan = data["plan"]
         async with _as_application_errors():
-            await self._append(plan["run_id"], data["events"])
             setup = await self._setup(plan)
+            await self._append(plan["run_id"], data["events"])
             verifier = setup.verifier
             if verifier is None:
                 raise ApplicationError("the run has no verifier", non_retryable=True)

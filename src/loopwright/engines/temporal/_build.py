@@ -56,6 +56,8 @@ class RunPlan:
     parent_run_id: str | None = None
     mcp_tools: list[dict[str, Any]] | None = None
     """The declarations of the run's MCP tools (engines/temporal/_mcp.py), if it has any."""
+    tool_code: str | None = None
+    """The id of the run's tool code when it started (engines/temporal/_versions.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -17,6 +17,7 @@ from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
+from loopwright.engines.temporal._versions import worker_build_id
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
@@ -153,6 +154,7 @@ async def run_worker(
         if max_cached_workflows is None
         else max_cached_workflows,
         graceful_shutdown_timeout=timedelta(seconds=graceful_timeout_s),
+        build_id=worker_build_id(),  # announced: every workflow task it completes carries it
     )
     try:
         async with worker:

@@ -38,6 +38,7 @@ from loopwright.engines.temporal._activities import (
     VERIFY,
 )
 from loopwright.engines.temporal._content import result_from_dict
+from loopwright.engines.temporal._versions import TOOL_CODE_CHANGED
 from loopwright.events import Event, ModelResponseEvent, ToolCallEvent, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
@@ -165,7 +166,7 @@ async def call_once(
             return out
         except ActivityError as exc:
             error = _loopwright_error(exc)
-            if isinstance(error, asyncio.CancelledError):
+            if isinstance(error, asyncio.CancelledError | ApplicationError):
                 raise error from exc
             found: dict[str, Any] = await pending.carried(
                 TOOL_OUTCOME,
@@ -193,6 +194,9 @@ def _loopwright_error(exc: ActivityError) -> BaseException:
         return asyncio.CancelledError()
     if isinstance(cause, TemporalTimeout) and cause.type == TimeoutType.SCHEDULE_TO_CLOSE:
         return TimeoutError(str(cause))
+    if isinstance(cause, ApplicationError) and cause.type == TOOL_CODE_CHANGED:
+        # not the run's failure: its workflow stops (the run stays resumable), saying why
+        return ApplicationError(cause.message, type=TOOL_CODE_CHANGED, non_retryable=True)
     if isinstance(cause, ApplicationError) and cause.type:
         kind = getattr(errors, cause.type, None)
         if isinstance(kind, type) and issubclass(kind, errors.LoopwrightError):

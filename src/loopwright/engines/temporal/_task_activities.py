@@ -29,6 +29,7 @@ from loopwright.engines.temporal._activities import (
 )
 from loopwright.engines.temporal._activity_support import store_call
 from loopwright.engines.temporal._content import result_dict
+from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, ModelTextDeltaEvent, event_to_dict
 from loopwright.messages import ToolCall, ToolResult
@@ -60,14 +61,15 @@ class TaskActivities:
 
     def __init__(self, runs: RunActivities, *, cache_runs: int = 64) -> None:
         self.runs = runs
-        self._contexts: OrderedDict[str, StepContext] = OrderedDict()
+        self._contexts: OrderedDict[str, tuple[StepContext, str]] = OrderedDict()
         self._cache_runs = cache_runs
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.prepare, self.effect, self.gate_open, self.recording]
 
-    def _context(self, run_id: str, spec_data: dict[str, Any]) -> StepContext:
-        """The run's StepContext on this worker (its plan, tools, backups), made once."""
+    def _context(self, run_id: str, spec_data: dict[str, Any]) -> tuple[StepContext, str]:
+        """The run's StepContext on this worker (its plan, tools, backups), made once, and
+        the id of its tool code (its tools and its task file)."""
         found = self._contexts.get(run_id)
         if found is not None:
             self._contexts.move_to_end(run_id)
@@ -77,10 +79,11 @@ class TaskActivities:
         plan = prepare_task(spec, model=model, agent_events=self._agent_event)
         fx = LiveEffects(EventLog(run_id, scrubber=Scrubber.default()))
         ctx = dataclasses.replace(_context(plan, fx), journal=Journal(fx))
-        self._contexts[run_id] = ctx
+        code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
+        self._contexts[run_id] = ctx, code
         while len(self._contexts) > self._cache_runs:
             self._contexts.popitem(last=False)
-        return ctx
+        return ctx, code
 
     async def _agent_event(self, event: Event) -> None:
         """An agent step's own run (parent_run_id: the task run), stored as it happens."""
@@ -93,11 +96,12 @@ class TaskActivities:
         async with _as_application_errors():
             spec = TaskSpec.from_dict(data["spec"])
             check_task_spec(spec)
-            ctx = await asyncio.to_thread(self._context, data["run_id"], data["spec"])
+            ctx, code = await asyncio.to_thread(self._context, data["run_id"], data["spec"])
             model = ctx.plan.model
             return {
                 "model_name": model.name if model is not None else None,
                 "tool_mode": model.preferred_tool_mode if model is not None else None,
+                "tool_code": code,
             }
 
     @activity.defn(name=TASK_EFFECT)
@@ -108,13 +112,17 @@ class TaskActivities:
         key = f"{run_id}:{call.id}"
         content = self.runs.content
         async with _as_application_errors():
+            ctx, code = await asyncio.to_thread(self._context, run_id, data["spec"])
+            recorded = data.get("tool_code")
+            if recorded is not None and recorded != code:  # refused: listed interrupted
+                await store_call(self.runs.store.release_lease, run_id, LEASE_OWNER)
+            check_tool_code(run_id, recorded, code)
             await self.runs._append(run_id, data["events"])
             state, committed = await store_call(content.claim_tool_call, key, run_id)
             if committed is not None:
                 return {"result": result_dict(committed), "outcome": "committed"}
             if state == "started" and not data["idempotent"]:
                 return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
-            ctx = await asyncio.to_thread(self._context, run_id, data["spec"])
             result = await _heartbeating(_invoke(ctx, data["invocation"], call))
             result = await store_call(content.finish_tool_call, key, result)
         return {"result": result_dict(result), "outcome": "ran"}

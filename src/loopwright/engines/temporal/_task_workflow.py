@@ -68,11 +68,14 @@ class TemporalTaskEffects:
         pending: GatePendingEvents,
         spec: dict[str, Any],
         settings: EngineSettings,
+        tool_code: str | None = None,
     ) -> None:
         self.log = log
         self.pending = pending
         self.spec = spec
         self.settings = settings
+        self.tool_code = tool_code
+        """The id of the run's tool code when it started (engines/temporal/_versions.py)."""
         self.gates = GateWaits(pending)
 
     def monotonic(self) -> float:
@@ -92,6 +95,7 @@ class TemporalTaskEffects:
             "call": call.to_dict(),
             "idempotent": idempotent,
             "invocation": invocation_data(invoke),
+            "tool_code": self.tool_code,
         }
         out = await call_once(
             self.pending,
@@ -142,7 +146,7 @@ class TaskRunWorkflow(Approvable):
         pending = GatePendingEvents(run_id, settings)
         log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(),
                            recorder=pending, recorded=recorded)  # fmt: skip
-        fx = TemporalTaskEffects(log, pending, data["spec"], settings)
+        fx = TemporalTaskEffects(log, pending, data["spec"], settings, found.get("tool_code"))
         self.gates = fx.gates
         try:  # a resumed run: the recorded effects are served, then it goes on live
             state = await run_task(plan, replaying(fx, recorded))
