@@ -97,7 +97,8 @@ async def test_max_iterations_stops_and_keeps_partial_work(add_tool: Any) -> Non
     model = ScriptedModel([call("add", a=i, b=1) for i in range(3)], strict=False)
     result = await AgentExecutor(model, [add_tool], options=AgentOptions(max_iterations=3)).run("x")
     assert result.status == "stopped" and result.reason == "max_iterations"
-    assert len(result.steps) == 3
+    assert len(result.steps) == 2  # the third call, the last allowed, was offered no tool
+    assert len(model.requests) == 3
     assert result.partial()["last_thought"] == "use add"
     with pytest.raises(MaxStepsExceeded):
         result.raise_for_status()

@@ -49,7 +49,7 @@ async def test_next_step_given_recorded_history(path: Path) -> None:
     agent = AgentExecutor(
         model,
         replay_tools(observations, tool_names(data)),
-        options=AgentOptions(max_iterations=len(replies)),
+        options=AgentOptions(max_iterations=len(replies), last_turn=False),  # next step may act
     )
     events: list[Event] = []
 

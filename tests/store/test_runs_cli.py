@@ -121,7 +121,7 @@ def test_run_continue_follows_up_a_stopped_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "runs.db"
-    stopped = stored_run(tmp_path, store, 1, "--max-iterations", "1")
+    stopped = stored_run(tmp_path, store, 1, "--max-iterations", "1", "--no-last-turn")
     record = SqliteRunStore(store).get_run(stopped)
     assert record is not None and record.status == "stopped"
     capsys.readouterr()

@@ -6,7 +6,10 @@
                 in _think.py
     act:        each tool call of the reply, then the policies' verdict on the round,
                 in _act.py
-    _last_turn: after a repetition or no-progress stop, one more call for the answer
+    _last_turn: after a repetition or no-progress stop, one more call for the answer,
+                if the iteration limit leaves one
+    _limit_turn: the last call the limit allows is offered with no tool (the limit is hard:
+                no run makes more model calls than it)
 
 Every effect (model call, tool call, verification) goes through `Effects`, and every
 event through its EventLog. The loop holds no state of its own and never knows whether
@@ -41,12 +44,13 @@ from loopwright.events import (
     VerificationEvent,
     WarningEvent,
 )
-from loopwright.guards import GuardState, Stop
+from loopwright.guards import GuardState, Stop, limit_stop
 from loopwright.messages import Message
-from loopwright.parsing import ParsedFinal, ParseFailure
+from loopwright.parsing import ParsedFinal, ParseFailure, ParseOutcome
 
 LAST_TURN_AFTER = ("repetition", "no_progress")
 """The stops after which `AgentOptions.last_turn` asks the model for its final answer."""
+ASKING = "asking for the final answer"
 LAST_TURN = (
     "{why} Do not call a tool again: the results above are all you will get. Using them, "
     "reply now {how}."
@@ -103,25 +107,55 @@ async def _last_turn(
     setup: RunSetup, fx: Effects, state: LoopState, stop: Stop
 ) -> ExecutionResult | None:
     """After a loop of calls, one more model call for the final answer from the results
-    already observed (no tool runs); None when the reply is not a final answer or the call
-    fails or a
-    before-call policy forbids it (the stop stands: the run loses nothing)."""
+    already observed (no tool runs), if the iteration limit leaves one; None when the reply
+    is not a final answer or the call fails or a before-call policy forbids it (the stop
+    stands: the run loses nothing)."""
     if extra_call_stop(setup, state, fx.monotonic()) is not None:
-        return None  # the budget, clock or a policy of yours forbids another call
-    prompted = setup.tool_mode == "prompted"
+        return None  # the limit, the budget, the clock or a policy of yours forbids it
     why = stop.message.removeprefix("Stopped: ")
-    asking = f"{stop.message.rstrip('.')}; asking for the final answer"
-    await fx.log.append(WarningEvent, message=asking)
-    state.conversation.append(Message.user(LAST_TURN.format(
-        why=why[:1].upper() + why[1:],
-        how="with final_answer" if prompted else "as plain text, without calling a tool",
-    )))  # fmt: skip
-    await _next_iteration(fx, state.guard)
+    await fx.log.append(WarningEvent, message=f"{stop.message.rstrip('.')}; {ASKING}")
     try:
-        outcome = await think(setup, fx, state, last_turn=True)
+        outcome = await _answer_turn(setup, fx, state, why[:1].upper() + why[1:])
     except (TimeoutError, ModelError, ScriptExhaustedError):
         return None
     return await _final(setup, fx, state, outcome) if isinstance(outcome, ParsedFinal) else None
+
+
+async def _limit_turn(setup: RunSetup, fx: Effects, state: LoopState) -> ExecutionResult | Stop:
+    """The last iteration the limit allows, offered with no tool: a tool called now could
+    never be read by the model. A final answer ends the run; anything else is the limit."""
+    guard = state.guard
+    why = f"This is the last model call the iteration limit ({guard.max_iterations}) allows."
+    await fx.log.append(WarningEvent, message=f"{why[:-1]}; {ASKING}")
+    try:
+        outcome = await _answer_turn(setup, fx, state, why)
+    except TimeoutError:
+        return timed_out(setup, fx.monotonic() - guard.started_at)
+    if isinstance(outcome, ParsedFinal):
+        done = await _final(setup, fx, state, outcome)
+        if done is not None:
+            return done
+    return outcome if isinstance(outcome, Stop) else limit_stop(guard)
+
+
+async def _answer_turn(
+    setup: RunSetup, fx: Effects, state: LoopState, why: str
+) -> ParseOutcome | Stop:
+    """One iteration that asks for the final answer and offers no tool."""
+    prompted = setup.tool_mode == "prompted"
+    state.conversation.append(Message.user(LAST_TURN.format(
+        why=why,
+        how="with final_answer" if prompted else "as plain text, without calling a tool",
+    )))  # fmt: skip
+    await _next_iteration(fx, state.guard)
+    return await think(setup, fx, state, last_turn=True)
+
+
+def _is_last_call(setup: RunSetup, guard: GuardState) -> bool:
+    """Is the next model call the last the limit allows, in a run with tools and the last
+    turn on? Then it is offered without tools (the limit stays hard)."""
+    last = guard.model_calls + 1 >= guard.max_iterations
+    return last and setup.options.last_turn and bool(setup.tools.names())
 
 
 async def _next_iteration(fx: Effects, guard: GuardState) -> None:
@@ -144,6 +178,8 @@ async def _iteration(
     if isinstance(stop, Stop):
         return stop
     guard = state.guard
+    if _is_last_call(setup, guard):
+        return await _limit_turn(setup, fx, state)
     await _next_iteration(fx, guard)
     try:
         outcome = await think(setup, fx, state)
@@ -181,7 +217,9 @@ async def _final(
         result = state.result(setup, "completed", answer=answer)
         return dataclasses.replace(result, output=checked.value)
     state.output_attempts += 1
+    guard = state.guard  # a retry is a model call: only inside the limit
     retry = state.output_attempts <= setup.options.output_retries
+    retry = retry and guard.model_calls < guard.max_iterations
     await fx.log.append(
         OutputInvalidEvent,
         iteration_number=state.guard.iteration,

@@ -20,6 +20,7 @@ from loopwright.guards import (
     PolicyHook,
     Stop,
     StopPolicy,
+    limit_stop,
     timeout_stop,
 )
 
@@ -107,14 +108,15 @@ def first_stop(hooks: Sequence[PolicyHook], guard: GuardState) -> Stop | Nudge |
 
 def extra_call_stop(setup: RunSetup, state: LoopState, now: float) -> Stop | None:
     """Whether a model call beyond the round's own (a correction, the last turn) may be
-    made: every before-call policy but the iteration limit applies (budget, wall clock,
-    your own), none masked by the iteration limit answering first."""
+    made: every before-call policy applies (budget, wall clock, your own), none masked by
+    the iteration limit answering first; then the limit on model calls, which is hard."""
     state.refresh(setup, now)
     for check in setup.before_model_call:
         verdict = check(state.guard)
         if isinstance(verdict, Stop) and verdict.reason != "max_iterations":
             return verdict
-    return None
+    guard = state.guard
+    return limit_stop(guard) if guard.model_calls >= guard.max_iterations else None
 
 
 def having(policies: Sequence[StopPolicy], hook: str) -> tuple[PolicyHook, ...]:

@@ -26,10 +26,6 @@ async def think(
     attempts = setup.options.parse_retries + 1
     problem = "no reply"
     for attempt in range(1, attempts + 1):
-        if attempt > 1:  # a correction is a model call too: budget and clock apply
-            stop = extra_call_stop(setup, state, fx.monotonic())
-            if stop is not None:
-                return stop
         listening = fx.log.listening
         request = model_request(setup, state, fingerprint=listening, last_turn=last_turn)
         started = time.perf_counter() if listening else 0.0
@@ -42,7 +38,10 @@ async def think(
             await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
         if not isinstance(outcome, ParseFailure):
             return outcome
-        will_retry = attempt < attempts
+        stop = None  # a correction is a model call too: the limit, budget and clock apply
+        if attempt < attempts:
+            stop = extra_call_stop(setup, state, fx.monotonic())
+        will_retry = attempt < attempts and stop is None
         problem = outcome.message
         await fx.log.append(
             ParseErrorEvent,
@@ -51,6 +50,8 @@ async def think(
             raw=response.text,
             will_retry=will_retry,
         )
+        if stop is not None:
+            return stop
         if will_retry:
             state.conversation.append(Message.user(correction_message(outcome.message)))
     return Stop(
@@ -67,7 +68,9 @@ def model_request(
     final answer in prompted mode."""
     guard = state.guard
     if setup.tool_mode == "prompted":  # small models need the task and latest results restated
-        note = progress_note(guard.iteration, guard.max_iterations, setup.request, state.recap)
+        note = progress_note(
+            guard.iteration, guard.max_iterations, setup.request, state.recap, last_turn=last_turn
+        )
     else:
         note = iteration_note(guard.iteration, guard.max_iterations)
     window = setup.options.context_window
@@ -93,6 +96,7 @@ def received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Pars
     guard = state.guard
     guard.largest_output_tokens = max(guard.largest_output_tokens, response.usage.output_tokens)
     state.model_calls += 1
+    guard.model_calls = state.model_calls
     outcome = setup.parse(response)
     if setup.output is not None and not setup.tools and isinstance(outcome, ParsedAction):
         answer = setup.output.final_in(response.text)  # no tools: any action is invented

@@ -143,8 +143,8 @@ RUN = (
     ),
     opt(
         "--last-turn",
-        help="after a repetition or no-progress stop, one more model call, with no tool "
-        "offered, for the final answer from the results so far",
+        help="ask for the final answer, with no tool offered, in the last model call the "
+        "iteration limit allows, and after a repetition or no-progress stop (inside the limit)",
         group="guardrails",
         key="last_turn",
         action=argparse.BooleanOptionalAction,

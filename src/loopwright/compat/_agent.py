@@ -16,7 +16,7 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor as NativeAgentExecutor
 from loopwright.agent import AgentOptions, ExecutionResult
-from loopwright.errors import ParseError
+from loopwright.errors import MaxStepsExceeded, ParseError
 from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import ModelResponse, ToolCall
 from loopwright.models import Model
@@ -33,6 +33,8 @@ from loopwright.parsing import (
 from loopwright.tools import Tool, ToolRegistry
 
 DEFAULT_MAX_STEPS = 10
+STEPS_RAN_OUT = ("max_iterations", "repetition", "no_progress")
+"""Stops that, at the last step, are the seed's "Raise `MaxStepsExceeded`"."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,9 @@ class AgentExecutor:
         parsers: tuple[ReplyParser, ...] = DEFAULT_PARSERS
         if parser is not None:
             parsers = (NativeToolCallParser(), SeedParserLayer(parser))
-        options = native_options.pop("options", None) or AgentOptions()
+        # the seed's loop offers tools at every step ("while steps < max_steps: ... If
+        # Action -> Call Tool"): no last turn without tools unless `options=` asks for it
+        options = native_options.pop("options", None) or AgentOptions(last_turn=False)
         options = AgentOptions.from_dict({**options.to_dict(), "max_iterations": max_steps})
         self.native = NativeAgentExecutor(
             llm, tools, options=options, parsers=parsers, **native_options
@@ -182,5 +186,8 @@ class AgentExecutor:
             )
             for step in result.steps
         ]
+        ran_out = result.status == "stopped" and result.reason in STEPS_RAN_OUT
+        if ran_out and result.iterations >= self.max_steps:  # a guard fired at the last step
+            raise MaxStepsExceeded(self.max_steps, result.message)
         result.raise_for_status()
         return result.answer or ""

@@ -90,7 +90,8 @@ RUN = (
         "last_turn",
         "bool",
         True,
-        "after a repetition or no-progress stop, ask once more for the final answer (no tools)",
+        "the last call the iteration limit allows, and one after a repetition or no-progress "
+        "stop, ask for the final answer (no tools)",
     ),
     _s(
         "no_progress_limit", "int", 5, "stop after this many iterations without progress", minimum=1

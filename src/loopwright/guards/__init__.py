@@ -16,6 +16,7 @@ from loopwright.guards._policies import (
     NoProgress,
     Repetition,
     WallClock,
+    limit_stop,
     timeout_stop,
 )
 from loopwright.guards._policy import (
@@ -50,6 +51,7 @@ __all__ = [
     "changes_things",
     "default_wall_clock",
     "file_tools",
+    "limit_stop",
     "progress_signal",
     "timeout_stop",
 ]

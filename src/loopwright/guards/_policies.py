@@ -6,16 +6,28 @@ from loopwright.guards._policy import BasePolicy, GuardState, Nudge, Stop
 
 
 class MaxIterations(BasePolicy):
-    """Stop when the iteration limit is reached without a final answer."""
+    """Stop when the iteration limit is reached without a final answer.
+
+    The limit is hard: it bounds the model calls too (a corrective retry is a call), so a
+    run never makes more model calls than its limit (seed 001's "Hard `max_steps` limit").
+    """
 
     def before_model_call(self, state: GuardState) -> Stop | None:
-        if state.iteration >= state.max_iterations:
-            return Stop(
-                "max_iterations",
-                f"Stopped after {state.iteration} iterations without a final answer "
-                f"(limit {state.max_iterations}).",
-            )
+        if max(state.iteration, state.model_calls) >= state.max_iterations:
+            return limit_stop(state)
         return None
+
+
+def limit_stop(state: GuardState) -> Stop:
+    """The stop of a run that has used its iteration limit."""
+    calls = ""
+    if state.model_calls > state.iteration:
+        calls = f" and {state.model_calls} model calls"
+    return Stop(
+        "max_iterations",
+        f"Stopped after {state.iteration} iterations{calls} without a final answer "
+        f"(limit {state.max_iterations}).",
+    )
 
 
 class Repetition(BasePolicy):

@@ -63,6 +63,8 @@ class GuardState:
 
     iteration: int = 0
     max_iterations: int = 10
+    """The run's hard limit: on iterations, and on model calls (a correction is one too)."""
+    model_calls: int = 0
     started_at: float = 0.0
     now: float = 0.0
     usage: Usage = field(default_factory=Usage)

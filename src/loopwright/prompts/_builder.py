@@ -204,6 +204,9 @@ NEXT_STEP_HINT = (
 )
 
 
+LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
+
+
 _RECAP_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
 """Made once: `json.dumps` with options makes an encoder per call (a recap line a step)."""
 
@@ -215,14 +218,22 @@ def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_err
     return f"{tool_name}({args}) {outcome} {summarize(result, RECAP_RESULT_CHARS)}"
 
 
-def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequence[str]) -> str:
+def progress_note(
+    iteration: int,
+    max_iterations: int,
+    request: str,
+    recap: Sequence[str],
+    *,
+    last_turn: bool = False,
+) -> str:
     """The iteration note for prompted mode: the task and the latest tool results, restated.
 
     Small local models lose the thread after a few observations: measured on the embedded
     1.5B model, a two-step arithmetic chain looped until the iteration limit with the bare
     note and finished with this one. Like `iteration_note` it goes in the newest message
     only, so the system prompt and the history stay a cacheable prefix; it lists at most
-    the last RECAP_STEPS results, so its cost does not grow with the run.
+    the last RECAP_STEPS results, so its cost does not grow with the run. In a last turn
+    (no tool offered) it does not invite another call.
     """
     head = iteration_note(iteration, max_iterations)
     if not recap:
@@ -232,7 +243,7 @@ def progress_note(iteration: int, max_iterations: int, request: str, recap: Sequ
     if len(recap) > len(shown):
         lines.append(f"- ({len(recap) - len(shown)} earlier results in the conversation above)")
     lines.extend(f"- {line}" for line in shown)
-    lines.append(NEXT_STEP_HINT)
+    lines.append(LAST_TURN_HINT if last_turn else NEXT_STEP_HINT)
     return "\n".join(lines)
 
 
