@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VARIANTS: dict[str, AgentOptions] = {
     "baseline": AgentOptions(),
     "no-last-turn": AgentOptions(last_turn=False),
-    "reply-grammar": AgentOptions(last_turn=False, extra={"reply_grammar": True}),
+    "reply-grammar": AgentOptions(last_turn=False, reply_grammar=True),
     "every-part": AgentOptions(last_turn=False),
     "direct-answer": AgentOptions(last_turn=False),
     "last-turn": AgentOptions(last_turn=True),

@@ -17,7 +17,7 @@ from loopwright.testing import ScriptedModel
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from tools import add, multiply  # type: ignore[import-not-found]
 
-GRAMMAR = AgentOptions(extra={"reply_grammar": True})
+GRAMMAR = AgentOptions(reply_grammar=True)
 
 
 def reply(**fields: object) -> str:

@@ -111,7 +111,7 @@ async def test_a_model_with_tools_gets_native_tool_calls(ollama: FakeOllama) -> 
     started = events[0]
     assert isinstance(started, RunStartedEvent)
     assert started.options["tool_mode"] == "native"
-    assert started.options["extra"]["tool_mode_reason"] == "the model's capabilities include tools"
+    assert started.options["tool_mode_reason"] == "the model's capabilities include tools"
     assert "tool-calling interface" in first["messages"][0]["content"]
 
 
@@ -135,7 +135,7 @@ async def test_a_model_without_tools_gets_the_prompted_format(ollama: FakeOllama
     assert chats[1]["messages"][-1]["content"].startswith("Observation from add: 42")
     started = events[0]
     assert isinstance(started, RunStartedEvent) and started.options["tool_mode"] == "prompted"
-    assert "lack tools" in started.options["extra"]["tool_mode_reason"]
+    assert "lack tools" in started.options["tool_mode_reason"]
 
 
 def test_each_model_is_asked_once_and_chosen_on_its_own(ollama: FakeOllama) -> None:

@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 2  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 3  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 3 .* reads 1, 2\): upgrade"):
-        RunSpec.from_dict({"request": "r", "version": 3})
+    with pytest.raises(ConfigurationError, match=r"version 4 .* reads 1, 2, 3\): upgrade"):
+        RunSpec.from_dict({"request": "r", "version": 4})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -72,3 +72,23 @@ def test_the_same_run_read_as_version_2_would_ask_for_a_last_turn(tmp_path: Path
     assert report.divergence.expected == "run_stopped"
     assert "warning" in report.divergence.actual
     assert json.loads(FIXTURE.read_text().splitlines()[0])["spec"]["version"] == 1
+
+
+V2_FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v2_extra.jsonl"
+"""Frozen: recorded with RunSpec v2 (main at aafbfe0, `AgentOptions(extra={"reply_grammar":
+True})`, the `read` tool on a workspace): its options keep `reply_grammar` and the prompt's
+`workspace_context` in an `extra` dict, which version 3 made typed fields."""
+
+
+def test_a_version_2_spec_reads_its_extra_options_as_fields(tmp_path: Path) -> None:
+    events = [decode_event(line) for line in V2_FIXTURE.read_text().splitlines()]
+    started = events[0]
+    assert isinstance(started, RunStartedEvent) and "extra" in started.options
+    spec = recorded_spec(events)
+    assert spec is not None and spec.options.reply_grammar is True
+    assert RunSpec.from_dict(spec.to_dict()).options.reply_grammar is True
+    # the replay rebuilds every request the run sent (its fingerprint covers the prompt with
+    # the recorded workspace section and the reply grammar's schema): none differs
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v2_extra"))
+    assert report.ok, report.describe()
+    assert report.events == len(events)

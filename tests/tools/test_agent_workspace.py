@@ -99,7 +99,7 @@ async def test_resumed_run_keeps_the_recorded_workspace_section(tmp_path: Path) 
 
     await AgentExecutor(first, file_tools(), workspace=tmp_path).run(request, on_event=keep)
     assert isinstance(events[0], RunStartedEvent)
-    assert "notes.md" not in events[0].options["extra"]["workspace_context"]
+    assert "notes.md" not in events[0].options["workspace_context"]
     # notes.md exists now; a resume from the log must still build the original prompt
     upto = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent))
     second = ScriptedModel([final("done")])

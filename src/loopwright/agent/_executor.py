@@ -34,7 +34,7 @@ from loopwright.guards import (
     StopPolicy,
     WallClock,
 )
-from loopwright.messages import ModelResponse, ToolSpec
+from loopwright.messages import ModelResponse
 from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts
@@ -52,12 +52,6 @@ from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, work
 _SYSTEM_CLOCK = SystemClock()
 _NO_PROMPT_PARTS = PromptParts()
 _DEFAULT_BUILDER = PromptBuilder()
-_SHARED_PROMPTS: dict[tuple[Any, ...], tuple[tuple[ToolSpec, ...], str]] = {}
-"""System prompts of agents with the default builder and parts, shared by every executor
-(an executor is often made per request): keyed by the tool specs' identities (a Tool
-makes its spec once), which the entry keeps alive. Building one costs ~10 µs warm and
-~40 µs in a run's cold start (bench/overhead.py, N=20: 5.7x -> see docs/benchmarks.md)."""
-_SHARED_PROMPTS_MAX = 256
 _MAX_ITERATIONS = MaxIterations()
 """Shared defaults (all immutable; the policies keep their state in LoopState): fewer
 objects per run for the garbage collector."""
@@ -158,25 +152,14 @@ class AgentExecutor:
     def _base_prompt(self, workspace_section: str) -> str:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
-        specs = tuple(self.tools.specs())
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        builder = self.prompt_builder
-        shared = self.prompt_parts is _NO_PROMPT_PARTS and type(builder) is PromptBuilder
-        key = (builder.template, mode, workspace_section, *map(id, specs))
-        if shared and key in _SHARED_PROMPTS:
-            return _SHARED_PROMPTS[key][1]
         parts = dataclasses.replace(
             self.prompt_parts,
-            tools=specs,
+            tools=tuple(self.tools.specs()),
             tool_mode=mode,
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
         )
-        prompt = builder.build(parts)
-        if shared:
-            if len(_SHARED_PROMPTS) >= _SHARED_PROMPTS_MAX:
-                _SHARED_PROMPTS.clear()
-            _SHARED_PROMPTS[key] = (specs, prompt)  # keeps the specs (so their ids) alive
-        return prompt
+        return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
         """How this agent reads a model reply (its parser chain)."""
@@ -244,19 +227,24 @@ class AgentExecutor:
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
-        the run recorded (so a resumed run gets the same prompt), else made now."""
+        the run recorded (so a resumed run gets the same prompt), else the options', else
+        made now."""
         section = workspace_section
         if section is None:
             section = _recorded_workspace_section(context.own_recorded)
         if section is None:
+            section = self.options.workspace_context
+        if section is None:
             section = self.workspace_section(request, context.workspace)
         options = self.options
+        changes: dict[str, Any] = {}
         if section:  # recorded in run_started, so a resumed run gets the same prompt
-            extra = {**options.extra, "workspace_context": section}
-            options = dataclasses.replace(options, extra=extra)
+            changes["workspace_context"] = section
         budget = (context.max_tokens_total, context.max_cost)
         if budget != (options.max_tokens_total, options.max_cost):  # a sub-agent's: less
-            options = dataclasses.replace(options, max_tokens_total=budget[0], max_cost=budget[1])
+            changes.update(max_tokens_total=budget[0], max_cost=budget[1])
+        if changes:
+            options = dataclasses.replace(options, **changes)
         tool_executor = ToolExecutor(
             self.tools,
             context=ToolContext.of_run(context),
@@ -372,4 +360,4 @@ def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
     """The workspace section an earlier process of this run used (None: no earlier one)."""
     if not recorded or not isinstance(recorded[0], RunStartedEvent):
         return None
-    return str(recorded[0].options.get("extra", {}).get("workspace_context") or "")
+    return AgentOptions.from_dict(recorded[0].options).workspace_context or ""

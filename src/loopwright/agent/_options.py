@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
@@ -11,6 +12,8 @@ from loopwright.guards import DeclaredTool, default_wall_clock, progress_signal
 
 Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
+LEGACY_EXTRA = ("reply_grammar", "workspace_context", "tool_mode_reason")
+"""The options that runs recorded before they were fields kept in `extra`."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,17 @@ class AgentOptions:
     for the final answer from the results already observed (the run then ends answered
     instead of stopped). Measured on the eval suite in docs/models.md: the 0.5B 4 -> 10/40,
     the 1.5B 26 -> 27/40, no task lost. Runs recorded before this option read as off."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    reply_grammar: bool = False
+    """In prompted mode, ask backends that can for replies constrained to the run's tools
+    and their arguments, or a final answer (agent/_reply_grammar.py; measured on the eval
+    suite in docs/models.md)."""
+    workspace_context: str | None = None
+    """The WORKSPACE section of the system prompt (None: made from the workspace and the
+    request when the agent has workspace tools). Recorded with the run, so a resumed run
+    gets the same prompt."""
+    tool_mode_reason: str | None = None
+    """Why the model chose its tool mode, when it says (set by the agent from the model,
+    e.g. Ollama's capabilities)."""
 
     def __post_init__(self) -> None:
         if self.tier not in ITERATION_TIERS:
@@ -78,40 +91,19 @@ class AgentOptions:
     def for_tools(self, tools: Iterable[DeclaredTool], model: Any = None) -> AgentOptions:
         """These options with the defaults that depend on the run's tools (wall clock,
         progress signal) and model (tool mode, and why, when the model says) filled in, so
-        `run_started` records what is in force. Kept per options object (an executor is
-        often made per request with the same options)."""
+        `run_started` records what is in force."""
         tools = list(tools)
-        wall_clock = default_wall_clock(tools) if self.timeout_s is None else None
-        signal = progress_signal(tools) if self.progress_signal == "auto" else None
-        mode = reason = None
+        changes: dict[str, Any] = {}
+        if self.timeout_s is None:
+            changes["timeout_s"] = default_wall_clock(tools)
+        if self.progress_signal == "auto":
+            changes["progress_signal"] = progress_signal(tools)
         if self.tool_mode is None and model is not None:
-            mode = "native" if model.preferred_tool_mode == "native" else "prompted"
+            changes["tool_mode"] = "native" if model.preferred_tool_mode == "native" else "prompted"
             reason = getattr(model, "tool_mode_reason", None)
-        key = (wall_clock, signal, mode, reason)
-        known: dict[tuple[Any, ...], AgentOptions] = self.__dict__.setdefault("_for_tools", {})
-        resolved = known.get(key)
-        if resolved is None:
-            changes: dict[str, Any] = {}
-            if wall_clock is not None:
-                changes["timeout_s"] = wall_clock
-            if signal is not None:
-                changes["progress_signal"] = signal
-            if mode is not None:
-                changes["tool_mode"] = mode
             if isinstance(reason, str) and reason != "given":
-                changes["extra"] = {**self.extra, "tool_mode_reason": reason}
-            resolved = self._with_resolved(changes) if changes else self
-            known[key] = resolved
-        return resolved
-
-    def _with_resolved(self, changes: dict[str, Any]) -> AgentOptions:
-        """A copy with the defaults `for_tools` resolved. Not `dataclasses.replace`: these
-        values come from this module, so re-running the checks of `__post_init__` only
-        costs (~25 µs of a run's ~300 µs cold start, bench/overhead.py at N=20)."""
-        resolved = object.__new__(AgentOptions)
-        fields = {name: value for name, value in self.__dict__.items() if name != "_for_tools"}
-        resolved.__dict__.update(fields, **changes)
-        return resolved
+                changes["tool_mode_reason"] = reason
+        return dataclasses.replace(self, **changes) if changes else self
 
     @property
     def iteration_limit(self) -> int:
@@ -119,14 +111,17 @@ class AgentOptions:
 
     def to_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        data["extra"] = dict(self.extra)
         if self.allowed_tools is not None:
             data["allowed_tools"] = list(self.allowed_tools)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentOptions:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        """The options a run recorded (runs recorded before these fields existed kept
+        `reply_grammar`, `workspace_context` and `tool_mode_reason` in an `extra` dict)."""
+        legacy = data.get("extra") or {}
+        merged = {**{k: legacy[k] for k in LEGACY_EXTRA if k in legacy}, **data}
+        known = {k: v for k, v in merged.items() if k in cls.__dataclass_fields__}
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
         return cls(**known)

@@ -4,7 +4,7 @@ In prompted mode the model writes `{"thought", "action", "action_input"}` or
 `{"thought", "final_answer"}`. Constrained to this schema (llama.cpp turns it into a
 grammar) it can only name a tool the run has, with that tool's arguments, or answer: the
 decision is in the grammar, not only the syntax. Opt-in with
-`AgentOptions(extra={"reply_grammar": True})`; measured on the eval suite in docs/models.md.
+`AgentOptions(reply_grammar=True)`; measured on the eval suite in docs/models.md.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from loopwright.messages import ToolSpec
-
-OPTION = "reply_grammar"
 
 
 def _arguments(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
-from loopwright.agent._reply_grammar import OPTION as REPLY_GRAMMAR
 from loopwright.agent._reply_grammar import tool_reply_schema
 from loopwright.effects import VerificationResult
 from loopwright.guards import CostLedger, PolicyHook
@@ -57,7 +56,7 @@ class RunSetup:
         if self.output is not None and self.options.constrained_output:
             prompted = self.tool_mode == "prompted"
             schema = self.output.reply_schema(self.tools.names() if prompted else ())
-        elif self.tool_mode == "prompted" and self.options.extra.get(REPLY_GRAMMAR):
+        elif self.tool_mode == "prompted" and self.options.reply_grammar:
             schema = tool_reply_schema(self.tools.specs())
         object.__setattr__(self, "output_schema", schema)
 

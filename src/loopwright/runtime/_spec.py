@@ -5,7 +5,9 @@ from the store alone. Versioned: `RUN_SPEC_VERSION`; runs stored before the type
 (their spec under `options.extra.spec`, with an `extra` dict) are still read.
 
 Versions: 1, then 2 (`options.last_turn` on by default; a version-1 spec reads it as
-off, so a run recorded before resumes and replays as it ran).
+off, so a run recorded before resumes and replays as it ran), then 3 (the options' `extra`
+dict became typed fields: `reply_grammar`, `workspace_context`, `tool_mode_reason`; an
+older spec's `extra` is read into them).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from loopwright.models import Model, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+RUN_SPEC_VERSION = 3
+_READABLE_VERSIONS = (1, 2, 3)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")

@@ -15,6 +15,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
+from loopwright.agent import AgentOptions
 from loopwright.engines.temporal._client import resume_agent_run, resume_task_run
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._workflow import TASK_QUEUE
@@ -56,12 +57,12 @@ async def resume_stored_run(
         return task, after
     spec = agent_spec(record, events)
     started = next((e for e in events if isinstance(e, RunStartedEvent)), None)
-    extra = (started.options.get("extra") or {}) if started is not None else {}
+    options = AgentOptions.from_dict(started.options) if started is not None else None
     handle = await resume_agent_run(
         client,
         spec,
         run_id,
-        workspace_section=extra.get("workspace_context"),
+        workspace_section=options.workspace_context if options is not None else None,
         parent_run_id=record.parent_run_id,
         settings=settings,
         task_queue=task_queue,
