@@ -22,8 +22,8 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from loopwright.agent._approval import either
 from loopwright.agent._result import ExecutionResult
@@ -37,6 +37,7 @@ from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolRegistry
 
 DEFAULT_MAX_DEPTH = 3
+Limit = TypeVar("Limit", int, float)
 SUBAGENT_TIMEOUT_S = 3600.0
 """A sub-agent call's own limit (its run's wall clock and the lead's still apply)."""
 
@@ -72,12 +73,12 @@ def nested_tool_names(registry: ToolRegistry) -> list[str]:
     approval policy may name."""
     names: list[str] = []
     for tool in registry:
-        if isinstance(tool, SubagentTool) and tool.agent is not None:
+        if isinstance(tool, SubagentTool):
             names += [*tool.agent.tools.names(), *nested_tool_names(tool.agent.tools)]
     return names
 
 
-def _at_most(own: Any, left: Any) -> Any:
+def _at_most(own: Limit | None, left: Limit | None) -> Limit | None:
     """The sub-agent's own limit, never more than what its lead has left."""
     if left is None:
         return own
@@ -148,7 +149,7 @@ async def _run_child(agent: SubAgent, setup: RunSetup, context: RunContext) -> E
 class SubagentTool(Tool):
     """A tool whose every call is a run of `agent` (`AgentExecutor.as_tool`)."""
 
-    agent: SubAgent | None = None
+    agent: SubAgent = field(kw_only=True)
     max_depth: int = DEFAULT_MAX_DEPTH
 
     @property
@@ -162,7 +163,6 @@ class SubagentTool(Tool):
         """Run the sub-agent on `arguments["request"]`, as a run under `ctx.run` (a run of
         its own when the call is made outside a run)."""
         agent, request, lead = self.agent, str(arguments["request"]), ctx.run
-        assert agent is not None
         if lead is None:
             return _answer(self.name, await agent.run(request))
         if lead.depth + 1 >= self.max_depth:
