@@ -1,8 +1,9 @@
 """EventLog: the one way a run's events go out.
 
 `append` numbers the event (`seq`, gap-free), stamps its time, scrubs every text in it,
-hands it to the recorder (the store's writer, which makes it durable off the event loop)
-and to the in-process sink. No event reaches a store, a screen or a subscriber unscrubbed.
+awaits the `before_send` hook if one is set, hands it to the recorder (the store's writer,
+which makes it durable off the event loop) and to the in-process sink. No event reaches a
+store, a screen or a subscriber unscrubbed.
 
 A log may start with a recorded prefix (the events of an earlier process of the same run):
 while the run re-makes those events they are checked against the recording instead of
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from loopwright.clock import Clock, SystemClock
@@ -69,6 +70,9 @@ class EventLog:
         self._now: Callable[[], float] = time.time if system else clock.time  # type: ignore[union-attr]
         self.listening = sink is not None or recorder is not None or bool(self.recorded)
         """Someone reads the events. When nobody does, `append` builds nothing."""
+        self.before_send: Callable[[Event], Awaitable[None]] | None = None
+        """Awaited with each new event before it is recorded or sent: what must hold by the
+        time anyone hears of the event (a task run's state file holds the step)."""
 
     @property
     def replaying(self) -> bool:
@@ -86,6 +90,13 @@ class EventLog:
         if self.seq <= len(self.recorded):
             self._check(event)
             return event
+        if self.before_send is not None:
+            try:
+                await self.before_send(event)
+            except BaseException:  # cancelled, or the hook failed: the seq is taken
+                if self.recorder is not None:
+                    self.recorder.write(event)  # so the log stays gap-free
+                raise
         if self.recorder is not None:
             self.recorder.write(event)
         if self.sink is not None:

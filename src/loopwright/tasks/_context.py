@@ -2,7 +2,8 @@
 
 `Journal` is how every event of a task run goes out: through the run's EventLog (which
 numbers, stamps, scrubs and records it), then folded into the run's TaskRunState, whose
-state file is exported off the event loop after each step and at the end.
+state file is exported off the event loop after each step and at the end, before the
+event that changed it is recorded or sent.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from loopwright.effects import Effects
-from loopwright.events import ConfirmationRequiredEvent, Event, RunFinishedEvent, StepCompleteEvent
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    Event,
+    RunFinishedEvent,
+    StepCompleteEvent,
+    TaskCompleteEvent,
+)
 from loopwright.safety.operations import OperationSafety
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._spec import TaskPlan
@@ -21,32 +28,47 @@ from loopwright.tasks._state import StateWriter, apply_event
 from loopwright.tools import ToolExecutor
 
 E = TypeVar("E", bound=Event)
-EXPORT_AFTER = (StepCompleteEvent, ConfirmationRequiredEvent, RunFinishedEvent)
+EXPORT_AFTER = (
+    StepCompleteEvent,
+    ConfirmationRequiredEvent,
+    TaskCompleteEvent,
+    RunFinishedEvent,
+)
 """The state file is written after these (not after every event)."""
 
 
 class Journal:
-    """Appends a task run's events to its log and folds them into its state."""
+    """Appends a task run's events to its log and folds them into its state.
+
+    With a state file, each event that changes what the file shows (EXPORT_AFTER) is
+    folded in and the file written before the log records or sends the event: nobody is
+    told of a step the file does not hold yet.
+    """
 
     def __init__(self, fx: Effects, writer: StateWriter | None = None) -> None:
         self.fx = fx
         self.writer = writer
         self.state = TaskRunState(task_id=fx.log.run_id)
         self._started: dict[str, tuple[str, float]] = {}
+        self._folded: Event | None = None
+        if writer is not None:
+            fx.log.before_send = self._fold_and_export
+
+    async def _fold_and_export(self, event: Event) -> None:
+        apply_event(self.state, event, self._started)
+        self._folded = event
+        if self.writer is not None and isinstance(event, EXPORT_AFTER):
+            await self.writer.save(self.state)
 
     async def append(self, event_type: type[E], /, **fields: Any) -> E:
         event = await self.fx.log.append(event_type, **fields)
         if event is None:  # nobody reads the log: the state still needs the event
             event = event_type(run_id=self.fx.log.run_id, seq=0, ts=time.time(), **fields)
-        apply_event(self.state, event, self._started)
-        if self.writer is not None and isinstance(event, EXPORT_AFTER):
-            self.writer.offer(self.state)
+        if event is not self._folded:  # not sent (a recorded one re-made, or nobody listens)
+            apply_event(self.state, event, self._started)
+            if self.writer is not None and isinstance(event, EXPORT_AFTER):
+                await self.writer.save(self.state)
         return event
-
-    async def close(self) -> None:
-        """Wait for the last state file export."""
-        if self.writer is not None:
-            await self.writer.close()
 
 
 @dataclass(frozen=True)

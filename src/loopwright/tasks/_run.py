@@ -60,47 +60,44 @@ async def run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
 async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     ctx = _context(plan, fx)
     task = plan.task
+    await ctx.journal.append(
+        RunStartedEvent,
+        kind="task",
+        request=plan.spec.request or task.name,
+        model=plan.model.name if plan.model is not None else "",
+        tools=plan.registry.names(),
+        options={
+            "task_file": task.source_path,
+            "task_name": task.name,
+            "inputs": dict(plan.inputs),
+            "workspace": str(plan.settings.workspace),
+        },
+        tenant=plan.spec.tenant,
+        spec=plan.spec.to_dict(),
+    )
+    await ctx.journal.append(TaskStartEvent, task_name=task.name, total_steps=len(task.steps))
+    progress = TaskProgress(plan.inputs, plan.spec.request)
     try:
+        progress = await _body(ctx, progress)
+    except asyncio.CancelledError:
+        await ctx.journal.append(TaskCompleteEvent, task_name=task.name, status="cancelled")
         await ctx.journal.append(
-            RunStartedEvent,
-            kind="task",
-            request=plan.spec.request or task.name,
-            model=plan.model.name if plan.model is not None else "",
-            tools=plan.registry.names(),
-            options={
-                "task_file": task.source_path,
-                "task_name": task.name,
-                "inputs": dict(plan.inputs),
-                "workspace": str(plan.settings.workspace),
-            },
-            tenant=plan.spec.tenant,
-            spec=plan.spec.to_dict(),
+            RunFinishedEvent,
+            status="cancelled",
+            answer=None,
+            reason="cancelled",
+            usage={},
+            cost=0.0,
+            steps=len(ctx.journal.state.steps_completed),
+            partial={"failed_step": ctx.journal.state.current_step},
         )
-        await ctx.journal.append(TaskStartEvent, task_name=task.name, total_steps=len(task.steps))
-        progress = TaskProgress(plan.inputs, plan.spec.request)
-        try:
-            progress = await _body(ctx, progress)
-        except asyncio.CancelledError:
-            await ctx.journal.append(TaskCompleteEvent, task_name=task.name, status="cancelled")
-            await ctx.journal.append(
-                RunFinishedEvent,
-                status="cancelled",
-                answer=None,
-                reason="cancelled",
-                usage={},
-                cost=0.0,
-                steps=len(ctx.journal.state.steps_completed),
-                partial={"failed_step": ctx.journal.state.current_step},
-            )
-            raise
-        except ReplayDivergence:
-            raise
-        except LoopwrightError as exc:
-            await ctx.journal.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
-            progress = dataclasses.replace(progress, stopped=("failed", str(exc)))
-        await _finish(ctx, progress)
-    finally:
-        await ctx.journal.close()
+        raise
+    except ReplayDivergence:
+        raise
+    except LoopwrightError as exc:
+        await ctx.journal.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
+        progress = dataclasses.replace(progress, stopped=("failed", str(exc)))
+    await _finish(ctx, progress)
     return ctx.journal.state
 
 

@@ -3,7 +3,8 @@
 The event log is the state. `apply_event` is the one reducer, used live by the task run and
 by `rebuild_state` for a finished or crashed run. `StateFileExporter` writes
 `{root}/clients/{client_name}/task-runs/{task_id}.json` (seed 004); `StateWriter` does it
-off the event loop (in a thread), after each step and at the end, never per event.
+off the event loop (in a thread), after each step, at a gate and at the end, never per
+event, and before the event that changed the state goes out.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ def apply_event(state: TaskRunState, event: Event, started: dict[str, tuple[str,
         )
         if event.status in {"completed", "skipped"}:
             state.current_step = None
-    elif isinstance(event, TaskCompleteEvent):
+    elif isinstance(event, TaskCompleteEvent):  # the seed's last word: its status is final
         state.summary = event.summary
+        state.status = _FINAL_STATUS.get(event.status, "failed")  # type: ignore[assignment]
     elif isinstance(event, RunFinishedEvent):
         state.status = _FINAL_STATUS.get(event.status, "failed")  # type: ignore[assignment]
 
@@ -127,26 +129,17 @@ class StateFileExporter:
 
 
 class StateWriter:
-    """Exports a run's state file in a thread; newer states replace ones not yet written.
-
-    `offer` takes a snapshot and returns at once; `close` waits for the last write.
-    """
+    """Exports a run's state file off the event loop (in a thread) and waits for it, so the
+    file holds a step before the step's event goes out (seed 004: "State updated after
+    each step completion"; a consumer told `step_complete` finds the step in the file)."""
 
     def __init__(self, exporter: StateFileExporter) -> None:
         self.exporter = exporter
-        self._latest: dict[str, Any] | None = None
-        self._writing: asyncio.Task[None] | None = None
 
-    def offer(self, state: TaskRunState) -> None:
-        self._latest = state.to_dict()
-        if self._writing is None or self._writing.done():
-            self._writing = asyncio.get_running_loop().create_task(self._drain())
-
-    async def _drain(self) -> None:
-        while self._latest is not None:
-            data, self._latest = self._latest, None
-            await asyncio.to_thread(self.exporter.write, data)
-
-    async def close(self) -> None:
-        if self._writing is not None:
-            await asyncio.shield(self._writing)
+    async def save(self, state: TaskRunState) -> None:
+        write = asyncio.ensure_future(asyncio.to_thread(self.exporter.write, state.to_dict()))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            await write  # the thread writes on: let it end first (one writer at a time)
+            raise
