@@ -149,3 +149,16 @@ def test_build_error_observation() -> None:
         "Tool 'read' failed: no such file\n"
         "Attempt 2. Please try again with different parameters or use an alternative approach."
     )
+
+
+def test_available_files_section_takes_duck_typed_entries() -> None:
+    """The seed's own file entries are plain objects with `description` and
+    `estimated_lines`, not FileRef: the section reads them all the same."""
+    from types import SimpleNamespace
+
+    context = LoadedContext(
+        skill_dir=Path("/skills/code-review"),
+        available_files={"notes.md": SimpleNamespace(description="Notes", estimated_lines=30)},  # type: ignore[dict-item]
+    )
+    section = builder.build_available_files_section(context)
+    assert "- notes.md: Notes (30 lines)" in section.splitlines()
