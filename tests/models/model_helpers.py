@@ -94,6 +94,8 @@ def make_model(provider: str, wire: Wire, **options: Any) -> HttpModel:
         return AnthropicModel(options.pop("model", "claude-sonnet-4-5"), **options)
     if provider == "ollama":
         options.setdefault("base_url", "http://localhost:11434")
+        if options.get("stream"):  # the recorded streams include tool calls
+            options.setdefault("stream_tools", True)
         return OllamaModel(options.pop("model", "qwen3:8b"), **options)
     raise ValueError(provider)
 

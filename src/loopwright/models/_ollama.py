@@ -1,5 +1,8 @@
 """`ollama:NAME`: Ollama's `/api/chat`, whole (`stream: false`) or streamed as NDJSON.
 
+A call that offers native tools is sent whole (`stream: false`, seed 003's decision: Ollama
+streamed tool calls wrongly before 0.8.0) unless `stream_tools=True`.
+
 Tool mode per model: unless `tool_mode` is given, the first time the agent asks for it the
 adapter asks the server once (`POST /api/show`, a 2 s synchronous call, cached per server
 and model) and picks native tools when the model supports them (`"tools"` in its
@@ -23,7 +26,14 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, ndjson
-from loopwright.models._wire import HttpModel, TextSink, chat_body, to_response, with_call_ids
+from loopwright.models._wire import (
+    HttpModel,
+    TextSink,
+    chat_body,
+    to_response,
+    with_call_ids,
+    with_usage,
+)
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 
@@ -115,6 +125,7 @@ class OllamaModel(HttpModel):
         base_url: str | None = None,
         tool_mode: ToolMode | None = None,
         stream: bool | None = None,
+        stream_tools: bool = False,
         on_text: TextSink | None = None,
         max_output_tokens: int | None = None,
         context: int | None = None,
@@ -136,6 +147,10 @@ class OllamaModel(HttpModel):
             max_output_tokens=max_output_tokens,
         )
         self.context = context
+        self.stream_tools = stream_tools
+        """Stream a call that offers native tools too. Off by default (seed 003: "`stream:
+        false` for tool calling"): Ollama streams tool calls correctly from 0.8.0 on
+        (docs/models.md); a call without tools streams as `stream` says."""
         self.tool_mode_reason: str | None = None if tool_mode is None else "given"
         transport = http.get("transport")
         self._show_transport = transport if isinstance(transport, httpx.BaseTransport) else None
@@ -148,6 +163,26 @@ class OllamaModel(HttpModel):
                 self.base_url, self.model, self._show_transport
             )
         return self.tool_mode
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.stream and not self._streams(request):
+            return await self._complete_whole(request)
+        return await super().complete(request)
+
+    async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Streamed, unless the call offers tools and `stream_tools` is off: then one JSON
+        body (`stream: false`), as seed 003 decided."""
+        if not self._streams(request):
+            return await self._complete_whole(request)
+        return await super().complete_streaming(request, on_text)
+
+    def _streams(self, request: ModelRequest) -> bool:
+        return self.stream_tools or not request.tools
+
+    async def _complete_whole(self, request: ModelRequest) -> ModelResponse:
+        body = self.request_body(request, stream=False)
+        reply = await self.client.post(self.path, body, self._read_whole)
+        return with_usage(request, reply)
 
     def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         body = chat_body(self.model, request, stream=stream, wire=_wire, tool_json=tool_json)
@@ -197,6 +232,11 @@ class OllamaModel(HttpModel):
         return ModelError(f"ollama at {url} answered: {shown}", provider="ollama", url=url)
 
 
+STREAM_TOOLS_ENV = "LOOPWRIGHT_OLLAMA_STREAM_TOOLS"
+
+
 def ollama_model(name: str, base_url: str | None = None) -> OllamaModel:
-    """The factory behind `--model ollama:NAME`."""
-    return OllamaModel(name, base_url=base_url)
+    """The factory behind `--model ollama:NAME`; `LOOPWRIGHT_OLLAMA_STREAM_TOOLS=1` turns
+    `stream_tools` on (for Ollama 0.8.0 and later)."""
+    stream_tools = os.environ.get(STREAM_TOOLS_ENV, "").strip().lower() in ("1", "true", "yes")
+    return OllamaModel(name, base_url=base_url, stream_tools=stream_tools)
