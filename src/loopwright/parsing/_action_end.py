@@ -1,0 +1,194 @@
+"""Where a reply's first complete action ends, read as the reply streams in.
+
+Small models often go on after their action: an invented observation, more calls, an
+invented final answer. The engine runs the first action only and throws the rest away,
+so generating it is time lost. `ActionEnd` is fed the reply's pieces as they arrive and
+says, as soon as it can, where the first complete action ends; the model adapters then
+stop generating there.
+
+A complete action is one of (outside a `<think>` block):
+
+- a closed top-level JSON object or array that reads as a call or a final answer (the
+  JSON layer's reading: `{"action": ..., "action_input": ...}`, `{"name", "arguments"}`,
+  `{"final_answer": ...}`, `{"tool_calls": [...]}`, a list of calls...);
+- a closed `<tool_call>...</tool_call>` (or `<function=...>...</function>`) that the next
+  text does not follow with another one: parallel calls stay whole;
+- an `Action:` line with its `Action Input:` (a closed JSON value, or the rest of its line).
+
+Nothing else ends a reply early: prose, a `Final Answer:` (it runs to the end of the
+reply), an unclosed bracket, a pythonic call. A reply is never cut inside its first action:
+the end is always after the action's last character.
+"""
+
+from __future__ import annotations
+
+import re
+
+from loopwright.parsing._extract import decode
+from loopwright.parsing._shapes import outcome_from_value
+
+_CLOSERS = {"{": "}", "[": "]"}
+_THINK_OPEN = ("<think>", "<thinking>")
+_THINK_CLOSE = ("</think>", "</thinking>")
+_CALL_OPEN = ("<tool_call>", "<function=")
+_CALL_CLOSE = ("</tool_call>", "</function>")
+_TAGS = (*_THINK_OPEN, *_THINK_CLOSE, *_CALL_OPEN, *_CALL_CLOSE)
+_ACTION = re.compile(r"[ \t]*Action[ \t]*:[ \t]*\S", re.I)
+_ACTION_INPUT = re.compile(r"[ \t]*Action[ \t]+Input[ \t]*:[ \t]*(.*)", re.I)
+_FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
+_INPUT_LEAD = re.compile(r"[ \t]*(?:Action[ \t]+Input[ \t]*:)?[ \t]*(?:```(?:json)?[ \t]*)?", re.I)
+
+
+class ActionEnd:
+    """Fed a reply piece by piece, finds the end of its first complete action.
+
+    `feed(piece)` returns the length of the reply's text up to the end of that action
+    once it is known (the same number on every later call), else None. The answer does not
+    depend on how the text is cut into pieces: a tag or a line that may still be growing
+    is read once it is whole."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.end: int | None = None
+        self._pos = 0
+        self._closers: list[str] = []
+        self._start = 0
+        self._in_string = False
+        self._escaped = False
+        self._think = False
+        self._in_call = False
+        self._after_call: int | None = None
+        self._line_start = 0
+        self._action_seen = False
+        self._input_open = False
+        """An `Action Input:` line with no value yet: the value follows on a later line."""
+        self._input_json = False
+        self._given_up = False
+
+    def feed(self, piece: str) -> int | None:
+        self.text += piece
+        if self.end is None and not self._given_up:
+            self._scan()
+        return self.end
+
+    def _scan(self) -> None:
+        text = self.text
+        i = self._pos
+        while i < len(text) and self.end is None and not self._given_up:
+            if self._closers:
+                i = self._in_json(text, i)
+                continue
+            char = text[i]
+            if char == "<":
+                step = self._tag(text, i)
+                if step == 0:
+                    break  # a tag may be starting: wait for the rest of it
+                i += step
+                continue
+            if self._think:
+                i += 1
+            elif self._after_call is not None:
+                if not char.isspace():
+                    self.end = self._after_call  # no second call follows: the action ends
+                i += 1
+            elif char == "\n":
+                self._line(text, i)
+                i += 1
+                self._line_start = i
+            elif char in _CLOSERS:
+                if not self._action_seen and _FINAL.match(text, self._line_start, i):
+                    self._given_up = True  # a final answer runs to the end of the reply
+                    break
+                self._closers.append(_CLOSERS[char])
+                self._start = i
+                self._input_json = self._input_open or bool(
+                    self._action_seen and _INPUT_LEAD.fullmatch(text, self._line_start, i)
+                )
+                i += 1
+            else:
+                i += 1
+        self._pos = i
+
+    def _in_json(self, text: str, i: int) -> int:
+        """One character inside a top-level JSON value; the next index."""
+        char = text[i]
+        if self._in_string:
+            if self._escaped:
+                self._escaped = False
+            elif char == "\\":
+                self._escaped = True
+            elif char == '"':
+                self._in_string = False
+        elif char == '"':
+            self._in_string = True
+        elif char in _CLOSERS:
+            self._closers.append(_CLOSERS[char])
+        elif char in "}]":
+            if self._closers.pop() != char:
+                self._given_up = True  # mismatched brackets: no reading to trust
+            elif not self._closers:
+                self._closed(text, i + 1)
+        return i + 1
+
+    def _closed(self, text: str, after: int) -> None:
+        """A top-level JSON value ended just before `after`."""
+        if self._think or self._in_call:
+            return  # a call tag ends at its closing tag
+        if self._input_json or outcome_from_value(decode(text[self._start : after])) is not None:
+            self.end = after
+
+    def _tag(self, text: str, i: int) -> int:
+        """At a `<`: how far a known tag reaches (acting on it), 1 for no tag, 0 to wait."""
+        rest = text[i : i + 12].lower()
+        tag = next((t for t in _TAGS if rest.startswith(t)), None)
+        if tag is None:
+            if (
+                len(rest) < 12
+                and i + len(rest) == len(text)
+                and any(t.startswith(rest) for t in _TAGS)
+            ):
+                return 0
+            if self._after_call is not None:
+                self.end = self._after_call
+            return 1
+        if self._think:
+            self._think = tag not in _THINK_CLOSE
+        elif tag in _THINK_OPEN:
+            self._think = self._after_call is None
+            if self._after_call is not None:
+                self.end = self._after_call
+        elif tag in _CALL_OPEN:
+            self._in_call, self._after_call = True, None
+        elif tag in _CALL_CLOSE and self._in_call:
+            self._in_call, self._after_call = False, i + len(tag)
+        elif self._after_call is not None:
+            self.end = self._after_call
+        return len(tag)
+
+    def _line(self, text: str, newline: int) -> None:
+        """A whole line outside JSON, tags and thinking: the `Action:` format."""
+        if self._in_call:
+            return
+        start = self._line_start
+        if not self._action_seen:
+            if _FINAL.match(text, start, newline):
+                self._given_up = True  # a final answer runs to the end of the reply
+            elif _ACTION.match(text, start, newline):
+                self._action_seen = True
+            return
+        given = _ACTION_INPUT.match(text, start, newline)
+        if given is not None:
+            value = given.group(1).strip()
+            self._input_open = not value or value.startswith("```")
+            if value and not self._input_open:
+                self.end = newline  # a plain input is the rest of its line
+        elif self._input_open:
+            if text[start:newline].strip() and not text[start:newline].strip().startswith("```"):
+                self.end = newline  # the input on the line after `Action Input:`
+        elif text[start:newline].strip():
+            self.end = start  # an action with no input line: it ends where this line starts
+
+
+def action_end(text: str) -> int | None:
+    """The end of `text`'s first complete action, read as one piece (None: no such end)."""
+    return ActionEnd().feed(text)
