@@ -240,6 +240,11 @@ class ModelRequest:
     output_schema: dict[str, Any] | None = None
     """A JSON Schema the reply's text must match, for backends that can constrain their
     output (structured output); others are told the format in the prompt."""
+    stop_at_action: bool = False
+    """End the reply once its first complete action is written (a call or a final answer,
+    as loopwright.parsing reads it): the model stops generating there, and the reply's
+    `finish_reason` is `"action_complete"`. The agent asks it when it reads replies with the
+    default parser chain (it uses the first action only)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ a test can look at what arrived before the rest is sent."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,10 @@ class Reply:
     hold_after: int | None = None
     """Wait for `release` after sending this many pieces."""
     release: threading.Event = field(default_factory=threading.Event)
+    until_closed: bool = False
+    """At `hold_after`, wait instead for the client to close the connection (30 s at
+    most): once it has, send nothing more and set `client_closed`."""
+    client_closed: threading.Event = field(default_factory=threading.Event)
 
 
 def openai_sse(pieces: list[str], *, prompt: int = 20) -> Reply:
@@ -101,12 +106,24 @@ class StreamServer:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for index, piece in enumerate(pieces):
-                    if index == reply.hold_after:
+                    if index == reply.hold_after and reply.until_closed:
+                        if self._client_closed():
+                            reply.client_closed.set()
+                            return
+                    elif index == reply.hold_after:
                         reply.release.wait(30)
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
+
+            def _client_closed(self) -> bool:
+                """Whether the client closes its end within 30 s (a read gives EOF)."""
+                self.connection.settimeout(30)
+                try:
+                    return self.rfile.read(1) == b""
+                except OSError:  # a timeout, or a reset: a reset is a close too
+                    return not isinstance(sys.exc_info()[1], TimeoutError)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

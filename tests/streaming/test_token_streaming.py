@@ -22,6 +22,7 @@ from loopwright.events import (
     event_from_dict,
     event_to_dict,
 )
+from loopwright.messages import Message, ModelRequest
 from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy
 from loopwright.models._wire import HttpModel
 from loopwright.runtime import Runtime
@@ -81,12 +82,19 @@ async def test_each_adapter_streams_its_text_as_deltas(provider: str) -> None:
     assert responded.seq == started.seq + 1 and responded.final_answer == "17 + 25 is 42."
 
 
-async def test_nobody_listening_means_no_streaming() -> None:
+async def test_nobody_listening_means_no_deltas_and_streams_only_to_stop() -> None:
+    """An agent's request streams to be able to stop at the reply's action
+    (test_stop_at_action.py); a request that does not ask to stop is a whole one."""
     with stream_server() as server:
-        server.replies.append(openai_sse(PIECES))
-        result = await AgentExecutor(make("openai", server.url)).run("What is 17 + 25?")
+        server.replies += [openai_sse(PIECES), openai_sse(PIECES)]
+        model = make("openai", server.url)
+        heard: list[str] = []
+        model.on_text = heard.append
+        result = await AgentExecutor(model).run("What is 17 + 25?")
+        await model.complete(ModelRequest(messages=(Message.user("What is 17 + 25?"),)))
     assert result.answer == "17 + 25 is 42."
-    assert server.bodies[0]["stream"] is False  # a whole reply was asked for
+    assert [body["stream"] for body in server.bodies] == [True, False]
+    assert "".join(heard) == ANSWER  # the streamed one: a whole reply has no pieces
 
 
 async def test_stream_false_on_the_model_turns_it_off() -> None:

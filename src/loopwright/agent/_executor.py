@@ -165,6 +165,13 @@ class AgentExecutor:
         """How this agent reads a model reply (its parser chain)."""
         return parse_reply(response, self.parsers)
 
+    @property
+    def reads_first_action(self) -> bool:
+        """Replies are read by the default parser chain, which takes their first action:
+        the model may stop generating once that action is complete. A chain or a `parse`
+        of one's own may read more of a reply, so its replies are generated whole."""
+        return self.parsers == DEFAULT_PARSERS and type(self).parse is AgentExecutor.parse
+
     def _policies(self, opts: AgentOptions, ledger: CostLedger) -> list[StopPolicy]:
         policies: list[StopPolicy] = [_MAX_ITERATIONS]
         if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
@@ -267,6 +274,8 @@ class AgentExecutor:
             verifier=self.verifier,
             spec=spec,
             output=self.output,
+            # without tools, a typed answer is looked for after any invented action
+            stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
         )
 
     def effects(

@@ -43,6 +43,9 @@ class RunSetup:
     """The RunSpec the run was built from (recorded in run_started), if any."""
     output: OutputSpec | None = None
     """The type the final answer must have (structured output), if any."""
+    stop_at_action: bool = False
+    """Ask the model to stop at the end of the first complete action of each reply (the run
+    reads replies with the default parser chain, which uses the first action only)."""
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False)

@@ -87,6 +87,7 @@ def model_request(
         temperature=setup.options.temperature,
         max_output_tokens=setup.options.max_output_tokens,
         output_schema=schema,
+        stop_at_action=setup.stop_at_action,
     )
 
 

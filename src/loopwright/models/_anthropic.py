@@ -20,6 +20,7 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, loads, require_key, sse
+from loopwright.models._stop import STOP_SEQUENCES, StreamedText
 from loopwright.models._wire import HttpModel, TextSink, prompted_view, to_response
 
 DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
@@ -175,6 +176,8 @@ class AnthropicModel(HttpModel):
             ]
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.stop_at_action and not stream and not request.tools:
+            body["stop_sequences"] = list(STOP_SEQUENCES)
         return body
 
     def read_reply(self, data: Any) -> ModelResponse:
@@ -183,8 +186,9 @@ class AnthropicModel(HttpModel):
         message = {"role": "assistant", "content": data["content"]}
         return to_response(message, _usage(data.get("usage")), self.name, data.get("stop_reason"))
 
-    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
+    async def read_stream(self, reply: httpx.Response, request: ModelRequest) -> ModelResponse:
         streamed = _StreamedMessage()
+        text = StreamedText(request, self.emit_text)
         async for event, data in sse(reply):
             chunk = loads(data, "a streamed event")
             if not isinstance(chunk, dict):
@@ -192,9 +196,18 @@ class AnthropicModel(HttpModel):
             kind = str(chunk.get("type") or event)
             if kind == "error":
                 raise self._error(chunk)
-            self.emit_text(streamed.apply(kind, chunk))
-            if streamed.finished:
-                break
+            if (
+                kind == "content_block_start"
+                and (chunk.get("content_block") or {}).get("type") == "tool_use"
+            ):
+                text.native_call()
+            if text.add(streamed.apply(kind, chunk)) or streamed.finished:
+                break  # the action is complete (closing the stream ends generation), or done
+        if text.cut:  # the text read up to its action, and the tool calls already whole
+            calls = [b for b in streamed.message()["content"] if b.get("type") == "tool_use"]
+            content = [{"type": "text", "text": text.text}, *calls]
+            message = {"role": "assistant", "content": content}
+            return to_response(message, streamed.usage, self.name, text.finish_reason(None))
         if not streamed.finished:
             raise Transient("the stream ended before the reply was complete (no message_stop)")
         return to_response(streamed.message(), streamed.usage, self.name, streamed.stop_reason)

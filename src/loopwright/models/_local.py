@@ -34,6 +34,7 @@ from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink, ToolMode
 from loopwright.models._local_spec import default_threads, parse_local_spec
+from loopwright.models._stop import StreamedText
 
 
 @dataclass(frozen=True)
@@ -193,13 +194,18 @@ class EvalCounter:
     def __init__(self, evaluate: Callable[[Sequence[int]], None]) -> None:
         self._evaluate = evaluate
         self.prompt_evaluated: int | None = None
+        self.calls = 0
+        """`eval` calls in this completion: the prompt's, then one per generated token
+        (each token is evaluated when the next one is asked for)."""
 
     def start(self) -> None:
         self.prompt_evaluated = None
+        self.calls = 0
 
     def __call__(self, tokens: Sequence[int]) -> None:
         if self.prompt_evaluated is None:
             self.prompt_evaluated = len(tokens)
+        self.calls += 1
         self._evaluate(tokens)
 
 
@@ -297,10 +303,11 @@ class LocalModel:
                     "seed": 0,
                     "response_format": _response_format(request),
                 }
-                if on_text is None:
+                if on_text is None and not request.stop_at_action:
                     reply = llm.create_chat_completion(**arguments)
-                else:
-                    reply = _streamed(llm, arguments, on_text)
+                else:  # streamed in this thread: a stop at the action ends generation
+                    text = StreamedText(request, on_text or _unheard)
+                    reply = _streamed(llm, arguments, text, counter)
             except ValueError as exc:  # e.g. the prompt is longer than the context window
                 raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None
             evaluated = counter.prompt_evaluated or 0
@@ -316,22 +323,37 @@ class LocalModel:
         )
 
 
-def _streamed(llm: Any, arguments: dict[str, Any], on_text: TextSink) -> dict[str, Any]:
-    """Generate with `stream=True`, hand out each piece, and return the whole reply in the
-    shape of a non-streamed one (llama.cpp streams no usage: it is counted here)."""
-    texts: list[str] = []
+def _unheard(piece: str) -> None:
+    """Nobody listens to the pieces of a reply streamed to stop at its action."""
+
+
+def _streamed(
+    llm: Any, arguments: dict[str, Any], text: StreamedText, counter: EvalCounter
+) -> dict[str, Any]:
+    """Generate with `stream=True`, hand out each piece, stop once the reply's action is
+    complete when asked (`text`), and return the reply in the shape of a non-streamed one.
+
+    llama.cpp streams no usage: it is counted here. Each generated token is evaluated when
+    the next one is asked for, so the tokens evaluated after the prompt are the reply's
+    tokens, less the last one sampled when the reply was cut or hit its length (the end of
+    a reply, a stop, is sampled and not part of it)."""
     finish: str | None = None
-    for chunk in llm.create_chat_completion(**arguments, stream=True):
-        choice = chunk["choices"][0]
-        piece = (choice.get("delta") or {}).get("content") or ""
-        if piece:
-            texts.append(piece)
-            on_text(piece)
-        finish = choice.get("finish_reason") or finish
-    completion = len(texts)  # one piece per generated token
-    prompt = max(0, int(llm.n_tokens) - completion)
+    chunks = llm.create_chat_completion(**arguments, stream=True)
+    try:
+        for chunk in chunks:
+            choice = chunk["choices"][0]
+            if text.add((choice.get("delta") or {}).get("content") or ""):
+                break  # the action is complete: no more tokens are generated
+            finish = choice.get("finish_reason") or finish
+    finally:
+        chunks.close()
+    after_prompt = max(0, counter.calls - 1)
+    completion = after_prompt + (0 if finish == "stop" and not text.cut else 1)
+    prompt = max(0, int(llm.n_tokens) - after_prompt)
     return {
-        "choices": [{"message": {"content": "".join(texts)}, "finish_reason": finish}],
+        "choices": [
+            {"message": {"content": text.text}, "finish_reason": text.finish_reason(finish)}
+        ],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
     }
 

@@ -26,6 +26,7 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, ndjson
+from loopwright.models._stop import STOP_SEQUENCES, StreamedText
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
@@ -165,7 +166,7 @@ class OllamaModel(HttpModel):
         return self.tool_mode
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        if self.stream and not self._streams(request):
+        if not self._streams(request):  # (not even to stop at the action)
             return await self._complete_whole(request)
         return await super().complete(request)
 
@@ -193,6 +194,8 @@ class OllamaModel(HttpModel):
             options["num_predict"] = limit
         if self.context:
             options["num_ctx"] = self.context
+        if request.stop_at_action and not stream and not request.tools:
+            options["stop"] = list(STOP_SEQUENCES)  # (native calls: Ollama ends after them)
         if options:
             body["options"] = options
         if request.output_schema is not None:
@@ -207,22 +210,24 @@ class OllamaModel(HttpModel):
         message = with_call_ids(data["message"])
         return to_response(message, _usage(data), self.name, data.get("done_reason"))
 
-    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
-        texts: list[str] = []
+    async def read_stream(self, reply: httpx.Response, request: ModelRequest) -> ModelResponse:
+        text = StreamedText(request, self.emit_text)
         calls: list[Any] = []
         async for chunk in ndjson(reply):
             if not isinstance(chunk, dict) or "error" in chunk:
                 raise self._unexpected(chunk)
             message = chunk.get("message") or {}
-            piece = message.get("content") or ""
-            texts.append(piece)
-            self.emit_text(piece)
-            calls.extend(message.get("tool_calls") or ())
-            if chunk.get("done"):
-                whole: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+            if message.get("tool_calls"):
+                calls.extend(message["tool_calls"])
+                text.native_call()
+            cut = text.add(message.get("content") or "")
+            if cut or chunk.get("done"):  # cut: closing the stream ends generation
+                whole: dict[str, Any] = {"role": "assistant", "content": text.text}
                 if calls:
                     whole = with_call_ids({**whole, "tool_calls": calls})
-                return to_response(whole, _usage(chunk), self.name, chunk.get("done_reason"))
+                usage = text.usage(Usage() if cut else _usage(chunk))
+                reason = text.finish_reason(chunk.get("done_reason"))
+                return to_response(whole, usage, self.name, reason)
         raise Transient("the stream ended before the reply was complete (no `done: true`)")
 
     def _unexpected(self, data: Any) -> ModelError:

@@ -30,6 +30,7 @@ from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Secret, Transient, loads, sse
 from loopwright.models._ollama import tool_json
+from loopwright.models._stop import STOP_SEQUENCES, StreamedText
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
@@ -164,6 +165,8 @@ class OpenAIModel(HttpModel):
             body["max_completion_tokens" if self.official else "max_tokens"] = limit
         if stream:
             body["stream_options"] = {"include_usage": True}
+        elif request.stop_at_action and not request.tools:
+            body["stop"] = list(STOP_SEQUENCES)  # (never between parallel native calls)
         if request.output_schema is not None:
             body["response_format"] = self._schema_format(request.output_schema)
         elif request.json_output:
@@ -187,8 +190,8 @@ class OpenAIModel(HttpModel):
         usage = _usage(data.get("usage"))
         return to_response(message, usage, self.name, choice.get("finish_reason"))
 
-    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
-        texts: list[str] = []
+    async def read_stream(self, reply: httpx.Response, request: ModelRequest) -> ModelResponse:
+        text = StreamedText(request, self.emit_text)
         deltas = _ToolCallDeltas()
         usage = Usage()
         finish: str | None = None
@@ -204,18 +207,20 @@ class OpenAIModel(HttpModel):
                 usage = _usage(chunk["usage"])
             for choice in chunk.get("choices") or ():
                 delta = choice.get("delta") or {}
-                piece = delta.get("content") or ""
-                texts.append(piece)
-                self.emit_text(piece)
                 for call in delta.get("tool_calls") or ():
                     deltas.add(call)
+                    text.native_call()
+                if text.add(delta.get("content") or ""):
+                    break  # the action is complete: closing the stream ends generation
                 finish = choice.get("finish_reason") or finish
-        if not done and finish is None:
+            if text.cut:
+                break
+        if not done and finish is None and not text.cut:
             raise Transient("the stream ended before the reply was complete (no [DONE])")
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+        message: dict[str, Any] = {"role": "assistant", "content": text.text}
         if deltas.slots:
             message = with_call_ids({**message, "tool_calls": deltas.calls()})
-        return to_response(message, usage, self.name, finish)
+        return to_response(message, text.usage(usage), self.name, text.finish_reason(finish))
 
     def _detail(self, data: Any) -> str:
         if isinstance(data, dict) and "error" in data:

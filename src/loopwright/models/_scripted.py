@@ -12,6 +12,7 @@ from typing import Any
 from loopwright.errors import ConfigurationError, ScriptExhaustedError
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.models._base import TextSink, ToolMode
+from loopwright.models._stop import StreamedText, cut_at_action
 
 ScriptItem = str | dict[str, Any] | ModelResponse
 
@@ -112,14 +113,19 @@ class ScriptedModel:
             )
         reply = self._replies[self.position]
         self.position += 1
-        return reply
+        return cut_at_action(reply) if request.stop_at_action else reply
 
     async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """The reply's text in pieces of `stream_chars`, read as an adapter reads a stream:
+        asked to stop at the action (`request.stop_at_action`), no piece goes past it."""
         reply = await self.complete(request)
         size = self.stream_chars
         if size > 0:
-            for start in range(0, len(reply.text), size):
-                on_text(reply.text[start : start + size])
+            whole = self._replies[self.position - 1].text
+            streamed = StreamedText(request, on_text)
+            for start in range(0, len(whole), size):
+                if streamed.add(whole[start : start + size]):
+                    break
                 await asyncio.sleep(0)  # as a stream does: the listener runs in between
         return reply
 

@@ -21,7 +21,8 @@ from loopwright.messages import (
 )
 from loopwright.models._base import TextSink as TextSink
 from loopwright.models._base import ToolMode
-from loopwright.models._http import HttpClient, loads
+from loopwright.models._http import Consume, HttpClient, loads
+from loopwright.models._stop import closed_after_stop, cut_at_action
 from loopwright.parsing.messages import response_from_message
 
 _CALL_SINK: contextvars.ContextVar[TextSink | None] = contextvars.ContextVar(
@@ -129,12 +130,16 @@ def with_usage(request: ModelRequest, reply: ModelResponse) -> ModelResponse:
     OpenAI-compatible servers, llama-cpp-python's among them, send no usage in a stream):
     a budget that counted nothing would never stop a run. ~4 characters a token, the
     request's messages and tools in, the reply's text and calls out."""
-    if reply.usage.input_tokens or reply.usage.output_tokens:
+    usage = reply.usage
+    if usage.input_tokens and usage.output_tokens:
         return reply
-    sent = sum(len(m.content) + len(m.name or "") + 16 for m in request.messages)
-    sent += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
-    said = len(reply.text) + sum(len(json.dumps(c.arguments)) + 16 for c in reply.tool_calls)
-    usage = Usage(max(1, sent // CHARS_PER_TOKEN), max(1, said // CHARS_PER_TOKEN))
+    if not usage.input_tokens:  # (a stream ended at its action: its pieces were counted)
+        sent = sum(len(m.content) + len(m.name or "") + 16 for m in request.messages)
+        sent += sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
+        usage = dataclasses.replace(usage, input_tokens=max(1, sent // CHARS_PER_TOKEN))
+    if not usage.output_tokens:
+        said = len(reply.text) + sum(len(json.dumps(c.arguments)) + 16 for c in reply.tool_calls)
+        usage = dataclasses.replace(usage, output_tokens=max(1, said // CHARS_PER_TOKEN))
     return dataclasses.replace(reply, usage=usage)
 
 
@@ -182,11 +187,16 @@ class HttpModel:
         )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.request_body(request, stream=bool(self.stream))
-        if self.stream:
-            reply = await self.client.post(self.path, body, self.read_stream)
-        else:
+        """The reply, streamed when the model is told to (`stream=True`) or when the request
+        asks to stop at its action (a stream is closed there), else whole."""
+        if self.stream or (self.stream is None and request.stop_at_action):
+            body = self.request_body(request, stream=True)
+            reply = await self.client.post(self.path, body, self._reader(request))
+        else:  # asked to stop at the action, a whole reply has stop sequences instead
+            body = self.request_body(request, stream=False)
             reply = await self.client.post(self.path, body, self._read_whole)
+            if request.stop_at_action:
+                reply = closed_after_stop(reply)
         return with_usage(request, reply)
 
     async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
@@ -198,18 +208,24 @@ class HttpModel:
         token = _CALL_SINK.set(on_text)
         try:
             body = self.request_body(request, stream=True)
-            reply = await self.client.post(self.path, body, self._read_streamed)
+            reply = await self.client.post(self.path, body, self._reader(request))
         finally:
             _CALL_SINK.reset(token)
         return with_usage(request, reply)
 
-    async def _read_streamed(self, reply: httpx.Response) -> ModelResponse:
-        """A stream, or a whole reply from a server that does not stream (its text in one)."""
-        if reply.headers.get("content-type", "").startswith("application/json"):
-            response = await self._read_whole(reply)
-            self.emit_text(response.text)
-            return response
-        return await self.read_stream(reply)
+    def _reader(self, request: ModelRequest) -> Consume[ModelResponse]:
+        async def read(reply: httpx.Response) -> ModelResponse:
+            """A stream, or a whole reply from a server that does not stream (its text in
+            one piece)."""
+            if reply.headers.get("content-type", "").startswith("application/json"):
+                response = await self._read_whole(reply)
+                if request.stop_at_action:
+                    response = cut_at_action(response)
+                self.emit_text(response.text)
+                return response
+            return await self.read_stream(reply, request)
+
+        return read
 
     async def _read_whole(self, reply: httpx.Response) -> ModelResponse:
         data = loads(await reply.aread(), f"the reply of {self.provider}")
@@ -234,5 +250,6 @@ class HttpModel:
     def read_reply(self, data: Any) -> ModelResponse:
         raise NotImplementedError
 
-    async def read_stream(self, reply: httpx.Response) -> ModelResponse:
+    async def read_stream(self, reply: httpx.Response, request: ModelRequest) -> ModelResponse:
+        """Read a streamed reply; with `request.stop_at_action`, stop after its action."""
         raise NotImplementedError

@@ -251,6 +251,7 @@ class RunActivities:
                 temperature=data.get("temperature"),
                 max_output_tokens=data.get("max_output_tokens"),
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
+                stop_at_action=setup.stop_at_action,
             )
             model = self._model(RunSpec.from_dict(plan["spec"]), call)
             try:
