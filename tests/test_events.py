@@ -20,6 +20,7 @@ from loopwright.events import (
     EVENT_CLASSES,
     EVENT_TYPES,
     SCHEMA_VERSION,
+    ModelResponseEvent,
     ToolCallEvent,
     decode_event,
     encode_event,
@@ -40,14 +41,29 @@ def test_the_current_fixture_has_every_type_and_reencodes_identically() -> None:
         assert encode_event(decode_event(line)) == line
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_older_events_are_still_read_and_upgrade_to_the_current_version(version: int) -> None:
     old, current = lines(version), lines(SCHEMA_VERSION)
     for line, upgraded in zip(old, current, strict=False):
         assert f'"v":{version}}}' in line and f'"v":{SCHEMA_VERSION}}}' in upgraded
         assert encode_event(decode_event(line)) == upgraded
-    assert any('"iteration":' in line for line in old)
+    assert any('"iteration":' in line for line in old) == (version < 3)
     assert not any('"iteration":' in line for line in current)
+    assert not any('"ended":' in line for line in old)
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "ended"),
+    [(None, "stop"), ("stop", "stop"), ("tool_calls", "stop"), ("end_turn", "stop"),
+     ("length", "length"), ("max_tokens", "length"), ("action_complete", "action_complete")],
+)  # fmt: skip
+def test_a_v3_model_response_says_how_it_ended_from_its_finish_reason(
+    finish_reason: str | None, ended: str
+) -> None:
+    v3 = next(json.loads(line) for line in lines(3) if '"model_response"' in line)
+    v3["response"]["finish_reason"] = finish_reason
+    event = decode_event(json.dumps(v3))
+    assert isinstance(event, ModelResponseEvent) and event.ended == ended
 
 
 def test_every_fixture_event_validates_against_the_json_schema() -> None:

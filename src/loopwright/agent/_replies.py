@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from loopwright.events import reply_end
 from loopwright.messages import ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import summarize
@@ -43,6 +44,7 @@ def response_fields(
         "thought": None if isinstance(outcome, ParseFailure) else outcome.thought,
         "actions": actions,
         "final_answer": outcome.answer if isinstance(outcome, ParsedFinal) else None,
+        "ended": reply_end(response.finish_reason),
     }
 
 

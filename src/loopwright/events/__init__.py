@@ -39,6 +39,7 @@ from loopwright.events._types import (
     ModelTextDeltaEvent,
     OutputInvalidEvent,
     ParseErrorEvent,
+    ReplyEnd,
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -53,6 +54,7 @@ from loopwright.events._types import (
     ToolCallStartedEvent,
     VerificationEvent,
     WarningEvent,
+    reply_end,
 )
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "ModelTextDeltaEvent",
     "OutputInvalidEvent",
     "ParseErrorEvent",
+    "ReplyEnd",
     "RunErrorEvent",
     "RunFinishedEvent",
     "RunStartedEvent",
@@ -89,4 +92,5 @@ __all__ = [
     "encode_event",
     "event_from_dict",
     "event_to_dict",
+    "reply_end",
 ]

@@ -12,7 +12,13 @@ from typing import Any
 import orjson
 
 from loopwright.errors import EventDecodeError
-from loopwright.events._types import EVENT_TYPES, READABLE_VERSIONS, SCHEMA_VERSION, Event
+from loopwright.events._types import (
+    EVENT_TYPES,
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    Event,
+    reply_end,
+)
 
 _FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 """Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
@@ -70,10 +76,15 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return data
 
 
-def _upgrade(fields: dict[str, Any]) -> dict[str, Any]:
-    """v1 and v2 -> v3: `iteration` became `iteration_number`."""
+def _upgrade(fields: dict[str, Any], version: int) -> dict[str, Any]:
+    """v1 and v2 -> v3: `iteration` became `iteration_number`. v3 -> v4: a model response
+    says how it ended (`ended`, read from its reply's `finish_reason`)."""
     if "iteration" in fields:
         fields["iteration_number"] = fields.pop("iteration")
+    if version < 4 and fields.get("type") == "model_response" and "ended" not in fields:
+        response = fields.get("response")
+        reason = response.get("finish_reason") if isinstance(response, dict) else None
+        fields["ended"] = reply_end(reason if isinstance(reason, str) else None)
     return fields
 
 
@@ -90,7 +101,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
         raise EventDecodeError(f"unknown event type {data.get('type')!r}")
     fields = {k: v for k, v in data.items() if k != "v"}
     if version < SCHEMA_VERSION:
-        fields = _upgrade(fields)
+        fields = _upgrade(fields, version)
     try:
         event: Event = cls(**fields)
     except TypeError as exc:

@@ -5,13 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """v2: `run_started` carries the typed RunSpec (`spec`). v3: the strict contract (class names
 follow the wire types, `iteration_number` in every event, required fields), sub-agents
 (`run_started.parent_call_id`, `tool_call_started.child_run_id`), `gate_decision.reason`,
 `output_invalid` (structured output), `model_text_delta` (token streaming, live only).
-v1 and v2 events are read."""
-READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
+v4: `model_response.ended`, how the reply ended (`stop`, `length`, `action_complete`).
+v1, v2 and v3 events are read."""
+READABLE_VERSIONS = (1, 2, 3, SCHEMA_VERSION)
+
+ReplyEnd = Literal["stop", "length", "action_complete"]
+"""How a model's reply ended: the model stopped (`stop`), it reached its output limit
+(`length`), or it was ended once its first action was complete (`action_complete`)."""
+
+
+def reply_end(finish_reason: str | None) -> ReplyEnd:
+    """`ModelResponseEvent.ended` from a reply's provider `finish_reason` (OpenAI's
+    `length`, Anthropic's `max_tokens`: the limit; loopwright's `action_complete`; any other
+    reason, or none given, is the model stopping)."""
+    if finish_reason in ("length", "max_tokens"):
+        return "length"
+    if finish_reason == "action_complete":
+        return "action_complete"
+    return "stop"
+
 
 RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted", "rolled_back"]
 
@@ -65,6 +82,9 @@ class ModelResponseEvent(BaseEvent):
     actions: list[dict[str, Any]]
     final_answer: str | None
     duration_ms: float
+    ended: ReplyEnd
+    """How the reply ended; `action_complete`: generation was stopped after its first
+    complete action (the rest would not have been used)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
