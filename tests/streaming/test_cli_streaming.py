@@ -47,3 +47,24 @@ def test_live_view_writes_the_reply_as_it_comes(tmp_path: Path) -> None:
     iteration = next(i for i, line in enumerate(lines) if "Iteration 1/" in line)
     answer = next(i for i, line in enumerate(lines) if "Final Answer" in line)
     assert iteration < written < answer
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ADD = '{"thought": "First the sum.", "action": "add", "action_input": {"a": 123, "b": 456}}'
+INVENTED = '\n{"thought": "I have it.", "final_answer": "INVENTED 999"}'
+
+
+def test_live_view_shows_the_reply_up_to_its_action_not_the_invented_rest(tmp_path: Path) -> None:
+    """The model goes on after its call with an invented answer: the reply ends at the call
+    (the stream is closed there), and the live view never writes the invented answer."""
+    with stream_server() as server:
+        pieces = [(ADD + INVENTED)[i : i + 4] for i in range(0, len(ADD + INVENTED), 4)]
+        final = '{"thought": "Done.", "final_answer": "579"}'
+        server.replies += [openai_sse(pieces), openai_sse([final])]
+        model = ["--model", "openai:m", "--base-url", f"{server.url}/v1"]
+        tools = ["--tools", f"{ROOT}/examples/tools.py:add"]
+        done = cli_tty("run", "What is 123 + 456?", *model, *tools, home=tmp_path, columns=200)
+    assert done.code == 0, done.out
+    assert '"action_input": {"a": 123, "b": 456}}' in done.out
+    assert "INVENTED" not in done.out
+    assert "Final Answer: 579" in done.out

@@ -48,7 +48,8 @@ async def listened(agent: AgentExecutor, request: str) -> list[Event]:
         events.append(event)
 
     log = EventLog("run_stop", scrubber=agent.scrubber, sink=sink)
-    await agent.run_with(LiveEffects(log, deltas=EVERY_PIECE), agent.setup(request, "run_stop"))
+    setup = agent.setup(request, agent.run_context("run_stop"))
+    await agent.run_with(LiveEffects(log, deltas=EVERY_PIECE), setup)
     return events
 
 
