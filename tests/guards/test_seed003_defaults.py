@@ -1,5 +1,5 @@
 """Seed 003's guardrails as defaults: the wall clock is on without being asked (30 min for
-runs with tools that change things, 10 min for the rest), and the no-progress stop counts
+runs with tools, 10 min for runs without), and the no-progress stop counts
 file modifications for runs that can modify files (new observations for the others)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent, RunStoppedEvent
-from loopwright.guards import WALL_CLOCK_CHANGING_S, WALL_CLOCK_READ_ONLY_S
+from loopwright.guards import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
 
@@ -38,23 +38,24 @@ def undeclared(key: str) -> str:
 
 def test_the_default_wall_clock_depends_on_the_tools() -> None:
     model = ScriptedModel([])
-    assert WALL_CLOCK_READ_ONLY_S == 600 and WALL_CLOCK_CHANGING_S == 1800
-    assert AgentExecutor(model, [lookup]).options.timeout_s == 600
+    assert WALL_CLOCK_SIMPLE_S == 600 and WALL_CLOCK_AGENTIC_S == 1800
     assert AgentExecutor(model, []).options.timeout_s == 600
+    assert AgentExecutor(model, [lookup]).options.timeout_s == 1800
     assert AgentExecutor(model, [lookup, save]).options.timeout_s == 1800
     assert AgentExecutor(model, [undeclared]).options.timeout_s == 1800
     assert AgentExecutor(model, [save], options=AgentOptions(timeout_s=45)).options.timeout_s == 45
     assert AgentExecutor(model, [save], options=AgentOptions(timeout_s=0)).options.timeout_s == 0
 
 
-async def test_a_read_only_run_stops_after_10_minutes(clock: MockClock) -> None:
+async def test_a_run_without_tools_stops_after_10_minutes(clock: MockClock) -> None:
+    # no tool to run: each call is answered "unknown tool", so the run goes on
     scripted = ScriptedModel([call("lookup", key=f"k{i}") for i in range(10)], strict=False)
     events: list[Event] = []
 
     async def sink(event: Event) -> None:
         events.append(event)
 
-    agent = AgentExecutor(SlowModel(scripted, clock, seconds=250), [lookup], clock=clock)
+    agent = AgentExecutor(SlowModel(scripted, clock, seconds=250), [], clock=clock)
     result = await agent.run("slow", on_event=sink)
     assert (result.status, result.reason) == ("stopped", "timeout")
     assert len(scripted.requests) == 3  # 250, 500, 750 s: nothing after the 600 s limit
@@ -63,10 +64,10 @@ async def test_a_read_only_run_stops_after_10_minutes(clock: MockClock) -> None:
     assert isinstance(started, RunStartedEvent) and started.options["timeout_s"] == 600
 
 
-async def test_a_run_that_changes_things_gets_30_minutes(clock: MockClock) -> None:
-    replies = [call("save", name=f"r{i}") for i in range(10)]
+async def test_a_run_with_tools_gets_30_minutes(clock: MockClock) -> None:
+    replies = [call("lookup", key=f"r{i}") for i in range(10)]
     scripted = ScriptedModel(replies, strict=False)
-    agent = AgentExecutor(SlowModel(scripted, clock, seconds=700), [lookup, save], clock=clock)
+    agent = AgentExecutor(SlowModel(scripted, clock, seconds=700), [lookup], clock=clock)
     result = await agent.run("slow writes")
     assert (result.status, result.reason) == ("stopped", "timeout")
     assert len(scripted.requests) == 3  # 700, 1400, 2100 s: over 1800 s

@@ -27,8 +27,8 @@ class AgentOptions:
     temperature: float | None = 0.0
     max_output_tokens: int | None = None
     timeout_s: float | None = None
-    """Wall clock of the whole run, seconds. None: the default for the run's tools (30 min
-    if one may change things, else 10 min; see `for_tools`); 0: no wall clock."""
+    """Wall clock of the whole run, seconds. None: the default for the run (30 min with
+    tools, 10 min without: seed 003's agentic and simple runs; see `for_tools`); 0: none."""
     iteration_timeout_s: float | None = None
     tool_timeout_s: float = 60.0
     max_tokens_total: int | None = None

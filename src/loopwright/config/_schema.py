@@ -80,7 +80,7 @@ RUN = (
         None,
         "wall clock for the whole run, seconds; 0 turns it off",
         minimum=0,
-        shown="1800 with tools that change things, else 600",
+        shown="1800 (30 min) for a run with tools, 600 (10 min) for a run without",
     ),
     _s("iteration_timeout", "float", None, "wall clock for one iteration, seconds", minimum=0),
     _s("max_tokens_total", "int", None, "token budget of the run (input + output)", minimum=1),

@@ -2,11 +2,11 @@
 
 from loopwright.guards._budget import DEFAULT_PRICES, Budget, CostLedger
 from loopwright.guards._defaults import (
-    WALL_CLOCK_CHANGING_S,
-    WALL_CLOCK_READ_ONLY_S,
+    WALL_CLOCK_AGENTIC_S,
+    WALL_CLOCK_DEFAULT,
+    WALL_CLOCK_SIMPLE_S,
     DeclaredTool,
     ProgressSignal,
-    changes_things,
     default_wall_clock,
     file_tools,
     progress_signal,
@@ -31,8 +31,9 @@ from loopwright.guards._policy import (
 
 __all__ = [
     "DEFAULT_PRICES",
-    "WALL_CLOCK_CHANGING_S",
-    "WALL_CLOCK_READ_ONLY_S",
+    "WALL_CLOCK_AGENTIC_S",
+    "WALL_CLOCK_DEFAULT",
+    "WALL_CLOCK_SIMPLE_S",
     "BasePolicy",
     "Budget",
     "CallSignature",
@@ -48,7 +49,6 @@ __all__ = [
     "Stop",
     "StopPolicy",
     "WallClock",
-    "changes_things",
     "default_wall_clock",
     "file_tools",
     "limit_stop",

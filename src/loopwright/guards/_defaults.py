@@ -1,7 +1,7 @@
 """Guardrail defaults that depend on a run's tools (seed 003).
 
-- Wall clock: 30 minutes for a run with a tool that changes things (effect `write`,
-  `destructive`, or `unknown`: undeclared, it may), 10 minutes for the rest.
+- Wall clock (seed 003: "30min agentic, 10min simple"): 30 minutes for an agentic run (one
+  offered any tool), 10 minutes for a simple one (no tool: a model call or a few).
 - No progress: a run with a tool that modifies files (effect `write` and a ToolContext to
   record its writes with) is measured by file modifications; the others by new
   observations.
@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, Protocol
 
-WALL_CLOCK_CHANGING_S = 1800.0
-"""Seed 003 (PIPE-02): 30 minutes for agentic runs, those that change things."""
-WALL_CLOCK_READ_ONLY_S = 600.0
-"""Seed 003 (PIPE-02): 10 minutes for the rest."""
-CHANGING_EFFECTS = frozenset({"write", "destructive", "unknown"})
+WALL_CLOCK_AGENTIC_S = 1800.0
+"""Seed 003 (PIPE-02): 30 minutes for an agentic run (it has tools)."""
+WALL_CLOCK_SIMPLE_S = 600.0
+"""Seed 003 (PIPE-02): 10 minutes for a simple run (no tools)."""
+WALL_CLOCK_DEFAULT = "1800 (30 min) for a run with tools, 600 (10 min) for a run without"
+"""The rule in words, as `--help`, the config reference and the docs say it."""
 
 ProgressSignal = Literal["files", "observations"]
 
@@ -29,14 +30,9 @@ class DeclaredTool(Protocol):
     def context_param(self) -> str | None: ...
 
 
-def changes_things(tools: Iterable[DeclaredTool]) -> bool:
-    """Does the run have a tool that may change something?"""
-    return any(t.effect in CHANGING_EFFECTS for t in tools)
-
-
 def default_wall_clock(tools: Iterable[DeclaredTool]) -> float:
-    """The wall clock of a run that sets none: 30 min if it may change things, else 10."""
-    return WALL_CLOCK_CHANGING_S if changes_things(tools) else WALL_CLOCK_READ_ONLY_S
+    """The wall clock of a run that sets none: 30 min with tools (agentic), else 10."""
+    return WALL_CLOCK_AGENTIC_S if any(True for _ in tools) else WALL_CLOCK_SIMPLE_S
 
 
 def file_tools(tools: Iterable[DeclaredTool]) -> list[str]:
