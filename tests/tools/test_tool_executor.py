@@ -126,7 +126,7 @@ async def test_valid_call_and_nullable_optional() -> None:
         (
             "box_area",
             {"box": {"width": "x"}},
-            "invalid arguments (box/width): 'x' is not of type 'integer'",
+            'invalid arguments (box/width): "x" is not of type "integer"',
         ),
         (
             "box_area",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from loopwright.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    import jsonschema.exceptions
+    from loopwright.tools._jsonschema import SchemaError
 
 MAX_ERRORS = 8
 """Validation errors shown to the model per answer (the first ones)."""
@@ -48,19 +48,13 @@ class OutputSpec:
         self.output_type = output_type
         self._adapter: Any = None
         if isinstance(output_type, dict):
-            import jsonschema.exceptions  # only for a run with a JSON Schema output type
-            import jsonschema.validators
+            from loopwright.tools._jsonschema import SchemaProblem, SchemaValidator
 
-            try:
-                cls = jsonschema.validators.validator_for(output_type)
-                cls.check_schema(output_type)
-            except jsonschema.exceptions.SchemaError as exc:
-                where = "/".join(str(p) for p in exc.path) or "the root"
-                raise ConfigurationError(
-                    f"output schema is not a valid JSON Schema (at {where}): {exc.message}"
-                ) from None
+            try:  # bounded time whatever the schema and the answer (tools/_jsonschema.py)
+                self._validator = SchemaValidator(output_type)
+            except SchemaProblem as exc:
+                raise ConfigurationError(f"output schema cannot be used: {exc}") from None
             self.schema: dict[str, Any] = copy.deepcopy(output_type)
-            self._validator = cls(output_type)
         else:
             from pydantic import TypeAdapter
             from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
@@ -133,9 +127,9 @@ class OutputSpec:
         if isinstance(data, dict) and set(data) <= {"final_answer", "thought"} and data:
             data = data.get("final_answer")  # the wrapper, given as the answer's text
         if self._adapter is None:
-            errors = sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))
+            errors = self._validator.errors(data, MAX_ERRORS)
             if errors:
-                return OutputCheck(errors=tuple(_schema_error(e) for e in errors[:MAX_ERRORS]))
+                return OutputCheck(errors=tuple(_schema_error(e) for e in errors))
             return OutputCheck(data, data)
         from pydantic import ValidationError
 
@@ -178,8 +172,8 @@ class OutputSpec:
         )
 
 
-def _schema_error(error: jsonschema.exceptions.ValidationError) -> str:
-    where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+def _schema_error(error: SchemaError) -> str:
+    where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.path)
     return f"final_answer{where}: {error.message}"
 
 

@@ -1,4 +1,5 @@
-"""Argument validation: a fast path for flat schemas, jsonschema for everything else.
+"""Argument validation: a fast path for flat schemas, a bounded JSON Schema validator
+(tools/_jsonschema.py) for everything else.
 
 Declared aliases (`@tool(aliases={"file_path": "path"})`) are accepted and renamed to
 their parameter before the check (`with_aliases`) and the call (`apply_aliases`).
@@ -11,10 +12,9 @@ gives the same verdicts (and similar messages) for the schemas it accepts.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import jsonschema.exceptions
+from loopwright.tools._jsonschema import SchemaError, SchemaProblem, SchemaValidator
 
 Check = Callable[[dict[str, Any]], str | None]
 """Returns None when the arguments are valid, else a message naming the argument."""
@@ -113,43 +113,47 @@ def unexpected_argument(name: str, known: list[str]) -> str:
     return f"invalid arguments: unexpected argument {name!r} (this tool takes: {takes})"
 
 
-def _describe_error(error: jsonschema.exceptions.ValidationError) -> str:
-    path = [str(p) for p in error.absolute_path]
+def _describe_error(error: SchemaError, schema: dict[str, Any], arguments: Any) -> str:
+    path = [str(p) for p in error.path]
     where = "/".join(path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        wanted: list[str] = list(error.validator_value or ())  # type: ignore[arg-type]
-        missing = [n for n in wanted if n not in error.instance]
-        name = "/".join([*path, missing[0]]) if missing else where
+    if error.keyword == "required":
+        name = "/".join([*path, str(error.details.get("property", ""))])
         return f"invalid arguments: missing required argument {name!r}"
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        known = list(schema.get("properties") or ())
-        extra = [n for n in error.instance if n not in known]
+    if error.keyword == "additionalProperties":
+        extra = [str(name) for name in error.details.get("unexpected") or ()]
         if extra:
-            return unexpected_argument("/".join([*path, extra[0]]), known)
+            return unexpected_argument("/".join([*path, extra[0]]), _known(schema, error.path))
     if not path:
         return f"invalid arguments: {error.message}"
     return f"invalid arguments ({where}): {error.message}"
 
 
+def _known(schema: dict[str, Any], path: tuple[str | int, ...]) -> list[str]:
+    """The property names the schema declares for the object at `path` (top level, or
+    nested under `properties`)."""
+    node: Any = schema
+    for part in path:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        node = properties.get(part) if isinstance(properties, dict) else None
+    properties = node.get("properties") if isinstance(node, dict) else None
+    return list(properties) if isinstance(properties, dict) else []
+
+
 def compile_validator(schema: dict[str, Any]) -> Check:
-    """A checker for `schema`, compiled once per tool. Messages name the argument."""
+    """A checker for `schema`, compiled once per tool. Messages name the argument. A schema
+    that cannot be used (tools/_jsonschema.py) makes every call an error that says why."""
     fast = _fast_check(schema)
     if fast is not None:
         return fast
-    # imported here: most tools have flat schemas, and the CLI starts ~30 ms sooner
-    # without jsonschema (python -X importtime)
-    import jsonschema.exceptions
-    import jsonschema.validators
-
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    best_match = jsonschema.exceptions.best_match
+    try:
+        validator = SchemaValidator(schema)
+    except SchemaProblem as exc:  # an MCP server's schema: every call says why
+        unusable = f"invalid arguments: the tool's input schema cannot be used: {exc}"
+        return lambda arguments: unusable
 
     def check(arguments: dict[str, Any]) -> str | None:
-        error = best_match(validator.iter_errors(arguments))
-        if error is None:
-            return None
-        return _describe_error(error)
+        errors = validator.errors(arguments, limit=1)
+        return _describe_error(errors[0], schema, arguments) if errors else None
 
     return check
 
