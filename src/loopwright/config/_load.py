@@ -139,6 +139,8 @@ def read_config_file(path: Path, source: str) -> _Layer:
         raise ConfigurationError(f"{path}: cannot read the config file: {exc}") from None
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses per level of nested arrays and inline tables
+        raise ConfigurationError(f"{path}: nested too deeply to be a loopwright.toml") from None
     except tomllib.TOMLDecodeError as exc:
         line = re.search(r"line (\d+)", str(exc))
         where = f"{path}:{line.group(1)}" if line else str(path)

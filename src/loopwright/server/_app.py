@@ -13,12 +13,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from loopwright.errors import UsageError
+from loopwright.errors import StoreError, UsageError
 from loopwright.server._auth import tenant_of
 from loopwright.server._calls import model_call
 from loopwright.server._config import ServerConfig
 from loopwright.server._guard import BrowserGuard
-from loopwright.server._http import ApiError, error_response, json_response
+from loopwright.server._http import ApiError, error_response, json_response, log
 from loopwright.server._live import run_events, run_websocket
 from loopwright.server._openapi import openapi_schema
 from loopwright.server._runs import (
@@ -87,6 +87,19 @@ async def _usage_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(422, str(exc)))
 
 
+async def _store_error(request: Request, exc: Exception) -> Response:
+    """The run store failed (damaged, full, unreachable): a JSON error naming it, not a
+    plain-text 500 (a StoreError's message names the store, never its password)."""
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(ApiError(503, str(exc)))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Anything else: logged with its traceback; the client gets JSON, no details."""
+    log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return error_response(ApiError(500, f"internal error ({type(exc).__name__})"))
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return error_response(ApiError(exc.status_code, str(exc.detail)))
@@ -117,7 +130,9 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         exception_handlers={
             ApiError: _api_error,
             UsageError: _usage_error,
+            StoreError: _store_error,
             HTTPException: _http_error,
+            Exception: _internal_error,
         },
     )
     app.state.config = config

@@ -82,17 +82,27 @@ async def json_body(request: Request) -> dict[str, Any]:
     raw = await _read_body(request)
     if not raw.strip():
         raise ApiError(400, "request body is empty: expected a JSON object")
+    data = parse_json(raw, "request body")
+    if not isinstance(data, dict):
+        raise ApiError(400, f"request body must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def parse_json(raw: bytes | str, what: str) -> Any:
+    """JSON from a client (a request body, a WebSocket message) with the same limits:
+    at most MAX_BODY_BYTES, no NaN/Infinity (422), no nesting deeper than MAX_JSON_DEPTH,
+    no lone surrogate, no integer JSON here cannot take (400), each naming `what`."""
+    if len(raw) > MAX_BODY_BYTES:
+        raise ApiError(413, f"{what} is larger than {MAX_BODY_BYTES:,} bytes")
     try:
         data = json.loads(raw, parse_constant=_non_finite, parse_float=_finite_float)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"request body is not valid JSON: {exc}") from None
+        raise ApiError(400, f"{what} is not valid JSON: {exc}") from None
     except RecursionError:
-        raise ApiError(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+        raise ApiError(400, f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:  # an integer with too many digits
-        raise ApiError(400, f"request body has a number JSON here cannot take: {exc}") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, f"request body must be a JSON object, not {type(data).__name__}")
-    _check_shape(data)
+        raise ApiError(400, f"{what} has a number JSON here cannot take: {exc}") from None
+    _check_shape(data, what)
     return data
 
 
@@ -126,13 +136,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _check_shape(data: dict[str, Any]) -> None:
+def _check_shape(data: Any, what: str) -> None:
     """No nesting deeper than MAX_JSON_DEPTH, no string that is not valid Unicode."""
     todo: list[tuple[Any, int, str]] = [(data, 1, "")]
     while todo:
         value, depth, where = todo.pop()
         if depth > MAX_JSON_DEPTH:
-            raise ApiError(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+            raise ApiError(400, f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
         if isinstance(value, dict):
             for key, item in value.items():
                 _check_text(key, where or "body")

@@ -22,7 +22,7 @@ from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._follow import follow_run
 from loopwright.server._gates import pending_gates
-from loopwright.server._http import ApiError, int_param, json_response
+from loopwright.server._http import ApiError, int_param, json_response, parse_json
 from loopwright.server._runs import config_of, deliver_gate_decision, owned_run
 
 MAX_SEQ = 2**53
@@ -159,10 +159,10 @@ async def _confirm(
     config: ServerConfig, run_id: str, tenant: str, text: str | None
 ) -> tuple[str, str | None] | None:
     """Decide the gate a `confirm` message names; (message, field) of what is wrong, if any."""
-    try:
-        message = json.loads(text) if text is not None else None
-    except json.JSONDecodeError:
-        return "message is not JSON", None
+    try:  # the limits of a request body: size, depth, numbers, lone surrogates
+        message = parse_json(text, "message") if text is not None else None
+    except ApiError as exc:
+        return exc.message, None
     if not isinstance(message, dict) or message.get("type") != "confirm":
         return "expected {'type': 'confirm', 'request_id': ..., 'approve': true}", None
     request_id, approve = message.get("request_id"), message.get("approve")
@@ -171,7 +171,8 @@ async def _confirm(
     pending = {g["request_id"] for g in pending_gates(config.runtime.store.events(run_id))}
     record = config.runtime.store.get_run(run_id, tenant=tenant)
     if not isinstance(request_id, str) or request_id not in pending or record is None:
-        return f"no pending gate {request_id!r}", "request_id"
+        shown = request_id if not isinstance(request_id, str) else request_id[:200]
+        return f"no pending gate {shown!r}", "request_id"
     try:
         await deliver_gate_decision(config, record, request_id, approve, f"ws:{tenant}")
     except ApiError as exc:
