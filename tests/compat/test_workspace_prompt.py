@@ -64,14 +64,38 @@ async def test_verify_by_reading_when_commands_are_not_allowed(tmp_path: Path) -
     assert system.count('"action": "read"') == 2  # read first, read again to verify
 
 
-async def test_native_mode_describes_the_pattern_in_words(tmp_path: Path) -> None:
+async def test_native_mode_gets_the_example_with_calls_as_name_and_arguments(
+    tmp_path: Path,
+) -> None:
+    """Seed 003: "Few-shot examples of tool calling patterns (read file → understand →
+    modify → verify)", in native-tools mode too: each call is shown as `name(arguments)`,
+    which the parser chain reads as the call should a model copy it into its text."""
     model = ScriptedModel(["done"], tool_mode="native")
     await AgentExecutor(model, BUILTIN_TOOLS.values(), workspace=repo(tmp_path)).run(
         "fix settings.py"
     )
     system = model.requests[0].messages[0].content
-    assert "HOW TO WORK ON FILES (read, understand, modify, verify):" in system
-    assert "call edit_file" in system and "EXAMPLE" not in system
+    example = system[system.index("EXAMPLE (work on files: read, understand, modify, verify") :]
+    calls = [
+        line.removeprefix("Assistant, calling a tool: ")
+        for line in example.splitlines()
+        if line.startswith("Assistant, calling a tool: ")
+    ]
+    outcomes = [parse_reply(ModelResponse(text=call)) for call in calls]
+    assert [o.calls[0].name for o in outcomes if isinstance(o, ParsedAction)] == [
+        "read",
+        "edit_file",
+        "read",
+    ]
+    edit = outcomes[1]
+    assert isinstance(edit, ParsedAction)
+    assert edit.calls[0].arguments == {
+        "path": "settings.py",
+        "old_text": "RETRIES = 3",
+        "new_text": "RETRIES = 5",
+    }
+    assert "Assistant: settings.py now sets RETRIES = 5 (was 3)." in example
+    assert '"action":' not in system  # no prompted JSON in a native prompt
 
 
 async def test_no_workspace_tools_no_workspace_example(tmp_path: Path) -> None:

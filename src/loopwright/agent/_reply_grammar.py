@@ -1,10 +1,11 @@
 """The schema of a prompted reply, for backends that constrain their output to one.
 
-In prompted mode the model writes `{"thought", "action", "action_input"}` or
-`{"thought", "final_answer"}`. Constrained to this schema (llama.cpp turns it into a
-grammar) it can only name a tool the run has, with that tool's arguments, or answer: the
-decision is in the grammar, not only the syntax. Opt-in with
-`AgentOptions(reply_grammar=True)`; measured on the eval suite in docs/models.md.
+In prompted mode the model writes `{"thought", "action", "action_input", "is_final": false}`
+or `{"thought", "final_answer", "is_final": true}` (`is_final` may be left out).
+Constrained to this schema (llama.cpp turns it into a grammar) it can only name a tool the
+run has, with that tool's arguments, or answer: the decision is in the grammar, not only
+the syntax. Opt-in with `AgentOptions(reply_grammar=True)`; measured on the eval suite in
+docs/models.md.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def tool_reply_schema(specs: Sequence[ToolSpec]) -> dict[str, Any]:
                 "thought": {"type": "string"},
                 "action": {"const": spec.name},
                 "action_input": _arguments(spec.parameters),
+                "is_final": {"const": False},
             },
             "required": ["thought", "action", "action_input"],
             "additionalProperties": False,
@@ -46,7 +48,11 @@ def final_reply_schema() -> dict[str, Any]:
     """A final answer only (a run's last turn: no tool may be named)."""
     return {
         "type": "object",
-        "properties": {"thought": {"type": "string"}, "final_answer": {"type": "string"}},
+        "properties": {
+            "thought": {"type": "string"},
+            "final_answer": {"type": "string"},
+            "is_final": {"const": True},
+        },
         "required": ["thought", "final_answer"],
         "additionalProperties": False,
     }

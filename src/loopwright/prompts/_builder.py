@@ -117,10 +117,11 @@ class PromptBuilder:
 
     def _examples(self, parts: PromptParts) -> str:
         """Seed 003's read -> understand -> modify -> verify example when the run works on
-        a workspace with file tools; else the plain read example (prompted mode only)."""
+        a workspace with file tools; else the plain read example. Both tool modes: the
+        native one shows its calls as `name(arguments)`."""
         prompted = parts.tool_mode == "prompted"
         workspace = workspace_example(parts) if parts.workspace_section else ""
-        return workspace or (templates.PROMPTED_EXAMPLES if prompted else "")
+        return workspace or (templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES)
 
     def format_tool_descriptions(
         self, tools: Iterable[ToolSpec], allowed_tools: Iterable[str] | None = None
@@ -165,8 +166,6 @@ def workspace_example(parts: PromptParts) -> str:
     if "read" not in names or edit is None:
         return ""
     verify = "run_command" if "run_command" in names else "read"
-    if parts.tool_mode == "native":
-        return templates.WORKSPACE_EXAMPLE_NATIVE.format(read="read", edit=edit, verify=verify)
     edit_args = (
         {"path": "settings.py", "old_text": "RETRIES = 3", "new_text": "RETRIES = 5"}
         if edit == "edit_file"
@@ -177,14 +176,25 @@ def workspace_example(parts: PromptParts) -> str:
         if verify == "run_command"
         else {"path": "settings.py"}
     )
-    return templates.WORKSPACE_EXAMPLE_PROMPTED.format(
+    native = parts.tool_mode == "native"
+    arguments = _call_arguments if native else json.dumps
+    template = templates.WORKSPACE_EXAMPLE_PROMPTED
+    if native:
+        template = templates.WORKSPACE_EXAMPLE_NATIVE
+    return template.format(
         read="read",
         edit=edit,
-        edit_args=json.dumps(edit_args),
+        edit_args=arguments(edit_args),
         verify=verify,
-        verify_args=json.dumps(verify_args),
+        verify_args=arguments(verify_args),
         verify_result="5" if verify == "run_command" else "TIMEOUT = 30\nRETRIES = 5",
     )
+
+
+def _call_arguments(arguments: Mapping[str, Any]) -> str:
+    """`path="settings.py", old_text="..."`: a native call's arguments as an example shows
+    them (the parser chain reads the whole `name(...)` as a call, should a model copy it)."""
+    return ", ".join(f"{name}={json.dumps(value)}" for name, value in arguments.items())
 
 
 def iteration_note(iteration: int, max_iterations: int) -> str:

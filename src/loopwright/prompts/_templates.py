@@ -1,4 +1,5 @@
-"""The default system prompt templates (seed 002's ReAct JSON format, seed 003's few-shot)."""
+"""The default system prompt templates (seed 002's ReAct JSON format with `is_final`, seed
+003's few-shot examples in both tool modes)."""
 
 from __future__ import annotations
 
@@ -28,13 +29,15 @@ You must respond in JSON format with exactly one of these structures, and nothin
 {
     "thought": "Your reasoning about what to do next",
     "action": "tool_name",
-    "action_input": {"arg1": "value1", "arg2": "value2"}
+    "action_input": {"arg1": "value1", "arg2": "value2"},
+    "is_final": false
 }
 
 2. When you have completed the task:
 {
     "thought": "Your final reasoning",
-    "final_answer": "Your complete response to the user"
+    "final_answer": "Your complete response to the user",
+    "is_final": true
 }
 
 After each tool call you will receive an Observation with the tool's result."""
@@ -51,9 +54,9 @@ NATIVE_RULE = "- Reply with plain text only when you are giving the final answer
 PROMPTED_EXAMPLES = """\
 EXAMPLE:
 User: What is in notes.txt?
-Assistant: {"thought": "I should read the file first.", "action": "read", "action_input": {"path": "notes.txt"}}
+Assistant: {"thought": "I should read the file first.", "action": "read", "action_input": {"path": "notes.txt"}, "is_final": false}
 User: Observation from read: buy milk
-Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: buy milk"}
+Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: buy milk", "is_final": true}
 """
 
 INTRO_PLAIN = "You are a capable assistant that completes tasks by calling tools."
@@ -62,20 +65,36 @@ INTRO_SKILL = "You are executing the '{skill_name}' skill autonomously."
 WORKSPACE_EXAMPLE_PROMPTED = """\
 EXAMPLE (work on files: read, understand, modify, verify):
 User: In settings.py, raise the retry limit to 5.
-Assistant: {{"thought": "Read the file first to see how the limit is written.", "action": "{read}", "action_input": {{"path": "settings.py"}}}}
+Assistant: {{"thought": "Read the file first to see how the limit is written.", "action": "{read}", "action_input": {{"path": "settings.py"}}, "is_final": false}}
 User: Observation from {read}: TIMEOUT = 30
 RETRIES = 3
-Assistant: {{"thought": "The limit is the line RETRIES = 3; change only that line.", "action": "{edit}", "action_input": {edit_args}}}
+Assistant: {{"thought": "The limit is the line RETRIES = 3; change only that line.", "action": "{edit}", "action_input": {edit_args}, "is_final": false}}
 User: Observation from {edit}: edited settings.py: replaced 1 occurrence (line 2)
-Assistant: {{"thought": "Check the change took effect.", "action": "{verify}", "action_input": {verify_args}}}
+Assistant: {{"thought": "Check the change took effect.", "action": "{verify}", "action_input": {verify_args}, "is_final": false}}
 User: Observation from {verify}: {verify_result}
-Assistant: {{"thought": "The file now says RETRIES = 5.", "final_answer": "settings.py now sets RETRIES = 5 (was 3)."}}
+Assistant: {{"thought": "The file now says RETRIES = 5.", "final_answer": "settings.py now sets RETRIES = 5 (was 3).", "is_final": true}}
+"""
+
+NATIVE_EXAMPLES = """\
+EXAMPLE (tool calls go through the tool-calling interface; here they are shown as name(arguments)):
+User: What is in notes.txt?
+Assistant, calling a tool: read(path="notes.txt")
+Tool result of read: buy milk
+Assistant: notes.txt says: buy milk
+(That last reply calls no tool: it is the final answer, and it ends the task.)
 """
 
 WORKSPACE_EXAMPLE_NATIVE = """\
-HOW TO WORK ON FILES (read, understand, modify, verify):
-1. Read the file before changing it (call {read}); never guess its content.
-2. Understand what must change: find the exact lines.
-3. Modify only those lines (call {edit} with text copied exactly from the file).
-4. Verify the change (call {verify}), then give your final answer saying what changed.
+EXAMPLE (work on files: read, understand, modify, verify; tool calls go through the
+tool-calling interface, shown here as name(arguments)):
+User: In settings.py, raise the retry limit to 5.
+Assistant, calling a tool: {read}(path="settings.py")
+Tool result of {read}: TIMEOUT = 30
+RETRIES = 3
+Assistant, calling a tool: {edit}({edit_args})
+Tool result of {edit}: edited settings.py: replaced 1 occurrence (line 2)
+Assistant, calling a tool: {verify}({verify_args})
+Tool result of {verify}: {verify_result}
+Assistant: settings.py now sets RETRIES = 5 (was 3).
+(That last reply calls no tool: it is the final answer, and it ends the task.)
 """

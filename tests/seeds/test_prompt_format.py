@@ -1,0 +1,98 @@
+"""The reply format and the few-shot examples of the native prompts (issue 34, item 5):
+native-tools mode gets a worked example too, and the JSON format keeps `is_final`.
+
+Seed lines held here:
+
+- seed 003: "1. Build initial messages: system prompt (with tool instructions + few-shot
+  examples) + task description + context"
+- seed 003: "**Few-shot examples in system prompt** — Qwen3 8B benefits from concrete examples"
+- seed 000 (Response Parsing): `"is_final": false` for an action, `"is_final": true` for
+  the final answer; seed 002's EXECUTION FORMAT, the same
+"""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent._reply_grammar import tool_reply_schema
+from loopwright.messages import ModelResponse
+from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
+from loopwright.testing import ScriptedModel
+from loopwright.tools import tool
+
+
+@tool(effect="read")
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+async def system_prompt(tool_mode: str, **options: object) -> str:
+    model = ScriptedModel(["done"], tool_mode=tool_mode)  # type: ignore[arg-type]
+    await AgentExecutor(model, [lookup], options=AgentOptions(**options)).run("find k")  # type: ignore[arg-type]
+    return model.requests[0].messages[0].content
+
+
+async def test_native_tools_mode_has_a_few_shot_example_in_its_system_prompt() -> None:
+    """Seed 003: "system prompt (with tool instructions + few-shot examples)". The native
+    prompt shows a call (as `name(arguments)`, which the parser reads as that call), its
+    result, and a final answer that calls no tool."""
+    system = await system_prompt("native")
+    example = system[system.index("EXAMPLE (tool calls go through the tool-calling interface") :]
+    lines = example.splitlines()
+    call = next(line for line in lines if line.startswith("Assistant, calling a tool: "))
+    outcome = parse_reply(ModelResponse(text=call.removeprefix("Assistant, calling a tool: ")))
+    assert isinstance(outcome, ParsedAction)
+    assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("read", {"path": "notes.txt"})
+    assert "Tool result of read: buy milk" in lines
+    assert "Assistant: notes.txt says: buy milk" in lines
+    assert "it is the final answer" in example
+
+
+async def test_the_json_format_keeps_is_final() -> None:
+    """Seed 000: `"action": "tool_name", ... "is_final": false` and `"final_answer": ...,
+    "is_final": true`. The prompted format and its example say it, and each example reply
+    reads as what its `is_final` says."""
+    system = await system_prompt("prompted")
+    fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
+    assert '"action_input": {"arg1": "value1", "arg2": "value2"},\n    "is_final": false' in fmt
+    assert '"final_answer": "Your complete response to the user",\n    "is_final": true' in fmt
+    example = system[system.index("EXAMPLE:") :]
+    replies = [
+        line.removeprefix("Assistant: ")
+        for line in example.splitlines()
+        if line.startswith("Assistant: ")
+    ]
+    assert [json.loads(r)["is_final"] for r in replies] == [False, True]
+    outcomes = [parse_reply(ModelResponse(text=r)) for r in replies]
+    assert isinstance(outcomes[0], ParsedAction) and isinstance(outcomes[1], ParsedFinal)
+
+
+@pytest.mark.parametrize(
+    ("reply", "valid"),
+    [
+        (
+            {"thought": "t", "action": "lookup", "action_input": {"key": "k"}, "is_final": False},
+            True,
+        ),
+        ({"thought": "t", "action": "lookup", "action_input": {"key": "k"}}, True),
+        (
+            {"thought": "t", "action": "lookup", "action_input": {"key": "k"}, "is_final": True},
+            False,
+        ),
+        ({"thought": "t", "final_answer": "v", "is_final": True}, True),
+        ({"thought": "t", "final_answer": "v", "is_final": False}, False),
+    ],
+)
+def test_the_reply_grammar_allows_is_final_only_as_the_format_says(
+    reply: dict[str, object], valid: bool
+) -> None:
+    """A backend that constrains its output to the reply schema can write `is_final` as the
+    prompt asks, and cannot contradict it (a call marked final, an answer marked not)."""
+    schema = tool_reply_schema([lookup.spec])
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(reply))
+    assert (not errors) is valid
