@@ -1,9 +1,13 @@
 """The layers of docs/architecture.md hold: every import points down (or stays in its own
-layer), and no two packages import each other."""
+layer), no two packages import each other, no module is in an import circle (inside a
+package too, counting imports made inside functions and under TYPE_CHECKING), no private
+module of a package is imported from outside it, and no `loopwright` subcommand imports
+another (they share helpers through cli/_shared.py)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -98,3 +102,164 @@ def test_no_two_packages_import_each_other() -> None:
         if (b, a) in found and a < b
     )
     assert cycles == []
+
+
+def module_of(path: Path) -> str:
+    """`loopwright.cli._run` for src/loopwright/cli/_run.py (a package: its __init__)."""
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_of(path): path for path in SRC.rglob("*.py")}
+
+
+@functools.cache
+def module_imports() -> dict[str, set[str]]:
+    """Each loopwright module -> the loopwright modules it imports anywhere in its file.
+    `from P import name` imports P.name when that is a module, else P (its __init__)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    inner = f"{node.module}.{alias.name}"
+                    targets.add(inner if inner in MODULES else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+        graph[module] = {t for t in targets if t in MODULES and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_is_in_an_import_circle() -> None:
+    graph = module_imports()
+    described = [
+        " <-> ".join(group)
+        + ": "
+        + "; ".join(f"{a} -> {b}" for a in group for b in sorted(graph[a] & set(group)))
+        for group in circles(graph)
+    ]
+    assert described == []
+
+
+def test_the_circle_finder_finds_a_circle_inside_a_package() -> None:
+    graph = {"p._a": {"p._b"}, "p._b": {"p._c"}, "p._c": {"p._a"}, "p._d": {"p._a"}}
+    assert circles(graph) == [["p._a", "p._b", "p._c"]]
+
+
+def private_imports() -> set[tuple[str, str]]:
+    """(importer, private module) for each import of `loopwright.X._y` (X a package, as
+    deep as it goes) from a module outside `loopwright.X`."""
+    found = set()
+    for module, targets in module_imports().items():
+        for target in targets:
+            parts = target.split(".")
+            private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+            if private is None or private < 2:  # loopwright._net and the like: the top's
+                continue
+            owner = ".".join(parts[:private])
+            if module != owner and not module.startswith(owner + "."):
+                found.add((module, ".".join(parts[: private + 1])))
+    return found
+
+
+PRIVATE_IMPORTS_ALLOWED = frozenset({
+    ("loopwright.agent._approval", "loopwright.tools._tool"),
+    ("loopwright.agent._traced", "loopwright.effects._traced"),
+    ("loopwright.agent._traced", "loopwright.telemetry._otel"),
+    ("loopwright.agent._verify", "loopwright.tools._process"),
+    ("loopwright.cli._eval", "loopwright.models._local_spec"),
+    ("loopwright.cli._models", "loopwright.models._status"),
+    ("loopwright.cli._progress", "loopwright.evals._progress"),
+    ("loopwright.cli._progress", "loopwright.models._local"),
+    ("loopwright.cli._replay_progress", "loopwright.parsing._result"),
+    ("loopwright.cli._run", "loopwright.agent._output"),
+    ("loopwright.cli._run", "loopwright.models._local_spec"),
+    ("loopwright.cli._toolcheck", "loopwright.tasks._toolfile"),
+    ("loopwright.effects._traced", "loopwright.telemetry._otel"),
+    ("loopwright.engines.temporal._activities", "loopwright.agent._setup"),
+    ("loopwright.engines.temporal._activities", "loopwright.tools._executor"),
+    ("loopwright.engines.temporal._activity_support", "loopwright.models._http"),
+    ("loopwright.engines.temporal._build", "loopwright.agent._setup"),
+    ("loopwright.engines.temporal._build", "loopwright.models._base"),
+    ("loopwright.engines.temporal._build", "loopwright.runtime._spec"),
+    ("loopwright.engines.temporal._continue", "loopwright.effects._replay"),
+    ("loopwright.engines.temporal._effects", "loopwright.effects._protocol"),
+    ("loopwright.engines.temporal._refs", "loopwright.agent._conversation"),
+    ("loopwright.engines.temporal._task_activities", "loopwright.tasks._context"),
+    ("loopwright.engines.temporal._task_activities", "loopwright.tasks._invocations"),
+    ("loopwright.engines.temporal._task_activities", "loopwright.tasks._run"),
+    ("loopwright.engines.temporal._task_activities", "loopwright.tasks._spec"),
+    ("loopwright.engines.temporal._task_workflow", "loopwright.effects._protocol"),
+    ("loopwright.engines.temporal._task_workflow", "loopwright.tasks._invocations"),
+    ("loopwright.engines.temporal._task_workflow", "loopwright.tasks._run"),
+    ("loopwright.engines.temporal._task_workflow", "loopwright.tasks._spec"),
+    ("loopwright.engines.temporal._workflow", "loopwright.agent._loop"),
+    ("loopwright.runtime._embedded", "loopwright.agent._subagent"),
+    ("loopwright.server._app", "loopwright.tools._threads"),
+    ("loopwright.server._config", "loopwright.tools._threads"),
+    ("loopwright.server._validate", "loopwright.agent._output"),
+    ("loopwright.skills._executor", "loopwright.agent._setup"),
+    ("loopwright.skills._preprocess", "loopwright.tools._process"),
+    ("loopwright.skills._skill", "loopwright.tasks._yaml"),
+    ("loopwright.tasks._step_checks", "loopwright.agent._output"),
+    ("loopwright.tasks._steps", "loopwright.effects._replay"),
+    ("loopwright.tasks._traced", "loopwright.effects._traced"),
+    ("loopwright.tasks._traced", "loopwright.telemetry._otel"),
+})  # fmt: skip
+"""Today's imports of another package's private module. This list only shrinks: import
+through the package (`loopwright.X`, its __init__ exports what others need) instead."""
+
+
+def test_no_new_import_of_another_packages_private_module() -> None:
+    assert sorted(private_imports() - PRIVATE_IMPORTS_ALLOWED) == []
+
+
+def test_the_allowed_private_imports_only_shrink() -> None:
+    gone = sorted(PRIVATE_IMPORTS_ALLOWED - private_imports())
+    assert gone == [], "no longer made: remove them from PRIVATE_IMPORTS_ALLOWED"
+
+
+def test_no_subcommand_imports_another() -> None:
+    from loopwright.cli import SUBCOMMAND_MODULES
+
+    graph = module_imports()
+    crossing = sorted(
+        (module, target)
+        for module in SUBCOMMAND_MODULES
+        for target in graph[module]
+        if target in SUBCOMMAND_MODULES
+    )
+    assert crossing == []

@@ -1,7 +1,7 @@
-"""A run that executes on Temporal workers (its lease in the store is held by
-`temporal-engine`) has its gates decided through its workflow only: a server without
-`--engine temporal` and `task approve` without `--temporal` refuse, and leave no decision
-in the store where no workflow would ever look for it. No Temporal server is needed."""
+"""A run that executes on Temporal workers (its record names the engine) has its gates
+decided through its workflow only: a server without `--engine temporal` and `task approve`
+without `--temporal` refuse, and leave no decision in the store where no workflow would
+ever look for it. No Temporal server is needed."""
 
 from __future__ import annotations
 
@@ -12,23 +12,24 @@ import pytest
 from server_helpers import live_server, make_config
 
 from loopwright.cli import main
-from loopwright.engines._temporal_route import TEMPORAL_LEASE_OWNER
 from loopwright.events import ConfirmationRequiredEvent, RunStartedEvent
-from loopwright.store import SqliteRunStore
+from loopwright.store import RunRecord, SqliteRunStore
 
 RUN, GATE = "run_on_temporal01", "gate_0123456789ab"
 
 
 def temporal_run(path: Path) -> SqliteRunStore:
-    """A stored task run waiting at a gate, leased by the Temporal engine."""
+    """A stored task run of the Temporal engine, waiting at a gate (a worker holds it)."""
     store = SqliteRunStore(path)
+    store.register_run(RunRecord(RUN, "default", "task", "queued", "t", "", 0.5, 0.5, 0,
+                                 engine="temporal"))  # fmt: skip
     store.append_many([
         RunStartedEvent(run_id=RUN, seq=1, ts=1.0, kind="task", request="t", model="",
                         tools=[], options={}, tenant="default"),
         ConfirmationRequiredEvent(run_id=RUN, seq=2, ts=2.0, step="approve", request_id=GATE,
                                   message="Go?", timeout_s=300.0),
     ])  # fmt: skip
-    assert store.acquire_lease(RUN, TEMPORAL_LEASE_OWNER, 300.0)
+    assert store.acquire_lease(RUN, "temporal-engine", 300.0)
     return store
 
 

@@ -147,6 +147,22 @@ TEMPORAL = opt(
 TASK_QUEUE = opt(
     "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
 )
+HEARTBEAT_TIMEOUT = opt(
+    "--heartbeat-timeout",
+    help="seconds a worker may go without a heartbeat from a running model or tool call "
+    "before Temporal retries it elsewhere (with --engine temporal)",
+    group="engine",
+    type=float,
+    metavar="S",
+    default_text="30",
+)
+RESUME_ENGINE = opt(
+    "--engine",
+    help="the engine the run executes on (it is recorded: a different one is refused)",
+    group="engine",
+    choices=("embedded", "temporal"),
+    default_text="the run's own",
+)
 ENGINE = opt(
     "--engine",
     help="where the run executes: embedded (this process) or temporal (a worker)",
@@ -223,6 +239,7 @@ TASK_RUN = (
     ENGINE,
     TEMPORAL,
     TASK_QUEUE,
+    HEARTBEAT_TIMEOUT,
 )
 
 SERVE = (
@@ -269,4 +286,5 @@ SERVE = (
     ENGINE,
     TEMPORAL,
     TASK_QUEUE,
+    HEARTBEAT_TIMEOUT,
 )

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +14,18 @@ from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG, print_json
 from loopwright.cli._output import console as output_console
 from loopwright.cli._run_options import RUN as RUN_OPTIONS
-from loopwright.cli._runs import store_from_args
+from loopwright.cli._shared import (
+    check_heartbeat,
+    runtime_from_args,
+    secrets_from_args,
+    show_run,
+    store_from_args,
+    terminal_decider,
+)
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
-from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.models._local_spec import spec_with_threads
-from loopwright.runtime import RunSpec, Runtime, continue_spec
-from loopwright.safety.scrub import read_secrets_file
-from loopwright.safety.terminal import visible
+from loopwright.runtime import RunSpec, continue_spec
 from loopwright.store import RunStore
 
 DEFAULT_MODEL = "local"
@@ -146,45 +149,9 @@ def read_output_schema(path: str) -> dict[str, Any]:
     return schema
 
 
-def secrets_from_args(args: argparse.Namespace) -> list[str]:
-    """The secrets the user named: scrubbed everywhere, never recorded in the run."""
-    secrets = list(getattr(args, "secret", []))
-    for path in getattr(args, "secrets_file", []):
-        secrets += read_secrets_file(path)
-    return secrets
-
-
-async def decide_call(
-    args: argparse.Namespace, runtime: Runtime, event: ConfirmationRequiredEvent
-) -> None:
-    """A tool call waits for approval: --yes approves, a terminal asks, otherwise it waits
-    for `loopwright runs approve` (or the dashboard), which leaves the decision in the store."""
-    if args.yes:
-        runtime.approve(event.run_id, event.request_id, True, "--yes")
-    elif sys.stdin.isatty():
-        answer = await asyncio.to_thread(input, visible(f"{event.message} [y/N/reason to refuse] "))
-        approved = answer.strip().lower() in {"y", "yes"}
-        reason = "" if approved or answer.strip().lower() in {"", "n", "no"} else answer.strip()
-        runtime.approve(event.run_id, event.request_id, approved, "terminal", reason)
-    else:
-        output_console(stderr=True).print(
-            visible(
-                f"call {event.request_id} ({event.step}) waits for approval: loopwright runs "
-                f"approve {event.run_id} {event.request_id} [--reject --reason ...] or the "
-                f"dashboard, for {event.timeout_s:g}s"
-            ),
-            style="dim",
-            soft_wrap=True,
-            markup=False,
-        )
-
-
 def run_command(args: argparse.Namespace) -> int:
-    """Run (or follow up) an agent; every event is stored, then shown."""
-    if args.engine == "temporal":
-        from loopwright.cli._worker import run_on_temporal
-
-        return run_on_temporal(args, spec_from_args)
+    """Run (or follow up) an agent on `--engine`; every event is stored, then shown."""
+    check_heartbeat(args)
     store = store_from_args(args)
     view: JsonLinesView | LiveView | None = None
     try:
@@ -206,19 +173,12 @@ def run_command(args: argparse.Namespace) -> int:
 async def _run(
     spec: RunSpec, args: argparse.Namespace, store: RunStore, view: JsonLinesView | LiveView
 ) -> ExecutionResult:
-    async def show(event: Event) -> None:
-        view.show(event)
-        if isinstance(event, ConfirmationRequiredEvent):
-            await decide_call(args, runtime, event)
-
-    runtime = Runtime(store)
+    runtime = runtime_from_args(args, store)
     try:
         handle = runtime.start(
-            spec,
-            parent_run_id=args.continue_run,
-            secrets=secrets_from_args(args),
-            on_event=show,
+            spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
         )
+        await show_run(runtime, handle.run_id, view, decide=terminal_decider(args, runtime))
         result: ExecutionResult = await handle.wait()
         return result
     finally:

@@ -8,6 +8,7 @@ from loopwright.cli._options import (
     ALLOW_SKILL_COMMANDS,
     BASE_URL,
     ENGINE,
+    HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
     MODEL,
     OTEL,
@@ -180,4 +181,5 @@ RUN = (
     ENGINE,
     TEMPORAL,
     TASK_QUEUE,
+    HEARTBEAT_TIMEOUT,
 )

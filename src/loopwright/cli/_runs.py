@@ -1,4 +1,4 @@
-"""`loopwright runs list|show|resume|replay|approve|export`: the stored runs.
+"""`loopwright runs list|show|follow|resume|replay|approve|export`: the stored runs.
 
 Every command takes `--store PATH` (default `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
 """
@@ -10,12 +10,33 @@ import asyncio
 import datetime
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, get_args
 
-from loopwright.agent import ExecutionResult
-from loopwright.cli._options import JSON_EVENTS, SECRET, SECRETS_FILE, Opt, add_options, opt
+from loopwright.cli._options import (
+    HEARTBEAT_TIMEOUT,
+    JSON_EVENTS,
+    RESUME_ENGINE,
+    SECRET,
+    SECRETS_FILE,
+    TASK_QUEUE,
+    TEMPORAL,
+    Opt,
+    add_options,
+    opt,
+)
 from loopwright.cli._output import print_json, print_records
-from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.cli._shared import (
+    add_decision_arguments,
+    add_store_argument,
+    check_heartbeat,
+    runtime_from_args,
+    secrets_from_args,
+    show_run,
+    store_from_args,
+    terminal_decider,
+)
+from loopwright.cli._view import JsonLinesView, LiveView, TaskView
+from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
     ModelResponseEvent,
@@ -26,33 +47,14 @@ from loopwright.events import (
     event_to_dict,
 )
 from loopwright.runtime import (
-    Runtime,
     export_run,
     find_run,
     replay_run,
 )
-from loopwright.safety.scrub import read_secrets_file
 from loopwright.safety.terminal import visible
-from loopwright.store import PersistentStore, RunRecord, open_store
+from loopwright.store import RunRecord, StoredStatus
 
-STATUSES = ("running", "interrupted", "completed", "stopped", "failed", "cancelled", "rolled_back")
-
-
-STORE_OPTION = opt(
-    "--store",
-    help="SQLite file or Postgres URL",
-    group="store",
-    key="store",
-    metavar="PATH",
-)
-
-
-def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") -> None:
-    add_options(parser, [STORE_OPTION], section)
-
-
-def store_from_args(args: argparse.Namespace) -> PersistentStore:
-    return open_store(getattr(args, "store", None))
+STATUSES = get_args(StoredStatus)
 
 
 LIST_OPTIONS = (
@@ -69,17 +71,21 @@ LIST_OPTIONS = (
 SHOW_OPTIONS = (
     opt("--json", help="print one JSON event per line", group="output", action="store_true"),
 )
+FOLLOW_OPTIONS = (
+    JSON_EVENTS,
+    opt("--after", help="show the events after this seq", group="output", type=int, default=0),
+    TEMPORAL,
+)
+RESUME_OPTIONS = (JSON_EVENTS, SECRET, SECRETS_FILE, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
+                  HEARTBEAT_TIMEOUT)  # fmt: skip
 REPLAY_OPTIONS = (
     opt("--json", help="print the report as one JSON object", group="output", action="store_true"),
 )
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from loopwright.cli._resume_temporal import RESUME_OPTIONS
-    from loopwright.cli._runs_approve import register_runs_approve
-
     parser = commands.add_parser(
-        "runs", help="list, show, resume, replay, approve and export stored runs"
+        "runs", help="list, show, follow, resume, replay, approve and export stored runs"
     )
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     _action(sub, "list", "the stored runs, newest first", None, LIST_OPTIONS, list_command)
@@ -88,14 +94,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "the run's id (a unique prefix is enough)", SHOW_OPTIONS, show_command,
     )  # fmt: skip
     _action(
+        sub, "follow", "watch a run live from another shell, to its end",
+        "the run's id (a unique prefix is enough)", FOLLOW_OPTIONS, follow_command,
+    )  # fmt: skip
+    _action(
         sub, "resume", "continue an interrupted run where it stopped", "the interrupted run's id",
-        (JSON_EVENTS, SECRET, SECRETS_FILE, *RESUME_OPTIONS), resume_command,
+        RESUME_OPTIONS, resume_command,
     )  # fmt: skip
     _action(
         sub, "replay", "re-run the loop on recorded replies; report divergence",
         "the finished run's id", REPLAY_OPTIONS, replay_command,
     )  # fmt: skip
-    register_runs_approve(sub)
+    approve = sub.add_parser(
+        "approve",
+        help="approve (or --reject) a run's waiting gate, e.g. an agent's tool call",
+        description="Decide a run's waiting gate, whoever executes it: a gate waiting in "
+        "another process gets the decision through the store (within a second), one on "
+        "Temporal workers through its workflow (--temporal HOST:PORT). GATE may be left out "
+        "when one gate is waiting.",
+    )
+    add_decision_arguments(approve, "run")
     _action(sub, "export", "a run as one JSON document", "the run's id", (), export_command)
 
 
@@ -203,35 +221,64 @@ def _header(record: RunRecord) -> str:
     return "\n".join(lines)
 
 
-def resume_command(args: argparse.Namespace) -> int:
-    if getattr(args, "engine", "embedded") == "temporal":
-        from loopwright.cli._resume_temporal import resume_on_temporal
+def follow_command(args: argparse.Namespace) -> int:
+    """Show a run's events live, to its end, whoever executes it (`Runtime.follow`); 0 when
+    it completed. Ctrl-C stops watching; the run goes on."""
+    store = store_from_args(args)
+    try:
+        record = find_run(store, args.run_id)
+        view: JsonLinesView | LiveView | TaskView = LiveView()
+        if args.json or record.kind == "task":
+            view = TaskView(args.json)
 
-        return resume_on_temporal(args)
+        async def follow() -> None:
+            runtime = runtime_from_args(args, store)
+            try:
+                await show_run(runtime, record.run_id, view, after=args.after,
+                               cancel_on_interrupt=False)  # fmt: skip
+            finally:
+                runtime.close()
+
+        try:
+            asyncio.run(follow())
+        finally:
+            view.close()
+        ended = store.get_run(record.run_id)
+    finally:
+        store.close()
+    return 0 if ended is not None and ended.status == "completed" else 1
+
+
+def resume_command(args: argparse.Namespace) -> int:
+    """Go on with an interrupted run on the engine it executes on; its new events shown."""
+    check_heartbeat(args)
     store = store_from_args(args)
     view = JsonLinesView() if args.json else LiveView()
-    secrets = list(args.secret)
-    for path in args.secrets_file:
-        secrets += read_secrets_file(path)
 
-    async def show(event: Event) -> None:
-        view.show(event)
-
-    async def resume() -> ExecutionResult:
-        runtime = Runtime(store)
+    async def resume() -> str:
+        runtime = runtime_from_args(args, store)
         try:
-            handle = await runtime.resume(args.run_id, secrets=secrets, on_event=show)
-            result: ExecutionResult = await handle.wait()
-            return result
+            record = runtime.find(args.run_id)
+            if args.engine is not None and args.engine != record.engine:
+                raise UsageError(
+                    f"run {record.run_id} executes on the {record.engine} engine: it resumes "
+                    f"there (leave out --engine {args.engine})"
+                )
+            secrets = secrets_from_args(args)
+            handle = await runtime.resume(record.run_id, secrets=secrets)
+            decide = terminal_decider(args, runtime)
+            await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq)
+            result = await handle.wait()
+            return str(result.status)
         finally:
             runtime.close()
 
     try:
-        result = asyncio.run(resume())
+        status = asyncio.run(resume())
     finally:
         view.close()
         store.close()
-    return 0 if result.success else 1
+    return 0 if status == "completed" else 1
 
 
 def replay_command(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 from loopwright.cli._options import SERVE as SERVE_OPTIONS
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
+from loopwright.cli._shared import check_heartbeat, temporal_engine
 from loopwright.errors import ConfigurationError
 from loopwright.store import RunStore, open_store
 from loopwright.store._memory import InMemoryRunStore
@@ -57,16 +58,14 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.tasks:
         settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
         tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
+    check_heartbeat(args)
+    store = open_run_store(args.store)
     engine = None
     if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
-        from loopwright.cli._worker import needs_temporal
-        from loopwright.engines.temporal._launcher import TemporalLauncher
-
-        address, _ = needs_temporal(args)
-        engine = TemporalLauncher(address, task_queue=args.task_queue)
+        engine = temporal_engine(args, store)
+    runtime = Runtime(store, engine=engine)
     config = ServerConfig(
-        runtime=Runtime(open_run_store(args.store)),
-        engine=engine,
+        runtime=runtime,
         tokens=tokens,
         default_model=args.model,
         workspace=str(workspace),
@@ -79,7 +78,7 @@ def serve_command(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
-    runs_on = f", runs on Temporal at {engine.address}" if engine is not None else ""
+    runs_on = f", runs on Temporal at {args.temporal}" if engine is not None else ""
     print(f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})",
           file=sys.stderr)  # fmt: skip
     sys.stderr.flush()

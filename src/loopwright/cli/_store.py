@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 
-from loopwright.cli._runs import add_store_argument
-from loopwright.store import PostgresRunStore, open_store, store_location
-from loopwright.store._copy import copy_runs
-from loopwright.store._pg_schema import PG_SCHEMA_VERSION
-from loopwright.store._schema import SCHEMA_VERSION
+from loopwright.cli._shared import add_store_argument
+from loopwright.store import (
+    PG_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    PostgresRunStore,
+    copy_runs,
+    open_store,
+    store_location,
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,31 +4,34 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from loopwright.cli._approve import register_approve, waiting_line
 from loopwright.cli._options import JSON_EVENTS, add_options, opt
 from loopwright.cli._options import TASK_RUN as TASK_RUN_OPTIONS
 from loopwright.cli._output import CONFIG_EPILOG, console, print_json, print_problem
-from loopwright.cli._runs import add_store_argument, store_from_args
-from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.cli._shared import (
+    add_decision_arguments,
+    add_store_argument,
+    check_heartbeat,
+    runtime_from_args,
+    show_run,
+    store_from_args,
+    terminal_decider,
+)
+from loopwright.cli._view import TaskView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
 from loopwright.events import (
-    ConfirmationRequiredEvent,
     Event,
-    GateDecisionEvent,
-    StepCompleteEvent,
-    StreamEvent,
 )
 from loopwright.runtime import Runtime, task_state
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
 from loopwright.store import RunStore
 from loopwright.tasks import (
+    TASK_SUFFIXES,
     LoadedTask,
     StateFileExporter,
     TaskCheck,
@@ -38,7 +41,6 @@ from loopwright.tasks import (
     choose_task,
     load_task,
 )
-from loopwright.tasks._loader import TASK_SUFFIXES
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,7 +66,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_options(run, TASK_RUN_OPTIONS, "task")
     run.set_defaults(handler=run_command)
 
-    register_approve(sub)
+    approve = sub.add_parser(
+        "approve",
+        help="approve (or --reject) a task run's pending gate",
+        description="Decide a waiting gate of a task run, whoever executes it (as `loopwright "
+        "runs approve`). GATE_ID may be left out when one gate is pending.",
+    )
+    add_decision_arguments(approve, "task")
 
     rollback = sub.add_parser("rollback", help="undo the changes of a task run")
     rollback.add_argument("run_id", help="the task run's id")
@@ -165,48 +173,6 @@ def pick_task(args: argparse.Namespace, err: Console) -> LoadedTask:
     return next(t for t in loaded.values() if t.definition is match.task)
 
 
-class TaskView:
-    """LiveView plus the task-only events: gates, decisions, streamed text, skipped steps."""
-
-    def __init__(self, json_lines: bool) -> None:
-        self.base: JsonLinesView | LiveView = JsonLinesView() if json_lines else LiveView()
-        self.console = None if json_lines else console()
-
-    def show(self, event: Event) -> None:
-        self.base.show(event)
-        if self.console is None:
-            return
-        if isinstance(event, ConfirmationRequiredEvent):
-            self.console.print(f"[bold yellow]? {escape(event.message)}[/]")
-        elif isinstance(event, GateDecisionEvent):
-            verdict = "approved" if event.approved else "rejected"
-            self.console.print(f"  [dim]{verdict} by {escape(event.decided_by)}[/]")
-        elif isinstance(event, StreamEvent):
-            self.console.print(f"  [italic]{escape(event.chunk)}[/]")
-        elif isinstance(event, StepCompleteEvent) and event.status != "completed":
-            why = event.error or event.result or ""
-            self.console.print(f"  [yellow]{event.status}[/] {escape(str(why))}")
-
-    def close(self) -> None:
-        self.base.close()
-
-
-async def decide_gate(args: argparse.Namespace, runtime: Runtime, event: Event, err: Any) -> None:
-    """--yes approves; a terminal asks; otherwise the gate waits for a decision another
-    process leaves in the store (`loopwright serve`, `loopwright task approve`), which the
-    Runtime's GateBroker polls for by itself."""
-    if not isinstance(event, ConfirmationRequiredEvent):
-        return
-    if args.yes:
-        runtime.approve(event.run_id, event.request_id, True, "--yes")
-    elif sys.stdin.isatty():
-        answer = await asyncio.to_thread(input, visible(f"{event.message} [y/N] "))
-        approved = answer.strip().lower() in {"y", "yes"}
-        runtime.approve(event.run_id, event.request_id, approved, "terminal")
-    else:
-        err.print(escape(waiting_line(event)), style="dim", soft_wrap=True)
-
-
 def task_spec(args: argparse.Namespace, loaded: LoadedTask) -> TaskSpec:
     """The run as plain data (recorded in its run_started: `runs resume` needs nothing else)."""
     return TaskSpec(
@@ -224,34 +190,24 @@ def task_spec(args: argparse.Namespace, loaded: LoadedTask) -> TaskSpec:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Start the task through the Runtime (as `loopwright serve` does): stored, leased,
-    resumable with `loopwright runs resume`."""
-    err = console(stderr=True)
-    spec = task_spec(args, pick_task(args, err))
-    if args.engine == "temporal":
-        from loopwright.cli._task_temporal import run_task_on_temporal
-
-        view = TaskView(args.json)
-        try:
-            return run_task_on_temporal(args, spec, view, err)
-        finally:
-            view.close()
-    model: Any = None
-    if args.model:
-        from loopwright.models import resolve_model
-
-        model = resolve_model(args.model, base_url=args.base_url)
-    view = TaskView(args.json)
+    """Start the task through the Runtime, on `--engine` (as `loopwright serve` does):
+    stored, leased, resumable with `loopwright runs resume`; its events shown as stored, so
+    `task approve` from another shell finds the gate."""
+    check_heartbeat(args)
+    spec = task_spec(args, pick_task(args, console(stderr=True)))
     store = store_from_args(args)
+    view = TaskView(args.json)
 
     async def run() -> str:
-        runtime = Runtime(store)
+        runtime = runtime_from_args(args, store)
         try:
+            model = None
+            if args.model and runtime.engine is runtime.embedded:  # workers resolve their own
+                model = runtime.models.resolve(args.model, base_url=args.base_url)
             handle = runtime.start_task(spec, model=model)
-            # what is shown is stored: `task approve` from another shell finds the gate
-            async for event in runtime.subscribe(handle.run_id):
-                view.show(event)
-                await decide_gate(args, runtime, event, err)
+            await show_run(
+                runtime, handle.run_id, view, decide=terminal_decider(args, runtime, "task approve")
+            )
             state: TaskRunState = await handle.wait()
             return state.status
         finally:

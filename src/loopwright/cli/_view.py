@@ -12,8 +12,10 @@ from rich.status import Status
 
 from loopwright.cli._output import console as output_console
 from loopwright.events import (
+    ConfirmationRequiredEvent,
     Event,
     FunctionResultEvent,
+    GateDecisionEvent,
     IterationStartedEvent,
     ModelResponseEvent,
     ModelTextDeltaEvent,
@@ -23,7 +25,9 @@ from loopwright.events import (
     RunFinishedEvent,
     RunStartedEvent,
     RunStoppedEvent,
+    StepCompleteEvent,
     StepStartEvent,
+    StreamEvent,
     TaskCompleteEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
@@ -196,3 +200,29 @@ class LiveView:
         if event.answer is not None:
             return f"[bold green]✓ Final Answer:[/] {escape(event.answer)}\n{footer}"
         return footer
+
+
+class TaskView:
+    """LiveView plus the task-only events: gates, decisions, streamed text, skipped steps."""
+
+    def __init__(self, json_lines: bool) -> None:
+        self.base: JsonLinesView | LiveView = JsonLinesView() if json_lines else LiveView()
+        self.console = None if json_lines else output_console()
+
+    def show(self, event: Event) -> None:
+        self.base.show(event)
+        if self.console is None:
+            return
+        if isinstance(event, ConfirmationRequiredEvent):
+            self.console.print(f"[bold yellow]? {escape(event.message)}[/]")
+        elif isinstance(event, GateDecisionEvent):
+            verdict = "approved" if event.approved else "rejected"
+            self.console.print(f"  [dim]{verdict} by {escape(event.decided_by)}[/]")
+        elif isinstance(event, StreamEvent):
+            self.console.print(f"  [italic]{escape(event.chunk)}[/]")
+        elif isinstance(event, StepCompleteEvent) and event.status != "completed":
+            why = event.error or event.result or ""
+            self.console.print(f"  [yellow]{event.status}[/] {escape(str(why))}")
+
+    def close(self) -> None:
+        self.base.close()

@@ -1,26 +1,36 @@
-"""Runtime: owns every run's life (start, resume, cancel, approve, subscribe); the store
-writer; replay and export of stored runs."""
+"""Runtime: owns every run's life (start, resume, cancel, approve, follow) and hands each
+operation to the RunEngine that executes the run; the embedded engine and the store writer;
+replay and export of stored runs."""
 
+from loopwright.runtime._embedded import EmbeddedEngine
+from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_while
 from loopwright.runtime._export import export_run, task_state
 from loopwright.runtime._follow import continue_spec, stored_result
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._replay import ReplayReport, find_run, replay_run
-from loopwright.runtime._resume import resume_run
-from loopwright.runtime._runtime import Runtime
+from loopwright.runtime._resume import FINISHED, agent_spec, check_resumable
+from loopwright.runtime._runtime import Runtime, resume_run, waiting_gate
 from loopwright.runtime._spec import RUN_SPEC_VERSION, RunSpec, build_agent, recorded_spec
 from loopwright.runtime._writer import StoreWriter
 
 __all__ = [
     "DEFAULT_LEASE_TTL_S",
+    "FINISHED",
     "RUN_SPEC_VERSION",
+    "TAIL_WAIT_S",
+    "Delivery",
+    "EmbeddedEngine",
     "LeaseKeeper",
     "ReplayReport",
+    "RunEngine",
     "RunHandle",
     "RunSpec",
     "Runtime",
     "StoreWriter",
+    "agent_spec",
     "build_agent",
+    "check_resumable",
     "continue_spec",
     "export_run",
     "find_run",
@@ -28,5 +38,7 @@ __all__ = [
     "replay_run",
     "resume_run",
     "stored_result",
+    "tail_while",
     "task_state",
+    "waiting_gate",
 ]

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
-from loopwright.agent import ExecutionResult
-from loopwright.effects import EventSink
 from loopwright.errors import UsageError
 from loopwright.events import Event
-from loopwright.models import Model
 from loopwright.runtime._spec import RunSpec, recorded_spec
-from loopwright.store import RunRecord, RunStore
+from loopwright.store import RunRecord
 from loopwright.tools import Tool
 
 FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
@@ -49,24 +46,3 @@ async def mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
 
     async with MCPConnections(list(servers)) as connections:
         yield list(connections.tools())
-
-
-async def resume_run(
-    store: RunStore,
-    run_id: str,
-    *,
-    secrets: Iterable[str] = (),
-    on_event: EventSink | None = None,
-    model: Model | None = None,
-) -> ExecutionResult:
-    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
-    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
-    from loopwright.runtime._runtime import Runtime  # the Runtime imports this module
-
-    runtime = Runtime(store)
-    try:
-        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
-        result: ExecutionResult = await handle.wait()
-        return result
-    finally:
-        runtime.close()

@@ -1,66 +1,54 @@
-"""Runtime: owns every run's life in this process: start, resume, cancel, approve, subscribe.
+"""Runtime: owns every run's life: start, resume, cancel, approve, follow. The CLI, the
+server and the Python API only call it.
 
-It builds a run from its typed spec (model through its ModelRegistry, tools, MCP sessions,
-verifier, secrets), takes the run's lease, gives the run an EventLog whose recorder is the
-store's writer thread, and fans stored events out to subscribers. The CLI and the server
-only call it.
+Each operation goes to the RunEngine that executes the run, named in its stored record
+(`RunRecord.engine`): the embedded engine (this process, runtime/_embedded.py) is always
+there; another one (Temporal: `loopwright.engines.temporal.TemporalEngine`) is given as
+`engine`, and new runs start on it. A run recorded under an engine this Runtime was not
+given is refused with what to pass.
 
-A subscriber that joins late (or reconnects) gives the last `seq` it saw: it gets the
-stored events after it, then live ones, with nothing missed and nothing twice.
+A follower that joins late (or reconnects) gives the last `seq` it saw: it gets the stored
+events after it, then live ones, with nothing missed and nothing twice, whichever engine
+and process executes the run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncGenerator, Coroutine, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, Iterable, Mapping
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
-from loopwright.effects import (
-    Effects,
-    EventLog,
-    EventSink,
-    Gatekeeper,
-    LiveEffects,
-    replaying,
-    send_event,
-)
+from loopwright.effects import EventSink, Gatekeeper
 from loopwright.errors import RunNotFound, StoreError, UsageError
-from loopwright.events import (
-    Event,
-    ModelResponseEvent,
-    ModelTextDeltaEvent,
-    RunFinishedEvent,
-    RunStartedEvent,
-)
-from loopwright.models import Model, ModelRegistry, ResumesScript
-from loopwright.run_context import RunContext
-from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
+from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
+from loopwright.models import Model, ModelRegistry
+from loopwright.runtime._embedded import EmbeddedEngine
+from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine
+from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
-from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
-from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._spec import RunSpec
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
-from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
 from loopwright.store._memory import InMemoryRunStore
 from loopwright.tasks import (
-    GateBroker,
     StateFileExporter,
-    TaskPlan,
     TaskRunState,
     TaskSpec,
-    join_decider,
-    prepare_task,
-    recorded_task_spec,
+    pending_gates,
     rollback_task_run,
-    run_task,
 )
+
+REACH = {
+    "temporal": "Temporal workers: its gates, cancel, resume and live events go through "
+    "Temporal (pass --temporal HOST:PORT; a server: serve --engine temporal --temporal "
+    "HOST:PORT)",
+}
+"""How to reach the engine of a run this Runtime was not given, by the engine's name."""
 
 
 class Runtime:
-    """The runs of one process, the store they are logged to, and who decides their gates."""
+    """The runs of one process, the store they are logged to, and the engines that run them."""
 
     def __init__(
         self,
@@ -69,16 +57,40 @@ class Runtime:
         models: ModelRegistry | None = None,
         gates: Gatekeeper | None = None,
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+        engine: RunEngine | None = None,
     ) -> None:
         self.store: RunStore = store if store is not None else InMemoryRunStore()
-        self.models = models or ModelRegistry()
-        self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
-        """Decides every run's gates: in this process (`approve`), or from the store."""
-        self.handles: dict[str, RunHandle] = {}
-        self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
-        self.writer = StoreWriter(self.store, on_stored=self._fan_out)
+        self.embedded = EmbeddedEngine(
+            self.store, models=models, gates=gates, lease_ttl_s=lease_ttl_s
+        )
+        self.engine: RunEngine = engine if engine is not None else self.embedded
+        """Where new runs start (and the engine of the runs recorded under its name)."""
+        self.engines: dict[str, RunEngine] = {self.embedded.name: self.embedded}
+        self.engines[self.engine.name] = self.engine
 
-    # --- agent runs ----------------------------------------------------------------------
+    # the embedded engine's parts (a server and tests read them)
+    @property
+    def models(self) -> ModelRegistry:
+        return self.embedded.models
+
+    @property
+    def gates(self) -> Gatekeeper:
+        """Decides the gates of the runs executing here: `approve`, or from the store."""
+        return self.embedded.gates
+
+    @property
+    def handles(self) -> dict[str, RunHandle]:
+        return self.embedded.handles
+
+    @property
+    def leases(self) -> LeaseKeeper:
+        return self.embedded.leases
+
+    @property
+    def writer(self) -> StoreWriter:
+        return self.embedded.writer
+
+    # --- starting ------------------------------------------------------------------------
 
     def start(
         self,
@@ -90,11 +102,12 @@ class Runtime:
         on_event: EventSink | None = None,
         model: Model | None = None,
     ) -> RunHandle:
-        """Start an agent run from its spec; its events are stored, then sent on."""
-        model = model or self.models.resolve(spec.model, base_url=spec.base_url)
-        run_id = run_id or new_run_id()
-        body = self._agent_body(spec, model, run_id, parent_run_id, list(secrets), on_event, ())
-        return self._launch(run_id, body)
+        """Start an agent run from its spec on this Runtime's engine; its events are
+        stored, then sent on; the handle's result is its ExecutionResult."""
+        return self.engine.start(
+            spec, run_id=run_id or new_run_id(), parent_run_id=parent_run_id,
+            secrets=list(secrets), on_event=on_event, model=model,
+        )  # fmt: skip
 
     def start_agent(
         self,
@@ -106,141 +119,12 @@ class Runtime:
         parent_run_id: str | None = None,
         on_event: EventSink | None = None,
     ) -> RunHandle:
-        """Start a run of an agent built in code (it has no spec: it cannot be resumed
-        from the store alone, only from code with `agent.run(recorded=...)`)."""
-        run_id = run_id or new_run_id()
-
-        async def body() -> ExecutionResult:
-            context = self._context(agent, run_id, tenant, parent_run_id, on_event, ())
-            setup = agent.setup(request, context)
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
-
-        return self._launch(run_id, body())
-
-    async def resume(
-        self,
-        run_id: str,
-        *,
-        secrets: Iterable[str] = (),
-        on_event: EventSink | None = None,
-        model: Model | None = None,
-    ) -> RunHandle:
-        """Continue an interrupted run from its log: done model and tool calls are reused.
-
-        ResumeConflict if another live process holds the run."""
-        record = self.find(run_id)
-        events = await asyncio.to_thread(self.store.events, run_id)
-        check_resumable(record)
-        if record.kind == "task":
-            task = self._task_plan(recorded_task_spec(events), model)
-            return self._launch(
-                run_id, run_task(task, self._task_effects(run_id, on_event, events))
-            )
-        spec = agent_spec(record, events)
-        if model is None:
-            model = self.models.resolve(spec.model, base_url=spec.base_url)
-            if isinstance(model, ResumesScript):
-                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
-        body = self._agent_body(
-            spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
-        )
-        return self._launch(run_id, body)
-
-    async def _agent_body(
-        self,
-        spec: RunSpec,
-        model: Model,
-        run_id: str,
-        parent_run_id: str | None,
-        secrets: list[str],
-        on_event: EventSink | None,
-        recorded: Sequence[Event],
-    ) -> ExecutionResult:
-        async with mcp_tools(spec.mcp) as servers_tools:
-            agent = build_agent(spec, model, servers_tools)
-            if secrets:
-                agent.scrubber = agent.scrubber.with_secrets(secrets)
-            context = self._context(agent, run_id, spec.tenant, parent_run_id, on_event, recorded)
-            setup = agent.setup(spec.request, context, spec=spec.to_dict())
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
-
-    def _context(
-        self,
-        agent: AgentExecutor,
-        run_id: str,
-        tenant: str,
-        parent_run_id: str | None,
-        on_event: EventSink | None,
-        recorded: Sequence[Event],
-    ) -> RunContext:
-        """A run's context: its gates decided here, its events stored by the writer and
-        sent to the subscribers, its sub-agents' runs under leases of their own."""
-        return agent.run_context(
-            run_id,
-            tenant=tenant,
-            parent_run_id=parent_run_id,
-            gates=self.gates,
-            sink=self._live_sink(run_id, on_event),
-            recorder=self.writer,
-            recorded=recorded,
-            store=self.store,
-            leases=self.leases,
-        )
-
-    def _effects(
-        self, agent: AgentExecutor, context: RunContext, on_event: EventSink | None
-    ) -> Effects:
-        run_id = context.run_id
-
-        def listened() -> bool:  # stream a reply only while someone follows the run
-            return on_event is not None or self._subscribed(run_id)
-
-        return agent.effects(context, listened=listened)
-
-    def _live_sink(self, run_id: str, on_event: EventSink | None) -> EventSink:
-        """The run's sink: token deltas (live only, never stored) go straight to the
-        subscribers; every event to `on_event`."""
-
-        async def sink(event: Event) -> None:
-            if isinstance(event, ModelTextDeltaEvent):
-                self._fan_out((event,))
-            if on_event is not None:
-                await send_event(on_event, event)
-
-        return sink
-
-    def _subscribed(self, run_id: str) -> bool:
-        handle = self.handles.get(run_id)
-        return handle is not None and bool(handle.subscribers)
-
-    def _launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
-        """Take the run's lease, then run `body` as a task; stored and released at its end."""
-        try:
-            self.leases.hold(run_id)
-        except BaseException:
-            body.close()
-            raise
-
-        async def run() -> Any:
-            try:
-                result = await body
-            except BaseException:
-                with contextlib.suppress(StoreError):  # the run's own error says more
-                    await self.writer.flush()
-                raise
-            else:
-                await self.writer.flush()  # StoreError if the run could not be stored
-                return result
-            finally:
-                self.leases.release(run_id)
-
-        task = asyncio.get_running_loop().create_task(run(), name=run_id)
-        handle = RunHandle(run_id, task)
-        self.handles[run_id] = handle
-        task.add_done_callback(lambda _: wake_subscribers(handle))
-        return handle
-
-    # --- task runs -----------------------------------------------------------------------
+        """Start a run of an agent built in code, in this process (it has no spec: it cannot
+        be resumed from the store alone, only from code with `agent.run(recorded=...)`)."""
+        return self.embedded.start_agent(
+            agent, request, run_id=run_id or new_run_id(), tenant=tenant,
+            parent_run_id=parent_run_id, on_event=on_event,
+        )  # fmt: skip
 
     def start_task(
         self,
@@ -250,10 +134,111 @@ class Runtime:
         on_event: EventSink | None = None,
         model: Model | None = None,
     ) -> RunHandle:
-        """Start a task run from its spec; its gates are decided through `approve`."""
-        plan = self._task_plan(spec, model)
-        run_id = run_id or new_run_id()
-        return self._launch(run_id, run_task(plan, self._task_effects(run_id, on_event, ())))
+        """Start a task run from its spec on this Runtime's engine; its gates are decided
+        through `approve`; the handle's result is its TaskRunState."""
+        return self.engine.start_task(
+            spec, run_id=run_id or new_run_id(), on_event=on_event, model=model
+        )
+
+    # --- any run, on its engine -----------------------------------------------------------
+
+    def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
+        """The stored run (RunNotFound if it is not there, or is another tenant's)."""
+        record = self.store.get_run(run_id, tenant=tenant)
+        if record is None:
+            raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
+        return record
+
+    def engine_of(self, record: RunRecord) -> RunEngine:
+        """The engine that executes the run; a UsageError naming what to give when this
+        Runtime has no such engine."""
+        engine = self.engines.get(record.engine)
+        if engine is None:
+            where = REACH.get(record.engine, f"the {record.engine} engine: give it to the Runtime")
+            raise UsageError(f"run {record.run_id} executes on {where}")
+        return engine
+
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        secrets: Iterable[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+        tenant: str | None = None,
+    ) -> RunHandle:
+        """Continue an interrupted run from its log, on its engine: done model and tool
+        calls are reused. ResumeConflict if another live process holds the run."""
+        record = self.find(run_id, tenant=tenant)
+        engine = self.engine_of(record)
+        return await engine.resume(record, secrets=list(secrets), on_event=on_event, model=model)
+
+    async def cancel(self, run_id: str, *, tenant: str | None = None) -> bool:
+        """Cancel a run; it ends `cancelled` with its partial work. False when its engine
+        executes no such run now (it ended, or another process executes it)."""
+        engine = self._running(run_id)
+        record = self.store.get_run(run_id, tenant=tenant)
+        if engine is not None and record is None:  # started here, not stored yet
+            return await engine.cancel(_unstored(run_id))
+        if record is None:
+            record = self.find(run_id, tenant=tenant)
+        return await (engine or self.engine_of(record)).cancel(record)
+
+    async def approve(
+        self,
+        run_id: str,
+        gate_id: str | None,
+        approved: bool,
+        decided_by: str,
+        reason: str = "",
+        *,
+        tenant: str | None = None,
+    ) -> Delivery:
+        """Decide a gate (`gate_id` None: the one gate waiting), whoever executes the run:
+        here, another process (through the store), or the run's engine. `reason`
+        (optional) reaches the run: a denied tool call's observation quotes it. The
+        decision is recorded with `decided_by`. UsageError if nobody can take it."""
+        if gate_id is not None and self.gates.resolve(gate_id, approved, decided_by, reason):
+            return "process"
+        record = self.find(run_id, tenant=tenant)
+        events = await asyncio.to_thread(self.store.events, record.run_id)
+        gate_id = waiting_gate(record, [g["request_id"] for g in pending_gates(events)], gate_id)
+        if self.gates.resolve(gate_id, approved, decided_by, reason):
+            return "process"
+        engine = self.engine_of(record)
+        return await engine.approve(record, gate_id, approved, decided_by, reason)
+
+    async def follow(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        tenant: str | None = None,
+        poll_s: float = TAIL_WAIT_S,
+    ) -> AsyncGenerator[Event, None]:
+        """The run's events with seq > after, each once, in order, until it ends: stored
+        ones, then live ones as whoever executes it stores them. Every live view (the CLI,
+        `runs follow`, SSE, the WebSocket) is this."""
+        engine = self._running(run_id)
+        if engine is None:  # not started by this Runtime: its record says whose it is
+            engine = self.engine_of(self.find(run_id, tenant=tenant))
+        async for event in engine.follow(run_id, after=after, poll_s=poll_s):
+            yield event
+
+    def _running(self, run_id: str) -> RunEngine | None:
+        """The engine of a run this Runtime started or resumed and that has not ended (it
+        may not be stored yet)."""
+        for engine in self.engines.values():
+            handle = engine.handles.get(run_id)
+            if handle is not None and not handle.done:
+                return engine
+        return None
+
+    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
+        """Events of a run executing in this process (or stored): the embedded engine's
+        subscription, under `follow`."""
+        async for event in self.embedded.subscribe(run_id, after=after):
+            yield event
 
     def rollback(
         self,
@@ -264,7 +249,7 @@ class Runtime:
         on_event: EventSink | None = None,
     ) -> RunHandle:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
-        parent the original); the handle's result is the rollback's status."""
+        parent the original), in this process; the handle's result is the rollback's status."""
         run_id = new_run_id()
 
         async def body() -> str:
@@ -277,70 +262,7 @@ class Runtime:
                     status = event.status
             return status
 
-        return self._launch(run_id, body())
-
-    def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
-        if model is None and spec.model:
-            model = self.models.resolve(spec.model, base_url=spec.base_url)
-        return prepare_task(spec, model=model, agent_events=self._child_event)
-
-    async def _child_event(self, event: Event) -> None:
-        """An event of a task's agent step (its own run, linked by parent_run_id)."""
-        self.writer.write(event)
-
-    def _task_effects(
-        self, run_id: str, on_event: EventSink | None, recorded: Sequence[Event]
-    ) -> Effects:
-        log = EventLog(
-            run_id,
-            scrubber=Scrubber.default(),
-            sink=on_event,
-            recorder=self.writer,
-            recorded=recorded,
-        )
-        live = LiveEffects(log, gates=self.gates)
-        return replaying(live, recorded)
-
-    # --- any run -------------------------------------------------------------------------
-
-    def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
-        """The stored run (RunNotFound if it is not there, or is another tenant's)."""
-        record = self.store.get_run(run_id, tenant=tenant)
-        if record is None:
-            raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
-        return record
-
-    async def cancel(self, run_id: str) -> bool:
-        """Cancel a run executing in this process; it ends `cancelled` with its partial work."""
-        handle = self.handles.get(run_id)
-        if handle is None or handle.done:
-            return False
-        handle.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await handle.task
-        return True
-
-    def approve(
-        self, run_id: str, request_id: str, approved: bool, decided_by: str, reason: str = ""
-    ) -> Literal["process", "store"]:
-        """Decide a gate: in this process if the run waits here, else through the store
-        (the process executing the run polls for it). UsageError if nobody can take it.
-        `reason` (optional) reaches the run: a denied tool call's observation quotes it."""
-        if self.gates.resolve(request_id, approved, decided_by, reason):
-            return "process"
-        stored = join_decider(decided_by, reason)
-        if not self.store.post_gate_decision(run_id, request_id, approved, stored):
-            raise UsageError(f"gate {request_id!r} of run {run_id} already has a decision")
-        return "store"
-
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
-        """Events of `run_id` with seq > after: stored ones, then live ones until it ends."""
-        async for event in subscription(self.store, self.handles.get(run_id), run_id, after):
-            yield event
-
-    def _fan_out(self, batch: Sequence[Event]) -> None:
-        """A batch is stored: now subscribers may see it (runs on the event loop)."""
-        fan_out(self.handles, batch)
+        return self.embedded.launch(run_id, body())
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
@@ -360,5 +282,53 @@ class Runtime:
 
     def close(self) -> None:
         """Store what is queued, release every lease (an unfinished run shows interrupted)."""
-        self.writer.close()
-        self.leases.close()
+        self.embedded.close()
+
+    async def aclose(self) -> None:
+        """`close`, and let go of every engine's connections."""
+        for engine in self.engines.values():
+            await engine.aclose()
+
+
+def _unstored(run_id: str) -> RunRecord:
+    """The record of a run started here whose first event is not stored yet."""
+    return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)
+
+
+def waiting_gate(record: RunRecord, pending: list[str], gate_id: str | None) -> str:
+    """The gate a decision is for: `gate_id` if it waits, else the only one waiting."""
+    run_id = record.run_id
+    if not pending:
+        raise UsageError(
+            f"run {run_id} has no gate waiting for a decision (status {record.status})"
+        )
+    if gate_id is None:
+        if len(pending) > 1:
+            raise UsageError(
+                f"run {run_id} has several gates waiting: name one of {', '.join(pending)}"
+            )
+        return pending[0]
+    if gate_id not in pending:
+        raise UsageError(
+            f"run {run_id} has no gate {gate_id!r} waiting (waiting: {', '.join(pending)})"
+        )
+    return gate_id
+
+
+async def resume_run(
+    store: RunStore,
+    run_id: str,
+    *,
+    secrets: Iterable[str] = (),
+    on_event: EventSink | None = None,
+    model: Model | None = None,
+) -> ExecutionResult:
+    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
+    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
+    runtime = Runtime(store)
+    try:
+        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
+        result: ExecutionResult = await handle.wait()
+        return result
+    finally:
+        runtime.close()

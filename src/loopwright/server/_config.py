@@ -1,4 +1,5 @@
-"""What a server serves: the runtime, who may use it (tokens -> tenants), what runs may use."""
+"""What a server serves: the runtime (and through it the engine its runs execute on), who
+may use it (tokens -> tenants), what runs may use."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ from typing import Any, Protocol
 
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
-from loopwright.runtime import RunHandle, RunSpec, Runtime
-from loopwright.store import RunStore
-from loopwright.tasks import TaskSpec
+from loopwright.runtime import RunHandle, Runtime
 from loopwright.tools import BUILTIN_TOOLS
 from loopwright.tools._threads import ToolThreads
 
@@ -33,51 +32,12 @@ class TaskLauncher(Protocol):
         tenant: str,
         model: str | None = None,
     ) -> RunHandle:
-        """Start the run; raise an ApiError naming the field for a bad request."""
-        ...
-
-    def task_spec(
-        self, task: str, inputs: dict[str, Any], *, tenant: str, model: str | None = None
-    ) -> TaskSpec:
-        """The run as plain data, for a RunEngine (the same checks as `start_task`)."""
+        """Start the run on the runtime's engine; an ApiError naming the field for a bad
+        request."""
         ...
 
     def describe(self) -> list[dict[str, Any]]:
         """The tasks offered: name, description, inputs."""
-        ...
-
-
-class StartedRun(Protocol):
-    """A run an engine started (a Temporal workflow handle)."""
-
-    @property
-    def id(self) -> str: ...
-
-    async def result(self) -> Any: ...
-
-
-class RunEngine(Protocol):
-    """Where the server's runs execute when not in its own Runtime (`serve --engine
-    temporal`: engines/temporal/_launcher.py). Their events come from the shared store."""
-
-    name: str
-
-    async def start_agent(self, spec: RunSpec) -> StartedRun: ...
-
-    async def start_task(self, spec: TaskSpec) -> StartedRun: ...
-
-    async def resume(self, run_id: str, store: RunStore) -> StartedRun:
-        """Resume a stored run the engine executed; a UsageError says why not."""
-        ...
-
-    async def cancel(self, run_id: str) -> bool:
-        """Ask the run to cancel; False if the engine runs no such run."""
-        ...
-
-    async def decide(
-        self, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
-    ) -> None:
-        """Decide a waiting gate; a UsageError says why it was refused."""
         ...
 
 
@@ -105,8 +65,6 @@ class ServerConfig:
     _tenant_threads: dict[str, ToolThreads] = field(default_factory=dict, init=False, repr=False)
     workspace: str | None = None
     tasks: TaskLauncher | None = None
-    engine: RunEngine | None = None
-    """None: runs execute in this server's Runtime (the embedded engine)."""
 
     def model_allowed(self, spec: str) -> bool:
         """May a request name the model `spec`? (The default model always may.)

@@ -1,7 +1,7 @@
 """A run's events: as JSON, as Server-Sent Events, over a WebSocket.
 
 Each starts after a `seq` the client gives (`?after=`, or SSE's `Last-Event-ID`): stored
-events first, then live ones, nothing missed and nothing twice (Runtime.subscribe). Every
+events first, then live ones, nothing missed and nothing twice (Runtime.follow). Every
 event is sent exactly as the events codec writes it (`encode_event`), `v` included.
 """
 
@@ -20,7 +20,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from loopwright.events import Event, encode_event, event_to_dict
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
-from loopwright.server._follow import follow_run
 from loopwright.server._gates import pending_gates
 from loopwright.server._http import ApiError, int_param, json_response, parse_json
 from loopwright.server._runs import config_of, deliver_gate_decision, owned_run
@@ -98,7 +97,7 @@ async def _with_heartbeat(
 async def _sse(config: ServerConfig, run_id: str, after: int) -> AsyncIterator[bytes]:
     yield b"retry: 2000\n\n"
     runtime = config.runtime
-    following = follow_run(runtime, run_id, after=after, poll_s=config.follow_poll_s)
+    following = runtime.follow(run_id, after=after, poll_s=config.follow_poll_s)
     async with contextlib.aclosing(following) as events:
         async for event in _with_heartbeat(events, HEARTBEAT_S):
             if event is None:
@@ -138,7 +137,7 @@ async def run_websocket(websocket: WebSocket) -> None:
 
 
 async def _send_events(websocket: WebSocket, config: ServerConfig, run_id: str, after: int) -> None:
-    following = follow_run(config.runtime, run_id, after=after, poll_s=config.follow_poll_s)
+    following = config.runtime.follow(run_id, after=after, poll_s=config.follow_poll_s)
     async with contextlib.aclosing(following) as events:
         async for event in events:
             await websocket.send_text(encode_event(event))

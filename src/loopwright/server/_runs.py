@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from loopwright.engines._temporal_route import on_temporal
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
 from loopwright.models import Model
-from loopwright.runtime import RunHandle, RunSpec, Runtime
+from loopwright.runtime import Delivery, RunHandle, RunSpec, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
-from loopwright.server._follow import held_elsewhere
 from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
 from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
-from loopwright.server._remote import cancel_remote, decide_remote, remote_engine, start_remote
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
-from loopwright.tasks import join_decider
 
 STATUSES = frozenset(get_args(StoredStatus))
 FIRST_EVENT_TIMEOUT_S = 30.0
+FIRST_EVENT_POLL_S = 0.02
 
 
 def config_of(request: Request) -> ServerConfig:
@@ -34,12 +30,13 @@ def config_of(request: Request) -> ServerConfig:
 
 
 def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -> dict[str, Any]:
-    """A run as the API shows it: the stored row, whether it is live here, its gates."""
+    """A run as the API shows it: the stored row, whether it is live (executing here, or
+    on the workers of its engine), its gates."""
     data = record.to_dict()
     handle = config.runtime.handles.get(record.run_id)
     data["live"] = handle is not None and not handle.done
-    if config.engine is not None and record.status == "running" and not data["live"]:
-        data["live"] = remote_engine(config, record) is not None  # on the engine's workers
+    if record.engine != "embedded" and record.status in ("queued", "running"):
+        data["live"] = True
     if detail:
         data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
     data["waiting_for_approval"] = (
@@ -62,21 +59,23 @@ async def create_run(request: Request) -> JSONResponse:
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     parsed = parse_run_request(await json_body(request), config)
-    if config.engine is not None:  # a workflow on the engine's workers
-        record = await start_remote(config, config.engine, parsed, tenant)
-        return json_response(run_view(config, record, detail=True), 201)
-    if isinstance(parsed, TaskRequest):
-        if config.tasks is None:
-            message = "this server offers no tasks (serve with --tasks DIR)"
-            raise ApiError(422, message, field="task")
-        handle = config.tasks.start_task(
-            config.runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
-        )
-    else:
-        spec = dataclasses.replace(parsed, tenant=tenant)
-        handle = config.runtime.start(spec, model=_model(config.runtime, spec))
-    forget_when_done(config.runtime, handle)
-    record = await _first_record(config.runtime, handle, tenant)
+    runtime = config.runtime
+    try:
+        if isinstance(parsed, TaskRequest):
+            if config.tasks is None:
+                message = "this server offers no tasks (serve with --tasks DIR)"
+                raise ApiError(422, message, field="task")
+            handle = config.tasks.start_task(
+                runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
+            )
+        else:
+            spec = dataclasses.replace(parsed, tenant=tenant)
+            embedded = runtime.engine is runtime.embedded  # another engine resolves it there
+            handle = runtime.start(spec, model=_model(runtime, spec) if embedded else None)
+    except ConfigurationError as exc:  # what the engine cannot run (a refused option)
+        raise ApiError(422, str(exc)) from None
+    forget_when_done(runtime, handle)
+    record = await _first_record(runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
 
 
@@ -99,20 +98,22 @@ def _model(runtime: Runtime, spec: RunSpec) -> Model:
 
 
 async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> RunRecord:
-    """Wait until the new run's `run_started` is stored, so GET finds it at once."""
-    first = None
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(FIRST_EVENT_TIMEOUT_S):
-            async with contextlib.aclosing(runtime.subscribe(handle.run_id)) as events:
-                first = await anext(events, None)
-    record = runtime.store.get_run(handle.run_id, tenant=tenant)
-    if first is not None and record is not None:
-        return record
-    if handle.done and not handle.task.cancelled() and handle.task.exception() is not None:
-        error = handle.task.exception()
-        status = 422 if isinstance(error, UsageError) else 500
-        raise ApiError(status, f"the run could not start: {error}")
-    raise ApiError(500, f"run {handle.run_id} did not start within {FIRST_EVENT_TIMEOUT_S:g}s")
+    """Wait until the new run is stored (its `run_started`, or its row as a queued run of
+    another engine), so GET finds it at once."""
+    deadline = asyncio.get_running_loop().time() + FIRST_EVENT_TIMEOUT_S
+    while True:
+        record = await asyncio.to_thread(runtime.store.get_run, handle.run_id, tenant=tenant)
+        if record is not None and (record.last_seq or record.status == "queued"):
+            return record
+        if handle.done and not handle.task.cancelled() and handle.task.exception() is not None:
+            error = handle.task.exception()
+            status = 422 if isinstance(error, UsageError) else 500
+            raise ApiError(status, f"the run could not start: {error}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise ApiError(
+                500, f"run {handle.run_id} did not start within {FIRST_EVENT_TIMEOUT_S:g}s"
+            )
+        await asyncio.wait({handle.task}, timeout=FIRST_EVENT_POLL_S)
 
 
 async def list_runs(request: Request) -> JSONResponse:
@@ -138,11 +139,10 @@ async def cancel_run(request: Request) -> JSONResponse:
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
-    engine = remote_engine(config, record)
-    if engine is not None:
-        cancelled = await cancel_remote(config, engine, record)
-    else:
-        cancelled = await config.runtime.cancel(record.run_id)
+    try:
+        cancelled = await config.runtime.cancel(record.run_id, tenant=tenant)
+    except UsageError as exc:
+        raise ApiError(409, str(exc)) from None
     if not cancelled:
         raise ApiError(409, f"run {record.run_id} is not running here (status {record.status})")
     record = owned_run(config, record.run_id, tenant)
@@ -168,9 +168,9 @@ async def decide_gate(request: Request) -> JSONResponse:
     delivered = await deliver_gate_decision(
         config, record, gate_id, approve, f"api:{tenant}", reason
     )
-    if delivered == "process":
+    if delivered in ("process", "engine"):
         return json_response(decided)
-    return json_response({**decided, "delivered": "store"}, 202)
+    return json_response({**decided, "delivered": delivered}, 202)
 
 
 async def deliver_gate_decision(
@@ -180,59 +180,32 @@ async def deliver_gate_decision(
     approve: bool,
     decided_by: str,
     reason: str = "",
-) -> Literal["process", "store"]:
-    """Decide a pending gate: "process" when it waits in this server, or in a workflow of
-    this server's engine, and is now decided; "store" when another process executes the
-    run (it holds the run's lease) and the decision was left in the store, where that
-    process polls for it. Else a 409. `reason` (optional) is why: a refused agent tool
-    call's observation quotes it."""
-    if config.runtime.gates.resolve(gate_id, approve, decided_by, reason):
-        return "process"
-    engine = remote_engine(config, record)
-    if engine is not None:
-        await decide_remote(engine, record, gate_id, approve, decided_by, reason)
-        return "process"
-    runtime = config.runtime
-    if on_temporal(runtime.store, record.run_id):
-        raise ApiError(
-            409, f"run {record.run_id} executes on Temporal workers: this server cannot decide "
-            "its gates (serve with --engine temporal --temporal HOST:PORT)",
-        )  # fmt: skip
-    if not held_elsewhere(runtime, record.run_id) or record.status != "running":
-        raise ApiError(
-            409,
-            f"gate {gate_id!r} is not waiting in this server, and no other process is "
-            f"running {record.run_id} (status {record.status})",
+) -> Delivery:
+    """Decide a pending gate through the Runtime (the one approval path: here, another
+    process through the store, or the run's engine); a 409 when nobody can take it.
+    `reason` (optional) is why: a refused agent tool call's observation quotes it."""
+    try:
+        return await config.runtime.approve(
+            record.run_id, gate_id, approve, decided_by, reason, tenant=record.tenant
         )
-    stored = join_decider(decided_by, reason)
-    if not runtime.store.post_gate_decision(record.run_id, gate_id, approve, stored):
-        raise ApiError(409, f"gate {gate_id!r} already has a decision, not yet taken by its run")
-    return "store"
+    except UsageError as exc:
+        raise ApiError(409, str(exc)) from None
 
 
 async def resume_run(request: Request) -> JSONResponse:
-    """Continue an interrupted agent run from its log: done model and tool calls are reused."""
+    """Continue an interrupted run from its log, on its engine: done calls are reused."""
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     runtime = config.runtime
-    engine = remote_engine(config, record)
-    if engine is not None:  # it executed on Temporal: a new workflow resumes it there
-        try:
-            await engine.resume(record.run_id, runtime.store)
-        except UsageError as exc:
-            raise ApiError(409, str(exc)) from None
-        return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)
     handle = runtime.handles.get(record.run_id)
     if handle is not None and not handle.done:
         raise ApiError(409, f"run {record.run_id} is already running")
     if record.status not in ("running", "interrupted"):
         raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
     try:
-        handle = await runtime.resume(record.run_id)
-    except UsageError as exc:  # a task run, a finished run, a run with no spec, a lease held
-        raise ApiError(409, str(exc)) from None
-    except ResumeConflict as exc:
+        handle = await runtime.resume(record.run_id, tenant=tenant)
+    except (UsageError, ResumeConflict) as exc:  # a finished run, no spec, a lease held
         raise ApiError(409, str(exc)) from None
     forget_when_done(runtime, handle)
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)

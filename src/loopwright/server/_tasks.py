@@ -18,12 +18,12 @@ from loopwright.models import Model
 from loopwright.runtime import RunHandle, Runtime
 from loopwright.server._http import ApiError
 from loopwright.tasks import (
+    TASK_SUFFIXES,
     LoadedTask,
     TaskSettings,
     TaskSpec,
     load_task,
 )
-from loopwright.tasks._loader import TASK_SUFFIXES
 
 
 class FolderTaskLauncher:
@@ -74,21 +74,18 @@ class FolderTaskLauncher:
         tenant: str,
         model: str | None = None,
     ) -> RunHandle:
-        loaded, spec = self._spec(task, inputs, tenant=tenant)
-        return runtime.start_task(spec, model=self._model(runtime, loaded, model))
-
-    def task_spec(
-        self, task: str, inputs: dict[str, Any], *, tenant: str, model: str | None = None
-    ) -> TaskSpec:
-        """The run as plain data for an engine that runs it elsewhere (its workers resolve
-        the model of its agent steps from the spec)."""
+        """Start the task on the runtime's engine. Its agent steps' model is in the spec (an
+        engine elsewhere resolves it there); the embedded one gets it resolved here too."""
         loaded, spec = self._spec(task, inputs, tenant=tenant)
         if not any(step.type == "agent" for step in loaded.definition.steps):
-            return spec
-        model = model or self.default_model
-        if model is None:
+            return runtime.start_task(spec)
+        name = model or self.default_model
+        if name is None:
             raise ApiError(422, "this task has agent steps: give a model spec", field="model")
-        return dataclasses.replace(spec, model=model)
+        spec = dataclasses.replace(spec, model=name)
+        if runtime.engine is not runtime.embedded:
+            return runtime.start_task(spec)
+        return runtime.start_task(spec, model=self._model(runtime, name))
 
     def _spec(
         self, task: str, inputs: dict[str, Any], *, tenant: str
@@ -112,12 +109,7 @@ class FolderTaskLauncher:
         )
         return loaded, spec
 
-    def _model(self, runtime: Runtime, loaded: LoadedTask, spec: str | None) -> Model | None:
-        if not any(step.type == "agent" for step in loaded.definition.steps):
-            return None
-        spec = spec or self.default_model
-        if spec is None:
-            raise ApiError(422, "this task has agent steps: give a model spec", field="model")
+    def _model(self, runtime: Runtime, spec: str) -> Model:
         try:
             return runtime.models.resolve(spec)
         except ConfigurationError as exc:

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from loopwright._moved import moved
 from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
+from loopwright.store._copy import copy_runs
 from loopwright.store._memory import record_after
 from loopwright.store._open import (
     DEFAULT_STORE_PATH,
@@ -13,8 +14,10 @@ from loopwright.store._open import (
     open_store,
     store_location,
 )
+from loopwright.store._owners import new_owner_id, owner_is_gone
 from loopwright.store._pg_errors import is_postgres_url, redact_url
 from loopwright.store._pg_local import LocalPostgres, start_local_postgres
+from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
@@ -22,6 +25,7 @@ from loopwright.store._tail import tail_events
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "PG_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "STORE_ENV",
     "GateDecision",
@@ -33,9 +37,12 @@ __all__ = [
     "RunStore",
     "SqliteRunStore",
     "StoredStatus",
+    "copy_runs",
     "default_store_path",
     "is_postgres_url",
+    "new_owner_id",
     "open_store",
+    "owner_is_gone",
     "record_after",
     "redact_url",
     "start_local_postgres",

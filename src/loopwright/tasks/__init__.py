@@ -4,8 +4,16 @@ from loopwright.effects import EventSink
 from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._executor import TaskExecutor
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
-from loopwright.tasks._gates import GateBroker, PendingGate, join_decider, split_decider
+from loopwright.tasks._gates import (
+    GateBroker,
+    PendingGate,
+    gate_was_asked,
+    join_decider,
+    pending_gates,
+    split_decider,
+)
 from loopwright.tasks._loader import (
+    TASK_SUFFIXES,
     LoadedTask,
     TaskCheck,
     check_task,
@@ -35,6 +43,7 @@ from loopwright.tasks._spec import (
 from loopwright.tasks._state import StateFileExporter, StateWriter, apply_event, rebuild_state
 
 __all__ = [
+    "TASK_SUFFIXES",
     "ChangeEntry",
     "EventSink",
     "Expression",
@@ -60,10 +69,12 @@ __all__ = [
     "check_task",
     "choose_task",
     "compile_expression",
+    "gate_was_asked",
     "join_decider",
     "load_hook",
     "load_task",
     "parse_task",
+    "pending_gates",
     "prepare_task",
     "rebuild_state",
     "recorded_task_spec",

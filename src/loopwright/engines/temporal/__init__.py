@@ -2,16 +2,17 @@
 content and live events (the `temporal` extra; docs/scale-out.md)."""
 
 from loopwright.engines.temporal._activities import RunActivities
-from loopwright.engines.temporal._approvals import send_decision
 from loopwright.engines.temporal._client import (
     connect,
     resume_agent_run,
     resume_task_run,
     run_worker,
+    send_decision,
     start_agent_run,
     start_task_run,
 )
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
+from loopwright.engines.temporal._engine import TemporalEngine
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 
@@ -24,6 +25,7 @@ __all__ = [
     "RunActivities",
     "TaskRunWorkflow",
     "TemporalEffects",
+    "TemporalEngine",
     "connect",
     "resume_agent_run",
     "resume_task_run",

@@ -12,6 +12,7 @@ new name, so workflows recorded with the old one still replay.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 from collections import OrderedDict
@@ -22,7 +23,6 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from loopwright.agent._setup import RunSetup
-from loopwright.engines._temporal_route import TEMPORAL_LEASE_OWNER
 from loopwright.engines.temporal._activity_support import (
     HEARTBEAT_EVERY_S,
     UNCERTAIN,
@@ -40,14 +40,18 @@ from loopwright.engines.temporal._content import ContentStore, result_dict, resu
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
-from loopwright.errors import ModelError
-from loopwright.events import Event, RunFinishedEvent, event_from_dict, event_to_dict
+from loopwright.errors import ModelError, StoreError
+from loopwright.events import (
+    Event,
+    RunFinishedEvent,
+    RunStartedEvent,
+    event_from_dict,
+    event_to_dict,
+)
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
-from loopwright.runtime import RunSpec
-from loopwright.runtime._resume import FINISHED
-from loopwright.runtime._spec import build_agent
-from loopwright.store import PersistentStore, open_store
+from loopwright.runtime import FINISHED, RunSpec, build_agent
+from loopwright.store import PersistentStore, open_store, record_after
 from loopwright.tools import Tool
 from loopwright.tools._executor import truncate_output
 
@@ -63,7 +67,7 @@ RECORDING_PAGE_BYTES = 512 * 1024
 FULL_RESULT_CHARS = 64 * 1024 * 1024
 """The worker's tools keep results up to this long; past the run's own limit they are
 stored whole in the content store and the run gets the truncated text."""
-LEASE_OWNER = TEMPORAL_LEASE_OWNER
+LEASE_OWNER = "temporal-engine"
 LEASE_TTL_S = 900.0
 """Each activity renews the run's lease in the store, so `runs list` shows a run that is
 executing on workers as running (and one no activity touched for this long: interrupted)."""
@@ -157,6 +161,8 @@ class RunActivities:
             record = await asyncio.to_thread(self.store.get_run, run_id)
             stored = record.last_seq if record is not None else 0
             fresh = [await self._resolved(run_id, e) for e in events if e["seq"] > stored]
+            if record is None and fresh and isinstance(fresh[0], RunStartedEvent):
+                await asyncio.to_thread(_register, self.store, fresh[0])
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
             return fresh
@@ -351,6 +357,13 @@ class RunActivities:
         last = page[-1]["seq"] if page else after
         more = len(page) < len(stored) and (upto is None or last < upto)
         return {"events": page, "last": last, "more": more}
+
+
+def _register(store: PersistentStore, started: RunStartedEvent) -> None:
+    """The row of a run whose workflow was started without one (`start_agent_run` called
+    directly): it executes on Temporal, and its row says so."""
+    with contextlib.suppress(StoreError):  # registered meanwhile (a TemporalEngine start)
+        store.register_run(dataclasses.replace(record_after(None, started), engine="temporal"))
 
 
 def _inline(plan: dict[str, Any]) -> bool:

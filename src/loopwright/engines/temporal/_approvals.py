@@ -8,8 +8,13 @@ is not open (unknown, or already decided), so a refused one leaves no history; t
 records the decision and the waiting gate goes on. Nothing here depends on a worker: a
 gate waits across any number of workers stopping and starting.
 
-Outside the workflow, `send_decision` is how `runs approve`, `task approve` and the server
-decide a gate of a Temporal run.
+A decision made while no worker polls cannot wait for the Update's answer: it is sent as
+the Signal `approve_later` instead, stored in the workflow's history, and taken when a worker
+replays it (the same rules, without the answer: one on a gate that is not waiting, or
+already decided, is dropped).
+
+Outside the workflow, `decide` is how a gate of a Temporal run is decided (the Runtime's
+TemporalEngine, engines/temporal/_engine.py; `send_decision` in _client.py connects first).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from loopwright.events import ConfirmationRequiredEvent, Event
 
 APPROVE = "approve"
 """The Update's name (its argument: gate_id, approved, reason, by)."""
+DECIDE_LATER = "approve_later"
+"""The Signal's name: the same argument, for a decision made while no worker polls."""
 
 
 @dataclass
@@ -112,6 +119,16 @@ class Approvable:
         self.gates.decide(gate_id, approved, by, reason)
         return {"gate_id": gate_id, "approved": approved}
 
+    @workflow.signal(name=DECIDE_LATER)
+    def approve_later(self, data: dict[str, Any]) -> None:
+        """A decision stored while no worker polled: taken if its gate still waits."""
+        try:
+            gate_id, approved, by, reason = decision_args(data)
+        except ValueError:
+            return
+        if self.gates is not None and self.gates.refusal(gate_id) is None:
+            self.gates.decide(gate_id, approved, by, reason)
+
     @approve.validator
     def check_approve(self, data: dict[str, Any]) -> None:
         """Refuse (before any history is written) a malformed decision, one on a gate
@@ -135,20 +152,12 @@ def decision_args(data: dict[str, Any]) -> tuple[str, bool, str, str]:
     return gate_id, approved, by, reason
 
 
-async def send_decision(
-    address: str, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
-) -> None:
-    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id); a UsageError
-    says why the workflow refused it (unknown gate, already decided, run not running)."""
-    from loopwright.engines.temporal._client import connect
-
-    await decide(await connect(address), run_id, gate_id, approved, by, reason)
-
-
 async def decide(
     client: Client, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
 ) -> None:
-    """`send_decision` with a client already connected."""
+    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id) through its
+    Update; a UsageError says why the workflow refused it (unknown gate, already decided,
+    run not running)."""
     from temporalio.client import RPCError, WorkflowUpdateFailedError
 
     handle = client.get_workflow_handle(run_id)

@@ -11,8 +11,9 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from loopwright.agent._executor import new_run_id
+from loopwright.agent import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._approvals import decide
 from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
@@ -21,7 +22,7 @@ from loopwright.engines.temporal._versions import worker_build_id
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
-from loopwright.tasks import TaskSpec
+from loopwright.tasks import TaskSpec, prepare_task
 
 CONNECT_WAIT_S = 30.0
 
@@ -72,8 +73,11 @@ async def start_task_run(
     task_queue: str = TASK_QUEUE,
 ) -> WorkflowHandle[Any, Any]:
     """Start the task run `spec` as a workflow whose id is the run id; a worker picks it up
-    (the task file must be at the same path on the workers)."""
+    (the task file must be at the same path on the workers). The task file, its tools and
+    its inputs are checked here first, as `loopwright task run` does: a ConfigurationError
+    or TaskParseError, and nothing started."""
     check_task_spec(spec)
+    prepare_task(spec, model=None)
     run_id = run_id or new_run_id()
     data = {"run_id": run_id, "spec": spec.to_dict(),
             "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
@@ -117,6 +121,14 @@ async def resume_task_run(
     data = {"run_id": run_id, "spec": spec.to_dict(), "resume": True,
             "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
+
+
+async def send_decision(
+    address: str, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+) -> None:
+    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id) through its
+    Update; a UsageError says why the workflow refused it."""
+    await decide(await connect(address), run_id, gate_id, approved, by, reason)
 
 
 DEFAULT_CACHED = 1000

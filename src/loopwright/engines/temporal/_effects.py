@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -43,8 +43,11 @@ from loopwright.events import Event, ModelResponseEvent, ToolCallEvent, event_to
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 
-if TYPE_CHECKING:
-    from loopwright.engines.temporal._approvals import GateWaits
+
+class GateWaiter(Protocol):
+    """Where a workflow's gates wait for their decision (engines/temporal/_approvals.py)."""
+
+    async def wait(self, request: GateRequest) -> GateVerdict: ...
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ class TemporalEffects:
         pending: PendingEvents,
         plan: dict[str, Any],
         settings: EngineSettings,
-        gates: GateWaits | None = None,
+        gates: GateWaiter | None = None,
     ) -> None:
         self.gates = gates
         """Where a gate waits for the Update `approve` (None: every gate is rejected)."""

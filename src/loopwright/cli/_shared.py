@@ -1,0 +1,240 @@
+"""What the subcommands share (each imports its helpers from here, never from another
+subcommand): the store and the Runtime a command works with, the engine options, the one
+terminal decider of waiting gates, showing a run to its end, and deciding a gate.
+
+Every lifecycle operation goes through the Runtime, whichever engine executes the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime
+import getpass
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from rich.markup import escape
+
+from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
+from loopwright.cli._output import console
+from loopwright.errors import ConfigurationError
+from loopwright.events import ConfirmationRequiredEvent, Event
+from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
+from loopwright.safety.scrub import read_secrets_file
+from loopwright.store import PersistentStore, RunStore, is_postgres_url, open_store, store_location
+from loopwright.tasks import pending_gates
+
+CANCEL_WAIT_S = 30.0
+"""After Ctrl-C, how long the run's end (cancelled on its engine) is waited for and shown."""
+
+STORE_OPTION = opt(
+    "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
+)
+
+
+class View(Protocol):
+    def show(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+Decide = Callable[[Event], Awaitable[None]]
+
+
+def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") -> None:
+    add_options(parser, [STORE_OPTION], section)
+
+
+def store_from_args(args: argparse.Namespace) -> PersistentStore:
+    return open_store(getattr(args, "store", None))
+
+
+def secrets_from_args(args: argparse.Namespace) -> list[str]:
+    """The secrets the user named: scrubbed everywhere, never recorded in the run."""
+    secrets = list(getattr(args, "secret", []))
+    for path in getattr(args, "secrets_file", []):
+        secrets += read_secrets_file(path)
+    return secrets
+
+
+# --- the engine and the Runtime ------------------------------------------------------------
+
+
+def needs_temporal(args: argparse.Namespace) -> tuple[str, str]:
+    """The Temporal address and the Postgres URL; a clear error when one is missing."""
+    if not getattr(args, "temporal", None):
+        raise ConfigurationError("the Temporal engine needs --temporal HOST:PORT")
+    url = store_location(getattr(args, "store", None))
+    if not is_postgres_url(url):
+        raise ConfigurationError(
+            "the Temporal engine needs a shared store: --store postgresql://... "
+            "(workers on other hosts cannot reach a SQLite file)"
+        )
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(
+            "the Temporal engine needs the temporal extra: pip install 'loopwright[temporal]'"
+        ) from None
+    return str(args.temporal), url
+
+
+def temporal_engine(args: argparse.Namespace, store: RunStore) -> RunEngine:
+    """The Temporal engine of `--temporal HOST:PORT` (its notices go to stderr)."""
+    from loopwright.engines.temporal import EngineSettings, TemporalEngine
+
+    address, _ = needs_temporal(args)
+    heartbeat = getattr(args, "heartbeat_timeout", None)
+    settings = EngineSettings(heartbeat_timeout_s=heartbeat) if heartbeat else None
+    err = console(stderr=True)
+
+    def notice(text: str) -> None:
+        err.print(text, style="yellow", soft_wrap=True, markup=False)
+
+    queue = getattr(args, "task_queue", None) or "loopwright"
+    return TemporalEngine(address, store, task_queue=queue, settings=settings, notice=notice)
+
+
+def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
+    """The Runtime of a command: new runs start on `--engine` (embedded by default); a run
+    recorded on Temporal is reached with `--temporal HOST:PORT`."""
+    engine = None
+    if getattr(args, "engine", "embedded") == "temporal" or getattr(args, "temporal", None):
+        engine = temporal_engine(args, store)
+    return Runtime(store, engine=engine)
+
+
+def check_heartbeat(args: argparse.Namespace) -> None:
+    heartbeat = getattr(args, "heartbeat_timeout", None)
+    if heartbeat is not None and heartbeat <= 0:
+        raise ConfigurationError(f"--heartbeat-timeout {heartbeat:g}: must be more than 0")
+
+
+# --- showing a run, deciding its gates --------------------------------------------------------
+
+
+def waiting_line(event: ConfirmationRequiredEvent, command: str = "runs approve") -> str:
+    """A gate waits for a decision from another process, until when."""
+    until = datetime.datetime.fromtimestamp(event.ts + event.timeout_s).astimezone()
+    return (
+        f"gate {event.request_id} ({event.step}) waits for approval from `loopwright serve` "
+        f"(the dashboard or POST /api/runs/{event.run_id}/gates/{event.request_id}) or "
+        f"`loopwright {command} {event.run_id} {event.request_id} [--reject --reason ...]`, "
+        f"until {until.isoformat(timespec='seconds')} ({event.timeout_s:g}s)"
+    )
+
+
+def terminal_decider(
+    args: argparse.Namespace, runtime: Runtime, command: str = "runs approve"
+) -> Decide:
+    """The one decider of a command's waiting gates: `--yes` approves each; a terminal asks
+    `[y/N/reason to refuse]` (anything else than y, n or nothing refuses, with that reason);
+    otherwise stderr says how to decide from elsewhere, and the gate waits."""
+    err = console(stderr=True)
+
+    async def decide(event: Event) -> None:
+        if not isinstance(event, ConfirmationRequiredEvent):
+            return
+        if getattr(args, "yes", False):
+            await runtime.approve(event.run_id, event.request_id, True, "--yes")
+        elif sys.stdin.isatty():
+            answer = await asyncio.to_thread(input, f"{event.message} [y/N/reason to refuse] ")
+            word = answer.strip()
+            approved = word.lower() in {"y", "yes"}
+            reason = "" if approved or word.lower() in {"", "n", "no"} else word
+            await runtime.approve(event.run_id, event.request_id, approved, "terminal", reason)
+        else:
+            err.print(escape(waiting_line(event, command)), style="dim", soft_wrap=True)
+
+    return decide
+
+
+async def show_run(
+    runtime: Runtime,
+    run_id: str,
+    view: View,
+    *,
+    decide: Decide | None = None,
+    after: int = 0,
+    cancel_on_interrupt: bool = True,
+) -> int:
+    """Show the run's events to its end (`Runtime.follow`: the same whichever engine and
+    process executes it); the last seq shown. Ctrl-C (with `cancel_on_interrupt`) cancels
+    the run on its engine and shows its end."""
+    last = after
+    try:
+        async with contextlib.aclosing(runtime.follow(run_id, after=after)) as events:
+            async for event in events:
+                view.show(event)
+                last = event.seq
+                if decide is not None:
+                    await decide(event)
+    except asyncio.CancelledError:
+        if cancel_on_interrupt:
+            with contextlib.suppress(Exception):
+                await runtime.cancel(run_id)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(show_run(runtime, run_id, view, after=last), CANCEL_WAIT_S)
+        raise
+    return last
+
+
+# --- deciding a gate: `runs approve`, `task approve` ------------------------------------------
+
+DECISION_OPTIONS: list[Opt] = [
+    opt("--reject", help="reject instead of approving", group="task", action="store_true"),
+    opt("--reason", help="why (the agent sees it when rejected)", group="task"),
+    opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
+    TEMPORAL,
+]
+WHERE: dict[Delivery, str] = {
+    "process": "taken by its run",
+    "store": "left in the store for its process",
+    "engine": "sent to its workflow on Temporal",
+    "queued": "stored; it waits for a worker",
+}
+
+
+def add_decision_arguments(approve: argparse.ArgumentParser, kind: str) -> None:
+    """RUN_ID [GATE] --reject --reason --by --temporal and the store."""
+    approve.add_argument("run_id", help=f"the {kind} run's id" if kind != "run" else "the run's id")
+    approve.add_argument(
+        "gate_id", nargs="?", default=None, help="the gate's request id (default: the one waiting)"
+    )
+    add_options(approve, DECISION_OPTIONS, None)
+    add_store_argument(approve, kind)
+    approve.set_defaults(handler=approve_command)
+
+
+def user_name() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def approve_command(args: argparse.Namespace) -> int:
+    """Decide a run's gate through the Runtime (whoever executes it)."""
+    store = store_from_args(args)
+    approved, by, why = not args.reject, args.by or user_name(), args.reason or ""
+
+    async def decide() -> tuple[str, Delivery]:
+        runtime = runtime_from_args(args, store)
+        try:
+            record = runtime.find(args.run_id)
+            pending = [g["request_id"] for g in pending_gates(store.events(record.run_id))]
+            gate_id = waiting_gate(record, pending, args.gate_id)
+            return gate_id, await runtime.approve(record.run_id, gate_id, approved, by, why)
+        finally:
+            runtime.close()
+
+    try:
+        gate_id, delivery = asyncio.run(decide())
+    finally:
+        store.close()
+    verdict = "approved" if approved else "rejected"
+    print(f"{verdict} gate {gate_id} of run {args.run_id} ({WHERE[delivery]})")
+    return 0

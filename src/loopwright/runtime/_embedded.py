@@ -1,0 +1,332 @@
+"""EmbeddedEngine: runs execute in this process's event loop (the default RunEngine).
+
+It builds a run from its typed spec (model through its ModelRegistry, tools, MCP sessions,
+verifier, secrets), takes the run's lease, gives the run an EventLog whose recorder is the
+store's writer thread, and fans stored events out to subscribers. A gate waits in its
+GateBroker: decided in this process, or from a decision another process left in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, Coroutine, Sequence
+from typing import Any
+
+from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.effects import (
+    Effects,
+    EventLog,
+    EventSink,
+    Gatekeeper,
+    LiveEffects,
+    replaying,
+    send_event,
+)
+from loopwright.errors import StoreError, UsageError
+from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
+from loopwright.models import Model, ModelRegistry, ResumesScript
+from loopwright.run_context import RunContext
+from loopwright.runtime._engine import TAIL_WAIT_S, Delivery
+from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
+from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
+from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._writer import StoreWriter
+from loopwright.safety.scrub import Scrubber
+from loopwright.store import RunRecord, RunStore
+from loopwright.tasks import (
+    GateBroker,
+    TaskPlan,
+    TaskSpec,
+    join_decider,
+    prepare_task,
+    recorded_task_spec,
+    run_task,
+)
+
+
+class EmbeddedEngine:
+    """The runs executing in this process, the store's writer, the leases they hold."""
+
+    name = "embedded"
+
+    def __init__(
+        self,
+        store: RunStore,
+        *,
+        models: ModelRegistry | None = None,
+        gates: Gatekeeper | None = None,
+        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+    ) -> None:
+        self.store = store
+        self.models = models or ModelRegistry()
+        self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
+        self.handles: dict[str, RunHandle] = {}
+        self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
+        self.writer = StoreWriter(self.store, on_stored=self._fan_out)
+
+    # --- agent runs ----------------------------------------------------------------------
+
+    def start(
+        self,
+        spec: RunSpec,
+        *,
+        run_id: str,
+        parent_run_id: str | None = None,
+        secrets: Sequence[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        model = model or self.models.resolve(spec.model, base_url=spec.base_url)
+        body = self._agent_body(spec, model, run_id, parent_run_id, list(secrets), on_event, ())
+        return self.launch(run_id, body)
+
+    def start_agent(
+        self,
+        agent: AgentExecutor,
+        request: str,
+        *,
+        run_id: str,
+        tenant: str,
+        parent_run_id: str | None,
+        on_event: EventSink | None,
+    ) -> RunHandle:
+        async def body() -> ExecutionResult:
+            context = self._context(agent, run_id, tenant, parent_run_id, on_event, ())
+            setup = agent.setup(request, context)
+            return await agent.run_with(self._effects(agent, context, on_event), setup)
+
+        return self.launch(run_id, body())
+
+    async def resume(
+        self,
+        record: RunRecord,
+        *,
+        secrets: Sequence[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        run_id = record.run_id
+        events = await asyncio.to_thread(self.store.events, run_id)
+        check_resumable(record)
+        if record.kind == "task":
+            task = self._task_plan(recorded_task_spec(events), model)
+            return self.launch(run_id, run_task(task, self._task_effects(run_id, on_event, events)))
+        spec = agent_spec(record, events)
+        if model is None:
+            model = self.models.resolve(spec.model, base_url=spec.base_url)
+            if isinstance(model, ResumesScript):
+                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
+        body = self._agent_body(
+            spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
+        )
+        return self.launch(run_id, body)
+
+    async def _agent_body(
+        self,
+        spec: RunSpec,
+        model: Model,
+        run_id: str,
+        parent_run_id: str | None,
+        secrets: list[str],
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+    ) -> ExecutionResult:
+        async with mcp_tools(spec.mcp) as servers_tools:
+            agent = build_agent(spec, model, servers_tools)
+            if secrets:
+                agent.scrubber = agent.scrubber.with_secrets(secrets)
+            context = self._context(agent, run_id, spec.tenant, parent_run_id, on_event, recorded)
+            setup = agent.setup(spec.request, context, spec=spec.to_dict())
+            return await agent.run_with(self._effects(agent, context, on_event), setup)
+
+    def _context(
+        self,
+        agent: AgentExecutor,
+        run_id: str,
+        tenant: str,
+        parent_run_id: str | None,
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+    ) -> RunContext:
+        """A run's context: its gates decided here, its events stored by the writer and
+        sent to the subscribers, its sub-agents' runs under leases of their own."""
+        return agent.run_context(
+            run_id,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            gates=self.gates,
+            sink=self._live_sink(on_event),
+            recorder=self.writer,
+            recorded=recorded,
+            store=self.store,
+            leases=self.leases,
+        )
+
+    def _effects(
+        self, agent: AgentExecutor, context: RunContext, on_event: EventSink | None
+    ) -> Effects:
+        run_id = context.run_id
+
+        def listened() -> bool:  # stream a reply only while someone follows the run
+            return on_event is not None or self._subscribed(run_id)
+
+        return agent.effects(context, listened=listened)
+
+    def _live_sink(self, on_event: EventSink | None) -> EventSink:
+        """The run's sink: token deltas (live only, never stored) go straight to the
+        subscribers; every event to `on_event`."""
+
+        async def sink(event: Event) -> None:
+            if isinstance(event, ModelTextDeltaEvent):
+                self._fan_out((event,))
+            if on_event is not None:
+                await send_event(on_event, event)
+
+        return sink
+
+    def _subscribed(self, run_id: str) -> bool:
+        handle = self.handles.get(run_id)
+        return handle is not None and bool(handle.subscribers)
+
+    def launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
+        """Take the run's lease, then run `body` as a task; stored and released at its end."""
+        try:
+            self.leases.hold(run_id)
+        except BaseException:
+            body.close()
+            raise
+
+        async def run() -> Any:
+            try:
+                result = await body
+            except BaseException:
+                with contextlib.suppress(StoreError):  # the run's own error says more
+                    await self.writer.flush()
+                raise
+            else:
+                await self.writer.flush()  # StoreError if the run could not be stored
+                return result
+            finally:
+                self.leases.release(run_id)
+
+        task = asyncio.get_running_loop().create_task(run(), name=run_id)
+        handle = RunHandle(run_id, task)
+        self.handles[run_id] = handle
+        task.add_done_callback(lambda _: wake_subscribers(handle))
+        return handle
+
+    # --- task runs -----------------------------------------------------------------------
+
+    def start_task(
+        self,
+        spec: TaskSpec,
+        *,
+        run_id: str,
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        plan = self._task_plan(spec, model)
+        return self.launch(run_id, run_task(plan, self._task_effects(run_id, on_event, ())))
+
+    def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
+        if model is None and spec.model:
+            model = self.models.resolve(spec.model, base_url=spec.base_url)
+        return prepare_task(spec, model=model, agent_events=self._child_event)
+
+    async def _child_event(self, event: Event) -> None:
+        """An event of a task's agent step (its own run, linked by parent_run_id)."""
+        self.writer.write(event)
+
+    def _task_effects(
+        self, run_id: str, on_event: EventSink | None, recorded: Sequence[Event]
+    ) -> Effects:
+        log = EventLog(
+            run_id,
+            scrubber=Scrubber.default(),
+            sink=on_event,
+            recorder=self.writer,
+            recorded=recorded,
+        )
+        live = LiveEffects(log, gates=self.gates)
+        return replaying(live, recorded)
+
+    # --- any run -------------------------------------------------------------------------
+
+    async def cancel(self, record: RunRecord) -> bool:
+        """Cancel a run executing in this process; it ends `cancelled` with its partial work."""
+        handle = self.handles.get(record.run_id)
+        if handle is None or handle.done:
+            return False
+        handle.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await handle.task
+        return True
+
+    def held_elsewhere(self, run_id: str) -> bool:
+        """True while another process executes the run (it holds an unexpired lease)."""
+        lease = self.store.lease(run_id)
+        return (
+            lease is not None
+            and lease.owner != self.leases.owner
+            and lease.expires_at > time.time()
+        )
+
+    async def approve(
+        self, record: RunRecord, gate_id: str, approved: bool, decided_by: str, reason: str
+    ) -> Delivery:
+        """The gate does not wait here: leave the decision in the store for the process
+        that executes the run (its GateBroker polls for it)."""
+        if record.status != "running" or not self.held_elsewhere(record.run_id):
+            raise UsageError(
+                f"run {record.run_id} is {record.status}: no other process is running it to "
+                f"take the decision (resume it with `loopwright runs resume {record.run_id}`, "
+                "then decide)"
+            )
+        stored = join_decider(decided_by, reason)
+        if not self.store.post_gate_decision(record.run_id, gate_id, approved, stored):
+            raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
+        return "store"
+
+    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
+        """Events of `run_id` with seq > after: stored ones, then live ones (of a run
+        executing here) until it ends."""
+        async for event in subscription(self.store, self.handles.get(run_id), run_id, after):
+            yield event
+
+    async def follow(
+        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
+    ) -> AsyncGenerator[Event, None]:
+        """A run executed here is followed through `subscribe` (token deltas too); one
+        another process executes is read from the store as it appends (its live tail), for
+        as long as that process holds the run's lease: it stores its last event before it
+        lets the lease go, so the read after the lease is gone gets every event."""
+        last = after
+        while True:
+            elsewhere = self.held_elsewhere(run_id)
+            async with contextlib.aclosing(self.subscribe(run_id, after=last)) as events:
+                async for event in events:
+                    yield event
+                    last = event.seq
+                    if isinstance(event, RunFinishedEvent):
+                        return
+            handle = self.handles.get(run_id)
+            if handle is not None and not handle.done:
+                continue  # resumed here in the meantime: subscribe to it live
+            if not elsewhere:
+                return
+            await self.store.wait_for_events(run_id, after=last, timeout=poll_s)
+
+    def _fan_out(self, batch: Sequence[Event]) -> None:
+        """A batch is stored: now subscribers may see it (runs on the event loop)."""
+        fan_out(self.handles, batch)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Store what is queued, release every lease (an unfinished run shows interrupted)."""
+        self.writer.close()
+        self.leases.close()

@@ -1,0 +1,125 @@
+"""RunEngine: what executes a run. The Runtime owns every run's life and hands each
+operation to the engine the run's record names (`RunRecord.engine`), so nobody guesses.
+
+Two engines implement it: the embedded one (runtime/_embedded.py: this process's event
+loop) and Temporal (engines/temporal/_engine.py: workflows on workers). A run started on an
+engine is recorded with its name and stays with it: resumed, cancelled, approved and
+followed through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Literal, Protocol
+
+from loopwright.effects import EventSink
+from loopwright.events import Event, RunFinishedEvent
+from loopwright.models import Model
+from loopwright.runtime._handles import RunHandle
+from loopwright.runtime._spec import RunSpec
+from loopwright.store import RunRecord, RunStore
+from loopwright.tasks import TaskSpec
+
+Delivery = Literal["process", "store", "engine", "queued"]
+"""Where a gate decision went: `process`, a gate waiting in this process took it; `store`,
+left in the run store for the process that executes the run (it polls); `engine`, the run's
+engine took it (a Temporal workflow's Update); `queued`, recorded, and taken by the run
+when a worker of its engine polls again (none does now)."""
+
+TAIL_WAIT_S = 1.0
+"""The longest a follower waits for a store's wake-up before it looks again."""
+
+
+class RunEngine(Protocol):
+    """Start, resume, cancel, approve and follow the runs of one engine."""
+
+    name: str
+    """Recorded in each run's row (`RunRecord.engine`)."""
+    handles: dict[str, RunHandle]
+    """The runs this engine started or resumed from this process."""
+
+    def start(
+        self,
+        spec: RunSpec,
+        *,
+        run_id: str,
+        parent_run_id: str | None = None,
+        secrets: Sequence[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Start an agent run; its handle's result is its ExecutionResult."""
+        ...
+
+    def start_task(
+        self,
+        spec: TaskSpec,
+        *,
+        run_id: str,
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Start a task run; its handle's result is its TaskRunState."""
+        ...
+
+    async def resume(
+        self,
+        record: RunRecord,
+        *,
+        secrets: Sequence[str] = (),
+        on_event: EventSink | None = None,
+        model: Model | None = None,
+    ) -> RunHandle:
+        """Go on with an interrupted run from its log; a UsageError says why not."""
+        ...
+
+    async def cancel(self, record: RunRecord) -> bool:
+        """Cancel the run and wait (bounded) for its end to be stored; False if this
+        engine executes no such run now."""
+        ...
+
+    async def approve(
+        self, record: RunRecord, gate_id: str, approved: bool, decided_by: str, reason: str
+    ) -> Delivery:
+        """Deliver a decision on a gate the run's log shows waiting (and that does not wait
+        in this process); a UsageError says why it cannot be taken."""
+        ...
+
+    def follow(
+        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
+    ) -> AsyncGenerator[Event, None]:
+        """The run's events with seq > after, each once, in order, until it ends."""
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of what the engine holds (connections)."""
+        ...
+
+
+async def tail_while(
+    store: RunStore,
+    run_id: str,
+    *,
+    after: int,
+    live: Callable[[], Awaitable[bool]],
+    poll_s: float = TAIL_WAIT_S,
+) -> AsyncGenerator[Event, None]:
+    """A run's stored events after `after`, each once, as whoever executes it appends them
+    (the store's live tail), until `run_finished`, or until `live()` says nobody executes it
+    any more and the store holds nothing newer. `live` is asked before each read, and an
+    executor stores its last event before it stops being live, so nothing is missed."""
+    last = after
+    while True:
+        still = await live()
+        events = await asyncio.to_thread(store.events, run_id, after=last)
+        for event in events:
+            yield event
+            last = event.seq
+            if isinstance(event, RunFinishedEvent):
+                return
+        if events:
+            continue
+        if not still:
+            return
+        await store.wait_for_events(run_id, after=last, timeout=poll_s)
