@@ -21,7 +21,13 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.service import RPCError
 
 from loopwright.effects import EventSink, send_event
@@ -47,8 +53,9 @@ from loopwright.tasks import TaskSpec, join_decider
 
 UNTAKEN_AFTER_S = 5.0
 """A run no worker has taken (no event stored) this long after its start gets a notice."""
-APPROVE_WAIT_S = 10.0
-"""How long a decision waits for a polling worker to take it before it is stored instead."""
+APPROVE_WAIT_S = 60.0
+"""How long a decision waits for a polling worker to take it (a new worker may first have
+to replay the run) before it is stored for the next worker instead."""
 CANCEL_WAIT_S = 30.0
 POLLER_FRESH_S = 90.0
 """A worker that polled a task queue this recently counts as polling it (a poll lasts up
@@ -217,7 +224,7 @@ class TemporalEngine:
         was started or resumed."""
         if await self.store.wait_for_events(run_id, after=after, timeout=self.untaken_after_s):
             return
-        polled = await self.polled_s_ago()
+        polled = await self.polled_s_ago(self.task_queue)
         queue = f"task queue {self.task_queue!r} at {self.address}"
         if polled is None:
             self.notice(
@@ -231,7 +238,7 @@ class TemporalEngine:
                 f"polled {queue} {polled:.0f}s ago; it waits in the queue"
             )
 
-    async def polled_s_ago(self) -> float | None:
+    async def polled_s_ago(self, task_queue: str) -> float | None:
         """How long ago a worker last polled the task queue's workflow tasks (None: no
         worker did within POLLER_FRESH_S)."""
         from temporalio.api.enums.v1 import TaskQueueType
@@ -241,7 +248,7 @@ class TemporalEngine:
         client = await self.client()
         request = DescribeTaskQueueRequest(
             namespace=client.namespace,
-            task_queue=TaskQueue(name=self.task_queue),
+            task_queue=TaskQueue(name=task_queue),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
         described = await client.workflow_service.describe_task_queue(request)
@@ -280,27 +287,33 @@ class TemporalEngine:
         """The workflow's Update `approve` when a worker polls; else the decision is stored
         (the run store, and the workflow's history as a Signal) for the next worker."""
         client = await self.client()
-        if await self.polled_s_ago() is not None:
+        workflow = client.get_workflow_handle(record.run_id)
+        try:
+            queue = (await workflow.describe()).task_queue
+        except RPCError as exc:
+            why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
+            raise UsageError(why) from None
+        if await self.polled_s_ago(queue) is not None:
             try:
                 await asyncio.wait_for(
                     decide(client, record.run_id, gate_id, approved, decided_by, reason),
                     APPROVE_WAIT_S,
                 )
                 return "engine"
-            except TimeoutError:
+            except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
                 pass  # the worker did not answer: store it for the next one
         stored = join_decider(decided_by, reason)
         if not self.store.post_gate_decision(record.run_id, gate_id, approved, stored):
             raise UsageError(f"gate {gate_id} already has a decision, waiting for a worker")
         data = {"gate_id": gate_id, "approved": approved, "by": decided_by, "reason": reason}
         try:
-            await client.get_workflow_handle(record.run_id).signal(DECIDE_LATER, data)
+            await workflow.signal(DECIDE_LATER, data)
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
         self.notice(
             f"the decision on gate {gate_id} of run {record.run_id} is stored: no worker polls "
-            f"task queue {self.task_queue!r} at {self.address}; the run takes it when one does"
+            f"task queue {queue!r} at {self.address}; the run takes it when one does"
         )
         return "queued"
 
