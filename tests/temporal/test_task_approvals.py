@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-from loopwright.engines._temporal_route import on_temporal
 from task_files import two_gates_task
 from temporal_helpers import Workers, loopwright_env
 from temporalio.api.enums.v1 import EventType
