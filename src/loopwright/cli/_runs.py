@@ -95,7 +95,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )  # fmt: skip
     _action(
         sub, "follow", "watch a run live from another shell, to its end",
-        "the run's id (a unique prefix is enough)", FOLLOW_OPTIONS, follow_command,
+        "the run's id", FOLLOW_OPTIONS, follow_command,
     )  # fmt: skip
     _action(
         sub, "resume", "continue an interrupted run where it stopped", "the interrupted run's id",

@@ -169,7 +169,8 @@ async def show_run(
         async with contextlib.aclosing(runtime.follow(run_id, after=after)) as events:
             async for event in events:
                 view.show(event)
-                last = event.seq
+                if event.run_id == run_id:  # not a sub-agent's (it has a run of its own)
+                    last = event.seq
                 if decide is not None:
                     await decide(event)
     except asyncio.CancelledError:

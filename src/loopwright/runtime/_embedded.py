@@ -64,6 +64,8 @@ class EmbeddedEngine:
         self.models = models or ModelRegistry()
         self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
         self.handles: dict[str, RunHandle] = {}
+        self._parents: dict[str, str] = {}
+        """Sub-agent run -> the run that started it, while it runs (fan_out)."""
         self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
         self.writer = StoreWriter(self.store, on_stored=self._fan_out)
 
@@ -321,7 +323,7 @@ class EmbeddedEngine:
 
     def _fan_out(self, batch: Sequence[Event]) -> None:
         """A batch is stored: now subscribers may see it (runs on the event loop)."""
-        fan_out(self.handles, batch)
+        fan_out(self.handles, batch, self._parents)
 
     async def aclose(self) -> None:
         self.close()

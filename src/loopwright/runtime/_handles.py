@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwright.events import Event, ModelTextDeltaEvent, RunFinishedEvent
+from loopwright.events import Event, ModelTextDeltaEvent, RunFinishedEvent, RunStartedEvent
 from loopwright.store import RunStore
 
 
@@ -53,6 +53,9 @@ async def subscription(
             item = await queue.get()
             if item is None:  # the run's task ended (even without run_finished)
                 return
+            if item.run_id != run_id:  # a sub-agent's event (its own run, its own seq)
+                yield item
+                continue
             if isinstance(item, ModelTextDeltaEvent):  # it has the seq of the event before
                 if item.seq >= last:
                     yield item
@@ -68,10 +71,23 @@ async def subscription(
             handle.subscribers.remove(queue)
 
 
-def fan_out(handles: Mapping[str, RunHandle], batch: Sequence[Event]) -> None:
-    """A stored batch to the subscribers of its runs (on the event loop)."""
+def fan_out(
+    handles: Mapping[str, RunHandle], batch: Sequence[Event], parents: dict[str, str]
+) -> None:
+    """A stored batch to the subscribers of its runs (on the event loop). The events of a
+    sub-agent's run (one whose `run_started` names a parent) go to the subscribers of the
+    run above it that executes here: a live view shows them nested under its call.
+    `parents` (child run -> parent run) is kept up to date here."""
     for event in batch:
+        if isinstance(event, RunStartedEvent) and event.parent_run_id:
+            parents[event.run_id] = event.parent_run_id
+        run_id: str | None = event.run_id
         handle = handles.get(event.run_id)
+        while handle is None and run_id in parents:
+            run_id = parents[run_id]
+            handle = handles.get(run_id)
+        if isinstance(event, RunFinishedEvent):
+            parents.pop(event.run_id, None)
         if handle is not None:
             for queue in handle.subscribers:
                 queue.put_nowait(event)

@@ -53,9 +53,9 @@ from loopwright.tasks import TaskSpec, join_decider
 
 UNTAKEN_AFTER_S = 5.0
 """A run no worker has taken (no event stored) this long after its start gets a notice."""
-APPROVE_WAIT_S = 60.0
-"""How long a decision waits for a polling worker to take it (a new worker may first have
-to replay the run) before it is stored for the next worker instead."""
+APPROVE_WAIT_S = 30.0
+"""How long a decision waits for a polling worker to take it (a worker that did not run the
+workflow last first replays it) before it is stored for the next worker instead."""
 CANCEL_WAIT_S = 30.0
 POLLER_FRESH_S = 90.0
 """A worker that polled a task queue this recently counts as polling it (a poll lasts up
@@ -312,8 +312,8 @@ class TemporalEngine:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
         self.notice(
-            f"the decision on gate {gate_id} of run {record.run_id} is stored: no worker polls "
-            f"task queue {queue!r} at {self.address}; the run takes it when one does"
+            f"the decision on gate {gate_id} of run {record.run_id} is stored: no worker of "
+            f"task queue {queue!r} at {self.address} took it; the run takes it when one polls"
         )
         return "queued"
 

@@ -1,0 +1,122 @@
+"""A Temporal run while no worker polls its task queue, as a user sees it: `run --engine
+temporal` says so within a bounded time and the run is listed (queued) in `runs list`; a
+decision made while the run's workers are gone is stored, says so, and is taken when a
+worker comes back (recorded with who decided)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from temporal_helpers import Workers, loopwright_env, run_command, write_script
+
+from loopwright.store import open_store
+
+NOTICE_BOUND_S = 30.0
+"""The notice comes this soon after the command starts: the engine's 5 s without a worker,
+plus the command's start-up and connection on a loaded machine."""
+APPROVE_BOUND_S = 60.0
+"""`runs approve` returns this soon while the run's only worker is gone: the 30 s a worker
+that polled lately is given to take it, plus start-up."""
+RUN_BOUND_S = 120.0
+
+
+def _lines(stream: object) -> queue.Queue[str]:
+    """The stream's lines as they come (read by a thread)."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _until(lines: queue.Queue[str], text: str, deadline: float) -> str:
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no line with {text!r} in time"
+        line = lines.get(timeout=left)
+        if text in line:
+            return line
+
+
+def _loopwright(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "loopwright", *args], capture_output=True,
+                          text=True, env=loopwright_env(), timeout=RUN_BOUND_S)  # fmt: skip
+
+
+def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    script = write_script(tmp_path, out, ["line1"])
+    command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
+                          "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=loopwright_env())  # fmt: skip
+    try:
+        err = _lines(proc.stderr)
+        notice = _until(err, "no worker polls", started + NOTICE_BOUND_S)
+        assert f"task queue {workers.queue!r}" in notice and "listed as queued" in notice
+        listed = _loopwright("runs", "list", "--status", "queued", "--json", "--store",
+                             workers.store)  # fmt: skip
+        [queued] = json.loads(listed.stdout)
+        assert queued["engine"] == "temporal" and queued["run_id"] in notice
+        workers.start()  # a worker comes: the run goes on where it waited
+        proc.wait(timeout=RUN_BOUND_S)
+        assert proc.stdout is not None
+        stdout = proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, workers.logs()
+    assert out.read_text() == "line1\n"
+    assert json.loads(stdout.splitlines()[-1])["status"] == "completed"
+
+
+def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
+    workers: Workers, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.txt"
+    script = write_script(tmp_path, out, ["line1"])
+    command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
+                          "--temporal", workers.address, "--task-queue", workers.queue,
+                          "--approve", "append_line")  # fmt: skip
+    first = workers.start()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=loopwright_env(), stdin=subprocess.DEVNULL)  # fmt: skip
+    try:
+        shown = _lines(proc.stdout)
+        gate = json.loads(_until(shown, '"confirmation_required"', time.monotonic() + RUN_BOUND_S))
+        first.send_signal(signal.SIGKILL)  # the run's only worker is gone
+        first.wait()
+        asked = time.monotonic()
+        approved = _loopwright("runs", "approve", gate["run_id"], "--by", "ops:ana",
+                               "--store", workers.store, "--temporal", workers.address)  # fmt: skip
+        assert time.monotonic() - asked < APPROVE_BOUND_S
+        assert approved.returncode == 0, approved.stderr
+        assert "stored; it waits for a worker" in approved.stdout
+        assert "the run takes it when one polls" in approved.stderr
+        assert not out.exists()  # not yet: no worker
+        workers.start()
+        proc.wait(timeout=RUN_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, workers.logs()
+    assert out.read_text() == "line1\n"  # approved: the call ran, once
+    store = open_store(workers.store)
+    try:
+        [decision] = [e for e in store.events(gate["run_id"]) if e.type == "gate_decision"]
+    finally:
+        store.close()
+    assert decision.approved and decision.decided_by == "ops:ana"  # type: ignore[attr-defined]
