@@ -87,7 +87,7 @@ async def _work(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping)
     client = await connect(address)
-    from loopwright.engines.temporal._versions import worker_build_id
+    from loopwright.engines.temporal import worker_build_id
 
     key = getattr(client.data_converter.payload_codec, "key_id", None)
     print(f"loopwright worker: polling {task_queue!r} on {address}, build {worker_build_id()}, "

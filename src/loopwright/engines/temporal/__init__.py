@@ -14,6 +14,7 @@ from loopwright.engines.temporal._client import (
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
 from loopwright.engines.temporal._engine import TemporalEngine
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
+from loopwright.engines.temporal._versions import worker_build_id
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "send_decision",
     "start_agent_run",
     "start_task_run",
+    "worker_build_id",
 ]
