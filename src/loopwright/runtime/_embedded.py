@@ -311,6 +311,8 @@ class EmbeddedEngine:
             async with contextlib.aclosing(self.subscribe(run_id, after=last)) as events:
                 async for event in events:
                     yield event
+                    if event.run_id != run_id:  # a sub-agent's (fan_out): its own seq
+                        continue
                     last = event.seq
                     if isinstance(event, RunFinishedEvent):
                         return
