@@ -104,7 +104,14 @@ SCHEMAS: dict[str, Any] = {
             "answer": {"type": ["string", "null"]},
             "reason": {"type": ["string", "null"]},
             "last_seq": {"type": "integer"},
-            "live": {"type": "boolean", "description": "running in this server process"},
+            "engine": {
+                "enum": ["embedded", "temporal"],
+                "description": "who executes the run (a queued run: accepted, not started)",
+            },
+            "live": {
+                "type": "boolean",
+                "description": "running in this server process, or on its engine's workers",
+            },
             "waiting_for_approval": {
                 "type": "boolean",
                 "description": "running, and held at a gate until someone decides it",
