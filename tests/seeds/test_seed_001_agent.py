@@ -56,20 +56,28 @@ def final(answer: str) -> str:
             '```json\n{"action": "echo", "action_input": {"text": "x"}}\n```',
             AgentAction("echo", {"text": "x"}),
         ),
-        ("{'action': 'echo', 'action_input': {'text': 'y'},}", AgentAction("echo", {"text": "y"})),
         (
             'Thought: think\nAction: echo\nAction Input: {"text": "z"}',
             AgentAction("echo", {"text": "z"}, "think"),
         ),
         (final("42"), AgentFinish("42", "done")),
-        ("The answer is 42.", AgentFinish("The answer is 42.")),
+        ("Thought: sure\nFinal Answer: 42", AgentFinish("42", "sure")),
     ],
 )
 def test_react_json_parser_reads_actions_and_answers(text: str, expected: object) -> None:
     assert ReActJsonParser().parse(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "   ", "<think>only thinking</think>"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "<think>only thinking</think>",
+        "{'action': 'echo', 'action_input': {'text': 'y'},}",  # broken JSON (issue 34, item 6)
+        "The answer is 42.",  # plain text is not an answer to this parser (item 6)
+    ],
+)
 def test_react_json_parser_raises_a_parse_error_for_nothing(text: str) -> None:
     with pytest.raises(ParseError):
         ReActJsonParser().parse(text)

@@ -16,6 +16,7 @@ from typing import Any
 
 from loopwright.agent import AgentExecutor as NativeAgentExecutor
 from loopwright.agent import AgentOptions, ExecutionResult
+from loopwright.compat._react_json import read_react_json
 from loopwright.errors import MaxStepsExceeded, ParseError
 from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import ModelResponse, ToolCall
@@ -28,7 +29,6 @@ from loopwright.parsing import (
     ParseFailure,
     ParseOutcome,
     ReplyParser,
-    parse_reply,
 )
 from loopwright.tools import Tool, ToolRegistry
 
@@ -83,18 +83,16 @@ class BaseParser(abc.ABC):
 
 
 class ReActJsonParser(BaseParser):
-    """The seed's default parser, on the native parser chain: JSON (fenced, bare or
-    repaired), `<tool_call>` tags, `Action:`/`Action Input:` text, plain text as the answer.
-    Of several calls in one reply, the first is the action."""
+    """The seed's default parser, strict: one JSON object with `action` and `action_input`,
+    or `final_answer` (fenced or bare, prose around it allowed), or the ReAct lines
+    `Action:` / `Action Input:` (JSON) and `Final Answer:`. Broken JSON and plain text raise
+    ParseError: the executor sends the model a correction and asks once more."""
 
     def parse(self, text: str) -> AgentAction | AgentFinish:
-        outcome = parse_reply(ModelResponse(text=text), DEFAULT_PARSERS)
-        if isinstance(outcome, ParseFailure):
-            raise ParseError(outcome.message)
-        if isinstance(outcome, ParsedFinal):
-            return AgentFinish(outcome.answer, outcome.thought)
-        call = outcome.calls[0]
-        return AgentAction(call.name, dict(call.arguments), outcome.thought)
+        kind, tool, value, thought = read_react_json(text)
+        if kind == "final":
+            return AgentFinish(str(value), thought)
+        return AgentAction(tool, dict(value) if isinstance(value, dict) else {}, thought)
 
 
 def _tool_input(value: Any) -> dict[str, Any]:
