@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loopwright.agent import ExecutionResult
-from loopwright.errors import LoopwrightError
 from loopwright.events import (
     Event,
     IterationStartedEvent,
@@ -28,6 +27,7 @@ from loopwright.events import (
     ToolCallStartedEvent,
 )
 from loopwright.models import Model
+from loopwright.safety.scrub import Scrubber
 from loopwright.skills import (
     AutonomousConfig,
     ContextLoader,
@@ -177,14 +177,22 @@ class AutonomousSkillExecutor:
                     yield TaskStatusEvent(task_id, time.time(), "running")
                 started, done = True, isinstance(mapped, TaskDoneEvent)
                 yield mapped
-        except LoopwrightError as exc:
+        except Exception as exc:  # before the run could start (model, skill), or a model
+            # raising something other than ModelError (a RuntimeError in a custom model)
             if done:  # after the end (a ScriptedModel with replies left over): not the run's
                 raise
-            now = time.time()  # raised before the run could start (model, skill)
+            now = time.time()
             if not started:
                 yield TaskStatusEvent(task_id, now, "running")
-            yield TaskErrorEvent(task_id, now, type(exc).__name__, str(exc))
+            message = self._scrubbed(f"{type(exc).__name__}: {exc}")
+            yield TaskErrorEvent(task_id, now, type(exc).__name__, message)
             yield TaskDoneEvent(task_id, now, "failed", None, "error")
+
+    def _scrubbed(self, text: str) -> str:
+        """An exception's text as the seed's error event shows it: scrubbed like the log."""
+        executor = self.native.tool_executor
+        scrubber = executor.scrubber if executor is not None else None
+        return (scrubber or Scrubber.default()).scrub(text).text
 
     async def execute_sync(
         self,
