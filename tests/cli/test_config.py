@@ -34,12 +34,13 @@ def test_each_layer_wins_over_the_ones_below(tmp_path: Path) -> None:
     assert seen["run.model"]["origin"] == f"{user}:1" and seen["run.model"]["source"] == "user file"
     assert seen["run.max_iterations"]["value"] == 4
     assert seen["run.tools"] == {"section": "run", "key": "tools", "value": "read,grep",
-                                 "source": "project file", "origin": f"{proj}:2"}  # fmt: skip
+                                 "source": "project file", "origin": f"{proj}:2",
+                                 "trusted": False}  # fmt: skip
     assert (
         seen["run.tenant"]["value"] == "e" and seen["run.tenant"]["origin"] == "LOOPWRIGHT_TENANT"
     )
     assert seen["run.tier"] == {"section": "run", "key": "tier", "value": "standard",
-                                "source": "built-in", "origin": ""}  # fmt: skip
+                                "source": "built-in", "origin": "", "trusted": None}  # fmt: skip
     assert seen["serve.model"]["value"] == "ollama:qwen"  # a top-level key serves every section
     assert seen["serve.port"]["value"] == 8765
 
@@ -57,6 +58,8 @@ def test_the_store_from_the_config_file_is_used(tmp_path: Path) -> None:
     script = write(project / "s.json", json.dumps(['{"thought": "t", "final_answer": "ok"}']))
     env = cli_env(tmp_path)
     del env["LOOPWRIGHT_STORE"]
+    # a store outside the project is taken from the file once the user trusts it
+    assert cli("config", "trust", home=tmp_path, cwd=project, env=env).code == 0
     run = cli("run", "hi", "--model", f"scripted:{script}", "--json", home=tmp_path, cwd=project,
               env=env)  # fmt: skip
     assert run.code == 0, run.err
@@ -92,7 +95,9 @@ def test_config_show_plain_on_a_pipe_and_a_table_on_a_terminal(tmp_path: Path) -
     piped = cli("config", "show", "--section", "task", home=tmp_path)
     rows = [line.split("\t") for line in piped.out.splitlines()]
     assert rows[0] == ["key", "value", "source"]
-    assert ["task.gate_timeout", "30.0", f"project file ({tmp_path / 'loopwright.toml'}:2)"] in rows
+    source = f"project file ({tmp_path / 'loopwright.toml'}:2)"
+    untrusted = f"{source}, file not trusted (this one applies: harmless)"
+    assert ["task.gate_timeout", "30.0", untrusted] in rows
     shown = cli_tty("config", "show", "--section", "task", home=tmp_path, columns=200)
     assert "┃ key" in shown.out and "task.gate_timeout" in shown.out
 

@@ -1,4 +1,5 @@
-"""`loopwright config show`: each effective default and where it came from."""
+"""`loopwright config show|trust`: each effective default, where it came from and whether its
+file is trusted; trusting a project's loopwright.toml."""
 
 from __future__ import annotations
 
@@ -9,20 +10,40 @@ from typing import Any
 
 from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_json, print_records
-from loopwright.config import SECTIONS, load_config, project_config_file, user_config_file
+from loopwright.config import (
+    FILE_NAME,
+    SECTIONS,
+    Config,
+    Resolved,
+    load_config,
+    project_config_file,
+    record_trust,
+    user_config_file,
+)
+from loopwright.errors import ConfigurationError
 from loopwright.store import redact_url
+
+TRUST_HELP = (
+    "A project's loopwright.toml (this folder or a parent) gives settings that run code or "
+    "widen what a run may touch (tools with code, run_command, allow_commands, a workspace, "
+    "store or state folder outside the project, base_url, serve's host, token_file, tasks) "
+    "only once you trust it: its SHA-256 is recorded in the user config folder, and a changed "
+    "file needs trusting again. The model, limits and output settings apply without trust."
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "config",
-        help="show the defaults from loopwright.toml and LOOPWRIGHT_* and their sources",
+        help="show the defaults from loopwright.toml and LOOPWRIGHT_* and their sources; trust "
+        "a project's loopwright.toml",
         description="Defaults for run, serve and task come from, highest first: a flag, the "
         "environment (LOOPWRIGHT_<KEY>), loopwright.toml in this folder or the nearest parent "
-        "that has one, loopwright.toml in the user config folder, the built-in value.",
+        "that has one, loopwright.toml in the user config folder, the built-in value. "
+        + TRUST_HELP,
     )
     sub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    show = sub.add_parser("show", help="each effective value and where it came from")
+    show = sub.add_parser("show", help="each effective value, where it came from, and trust")
     add_options(
         show,
         [
@@ -38,31 +59,81 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         None,
     )
     show.set_defaults(handler=show_command)
+    trust = sub.add_parser(
+        "trust", help="trust a project's loopwright.toml", description=TRUST_HELP
+    )
+    trust.add_argument(
+        "file",
+        nargs="?",
+        help=f"the file (default: the {FILE_NAME} this folder's commands read)",
+    )
+    trust.set_defaults(handler=trust_command)
+
+
+def trust_command(args: argparse.Namespace) -> int:
+    path = Path(args.file) if args.file else project_config_file(Path.cwd().resolve())
+    if path is None:
+        raise ConfigurationError(f"no {FILE_NAME} in this folder or a parent to trust")
+    if not path.is_file():
+        raise ConfigurationError(f"{path}: no such file")
+    digest = record_trust(path)
+    print(f"trusted {path.resolve()} (sha256 {digest[:16]}…); a change needs trusting again")
+    return 0
+
+
+def _trust_of(config: Config) -> str | None:
+    if config.project is None:
+        return None
+    return config.project_state
 
 
 def show_command(args: argparse.Namespace) -> int:
     config = load_config()
     sections = [args.section] if args.section else list(SECTIONS)
     values = [value for section in sections for value in config.section(section)]
-    project = project_config_file(Path.cwd())
+    ignored = [i for i in config.ignored if i.section in ("", *sections)]
     files = {
-        "project": str(project) if project else None,
+        "project": str(config.project) if config.project else None,
+        "project_trust": _trust_of(config),
         "user": str(user_config_file()),
     }
     if args.json:
-        records = [{**value.to_dict(), "value": _shown(value.value)} for value in values]
-        print_json({"files": files, "values": records})
+        records = [{**_record(value, config), "value": _shown(value.value)} for value in values]
+        left_out = [
+            {"key": i.label, "origin": i.origin, "reason": i.reason} for i in ignored
+        ]  # fmt: skip
+        print_json({"files": files, "values": records, "ignored": left_out})
         return 0
     rows = [
-        [
-            f"{value.section}.{value.key}",
-            json.dumps(_shown(value.value)),
-            value.source + (f" ({value.origin})" if value.origin else ""),
-        ]
+        [f"{value.section}.{value.key}", json.dumps(_shown(value.value)), _source(value, config)]
         for value in values
     ]
+    rows += [
+        [i.label, "(ignored)", f"project file ({i.origin}), not trusted: {i.reason}"]
+        for i in ignored
+    ]
     print_records(["key", "value", "source"], rows)
+    if config.project is not None and config.project_state != "trusted":
+        state = "changed since it was trusted" if config.project_state == "changed" else "untrusted"
+        print(f"{config.project}: {state}; `loopwright config trust` to use every setting in it")
     return 0
+
+
+def _record(value: Resolved, config: Config) -> dict[str, Any]:
+    """A value's JSON record; `trusted`: whether its file is trusted (None: not from a file
+    that needs trust: a flag, the environment, the user's own file, the built-in value)."""
+    record = value.to_dict()
+    in_project = value.source == "project file"
+    record["trusted"] = config.project_state == "trusted" if in_project else None
+    return record
+
+
+def _source(value: Resolved, config: Config) -> str:
+    text = value.source + (f" ({value.origin})" if value.origin else "")
+    if value.source == "project file":
+        trusted = config.project_state == "trusted"
+        text += ", trusted" if trusted else ", file not trusted (this one applies: harmless)"
+    return text
 
 
 def _shown(value: Any) -> Any:

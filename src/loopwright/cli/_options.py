@@ -9,11 +9,13 @@ built-in).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from loopwright.config import load_config, setting
+from loopwright.safety.terminal import visible
 
 GROUP_TITLES = {
     "model": "model",
@@ -100,6 +102,9 @@ def apply_config(args: argparse.Namespace) -> None:
     config = load_config()
     for dest, key in keys.items():
         setattr(args, dest, config.resolve(section, key, getattr(args, dest, None)).value)
+    ignored = config.ignored_line(section)  # an untrusted project file's settings
+    if ignored is not None:
+        print(visible(ignored), file=sys.stderr)
 
 
 # ---- the option sets of each command -------------------------------------------------------

@@ -4,6 +4,9 @@ Precedence, highest first: a command-line flag, the environment (`LOOPWRIGHT_<KE
 project file (`loopwright.toml` in the current folder or the nearest parent that has one),
 the user file (`loopwright.toml` in the user config folder), the built-in default. Inside one
 file, a key of the command's section (`[run]`) beats the same key at the top of the file.
+
+A project file's settings that run code or widen what a run may touch apply only once the
+user trusts the file (config/_trust.py); until then they are left out, in `ignored`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from loopwright.config._schema import (
     env_name,
     setting,
 )
+from loopwright.config._trust import TrustState, needs_trust, trust_state
 from loopwright.errors import ConfigurationError
 
 FILE_NAME = "loopwright.toml"
@@ -68,11 +72,41 @@ class _Layer:
         return found
 
 
+@dataclass(frozen=True)
+class Ignored:
+    """A project file's setting left out because the file is not trusted."""
+
+    section: str
+    key: str
+    origin: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.section}.{self.key}" if self.section else self.key
+
+
 @dataclass
 class Config:
     """The layers below the command line, highest first."""
 
     layers: list[_Layer]
+    project: Path | None = None
+    project_state: TrustState | None = None
+    """The project file's trust: trusted, changed (since it was trusted) or untrusted."""
+    ignored: list[Ignored] = field(default_factory=list)
+
+    def ignored_line(self, section: str) -> str | None:
+        """One line naming the project file's settings this command leaves out, and why."""
+        left_out = [item for item in self.ignored if item.section in (section, "")]
+        if not left_out or self.project is None:
+            return None
+        names = ", ".join(f"{item.label} ({item.reason})" for item in left_out)
+        why = "changed since you trusted it" if self.project_state == "changed" else "not trusted"
+        return (
+            f"loopwright: ignoring from {self.project} ({why}): {names}; "
+            f"`loopwright config trust {self.project}` uses them"
+        )
 
     def resolve(self, section: str, key: str, flag: Any = None) -> Resolved:
         if flag is not None:
@@ -107,11 +141,29 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     layers = [_env_layer(env)]
     project = project_config_file((cwd or Path.cwd()).resolve())
     user = user_config_file()
+    if project is not None and user.is_file() and user.resolve() == project.resolve():
+        project = None  # the user's own file, found as the project's: trusted
+    config = Config(layers, project)
     if project is not None:
-        layers.append(read_config_file(project, "project file"))
-    if user.is_file() and (project is None or user.resolve() != project.resolve()):
+        layer = read_config_file(project, "project file")
+        config.project_state = trust_state(project)
+        if config.project_state != "trusted":
+            config.ignored = _untrusted(layer, project.parent.resolve())
+        layers.append(layer)
+    if user.is_file():
         layers.append(read_config_file(user, "user file"))
-    return Config(layers)
+    return config
+
+
+def _untrusted(layer: _Layer, root: Path) -> list[Ignored]:
+    """Take the settings that need trust out of an untrusted project file's layer."""
+    ignored = []
+    for (section, key), (value, origin) in list(layer.values.items()):
+        reason = needs_trust(key, value, root)
+        if reason is not None:
+            del layer.values[(section, key)]
+            ignored.append(Ignored(section, key, origin, reason))
+    return ignored
 
 
 def _env_layer(env: Mapping[str, str]) -> _Layer:
