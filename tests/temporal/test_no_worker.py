@@ -1,7 +1,8 @@
 """A Temporal run while no worker polls its task queue, as a user sees it: `run --engine
 temporal` says so within a bounded time and the run is listed (queued) in `runs list`; a
 decision made while the run's workers are gone is stored, says so, and is taken when a
-worker comes back (recorded with who decided)."""
+worker comes back (recorded with who decided); the Python `start_task_run` checks the task
+as the command line does, before anything starts."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ import threading
 import time
 from pathlib import Path
 
-from temporal_helpers import Workers, loopwright_env, run_command, write_script
+import pytest
+from task_files import GATED, gated_task
+from temporal_helpers import TOOLS_FILE, Workers, loopwright_env, run_command, write_script
+from temporalio.service import RPCError
 
+from loopwright.engines.temporal._devserver import DevServer
 from loopwright.store import open_store
 
 NOTICE_BOUND_S = 30.0
@@ -120,3 +125,26 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
     finally:
         store.close()
     assert decision.approved and decision.decided_by == "ops:ana"  # type: ignore[attr-defined]
+
+
+async def test_start_task_run_checks_the_task_before_anything_starts(
+    temporal_server: DevServer, tmp_path: Path
+) -> None:
+    """As `loopwright task run` does: a tool the task names that its tool file lacks, or a
+    missing input, is an error here, and no workflow was started."""
+    from loopwright.engines.temporal import connect, start_task_run
+    from loopwright.errors import ConfigurationError, TaskParseError
+    from loopwright.tasks import TaskSpec
+
+    client = await connect(temporal_server.address)
+    bad_tool = tmp_path / "bad.yaml"
+    bad_tool.write_text(GATED.format(tools=TOOLS_FILE, timeout=60).replace("tool: big",
+                        "tool: no_such_tool"), encoding="utf-8")  # fmt: skip
+    cases = [(bad_tool, {"out": "x"}, "no_such_tool"), (gated_task(tmp_path), {}, "out")]
+    for index, (task_file, inputs, named) in enumerate(cases):
+        run_id = f"run_checked_{index}_{tmp_path.name[-6:]}"
+        spec = TaskSpec(task_file=str(task_file), inputs=inputs, workspace=str(tmp_path))
+        with pytest.raises((ConfigurationError, TaskParseError), match=named):
+            await start_task_run(client, spec, run_id=run_id)
+        with pytest.raises(RPCError):  # nothing was started
+            await client.get_workflow_handle(run_id).describe()
