@@ -91,7 +91,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _action(sub, "list", "the stored runs, newest first", None, LIST_OPTIONS, list_command)
     _action(
         sub, "show", "a run's timeline: every event",
-        "the run's id (a unique prefix is enough)", SHOW_OPTIONS, show_command,
+        "the run's id", SHOW_OPTIONS, show_command,
     )  # fmt: skip
     _action(
         sub, "follow", "watch a run live from another shell, to its end",
