@@ -6,6 +6,7 @@ as the command line does, before anything starts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import signal
@@ -62,7 +63,8 @@ def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: 
     out = tmp_path / "out.txt"
     script = write_script(tmp_path, out, ["line1"])
     command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
-                          "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
+                          "--temporal", workers.address, "--task-queue", workers.queue,
+                          "--heartbeat-timeout", "7")  # fmt: skip
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=loopwright_env())  # fmt: skip
@@ -85,6 +87,16 @@ def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: 
     assert proc.returncode == 0, workers.logs()
     assert out.read_text() == "line1\n"
     assert json.loads(stdout.splitlines()[-1])["status"] == "completed"
+    assert asyncio.run(_heartbeat_timeouts(workers.address, queued["run_id"])) == {7}
+
+
+async def _heartbeat_timeouts(address: str, run_id: str) -> set[int]:
+    """The heartbeat timeouts (s) of the run's model and tool activities, from its history."""
+    from loopwright.engines.temporal import connect
+
+    history = await (await connect(address)).get_workflow_handle(run_id).fetch_history()
+    scheduled = [e.activity_task_scheduled_event_attributes for e in history.events]
+    return {a.heartbeat_timeout.seconds for a in scheduled if a.heartbeat_timeout.seconds}
 
 
 def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
