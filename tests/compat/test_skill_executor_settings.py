@@ -119,7 +119,6 @@ async def test_the_system_prompt_template_is_configurable(skill: Skill) -> None:
 @pytest.mark.parametrize(
     ("template", "problem"),
     [
-        (AUTONOMOUS_SKILL_SYSTEM_PROMPT, "{iteration} is not available"),
         ("Hello {nosuch}", "unknown placeholder {nosuch}"),
         ("Unbalanced {", "system prompt template"),
     ],

@@ -158,6 +158,7 @@ class AgentExecutor:
             tools=tuple(self.tools.specs()),
             tool_mode=mode,
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
+            context_window=self.prompt_parts.context_window or self.options.context_window,
         )
         return self.prompt_builder.build(parts)
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import PromptBuilder as NativePromptBuilder
+from loopwright.prompts import template_fields
 
 AUTONOMOUS_SKILL_SYSTEM_PROMPT = """
 You are executing the '{skill_name}' skill autonomously.
@@ -68,8 +70,31 @@ def _as_spec(tool: Any) -> tuple[ToolSpec, Any]:
     return spec, shown_raw
 
 
+SEED_FIELDS = (
+    "skill_name",
+    "skill_content",
+    "available_files_section",
+    "tool_descriptions",
+    "iteration",
+    "max_iterations",
+)
+"""What `build_system_prompt` fills in (seed 002's placeholders)."""
+
+
 class PromptBuilder(NativePromptBuilder):
-    """Builds system prompts for autonomous skill execution (seed 002's signatures)."""
+    """Builds system prompts for autonomous skill execution (seed 002's signatures).
+
+    `template` (seed 002's `AUTONOMOUS_SKILL_SYSTEM_PROMPT` by default, or one of your own
+    with its placeholders, `{iteration}` included) is what `build_system_prompt` renders, as
+    written. The native `build()` uses it too, without its `{iteration}` line (docs/seeds.md).
+    """
+
+    def __init__(self, template: str = AUTONOMOUS_SKILL_SYSTEM_PROMPT) -> None:
+        super().__init__(template)
+        unfilled = sorted(template_fields(template) - set(SEED_FIELDS))
+        self.written: str | None = None if unfilled else template
+        """The template as given, when build_system_prompt can fill every placeholder."""
+        self.unfilled = unfilled
 
     def build_system_prompt(
         self,
@@ -79,8 +104,14 @@ class PromptBuilder(NativePromptBuilder):
         iteration: int,
         max_iterations: int,
     ) -> str:
-        """The seed's template filled in; `skill` is anything with `.metadata.name`, `.content`."""
-        return AUTONOMOUS_SKILL_SYSTEM_PROMPT.format(
+        """The template filled in as written; `skill` is anything with `.metadata.name` and
+        `.content`."""
+        if self.written is None:
+            raise ConfigurationError(
+                f"system prompt template: build_system_prompt fills only seed 002's "
+                f"placeholders ({', '.join(SEED_FIELDS)}), not {{{self.unfilled[0]}}}"
+            )
+        return self.written.format(
             skill_name=skill.metadata.name,
             skill_content=skill.content,
             available_files_section=available_files_section,

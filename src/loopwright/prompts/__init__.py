@@ -12,6 +12,9 @@ from loopwright.prompts._builder import (
     progress_note,
     recap_line,
     summarize,
+    template_fields,
+    token_rule,
+    without_iteration,
     workspace_example,
 )
 from loopwright.prompts.errors import build_error_observation
@@ -29,5 +32,8 @@ __all__ = [
     "progress_note",
     "recap_line",
     "summarize",
+    "template_fields",
+    "token_rule",
+    "without_iteration",
     "workspace_example",
 ]

@@ -38,6 +38,8 @@ class PromptParts:
     examples: bool = True
     max_iterations: int | None = None
     """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
+    context_window: int | None = None
+    """The run's context window, tokens: the token-limit rule names it (None: unknown)."""
 
 
 TEMPLATE_FIELDS = (
@@ -52,22 +54,24 @@ TEMPLATE_FIELDS = (
     "skill_name",
     "skill_content",
     "max_iterations",
+    "token_rule",
+    "iteration",
 )
-"""What a template may name: the native sections, and seed 002's placeholders."""
+"""What a template may name: the native sections, and seed 002's placeholders. A line that
+names `{iteration}` is left out of a run's system prompt (see `without_iteration`)."""
+
+
+def template_fields(template: str) -> set[str]:
+    """The placeholders `template` names (a ConfigurationError if it cannot be read)."""
+    try:
+        return {field for _, field, _, _ in string.Formatter().parse(template) if field}
+    except ValueError as exc:
+        raise ConfigurationError(f"system prompt template: {exc}") from None
 
 
 def check_template(template: str) -> None:
     """A ConfigurationError naming the problem if `template` cannot be filled in."""
-    try:
-        names = {field for _, field, _, _ in string.Formatter().parse(template) if field}
-    except ValueError as exc:
-        raise ConfigurationError(f"system prompt template: {exc}") from None
-    if "iteration" in names:
-        raise ConfigurationError(
-            "system prompt template: {iteration} is not available: the system prompt stays "
-            "the same at every iteration (so the model's prompt cache stays warm); the "
-            "iteration goes in the newest message instead"
-        )
+    names = template_fields(template)
     unknown = sorted(names - set(TEMPLATE_FIELDS))
     if unknown:
         raise ConfigurationError(
@@ -76,13 +80,24 @@ def check_template(template: str) -> None:
         )
 
 
+def without_iteration(template: str) -> str:
+    """`template` without the lines that name `{iteration}` (seed 002's "Current iteration:
+    {iteration}/{max_iterations}"): a run's system prompt is the same at every iteration,
+    so the model's prompt cache stays warm, and the iteration goes in the newest message."""
+    if "iteration}" not in template:
+        return template
+    kept = [line for line in template.split("\n") if "iteration" not in template_fields(line)]
+    return "\n".join(kept)
+
+
 class PromptBuilder:
     """Builds the system prompt. The template is configurable (`template=`): it may name
-    the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`)."""
+    the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`); a line naming
+    `{iteration}` is left out (`without_iteration`)."""
 
     def __init__(self, template: str = templates.SYSTEM_PROMPT_TEMPLATE) -> None:
         check_template(template)
-        self.template = template
+        self.template = without_iteration(template)
 
     def build(self, parts: PromptParts) -> str:
         prompted = parts.tool_mode == "prompted"
@@ -111,6 +126,7 @@ class PromptBuilder:
                 format_section=templates.PROMPTED_FORMAT if prompted else templates.NATIVE_FORMAT,
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
+                token_rule=token_rule(parts.context_window),
             ).rstrip()
             + "\n"
         )
@@ -156,6 +172,16 @@ class PromptBuilder:
         return "\n".join(lines)
 
     build_error_observation = staticmethod(build_error_observation)
+
+
+def token_rule(context_window: int | None) -> str:
+    """Seed 002's "token limit guidance": replies and quotes kept short, big files read in
+    parts; with the run's context window, its size."""
+    if not context_window:
+        return templates.TOKEN_RULE.format(limit="")
+    return templates.TOKEN_RULE.format(
+        limit=f" (this conversation holds at most {context_window:,} tokens)"
+    )
 
 
 def workspace_example(parts: PromptParts) -> str:

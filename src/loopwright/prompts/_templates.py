@@ -18,6 +18,7 @@ RULES:
 - If a tool fails, try an alternative approach
 - Continue until the task is complete or you cannot make progress
 - Provide clear, actionable final answers
+{token_rule}
 {format_rule}
 {examples_section}"""
 
@@ -41,6 +42,11 @@ You must respond in JSON format with exactly one of these structures, and nothin
 }
 
 After each tool call you will receive an Observation with the tool's result."""
+
+TOKEN_RULE = (
+    "- Mind the token limit{limit}: keep each reply short, quote only the part of a tool "
+    "result you need, and read a big file in parts"
+)
 
 PROMPTED_RULE = "- Always respond with one valid JSON object in the format above"
 

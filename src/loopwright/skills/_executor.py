@@ -37,8 +37,9 @@ class AutonomousConfig:
     model: str = "local"
     base_url: str | None = None
     system_prompt_template: str | None = None
-    """The system prompt's template (`PromptBuilder`'s placeholders, seed 002's too, except
-    `{iteration}`); None: loopwright's own."""
+    """The system prompt's template (`PromptBuilder`'s placeholders, seed 002's too); a line
+    naming `{iteration}` is left out, the iteration goes in the newest message (the prompt
+    stays cached); None: loopwright's own."""
 
     def __post_init__(self) -> None:
         if self.system_prompt_template is not None:
