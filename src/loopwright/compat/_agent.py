@@ -30,6 +30,7 @@ from loopwright.parsing import (
     ParseOutcome,
     ReplyParser,
 )
+from loopwright.telemetry import EventLogger
 from loopwright.tools import Tool, ToolRegistry
 
 DEFAULT_MAX_STEPS = 10
@@ -135,6 +136,8 @@ class AgentExecutor:
     """Seed 001's executor. `await run(prompt)` returns the final answer, or raises
     `MaxStepsExceeded` when `max_steps` iterations end without one (other stops raise the
     matching `RunError`). After a run, `history` holds its (action, observation) steps.
+    With the `loopwright.trace` logger enabled for INFO, each run writes its trace there
+    ("Thinking... Calling echo... Observing... Final Answer").
     `native` is the loopwright AgentExecutor underneath (events, `stream()`, options)."""
 
     def __init__(
@@ -169,10 +172,14 @@ class AgentExecutor:
     async def run(self, prompt: str) -> str:
         """The final answer; raises MaxStepsExceeded (or another RunError) otherwise."""
         thoughts: dict[int, str | None] = {}
+        trace = EventLogger()
+        traced = trace.enabled  # the seed's users watch "Thinking... Calling..." in the logs
 
         async def remember(event: Event) -> None:
             if isinstance(event, ModelResponseEvent) and event.actions:
                 thoughts.setdefault(event.iteration_number, event.thought)
+            if traced:
+                trace(event)
 
         self.history = []
         result = await self.native.run(prompt, on_event=remember)

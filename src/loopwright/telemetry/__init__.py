@@ -13,12 +13,18 @@ variable: endpoint, headers, protocol, service name...). See docs/telemetry.md.
 Spans follow the OpenTelemetry GenAI semantic conventions: `invoke_agent` per agent run,
 `chat {model}` per model call, `execute_tool {tool}` per tool call, with `gen_ai.*`
 attributes; every text attribute is scrubbed with the run's scrubber.
+
+`EventLogger` is the other way to watch a run: an event sink that writes its trace
+("Thinking... Calling... Observing... Final Answer", seed 001) on the `loopwright.trace`
+logger at INFO.
 """
 
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any
+
+from loopwright.telemetry._logging import TRACE_LOGGER, EventLogger, trace_line
 
 if TYPE_CHECKING:
     from loopwright.telemetry._otel import Tracing
@@ -74,4 +80,14 @@ def trace_headers() -> dict[str, str]:
     return tracing.headers() if tracing is not None else {}
 
 
-__all__ = ["active", "configure_otlp", "disable", "enable", "trace_headers", "wanted"]
+__all__ = [
+    "TRACE_LOGGER",
+    "EventLogger",
+    "active",
+    "configure_otlp",
+    "disable",
+    "enable",
+    "trace_headers",
+    "trace_line",
+    "wanted",
+]
