@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +35,15 @@ from loopwright.events import (
     TaskStartEvent,
 )
 from loopwright.models import Model
-from loopwright.safety.operations import ChangeEntry
+from loopwright.safety.operations import ChangeEntry, OperationSafety, UndoOutcome, execute_undo
 from loopwright.tasks import StepDefinition as NativeStepDefinition
-from loopwright.tasks import StepResult, TaskDefinition, TaskRunState, TaskSettings
+from loopwright.tasks import (
+    StepResult,
+    TaskDefinition,
+    TaskRunState,
+    TaskSettings,
+    rollback_task_run,
+)
 from loopwright.tasks import TaskExecutor as NativeTaskExecutor
 from loopwright.tools import Tool, ToolRegistry
 
@@ -264,7 +271,38 @@ class TaskExecutor:
 
     def load_state(self, client_name: str, task_id: str) -> TaskRunState:
         """The state file of a run, as a TaskRunState."""
-        import json
-
         text = self.state_path(client_name, task_id).read_text(encoding="utf-8")
         return TaskRunState.from_dict(json.loads(text))
+
+    def rollback_config(self, entry: ChangeEntry) -> UndoOutcome:
+        """Undo one change (seed 004: "call `rollback_config` for each entry"), through the
+        safety layer's `execute_undo`: a backed-up file is restored, a created one removed,
+        a snapshot restored by its hook. Override it for resources of your own; an
+        exception is that entry's failure (the others are still undone)."""
+        safety = OperationSafety(
+            workspace=self.native.settings.workspace,
+            backup_dir=self.native.settings.workspace,
+            snapshot_hooks=self.native.snapshot_hooks,
+        )
+        return execute_undo([entry], safety)[0]
+
+    async def rollback(
+        self, task_id: str, client_name: str = "default"
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Roll a finished run back: its `change_log` newest first, `rollback_config` for
+        each entry, as a run of its own yielding the seed's dicts (`task_start`, a
+        `function_result` per entry, `task_complete`). Its state file then says
+        `rolled_back` (when every entry was undone). A running or rolled-back run is a
+        TaskRunError."""
+        state = self.load_state(client_name, task_id)
+        events = rollback_task_run(
+            state,
+            exporter=self.native.exporter,
+            snapshot_hooks=self.native.snapshot_hooks,
+            clock=self.native.clock,
+            undo=self.rollback_config,
+        )
+        async for event in events:
+            data = to_seed_dict(event)
+            if data is not None:
+                yield data

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,13 @@ from loopwright.events import (
     TaskCompleteEvent,
     TaskStartEvent,
 )
-from loopwright.safety.operations import OperationSafety, SnapshotHook, UndoOutcome, execute_undo
+from loopwright.safety.operations import (
+    ChangeEntry,
+    OperationSafety,
+    SnapshotHook,
+    UndoOutcome,
+    execute_undo,
+)
 from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._state import StateFileExporter
@@ -33,9 +39,12 @@ async def rollback_task_run(
     clock: Clock | None = None,
     run_id: str | None = None,
     recorder: Recorder | None = None,
+    undo: Callable[[ChangeEntry], UndoOutcome] | None = None,
 ) -> AsyncIterator[Event]:
     """Undo `state.change_log` newest first; events of a new run with parent_run_id set,
-    stored through `recorder` (a Runtime's writer: `Runtime.rollback`) when given."""
+    stored through `recorder` (a Runtime's writer: `Runtime.rollback`) when given.
+    `undo` restores one entry (seed 004's `rollback_config`); by default the safety layer's
+    `execute_undo` does."""
     _check_can_roll_back(state)
     log = EventLog(
         run_id or new_run_id(),
@@ -62,7 +71,11 @@ async def rollback_task_run(
         snapshot_hooks=dict(snapshot_hooks or {}),
     )
     failures = 0
-    for outcome in execute_undo(state.change_log, safety):
+    if undo is None:
+        outcomes = execute_undo(state.change_log, safety)
+    else:
+        outcomes = [_undone(undo, entry) for entry in reversed(state.change_log)]
+    for outcome in outcomes:
         failures += not outcome.ok
         yield await emit(FunctionResultEvent, **_undo_fields(outcome))
     summary = f"undid {changes - failures} of {changes} change(s) of {state.task_id}"
@@ -74,6 +87,14 @@ async def rollback_task_run(
         state.summary = f"rolled back by {log.run_id}"
         if exporter is not None:
             exporter.save(state)
+
+
+def _undone(undo: Callable[[ChangeEntry], UndoOutcome], entry: ChangeEntry) -> UndoOutcome:
+    """One entry undone by `undo`; an exception is that entry's failure, not the run's."""
+    try:
+        return undo(entry)
+    except Exception as exc:
+        return UndoOutcome(entry, False, f"{type(exc).__name__}: {exc}")
 
 
 def _check_can_roll_back(state: TaskRunState) -> None:
