@@ -16,14 +16,14 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from rich.markup import escape
-
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
 from loopwright.safety.scrub import read_secrets_file
+from loopwright.safety.terminal import markup as escape  # shows control characters
+from loopwright.safety.terminal import visible
 from loopwright.store import PersistentStore, RunStore, is_postgres_url, open_store, store_location
 from loopwright.tasks import pending_gates
 
@@ -141,7 +141,8 @@ def terminal_decider(
         if getattr(args, "yes", False):
             await runtime.approve(event.run_id, event.request_id, True, "--yes")
         elif sys.stdin.isatty():
-            answer = await asyncio.to_thread(input, f"{event.message} [y/N/reason to refuse] ")
+            prompt = visible(f"{event.message} [y/N/reason to refuse] ")  # a model's arguments
+            answer = await asyncio.to_thread(input, prompt)
             word = answer.strip()
             approved = word.lower() in {"y", "yes"}
             reason = "" if approved or word.lower() in {"", "n", "no"} else word
