@@ -50,13 +50,24 @@ class GateRequest:
     timeout_s: float
 
 
+MAX_REASON_CHARS = 1000
+"""The longest reason a gate decision carries (it is stored, and a refusal's observation
+quotes it to the model); the API and `approve --reason` refuse a longer one."""
+
+
 @dataclass(frozen=True)
 class GateVerdict:
-    """What was decided on a gate: `approved`, `rejected` or `timed_out`."""
+    """What was decided on a gate: `approved`, `rejected` or `timed_out`. A reason longer
+    than MAX_REASON_CHARS (from a path that did not refuse it) is cut, and says so."""
 
     outcome: str
     decided_by: str
     reason: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.reason) > MAX_REASON_CHARS:
+            cut = f"{self.reason[:MAX_REASON_CHARS]}… [{len(self.reason):,} characters, cut]"
+            object.__setattr__(self, "reason", cut)
 
     @property
     def approved(self) -> bool:

@@ -20,6 +20,7 @@ from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError
 from loopwright.events import ConfirmationRequiredEvent, Event
+from loopwright.run_context import MAX_REASON_CHARS
 from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.safety.terminal import markup as escape  # shows control characters
@@ -222,6 +223,8 @@ def approve_command(args: argparse.Namespace) -> int:
     """Decide a run's gate through the Runtime (whoever executes it)."""
     store = store_from_args(args)
     approved, by, why = not args.reject, args.by or user_name(), args.reason or ""
+    if len(why) > MAX_REASON_CHARS:
+        raise ConfigurationError(f"--reason: at most {MAX_REASON_CHARS:,} characters")
 
     async def decide() -> tuple[str, Delivery]:
         runtime = runtime_from_args(args, store)

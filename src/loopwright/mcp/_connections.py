@@ -1,14 +1,19 @@
 """MCP client: tools from MCP servers over stdio and streamable HTTP (official `mcp` SDK).
 
 A server's tools join the registry under their own names, prefixed with the server's name
-only when two servers offer the same name. Arguments are validated against the server's
-JSON Schema before the call (the ToolExecutor does that for every tool); a server that
-dies or times out becomes an error observation for the model, not a hung run.
+when two servers offer the same name or when the name is one of loopwright's own tools (a
+server cannot pass its tool off as `run_command` or `read`). A name a model could not call
+(not 1-64 letters, digits, `_` or `-`) is left out, with a warning. Arguments are
+validated against the server's JSON Schema before the call (the ToolExecutor does that for
+every tool); a server that dies or times out becomes an error observation for the model,
+not a hung run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import shlex
 import sys
 from collections import Counter
@@ -110,7 +115,7 @@ class MCPConnections:
                 f"cannot connect to MCP server {spec.target!r}: {_describe(exc)}"
             ) from None
         info = client.server_info
-        name = info.name if info is not None and info.name else _fallback_name(spec)
+        name = _server_name(info.name if info is not None and info.name else _fallback_name(spec))
         taken = {server.name for server in self._servers}
         unique, number = name, 2
         while unique in taken:
@@ -118,15 +123,24 @@ class MCPConnections:
         return _Server(spec, unique, client, list(listed.tools))
 
     def tools(self) -> list[Tool]:
-        """Every server's tools; a name offered by two servers is prefixed with `server.`."""
+        """Every server's tools; a name offered by two servers, or taken by one of
+        loopwright's own tools, is prefixed with `server.`; an invalid name is left out."""
         counts = Counter(t.name for server in self._servers for t in server.tools)
+        reserved = _reserved_names()
         tools: list[Tool] = []
         for server in self._servers:
             for listed in server.tools:
-                exposed = (
-                    listed.name if counts[listed.name] == 1 else f"{server.name}.{listed.name}"
+                name = str(listed.name)
+                if not _TOOL_NAME.fullmatch(name):
+                    log.warning(
+                        "MCP server %s: tool %r left out: a tool name is 1-64 letters, "
+                        "digits, '_' or '-'", server.name, name[:80],
+                    )  # fmt: skip
+                    continue
+                shared = counts[name] > 1 or name in reserved
+                tools.append(
+                    self._as_tool(server, listed, f"{server.name}.{name}" if shared else name)
                 )
-                tools.append(self._as_tool(server, listed, exposed))
         return tools
 
     def _as_tool(self, server: _Server, listed: Any, exposed: str) -> Tool:
@@ -205,6 +219,23 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+log = logging.getLogger("loopwright.mcp")
+
+
+def _reserved_names() -> set[str]:
+    """loopwright's own tool names: no MCP tool is exposed under one of them."""
+    from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS
+
+    return {*BUILTIN_TOOLS, *OPT_IN_TOOLS, "write_file", "edit_file", "grep", "glob", "run_command"}
+
+
+def _server_name(name: str) -> str:
+    """A server's own name as a prefix: its letters, digits, `_` and `-` (at most 32)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "", name)[:32]
+    return cleaned or "mcp"
 
 
 def _fallback_name(spec: MCPServerSpec) -> str:

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
 from loopwright.models import Model
+from loopwright.run_context import MAX_REASON_CHARS
 from loopwright.runtime import Delivery, RunHandle, RunSpec, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
@@ -158,6 +159,8 @@ async def decide_gate(request: Request) -> JSONResponse:
     reason = body.pop("reason", "") if isinstance(body, dict) else ""
     if not isinstance(reason, str):
         raise ApiError(422, "a string, optional", field="reason")
+    if len(reason) > MAX_REASON_CHARS:
+        raise ApiError(422, f"at most {MAX_REASON_CHARS:,} characters", field="reason")
     approve = parse_gate_decision(body)
     events = config.runtime.store.events(record.run_id)
     if not gate_was_asked(events, gate_id):
