@@ -47,10 +47,11 @@ async def test_native_tools_mode_has_a_few_shot_example_in_its_system_prompt() -
     call = next(line for line in lines if line.startswith("Assistant, calling a tool: "))
     outcome = parse_reply(ModelResponse(text=call.removeprefix("Assistant, calling a tool: ")))
     assert isinstance(outcome, ParsedAction)
-    assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("read", {"path": "notes.txt"})
-    assert "Tool result of read: buy milk" in lines
-    assert "Assistant: notes.txt says: buy milk" in lines
-    assert "it is the final answer" in example
+    # the run offers `lookup`, not `read`: the example calls the run's own tool
+    assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("lookup", {"key": "..."})
+    assert "Tool result of lookup: (the tool's result)" in lines
+    assert "Assistant: The answer, taken from that result." in lines
+    assert "it is the final answer" in example and "read" not in example
 
 
 async def test_the_json_format_keeps_is_final() -> None:

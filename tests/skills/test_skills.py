@@ -149,7 +149,7 @@ def test_prompt_command_shows_files_section_with_line_counts(
 def test_skills_list_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["skills", "list", str(EXAMPLE.parent)]) == 0
     out = capsys.readouterr().out
-    assert "code-review" in out and "checklist.md (7)" in out
+    assert "code-review" in out and "checklist.md (7 lines)" in out
 
 
 def test_prompt_with_unknown_allowed_tool_is_a_usage_error(

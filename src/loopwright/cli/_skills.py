@@ -1,4 +1,5 @@
-"""`loopwright skills list` and `loopwright prompt`: inspect skills and the exact system prompt."""
+"""`loopwright skills list` and `loopwright prompt`: list skills and print the exact system
+prompt (`skills show`: cli/_skills_show.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,20 @@ from typing import Any
 
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
+from loopwright.cli._skills_show import register_show
 from loopwright.models._scripted import ScriptedModel
 from loopwright.runtime import RunSpec, build_agent
 from loopwright.safety.terminal import visible
-from loopwright.skills import ContextLoader, Skill, scan_skills
+from loopwright.skills import ContextLoader, Skill, known_tool_names, scan_skills
+from loopwright.tools import ToolRegistry, resolve_tools
 
 JSON_LIST = opt("--json", help="print one JSON document", group="output", action="store_true")
+SKILL_TOOLS = opt(
+    "--tools",
+    help="your own tools a skill's allowed-tools may name, as for `run` (module:function, "
+    "path/to/file.py:function); loopwright's tools are always known",
+    group="tools",
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,8 +36,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     listing.add_argument(
         "folders", nargs="*", default=["skills"], help="skill folders or parents (default: skills)"
     )
-    add_options(listing, [JSON_LIST], None)
+    add_options(listing, [SKILL_TOOLS, JSON_LIST], None)
     listing.set_defaults(handler=list_command)
+    register_show(actions)
 
     prompt = commands.add_parser(
         "prompt",
@@ -62,6 +72,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     prompt.set_defaults(handler=prompt_command)
 
 
+def known_tools(args: argparse.Namespace) -> set[str]:
+    """The tool names a skill's allowed-tools may use: loopwright's own and `--tools`'s."""
+    specs = [t.strip() for t in (args.tools or "").split(",") if t.strip()]
+    return known_tool_names(ToolRegistry(resolve_tools(specs, allow_commands=True)))
+
+
 def skill_record(skill: Skill, loader: ContextLoader) -> dict[str, Any]:
     files = loader.load(skill).available_files
     return {
@@ -77,7 +93,7 @@ def skill_record(skill: Skill, loader: ContextLoader) -> dict[str, Any]:
 
 
 def list_command(args: argparse.Namespace) -> int:
-    scan = scan_skills(args.folders)
+    scan = scan_skills(args.folders, known_tools=known_tools(args))
     loader = ContextLoader()
     records = [skill_record(skill, loader) for skill in scan.skills]
     problems = [
@@ -86,10 +102,12 @@ def list_command(args: argparse.Namespace) -> int:
     ]
     if args.json:
         print_json({"skills": records, "problems": problems})
-    else:
+    elif records:  # no header over nothing: the problems below say why
         rows = []
         for record in records:
-            files = ", ".join(f"{name} ({lines})" for name, lines in record["files"].items())
+            files = ", ".join(
+                f"{name} ({lines:,} lines)" for name, lines in record["files"].items()
+            )
             allowed = record["allowed_tools"]
             tools = " ".join(allowed) if allowed is not None else "(all)"
             rows.append([record["name"], record["description"], files or "-", tools])
@@ -98,6 +116,9 @@ def list_command(args: argparse.Namespace) -> int:
         print_problem(warning, warning=True)
     for problem in scan.problems:
         print_problem(str(problem))
+    if not records and not scan.problems and not args.json:
+        folders = ", ".join(args.folders)
+        print_problem(f"{folders}: no skills here (a skill is a folder containing SKILL.md)")
     return 1 if scan.problems else 0
 
 

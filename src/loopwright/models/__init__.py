@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from loopwright._moved import moved
 from loopwright.models._base import (
     ChecksUse,
+    KnowsContextWindow,
     Model,
     ResumesScript,
     StreamsText,
     TextSink,
     ToolMode,
+    context_window_of,
 )
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
 from loopwright.models._scripted import response_from_item
@@ -51,6 +53,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AnthropicModel",
     "ChecksUse",
+    "KnowsContextWindow",
     "Model",
     "ModelFactory",
     "ModelRegistry",
@@ -61,6 +64,7 @@ __all__ = [
     "StreamsText",
     "TextSink",
     "ToolMode",
+    "context_window_of",
     "resolve_model",
     "response_from_item",
 ]

@@ -62,3 +62,17 @@ class StreamsText(Protocol):
     async def complete_streaming(
         self, request: ModelRequest, on_text: TextSink
     ) -> ModelResponse: ...
+
+
+@runtime_checkable
+class KnowsContextWindow(Protocol):
+    """A model that knows how many tokens it reads at most, prompt and reply together (the
+    embedded model: the context it was loaded with). Checked before a run whose prompt
+    alone could not fit (a skill too big for the model)."""
+
+    def context_window(self) -> int | None: ...
+
+
+def context_window_of(model: Model) -> int | None:
+    """The model's context window in tokens, when it says; else None."""
+    return model.context_window() if isinstance(model, KnowsContextWindow) else None

@@ -278,6 +278,10 @@ class LocalModel:
     def preferred_tool_mode(self) -> ToolMode:
         return "prompted"
 
+    def context_window(self) -> int:
+        """The context llama.cpp is loaded with: the prompt and the reply share it."""
+        return self.context
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         return await asyncio.to_thread(self._complete, request, None)
 

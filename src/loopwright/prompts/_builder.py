@@ -109,7 +109,11 @@ class PromptBuilder:
         skill = (
             f"\nSKILL INSTRUCTIONS:\n{parts.skill_content.strip()}\n" if parts.skill_content else ""
         )
-        files = self.build_available_files_section(parts.available_files or {}, parts.skill_dir)
+        files = (  # listed only when the model can load them
+            self.build_available_files_section(parts.available_files or {}, parts.skill_dir)
+            if READ_TOOL in offered_tools(parts)
+            else ""
+        )
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
         examples = self._examples(parts) if parts.examples else ""
         tools = self.format_tool_descriptions(parts.tools, parts.allowed_tools) or "(no tools)"
@@ -137,7 +141,16 @@ class PromptBuilder:
         native one shows its calls as `name(arguments)`."""
         prompted = parts.tool_mode == "prompted"
         workspace = workspace_example(parts) if parts.workspace_section else ""
-        return workspace or (templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES)
+        if workspace:
+            return workspace
+        offered = offered_tools(parts)
+        if READ_TOOL in offered:
+            return templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES
+        # the plain example calls read: without it, one that calls a tool the run offers
+        first = next((t for t in parts.tools if t.name in offered), None)
+        if first is not None:
+            return own_tool_example(first, prompted)
+        return templates.PROMPTED_ANSWER_EXAMPLE if prompted else templates.NATIVE_ANSWER_EXAMPLE
 
     def format_tool_descriptions(
         self, tools: Iterable[ToolSpec], allowed_tools: Iterable[str] | None = None
@@ -184,10 +197,19 @@ def token_rule(context_window: int | None) -> str:
     )
 
 
+READ_TOOL = "read"
+"""The tool the supporting-files section and the plain example name."""
+
+
+def offered_tools(parts: PromptParts) -> set[str]:
+    """The names of the tools the prompt describes (the run's, less those not allowed)."""
+    allowed = set(parts.allowed_tools) if parts.allowed_tools is not None else None
+    return {t.name for t in parts.tools if allowed is None or t.name in allowed}
+
+
 def workspace_example(parts: PromptParts) -> str:
     """The file-work example, with the run's own tool names ("" without read and edit)."""
-    allowed = set(parts.allowed_tools) if parts.allowed_tools is not None else None
-    names = {t.name for t in parts.tools if allowed is None or t.name in allowed}
+    names = offered_tools(parts)
     edit = next((n for n in ("edit_file", "write_file") if n in names), None)
     if "read" not in names or edit is None:
         return ""
@@ -215,6 +237,31 @@ def workspace_example(parts: PromptParts) -> str:
         verify_args=arguments(verify_args),
         verify_result="5" if verify == "run_command" else "TIMEOUT = 30\nRETRIES = 5",
     )
+
+
+PLACEHOLDERS: dict[str, Any] = {
+    "string": "...",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+"""An example value of each JSON type, for an example call of one of the run's tools."""
+
+
+def own_tool_example(spec: ToolSpec, prompted: bool) -> str:
+    """The plain example with `spec`'s tool instead of `read` (which the run does not
+    offer): a call with its required arguments, its result, a final answer."""
+    properties: dict[str, Any] = spec.parameters.get("properties") or {}
+    example: dict[str, Any] = {}
+    for name in spec.parameters.get("required") or ():
+        kind = (properties.get(name) or {}).get("type", "string")
+        kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+        example[name] = PLACEHOLDERS.get(kind, "...")
+    if prompted:
+        return templates.PROMPTED_TOOL_EXAMPLE.format(name=spec.name, arguments=json.dumps(example))
+    return templates.NATIVE_TOOL_EXAMPLE.format(name=spec.name, arguments=_call_arguments(example))
 
 
 def _call_arguments(arguments: Mapping[str, Any]) -> str:

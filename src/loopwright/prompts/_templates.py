@@ -65,6 +65,12 @@ User: Observation from read: buy milk
 Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: buy milk", "is_final": true}
 """
 
+PROMPTED_ANSWER_EXAMPLE = """\
+EXAMPLE:
+User: What is 6 * 7?
+Assistant: {"thought": "I can answer this myself.", "final_answer": "6 * 7 = 42", "is_final": true}
+"""
+
 INTRO_PLAIN = "You are a capable assistant that completes tasks by calling tools."
 INTRO_SKILL = "You are executing the '{skill_name}' skill autonomously."
 
@@ -88,6 +94,30 @@ Assistant, calling a tool: read(path="notes.txt")
 Tool result of read: buy milk
 Assistant: notes.txt says: buy milk
 (That last reply calls no tool: it is the final answer, and it ends the task.)
+"""
+
+PROMPTED_TOOL_EXAMPLE = """\
+EXAMPLE:
+User: A request that needs {name}.
+Assistant: {{"thought": "I should call {name} first.", "action": "{name}", "action_input": {arguments}, "is_final": false}}
+User: Observation from {name}: (the tool's result)
+Assistant: {{"thought": "I have what I need.", "final_answer": "The answer, taken from that result.", "is_final": true}}
+"""
+
+NATIVE_TOOL_EXAMPLE = """\
+EXAMPLE (tool calls go through the tool-calling interface; here they are shown as name(arguments)):
+User: A request that needs {name}.
+Assistant, calling a tool: {name}({arguments})
+Tool result of {name}: (the tool's result)
+Assistant: The answer, taken from that result.
+(That last reply calls no tool: it is the final answer, and it ends the task.)
+"""
+
+NATIVE_ANSWER_EXAMPLE = """\
+EXAMPLE:
+User: What is 6 * 7?
+Assistant: 6 * 7 = 42
+(That reply calls no tool: it is the final answer, and it ends the task.)
 """
 
 WORKSPACE_EXAMPLE_NATIVE = """\

@@ -20,7 +20,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
-from loopwright.models import Model, resolve_model
+from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
@@ -118,11 +118,17 @@ def build_agent(
     if spec.skill:
         from loopwright.skills import prepare_skill_agent
 
-        parts, allowed, skill_dir = prepare_skill_agent(
-            spec.skill, spec.request, registry, allow_commands=spec.allow_skill_commands
+        skill = prepare_skill_agent(
+            spec.skill,
+            spec.request,
+            registry,
+            allow_commands=spec.allow_skill_commands,
+            context_window=spec.options.context_window or context_window_of(model),
         )
+        parts, registry = skill.prompt_parts, skill.registry
+        allowed = skill.allowed_tools
         option_data["allowed_tools"] = list(allowed) if allowed is not None else None
-        readable.append(skill_dir)
+        readable.append(skill.folder)
     # recorded in run_started, so a replay without the model builds the same prompt
     option_data["tool_mode"] = spec.options.tool_mode or model.preferred_tool_mode
     return AgentExecutor(

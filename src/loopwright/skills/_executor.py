@@ -13,9 +13,11 @@ from typing import Any
 from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.events import Event
-from loopwright.models import Model, resolve_model
+from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptBuilder, PromptParts, check_template
 from loopwright.run_context import RunContext
+from loopwright.skills._fit import check_fits
+from loopwright.skills._own_read import READ_TOOL, with_skill_read
 from loopwright.skills._preprocess import (
     ContextLoader,
     DynamicInjector,
@@ -24,8 +26,6 @@ from loopwright.skills._preprocess import (
 )
 from loopwright.skills._skill import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry
-
-READ_TOOL = "read"
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,10 @@ class AutonomousSkillExecutor:
             task_id=task_id,
         )
         content = await self.dynamic_injector.inject(content, self.skill.path)
-        allowed = skill_allowed_tools(self.skill, context, self.tool_registry)
+        registry = with_skill_read(
+            self.tool_registry, self.skill.path, len(context.available_files)
+        )
+        allowed = skill_allowed_tools(self.skill, context, registry)
         options = _options(self.config, allowed)
         parts = skill_prompt_parts(self.skill, content, context)
         parts = dataclasses.replace(parts, max_iterations=options.iteration_limit)
@@ -118,9 +121,11 @@ class AutonomousSkillExecutor:
             "readable_roots": [self.skill.path],
         }
         model = self._model or resolve_model(self.config.model, base_url=self.config.base_url)
+        window = self.config.options.context_window or context_window_of(model)
+        check_fits(self.skill, parts, window)
         if executor is None:
-            return AgentExecutor(model, self.tool_registry, **common)
-        return SkillAgent(model, self.tool_registry, tool_executor=executor, **common)
+            return AgentExecutor(model, registry, **common)
+        return SkillAgent(model, registry, tool_executor=executor, **common)
 
     async def execute(
         self,
@@ -151,7 +156,8 @@ class AutonomousSkillExecutor:
 def skill_allowed_tools(
     skill: Skill, context: LoadedContext, registry: ToolRegistry
 ) -> tuple[str, ...] | None:
-    """The skill's allowed-tools, plus `read` when it has supporting files to load."""
+    """The skill's allowed-tools that `registry` has, plus `read` when the skill has
+    supporting files to load (None: every tool of the registry)."""
     allowed = skill.metadata.allowed_tools
     if allowed is None:
         return None
@@ -176,25 +182,40 @@ def skill_prompt_parts(skill: Skill, content: str, context: LoadedContext) -> Pr
     )
 
 
+@dataclass(frozen=True)
+class PreparedSkill:
+    """What a run of a skill needs: its prompt parts, the tools it may use (None: all the
+    run's) and its tools (the run's, plus the skill's own `read` when the run offers none
+    and the skill has supporting files), and its folder (readable by read-only tools)."""
+
+    prompt_parts: PromptParts
+    allowed_tools: tuple[str, ...] | None
+    registry: ToolRegistry
+    folder: Path
+
+
 def prepare_skill_agent(
     skill_dir: str | Path,
     request: str,
     registry: ToolRegistry,
     *,
     allow_commands: bool = False,
-) -> tuple[PromptParts, tuple[str, ...] | None, Path]:
-    """(prompt parts, allowed tools, skill folder) for a run of the skill in `skill_dir`."""
+    context_window: int | None = None,
+) -> PreparedSkill:
+    """A run of the skill in `skill_dir` on `request`, with the run's tools `registry`.
+
+    A SkillError (a usage error, before the run) when the skill is not valid, names a tool
+    nobody knows, or (given the model's `context_window`) is too big for the model."""
     skill = load_skill(skill_dir, known_tools=known_tool_names(registry))
     context = ContextLoader().load(skill)
     content = StringSubstitutor().substitute(
         skill.content, arguments=request, skill_dir=str(skill.path)
     )
     content = DynamicInjector(enabled=allow_commands).inject_sync(content, skill.path)
-    return (
-        skill_prompt_parts(skill, content, context),
-        skill_allowed_tools(skill, context, registry),
-        skill.path,
-    )
+    parts = skill_prompt_parts(skill, content, context)
+    check_fits(skill, parts, context_window)
+    tools = with_skill_read(registry, skill.path, len(context.available_files))
+    return PreparedSkill(parts, skill_allowed_tools(skill, context, tools), tools, skill.path)
 
 
 def _options(config: AutonomousConfig, allowed: tuple[str, ...] | None) -> AgentOptions:

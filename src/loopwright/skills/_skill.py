@@ -200,6 +200,8 @@ class SkillScan:
 
 
 MAX_SCAN_DEPTH = 3
+NO_FOLDER = "no such folder (give the folder holding your skills, or a skill's own folder)"
+NOT_A_FOLDER = "not a folder (give the folder holding your skills, or a skill's own folder)"
 
 
 def skill_folders(root: Path, depth: int = MAX_SCAN_DEPTH) -> list[Path]:
@@ -217,9 +219,14 @@ def skill_folders(root: Path, depth: int = MAX_SCAN_DEPTH) -> list[Path]:
     return found
 
 
-def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
+def scan_skills(
+    folders: Iterable[str | Path], *, known_tools: Iterable[str] | None = None
+) -> SkillScan:
     """Every skill in the given folders (a folder may itself be a skill). One bad skill
-    never hides the others: it is reported in `problems` and the scan goes on."""
+    never hides the others: it is reported in `problems` and the scan goes on. Given
+    `known_tools`, a skill whose allowed-tools names another tool is a problem (as when it
+    runs)."""
+    known = None if known_tools is None else tuple(known_tools)
     skills: list[Skill] = []
     problems: list[SkillError] = []
     for folder in folders:
@@ -229,11 +236,12 @@ def scan_skills(folders: Iterable[str | Path]) -> SkillScan:
         elif root.is_dir():
             candidates = skill_folders(root)
         else:
-            problems.append(SkillError(str(root), "not a folder"))
+            problem = NOT_A_FOLDER if root.exists() else NO_FOLDER
+            problems.append(SkillError(str(root.absolute()), problem))
             continue
         for candidate in candidates:
             try:
-                skills.append(load_skill(candidate))
+                skills.append(load_skill(candidate, known_tools=known))
             except SkillProblems as exc:
                 problems.extend(exc.problems)
             except SkillError as exc:
