@@ -18,6 +18,9 @@ def test_config_show_masks_the_password_of_every_url(tmp_path: Path) -> None:
         f'store = "postgresql://app:{PASSWORD}@db.internal/runs"\n'
         f'base_url = "https://user:{PASSWORD}@llm.internal/v1"\n'
     )
+    untrusted = loopwright("config", "show", home=tmp_path, drop=("LOOPWRIGHT_STORE",))
+    assert untrusted.code == 0 and PASSWORD not in untrusted.both  # both settings ignored
+    assert loopwright("config", "trust", home=tmp_path).code == 0
     for args in (("config", "show"), ("config", "show", "--json")):
         done = loopwright(*args, home=tmp_path, drop=("LOOPWRIGHT_STORE",))
         assert done.code == 0, done.both

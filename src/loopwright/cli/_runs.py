@@ -303,7 +303,7 @@ def replay_command(args: argparse.Namespace) -> int:
             )
         print(json.dumps(data, indent=2))
     else:
-        print(("✓ " if report.ok else "✗ ") + report.describe())
+        print(visible(("✓ " if report.ok else "✗ ") + report.describe()))  # recorded text
     return 0 if report.ok else 1
 
 
