@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from loopwright.agent import ExecutionResult
 from loopwright.errors import ConfigurationError
+from loopwright.tasks._yaml import load_yaml
 from loopwright.tools import BUILTIN_TOOLS, Tool
 
 TASKS_FILE = "tasks.yaml"
@@ -128,7 +127,13 @@ def load_suite(folder: str | Path) -> EvalSuite:
     tasks_file = root / TASKS_FILE
     if not tasks_file.is_file():
         raise ConfigurationError(f"{root}: no {TASKS_FILE} (an eval folder holds tasks.yaml)")
-    data = yaml.safe_load(tasks_file.read_text(encoding="utf-8")) or {}
+    try:
+        text = tasks_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{tasks_file}: cannot read it: {exc}") from None
+    data = load_yaml(text, str(tasks_file)) or {}  # bounded: size, depth, aliases
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{tasks_file}: expected a mapping with 'tasks'")
     tools = _load_tools(root)
     raw_tasks = data.get("tasks") or []
     tasks = tuple(_task(raw, i, tools, tasks_file) for i, raw in enumerate(raw_tasks))
