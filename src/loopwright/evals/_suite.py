@@ -10,7 +10,7 @@ from typing import Any
 
 from loopwright.agent import ExecutionResult
 from loopwright.errors import ConfigurationError
-from loopwright.tasks._yaml import load_yaml
+from loopwright.tasks import load_yaml
 from loopwright.tools import BUILTIN_TOOLS, Tool
 
 TASKS_FILE = "tasks.yaml"

@@ -41,6 +41,7 @@ from loopwright.tasks._spec import (
     resolve_inputs,
 )
 from loopwright.tasks._state import StateFileExporter, StateWriter, apply_event, rebuild_state
+from loopwright.tasks._yaml import load_yaml
 
 __all__ = [
     "TASK_SUFFIXES",
@@ -73,6 +74,7 @@ __all__ = [
     "join_decider",
     "load_hook",
     "load_task",
+    "load_yaml",
     "parse_task",
     "pending_gates",
     "prepare_task",
