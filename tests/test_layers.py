@@ -246,7 +246,6 @@ PRIVATE_IMPORTS_ALLOWED = frozenset({
     ("loopwright.server._validate", "loopwright.agent._output"),
     ("loopwright.skills._executor", "loopwright.agent._setup"),
     ("loopwright.skills._preprocess", "loopwright.tools._process"),
-    ("loopwright.skills._skill", "loopwright.tasks._yaml"),
     ("loopwright.tasks._step_checks", "loopwright.agent._output"),
     ("loopwright.tasks._steps", "loopwright.effects._replay"),
     ("loopwright.tasks._traced", "loopwright.effects._traced"),
