@@ -106,7 +106,7 @@ bench: setup $(PEERS_STAMP)
 	$(PY) scripts/steps.py bench \
 		"$(PY) bench/overhead.py | tee bench/results/overhead.md" \
 		"$(PY) bench/peers/run.py --peers-python $(PEERS_VENV)/bin/python --out bench/results/peers.json --chart docs/overhead-vs-n.png | tee bench/results/peers.md" \
-		$(foreach script,$(wildcard bench/cli_steps.py bench/scrub.py bench/store.py bench/store_on_off.py bench/scale.py bench/server_load.py bench/temporal.py bench/streaming.py bench/telemetry.py),"$(PY) $(script) | tee bench/results/$(notdir $(basename $(script))).md")
+		$(foreach script,$(wildcard bench/cli_steps.py bench/concurrent_runs.py bench/scrub.py bench/store.py bench/store_on_off.py bench/scale.py bench/server_load.py bench/temporal.py bench/streaming.py bench/telemetry.py),"$(PY) $(script) | tee bench/results/$(notdir $(basename $(script))).md")
 
 # The tool-use suite through loopwright and the four peers on two local servers with the
 # same GGUF (llama-cpp-python's and llama.cpp's llama-server --jinja): many hours on 2

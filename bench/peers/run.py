@@ -2,8 +2,9 @@
 
     python bench/peers/run.py --peers-python PATH [--out docs/benchmarks-peers.json]
 
-loopwright and the floor run under this interpreter (the project's venv); the peers run
-under `--peers-python` (a separate venv from bench/peers/requirements.txt). Writes the JSON
+loopwright and the floor run under this interpreter (the project's venv), in one process,
+sample by sample in turn; the peers run under `--peers-python` (a separate venv from
+bench/peers/requirements.txt), one process each. Writes the JSON
 results, a Markdown table and a PNG chart of per-step overhead vs N.
 """
 
@@ -21,13 +22,13 @@ OURS = ["peer_floor", "peer_loopwright"]
 PEERS = ["peer_pydantic_ai", "peer_langgraph", "peer_openai_agents", "peer_smolagents"]
 
 
-def measure(python: str, module: str, budget_s: float) -> dict[str, Any]:
-    command = [python, str(HERE / "_harness.py"), module, "--budget-s", str(budget_s)]
+def measure(python: str, modules: list[str], budget_s: float) -> list[dict[str, Any]]:
+    """One framework's figures, or several measured in one process in turn."""
+    command = [python, str(HERE / "_harness.py"), *modules, "--budget-s", str(budget_s)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=budget_s * 3)
     if done.returncode != 0:
-        return {"framework": module, "error": done.stderr.strip().splitlines()[-1:]}
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+        return [{"framework": m, "error": done.stderr.strip().splitlines()[-1:]} for m in modules]
+    return [json.loads(line) for line in done.stdout.strip().splitlines()]
 
 
 def _us(value: float) -> str:
@@ -80,8 +81,11 @@ def main() -> None:
     parser.add_argument("--chart", default="docs/overhead-vs-n.png")
     parser.add_argument("--budget-s", type=float, default=240.0)
     args = parser.parse_args()
-    results = [measure(sys.executable, m, args.budget_s) for m in OURS]
-    results += [measure(args.peers_python, m, args.budget_s) for m in PEERS]
+    # loopwright and the floor in one process, sample by sample in turn: their ratio is
+    # what the goals are about, and a shared machine's load shifts between processes
+    results = measure(sys.executable, OURS, args.budget_s)
+    for module in PEERS:
+        results += measure(args.peers_python, [module], args.budget_s)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     subprocess.run([args.peers_python, str(HERE / "chart.py"), args.out, args.chart], check=True)
     print(table(results))
