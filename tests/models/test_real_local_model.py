@@ -19,9 +19,11 @@ import pytest
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import Event, ModelResponseEvent, RunFinishedEvent
+from loopwright.messages import ModelResponse
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, _load, resolve_local_path
 from loopwright.models._local_spec import default_threads
+from loopwright.parsing import ParsedAction, parse_reply
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -97,6 +99,46 @@ async def test_openai_compatible_server_single_call(llama_server: str) -> None:
     assert result.status == "completed", (result.reason, result.message)
     assert calls_of(result) == [("add", {"a": 17, "b": 25})]
     assert result.answer is not None and "42" in result.answer
+
+
+ADD_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "add",
+        "description": "Add two numbers.",
+        "parameters": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+    },
+}
+
+
+def test_tools_with_tool_choice_auto_the_call_is_read_either_way(llama_server: str) -> None:
+    """The server is given the tool in `tools` (`tool_choice: "auto"`): whether it answers
+    with `tool_calls` or writes the call in its text (this small model writes a fenced JSON
+    block), loopwright reads the same call. (llama.cpp's own llama-server, built by `make
+    eval-compare`, is held to the same in tests/models/test_llama_server.py.)"""
+    body = {
+        "model": "qwen",
+        "messages": [{"role": "user", "content": "What is 17 + 25? Use the add tool."}],
+        "tools": [ADD_TOOL],
+        "tool_choice": "auto",
+        "temperature": 0,
+        "max_tokens": 120,
+    }
+    reply = httpx.post(f"{llama_server}/chat/completions", json=body, timeout=CALL_LIMIT_S)
+    assert reply.status_code == 200, reply.text
+    message = reply.json()["choices"][0]["message"]
+    if message.get("tool_calls"):
+        (call,) = message["tool_calls"]
+        found = (call["function"]["name"], json.loads(call["function"]["arguments"]))
+    else:
+        outcome = parse_reply(ModelResponse(text=message["content"]))
+        assert isinstance(outcome, ParsedAction), (outcome, message)
+        found = (outcome.calls[0].name, outcome.calls[0].arguments)
+    assert found == ("add", {"a": 17, "b": 25})
 
 
 async def test_embedded_model_reuses_its_prompt_cache() -> None:
