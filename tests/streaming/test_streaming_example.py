@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from stream_server import openai_sse, stream_server
 
 ROOT = Path(__file__).parents[2]
@@ -31,3 +33,62 @@ def test_streaming_example_prints_the_reply_as_it_comes() -> None:
     assert lines[0] == ANSWER  # the deltas, printed one after the other
     assert lines[1].startswith("[reply complete: ") and lines[1] != "[reply complete: 0 deltas]"
     assert lines[2] == "answer: 6 * 7 = 42"
+
+
+def run_example(
+    env: dict[str, str], *before: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The example as a program; `before` runs first in its interpreter."""
+    code = "; ".join(
+        [
+            *before,
+            "import runpy",
+            "sys.argv[:] = sys.argv[1:]",
+            "runpy.run_path(sys.argv[0], run_name='__main__')",
+        ]
+    )
+    return subprocess.run(
+        [sys.executable, "-c", f"import sys; {code}", str(ROOT / "examples" / "streaming.py")],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**env, "PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])  # closed when the socket is: nobody listens
+
+
+def test_with_no_server_at_its_url_the_example_says_so_in_one_line() -> None:
+    env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1"}
+    done = run_example(env)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("streaming.py: openai at http://127.0.0.1:")
+    assert "could not be reached" in line
+    assert line.endswith("start it, or unset OPENAI_BASE_URL to use the embedded model")
+
+
+def test_with_no_server_and_no_embedded_model_the_example_says_what_it_needs() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    done = run_example(env, "sys.modules['llama_cpp'] = None")  # as without the local extra
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert "pip install 'loopwright[local]'" in line
+    assert "OPENAI_BASE_URL=http://127.0.0.1:8080/v1 (llama.cpp: llama-server" in line
+
+
+@pytest.mark.model
+def test_without_a_server_the_example_streams_the_embedded_model() -> None:
+    pytest.importorskip("llama_cpp")
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
+    done = run_example(env, timeout=900)  # three replies of the embedded model on a CPU
+    assert "Traceback" not in done.stderr
+    complete = [line for line in done.stdout.splitlines() if line.startswith("[reply complete")]
+    assert complete and complete[0] != "[reply complete: 0 deltas]"

@@ -1,0 +1,37 @@
+"""The docs speak to users: no document they do not have is named outside docs/seeds.md,
+and what the docs say about resuming task runs is what `runs resume` does
+(tests/store/test_task_crash.py kills task runs and resumes them with the real command)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = re.compile(r"\bseed(?:s|'s|s')?\b", re.I)
+ALLOWED = ("seeds.md", "tests/seeds/")
+"""The page that maps the seeds' names to loopwright's, and links to it; test paths."""
+
+
+def user_pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_no_page_but_seeds_md_names_a_seed() -> None:
+    found = []
+    for page in user_pages():
+        if page.name == "seeds.md":
+            continue
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            text = line
+            for allowed in ALLOWED:
+                text = text.replace(allowed, "")
+            if SEED.search(text):
+                found.append(f"{page.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert found == []
+
+
+def test_store_md_says_task_runs_are_resumed() -> None:
+    text = " ".join((ROOT / "docs" / "store.md").read_text(encoding="utf-8").split())
+    assert "they are not resumed" not in text
+    assert "Task runs are stored and resumed the same way: `loopwright runs resume RUN_ID`" in text
