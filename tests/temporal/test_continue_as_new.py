@@ -12,7 +12,6 @@ from pathlib import Path
 from temporal_helpers import Workers, action, final, shape
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer
 
 from loopwright.agent import AgentOptions
 from loopwright.engines.temporal import (
@@ -21,8 +20,8 @@ from loopwright.engines.temporal import (
     connect,
     start_agent_run,
 )
-from loopwright.engines.temporal._activities import MODEL_CALL, TOOL_CALL
-from loopwright.engines.temporal._codec import data_converter
+from loopwright.engines.temporal._payloads import MODEL_CALL, TOOL_CALL
+from loopwright.engines.temporal._sandbox import replayer
 from loopwright.events import ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store
@@ -143,9 +142,9 @@ async def test_a_continued_run_stores_the_same_events_as_the_embedded_engine(
     assert run.first_execution_run_id is not None
     histories = await run_histories(client, run.id, run.first_execution_run_id)
     assert len(histories) == 4  # calls 1-4, 5-8, 9-12, 13
-    replayer = Replayer(workflows=[AgentRunWorkflow], data_converter=data_converter())
+    checker = replayer(AgentRunWorkflow)
     for history in histories:  # each run of the chain replays deterministically
-        replayed = await replayer.replay_workflow(WorkflowHistory(run.id, list(history.events)))
+        replayed = await checker.replay_workflow(WorkflowHistory(run.id, list(history.events)))
         assert replayed.replay_failure is None
 
     store = open_store(workers.store)

@@ -12,7 +12,7 @@ from temporal_helpers import Workers, action, final
 
 from loopwright.agent import AgentOptions
 from loopwright.engines.temporal import connect, start_agent_run
-from loopwright.engines.temporal._activities import MODEL_CALL
+from loopwright.engines.temporal._payloads import MODEL_CALL
 from loopwright.runtime import RunSpec
 
 TOOLS = Path(__file__).with_name("run_tools.py")

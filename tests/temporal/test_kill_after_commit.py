@@ -15,12 +15,11 @@ from typing import Any
 
 from temporal_helpers import Workers, shape
 from temporalio.client import WorkflowHandle
-from temporalio.worker import Replayer
 from trial_helpers import HeldLink, Trial, run_embedded, until
 
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
-from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._content import ContentStore
+from loopwright.engines.temporal._sandbox import replayer
 from loopwright.events import event_to_dict
 from loopwright.store import open_store
 
@@ -122,7 +121,7 @@ async def test_a_worker_killed_after_the_commit_never_runs_the_tool_again(
     finally:
         content.close()
         store.close()
-    replayer = Replayer(workflows=[AgentRunWorkflow], data_converter=data_converter())
+    checker = replayer(AgentRunWorkflow)
     for handle in handles.values():
-        replayed = await replayer.replay_workflow(await handle.fetch_history())
+        replayed = await checker.replay_workflow(await handle.fetch_history())
         assert replayed.replay_failure is None

@@ -22,7 +22,6 @@ from typing import Any
 
 from temporal_helpers import Workers, shape
 from temporalio.client import WorkflowHandle
-from temporalio.worker import Replayer
 from trial_helpers import (
     LINES,
     ScriptProvider,
@@ -35,8 +34,8 @@ from trial_helpers import (
 
 from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect, start_agent_run
 from loopwright.engines.temporal._activities import UNCERTAIN
-from loopwright.engines.temporal._codec import data_converter
 from loopwright.engines.temporal._content import ContentStore
+from loopwright.engines.temporal._sandbox import replayer
 from loopwright.events import event_to_dict
 from loopwright.prompts import summarize
 from loopwright.store import open_store
@@ -191,7 +190,7 @@ async def test_24_killed_workers_each_run_finished_elsewhere_once_per_key(
     finally:
         content.close()
         store.close()
-    replayer = Replayer(workflows=[AgentRunWorkflow], data_converter=data_converter())
+    checker = replayer(AgentRunWorkflow)
     for handle in handles.values():  # each history, with its lost attempt, replays
-        replayed = await replayer.replay_workflow(await handle.fetch_history())
+        replayed = await checker.replay_workflow(await handle.fetch_history())
         assert replayed.replay_failure is None

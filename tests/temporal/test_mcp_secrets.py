@@ -15,6 +15,7 @@ import psycopg
 from temporal_helpers import Workers, action, decrypted_history, final
 
 from loopwright.engines.temporal import RunActivities, connect, start_agent_run
+from loopwright.engines.temporal._payloads import PrepareInput
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -116,8 +117,8 @@ async def test_a_worker_closes_the_sessions_of_runs_that_ended_elsewhere(
     )
     activities = RunActivities(pg_url)
     try:
-        plan = await activities.prepare({"run_id": "run_ended_elsewhere", "spec": spec.to_dict()})
-        assert [d["name"] for d in plan["mcp_tools"]] == ["read_token", "add_note"]
+        plan = await activities.prepare(PrepareInput("run_ended_elsewhere", spec.to_dict()))
+        assert [d["name"] for d in plan.mcp_tools or ()] == ["read_token", "add_note"]
         first = [int(p.name) for p in pids.iterdir()]
         store = open_store(pg_url)
         try:  # the run ends on another worker: its events are stored there
@@ -151,7 +152,7 @@ async def test_a_worker_closes_the_sessions_of_runs_that_ended_elsewhere(
         finally:
             store.close()
         assert len(first) == 1 and _alive(first[0])
-        await activities.prepare({"run_id": "run_next", "spec": spec.to_dict()})
+        await activities.prepare(PrepareInput("run_next", spec.to_dict()))
         second = [int(p.name) for p in pids.iterdir() if int(p.name) not in first]
         assert len(second) == 1 and _alive(second[0])
         await _until_dead(first[0])

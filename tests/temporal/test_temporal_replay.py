@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
 
 from loopwright.engines.temporal import AGENT_RUN, TASK_RUN, AgentRunWorkflow, TaskRunWorkflow
+from loopwright.engines.temporal._sandbox import AllModulesBut, replayer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 
@@ -25,7 +26,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 async def test_the_frozen_history_of_each_version_replays(version: str, fixture: str) -> None:
     text = (FIXTURES / f"{fixture}.json").read_text()
     history = WorkflowHistory.from_json("run_fixture0000000001", text)
-    result = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(history)
+    result = await replayer(AgentRunWorkflow).replay_workflow(history)
     assert result.replay_failure is None
     started = json.loads(text)["events"][0]["workflowExecutionStartedEventAttributes"]
     assert started["workflowType"]["name"] == AGENT_RUN == f"loopwright.agent_run.{version}"
@@ -50,7 +51,7 @@ async def test_a_changed_workflow_is_caught_by_the_replay() -> None:
                 changed += 1
     assert changed == 1
     history = WorkflowHistory.from_json("run_fixture0000000001", data)
-    result = await Replayer(workflows=[AgentRunWorkflow]).replay_workflow(
+    result = await replayer(AgentRunWorkflow).replay_workflow(
         history, raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
@@ -76,7 +77,7 @@ def task_history(change: Callable[[dict[str, Any]], int] | None = None) -> Workf
 
 async def test_the_frozen_task_run_history_replays() -> None:
     """A task run whose gate was approved through the Update `approve`."""
-    result = await Replayer(workflows=[TaskRunWorkflow]).replay_workflow(task_history())
+    result = await replayer(TaskRunWorkflow).replay_workflow(task_history())
     assert result.replay_failure is None
     data = json.loads((FIXTURES / "task_run_v1.json").read_text())
     started = data["events"][0]["workflowExecutionStartedEventAttributes"]
@@ -98,8 +99,21 @@ def _reject_the_gate(data: dict[str, Any]) -> int:
 
 
 async def test_a_changed_decision_is_caught_by_the_task_replay() -> None:
-    result = await Replayer(workflows=[TaskRunWorkflow]).replay_workflow(
+    result = await replayer(TaskRunWorkflow).replay_workflow(
         task_history(_reject_the_gate), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
     assert "nondetermin" in str(result.replay_failure).lower().replace("-", "")
+
+
+def test_the_workflows_run_in_the_sandbox() -> None:
+    """The workflows are sandboxed; the sandbox re-imports (and restricts) the engine's
+    workflow side for each workflow run and shares everything else with the worker."""
+    for defined in (AgentRunWorkflow, TaskRunWorkflow):
+        assert workflow._Definition.must_from_class(defined).sandboxed
+    shared = AllModulesBut()
+    for name in ("loopwright.agent._loop", "loopwright.engines.temporal._activities", "httpx"):
+        assert name in shared
+    for name in ("loopwright.engines.temporal._effects", "loopwright.engines.temporal._workflow"):
+        assert name not in shared
+    assert "loopwright" not in shared  # else every loopwright module would pass through

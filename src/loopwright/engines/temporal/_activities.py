@@ -5,8 +5,7 @@ transaction, skipping those a failed earlier attempt already stored), then does 
 Inputs stay small: a model call gets the messages that are new since the previous call and
 loads the others from the content store; a tool call gets its call.
 
-Names carry a version (`loopwright.model_call.v1`): a change of an input's shape gets a
-new name, so workflows recorded with the old one still replay.
+Their inputs and outputs are the dataclasses of engines/temporal/_payloads.py.
 """
 
 from __future__ import annotations
@@ -35,9 +34,30 @@ from loopwright.engines.temporal._activity_support import (
     store_call,
     uncertain_result,
 )
-from loopwright.engines.temporal._build import RunPlan, build_setup
+from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
+from loopwright.engines.temporal._payloads import (
+    APPEND_EVENTS,
+    MODEL_CALL,
+    PREPARE,
+    RECORDING,
+    TOOL_CALL,
+    TOOL_OUTCOME,
+    VERIFY,
+    AppendInput,
+    Events,
+    ModelCallInput,
+    OutcomeInput,
+    PrepareInput,
+    RecordingInput,
+    RecordingPage,
+    RunPlan,
+    ToolCallInput,
+    ToolOutcome,
+    Verified,
+    VerifyInput,
+)
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ModelError, StoreError
@@ -55,13 +75,6 @@ from loopwright.store import PersistentStore, open_store, record_after
 from loopwright.tools import Tool
 from loopwright.tools._executor import truncate_output
 
-PREPARE = "loopwright.prepare.v1"
-APPEND_EVENTS = "loopwright.append_events.v1"
-MODEL_CALL = "loopwright.model_call.v1"
-TOOL_CALL = "loopwright.tool_call.v1"
-TOOL_OUTCOME = "loopwright.tool_outcome.v1"
-VERIFY = "loopwright.verify.v1"
-RECORDING = "loopwright.recording.v1"
 RECORDING_PAGE_BYTES = 512 * 1024
 """A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""
 FULL_RESULT_CHARS = 64 * 1024 * 1024
@@ -101,13 +114,12 @@ class RunActivities:
         await self.mcp.close_all()
         self.close()
 
-    async def _setup(self, plan_data: dict[str, Any]) -> RunSetup:
-        return (await self._setup_and_limit(plan_data))[0]
+    async def _setup(self, plan: RunPlan) -> RunSetup:
+        return (await self._setup_and_limit(plan))[0]
 
-    async def _setup_and_limit(self, plan_data: dict[str, Any]) -> tuple[RunSetup, int]:
+    async def _setup_and_limit(self, plan: RunPlan) -> tuple[RunSetup, int]:
         """The run's setup (its tools keep whole results; its MCP servers connected on this
         worker; scrubbing the worker's secrets too) and its tool output limit."""
-        plan = RunPlan.from_dict(plan_data)
         found = self._setups.get(plan.run_id)
         if found is None:
             tools = None
@@ -152,7 +164,7 @@ class RunActivities:
                     await self.mcp.close(other)
         return await self.mcp.tools(run_id, servers)
 
-    async def _append(self, run_id: str, events: list[dict[str, Any]]) -> None:
+    async def _append(self, run_id: str, events: Events) -> None:
         """Store the events not stored yet (an earlier attempt may have stored some)."""
         if not events:
             return
@@ -197,54 +209,54 @@ class RunActivities:
             raise ApplicationError(f"run {run_id}: tool results {digests - set(texts)} not stored")
         return expand(value, texts)
 
-    async def _for_workflow(self, plan: dict[str, Any], result: ToolResult) -> dict[str, Any]:
+    async def _for_workflow(self, plan: RunPlan, result: ToolResult) -> dict[str, Any]:
         """A tool result as the workflow gets it: a long one as a reference to its text."""
         ref = reference(result.content, inline=_inline(plan))
         if ref is None:
             return result_dict(result)
         texts = {ref[1]: result.content}
-        await store_call(self.content.save_blobs, plan["run_id"], texts)
+        await store_call(self.content.save_blobs, plan.run_id, texts)
         return {**result_dict(result), "content": ref[0]}
 
     @activity.defn(name=PREPARE)
-    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def prepare(self, data: PrepareInput) -> RunPlan:
         """Resolve the model and tools once; the plan every later step is built from."""
         async with _as_application_errors():
-            spec = RunSpec.from_dict(data["spec"])
+            spec = RunSpec.from_dict(data.spec)
             model = resolve_model(spec.model, base_url=spec.base_url)
-            tools = await self._mcp_tools(data["run_id"], spec.mcp) if spec.mcp else []
+            tools = await self._mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
             agent = build_agent(spec, model, tools)
             return RunPlan(
-                run_id=data["run_id"],
-                spec=data["spec"],
+                run_id=data.run_id,
+                spec=data.spec,
                 model_name=model.name,
                 tool_mode=model.preferred_tool_mode,
-                workspace_section=data.get("workspace_section")
-                or agent.workspace_section(spec.request),
-                parent_run_id=data.get("parent_run_id"),
+                workspace_section=data.workspace_section or agent.workspace_section(spec.request),
+                parent_run_id=data.parent_run_id,
                 mcp_tools=declarations(tools) if spec.mcp else None,
                 tool_code=tool_code(agent.tools),
-            ).to_dict()
+            )
 
     @activity.defn(name=APPEND_EVENTS)
-    async def append_events(self, data: dict[str, Any]) -> int:
+    async def append_events(self, data: AppendInput) -> int:
         async with _as_application_errors():
-            await self._append(data["run_id"], data["events"])
-        return len(data["events"])
+            await self._append(data.run_id, data.events)
+        return len(data.events)
 
     @activity.defn(name=MODEL_CALL)
-    async def model_call(self, data: dict[str, Any]) -> dict[str, Any]:
-        """One model call: (run_id, call) names its messages in the content store."""
-        plan = data["plan"]
-        run_id, call = plan["run_id"], int(data["call"])
+    async def model_call(self, data: ModelCallInput) -> dict[str, Any]:
+        """One model call: (run_id, call) names its messages in the content store. Its
+        reply: the ModelResponse's own form, with the request digest when it differs."""
+        plan = data.plan
+        run_id, call = plan.run_id, data.call
         async with _as_application_errors():
             setup = await self._setup(plan)  # first: a worker with other tool code refuses
-            await self._append(run_id, data["events"])
-            new = [Message.from_dict(m) for m in data["new"]]
+            await self._append(run_id, data.events)
+            new = [Message.from_dict(m) for m in data.new]
             base: list[Message] = []
-            if data["base"] is not None:
-                base = await store_call(self.content.load_request, run_id, data["base"])
-            messages = [*base[: int(data["keep"])], *new]
+            if data.base is not None:
+                base = await store_call(self.content.load_request, run_id, data.base)
+            messages = [*base[: data.keep], *new]
             await store_call(self.content.save_request, run_id, call, messages)
             stubbed = [m.to_dict() for m in messages]
             whole = [Message.from_dict(m) for m in await self._expanded(run_id, stubbed)]
@@ -254,12 +266,12 @@ class RunActivities:
             request = ModelRequest(
                 messages=tuple(whole),
                 tools=setup.native_tool_specs,
-                temperature=data.get("temperature"),
-                max_output_tokens=data.get("max_output_tokens"),
+                temperature=data.temperature,
+                max_output_tokens=data.max_output_tokens,
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
                 stop_at_action=setup.stop_at_action,
             )
-            model = self._model(RunSpec.from_dict(plan["spec"]), call)
+            model = self._model(RunSpec.from_dict(plan.spec), call)
             try:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
@@ -270,22 +282,22 @@ class RunActivities:
         return reply
 
     @activity.defn(name=TOOL_CALL)
-    async def tool_call(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def tool_call(self, data: ToolCallInput) -> ToolOutcome:
         """One tool call, at most once per idempotency key unless the tool is idempotent."""
-        plan = data["plan"]
-        run_id = plan["run_id"]
-        call = ToolCall.from_dict(data["call"])
+        plan = data.plan
+        run_id = plan.run_id
+        call = ToolCall.from_dict(data.call)
         key = f"{run_id}:{call.id}"
         async with _as_application_errors():
             setup, limit = await self._setup_and_limit(plan)  # other tool code: refused
-            await self._append(run_id, data["events"])
+            await self._append(run_id, data.events)
             # a claim committed but not acknowledged is found `started` when made again:
             # reported uncertain, never run twice
             state, committed = await store_call(self.content.claim_tool_call, key, run_id)
             if committed is not None:
-                return {"result": await self._for_workflow(plan, committed), "outcome": "committed"}
-            if state == "started" and not data["idempotent"]:
-                return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
+                return ToolOutcome(await self._for_workflow(plan, committed), "committed")
+            if state == "started" and not data.idempotent:
+                return ToolOutcome(result_dict(uncertain_result(call)), "uncertain")
             result = await _heartbeating(setup.tool_executor.execute(call))
             full: str | None = None
             if len(result.content) > limit:  # kept whole here; the run gets what it would
@@ -293,51 +305,49 @@ class RunActivities:
                 content, _ = truncate_output(full, limit)
                 result = dataclasses.replace(result, content=content, truncated=True)
             result = await store_call(self.content.finish_tool_call, key, result, full)
-            return {"result": await self._for_workflow(plan, result), "outcome": "ran"}
+            return ToolOutcome(await self._for_workflow(plan, result), "ran")
 
     @activity.defn(name=TOOL_OUTCOME)
-    async def tool_outcome(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def tool_outcome(self, data: OutcomeInput) -> ToolOutcome:
         """After a tool activity failed: store the events it carried (its attempt may have
         died before it did), then say what happened: its committed result, an uncertain
         outcome (it started), or that it never started."""
-        call = ToolCall.from_dict(data["call"])
+        call = ToolCall.from_dict(data.call)
         async with _as_application_errors():
-            await self._append(data["run_id"], data.get("events") or [])
-            key = f"{data['run_id']}:{call.id}"
-            found = await store_call(self.content.tool_call, key)
+            await self._append(data.run_id, data.events)
+            found = await store_call(self.content.tool_call, f"{data.run_id}:{call.id}")
         if found is not None and found[1] is not None:
-            if "plan" in data:
-                return {
-                    "result": await self._for_workflow(data["plan"], found[1]),
-                    "outcome": "committed",
-                }
-            return {"result": result_dict(found[1]), "outcome": "committed"}
+            if data.plan is not None:
+                return ToolOutcome(await self._for_workflow(data.plan, found[1]), "committed")
+            return ToolOutcome(result_dict(found[1]), "committed")
         if found is None:  # it never started: nothing happened, and the model is told so
-            failed = ToolResult(call.id, call.name, data["error"], is_error=True)
-            return {"result": result_dict(failed), "outcome": "not_run"}
-        return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
+            failed = ToolResult(call.id, call.name, data.error, is_error=True)
+            return ToolOutcome(result_dict(failed), "not_run")
+        return ToolOutcome(result_dict(uncertain_result(call)), "uncertain")
 
     @activity.defn(name=VERIFY)
-    async def verify(self, data: dict[str, Any]) -> dict[str, Any]:
-        plan = data["plan"]
+    async def verify(self, data: VerifyInput) -> Verified:
+        plan = data.plan
         async with _as_application_errors():
             setup = await self._setup(plan)
-            await self._append(plan["run_id"], data["events"])
+            await self._append(plan.run_id, data.events)
             verifier = setup.verifier
             if verifier is None:
                 raise ApplicationError("the run has no verifier", non_retryable=True)
             result = await _heartbeating(verifier(setup.tool_executor.context.workspace))
         checked: dict[str, Any] = self.secrets.scrub(dataclasses.asdict(result))
-        return checked
+        return Verified(
+            checked["outcome"], list(checked["passed"]), list(checked["failed"]), checked["output"]
+        )
 
     @activity.defn(name=RECORDING)
-    async def recording(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def recording(self, data: RecordingInput) -> RecordingPage:
         """One page of a run's stored events after `after` (up to `upto`, or all), as a
         continued workflow replays them: long tool results as references, as the first
         workflow had them, so the page is small whatever the run's results."""
-        plan, after, upto = data["plan"], int(data["after"]), data.get("upto")
+        plan, after, upto = data.plan, data.after, data.upto
         inline = _inline(plan)
-        stored = await store_call(self.store.events, plan["run_id"], after=after)
+        stored = await store_call(self.store.events, plan.run_id, after=after)
         page: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
         size = 0
@@ -353,10 +363,10 @@ class RunActivities:
             size += len(json.dumps(item, default=str))
             if size >= RECORDING_PAGE_BYTES:
                 break
-        await store_call(self.content.save_blobs, plan["run_id"], texts)
-        last = page[-1]["seq"] if page else after
+        await store_call(self.content.save_blobs, plan.run_id, texts)
+        last = int(page[-1]["seq"]) if page else after
         more = len(page) < len(stored) and (upto is None or last < upto)
-        return {"events": page, "last": last, "more": more}
+        return RecordingPage(page, last, more)
 
 
 def _register(store: PersistentStore, started: RunStartedEvent) -> None:
@@ -366,9 +376,9 @@ def _register(store: PersistentStore, started: RunStartedEvent) -> None:
         store.register_run(dataclasses.replace(record_after(None, started), engine="temporal"))
 
 
-def _inline(plan: dict[str, Any]) -> bool:
+def _inline(plan: RunPlan) -> bool:
     """A run that fits its conversation to a window keeps its tool results inline."""
-    return RunSpec.from_dict(plan["spec"]).options.context_window is not None
+    return RunSpec.from_dict(plan.spec).options.context_window is not None
 
 
 __all__ = [

@@ -28,8 +28,8 @@ from temporalio.client import Client
 from temporalio.common import RetryPolicy
 
 from loopwright.effects import GateRequest, GateVerdict
-from loopwright.engines.temporal._effects import EngineSettings, PendingEvents
-from loopwright.engines.temporal._task_activities import GATE_OPEN
+from loopwright.engines.temporal._effects import PendingEvents
+from loopwright.engines.temporal._payloads import GATE_OPEN, EngineSettings, GateOpenInput
 from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 
@@ -87,7 +87,8 @@ class GateWaits:
             await workflow.wait_condition(lambda: gate_id in self.pending.asked)
             await self.pending.carried(
                 GATE_OPEN,
-                {"run_id": self.pending.run_id, "timeout_s": request.timeout_s},
+                GateOpenInput(self.pending.run_id, request.timeout_s),
+                int,
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=self.pending.settings.store_attempts),
             )

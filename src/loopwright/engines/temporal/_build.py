@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from loopwright.agent import AgentExecutor
 from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
+from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.errors import ModelError
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import Model
-from loopwright.models._base import ToolMode
+from loopwright.models import Model, ToolMode
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
 from loopwright.tools import Tool
@@ -42,29 +41,6 @@ class RemoteModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         raise ModelError("the Temporal engine calls the model in an activity, never here")
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What every step of a Temporal run is built from (small, in workflow history)."""
-
-    run_id: str
-    spec: dict[str, Any]
-    model_name: str
-    tool_mode: ToolMode
-    workspace_section: str
-    parent_run_id: str | None = None
-    mcp_tools: list[dict[str, Any]] | None = None
-    """The declarations of the run's MCP tools (engines/temporal/_mcp.py), if it has any."""
-    tool_code: str | None = None
-    """The id of the run's tool code when it started (engines/temporal/_versions.py)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunPlan:
-        return cls(**data)
 
 
 def build_setup(

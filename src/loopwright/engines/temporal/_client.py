@@ -15,7 +15,13 @@ from loopwright.agent import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._approvals import decide
 from loopwright.engines.temporal._codec import data_converter
-from loopwright.engines.temporal._effects import EngineSettings
+from loopwright.engines.temporal._payloads import (
+    AgentRunInput,
+    EngineSettings,
+    Resumed,
+    TaskRunInput,
+)
+from loopwright.engines.temporal._sandbox import workflow_runner
 from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._versions import worker_build_id
@@ -55,12 +61,9 @@ async def start_agent_run(
 ) -> WorkflowHandle[Any, Any]:
     """Start `spec` as a workflow whose id is the run id; a worker picks it up."""
     run_id = run_id or new_run_id()
-    data = {
-        "run_id": run_id,
-        "spec": spec.to_dict(),
-        "parent_run_id": parent_run_id,
-        "settings": (settings or EngineSettings()).to_dict(),
-    }
+    data = AgentRunInput(
+        run_id, spec.to_dict(), settings or EngineSettings(), parent_run_id=parent_run_id
+    )
     return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
 
 
@@ -79,8 +82,7 @@ async def start_task_run(
     check_task_spec(spec)
     prepare_task(spec, model=None)
     run_id = run_id or new_run_id()
-    data = {"run_id": run_id, "spec": spec.to_dict(),
-            "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
+    data = TaskRunInput(run_id, spec.to_dict(), settings or EngineSettings())
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
 
 
@@ -97,13 +99,13 @@ async def resume_agent_run(
     """Go on with the stored run `run_id` in a new workflow (same id) after its workflow
     failed or was terminated: the loop replays the recorded events, nothing recorded is
     done again, and it goes on live where the record ends."""
-    data = {
-        "run_id": run_id,
-        "spec": spec.to_dict(),
-        "parent_run_id": parent_run_id,
-        "settings": (settings or EngineSettings()).to_dict(),
-        "resume": {"workspace_section": workspace_section},
-    }
+    data = AgentRunInput(
+        run_id,
+        spec.to_dict(),
+        settings or EngineSettings(),
+        parent_run_id=parent_run_id,
+        resume=Resumed(workspace_section),
+    )
     return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
 
 
@@ -118,8 +120,7 @@ async def resume_task_run(
     """Go on with the stored task run `run_id` (its recorded `spec`) in a new workflow of
     the same id, after its workflow failed or was terminated: recorded steps are served
     from its events, a gate that was waiting waits again."""
-    data = {"run_id": run_id, "spec": spec.to_dict(), "resume": True,
-            "settings": (settings or EngineSettings()).to_dict()}  # fmt: skip
+    data = TaskRunInput(run_id, spec.to_dict(), settings or EngineSettings(), resume=True)
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
 
 
@@ -167,6 +168,7 @@ async def run_worker(
         else max_cached_workflows,
         graceful_shutdown_timeout=timedelta(seconds=graceful_timeout_s),
         build_id=worker_build_id(),  # announced: every workflow task it completes carries it
+        workflow_runner=workflow_runner(),  # the workflows run sandboxed (_sandbox.py)
     )
     try:
         async with worker:

@@ -14,15 +14,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.effects import Effects, EventLog
 from loopwright.effects._replay import Recording, ReplayEffects
-from loopwright.engines.temporal._activities import RECORDING
-from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
+from loopwright.engines.temporal._effects import TemporalEffects
+from loopwright.engines.temporal._payloads import (
+    RECORDING,
+    EngineSettings,
+    RecordingInput,
+    RecordingPage,
+    RunPlan,
+)
 from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
@@ -71,20 +76,19 @@ def continued(live: TemporalEffects, recorded: Sequence[Event]) -> Effects:
     return ContinuedEffects(Recording.of(recorded), live) if recorded else live
 
 
-async def load_recording(
-    plan: dict[str, Any], upto: int | None, settings: EngineSettings
-) -> list[Event]:
+async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettings) -> list[Event]:
     """The run's stored events up to `upto` (None: all), page by page."""
     events: list[Event] = []
     after = 0
     while True:
         page = await workflow.execute_activity(
             RECORDING,
-            {"plan": plan, "after": after, "upto": upto},
+            RecordingInput(plan, after, upto),
+            result_type=RecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
-        events.extend(event_from_dict(e) for e in page["events"])
-        after = int(page["last"])
-        if not page["more"]:
+        events.extend(event_from_dict(e) for e in page.events)
+        after = page.last
+        if not page.more:
             return events

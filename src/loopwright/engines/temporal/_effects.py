@@ -11,10 +11,10 @@ Workflow code only: no I/O, time from `workflow.now()`/`workflow.time()`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -30,48 +30,39 @@ from loopwright.effects import (
     VerificationResult,
 )
 from loopwright.effects._protocol import ToolInvocation, Verification
-from loopwright.engines.temporal._activities import (
+from loopwright.engines.temporal._content import result_from_dict
+from loopwright.engines.temporal._payloads import (
     APPEND_EVENTS,
     MODEL_CALL,
     TOOL_CALL,
     TOOL_OUTCOME,
     VERIFY,
+    AgentRunInput,
+    AppendInput,
+    Continued,
+    EngineSettings,
+    Events,
+    ModelCallInput,
+    OutcomeInput,
+    RunPlan,
+    ToolCallInput,
+    ToolOutcome,
+    Verified,
+    VerifyInput,
 )
-from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._versions import TOOL_CODE_CHANGED
 from loopwright.events import Event, ModelResponseEvent, ToolCallEvent, event_to_dict
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
+
+__all__ = ["EngineSettings", "PendingEvents", "TemporalEffects", "WorkflowClock", "call_once"]
+R = TypeVar("R")
 
 
 class GateWaiter(Protocol):
     """Where a workflow's gates wait for their decision (engines/temporal/_approvals.py)."""
 
     async def wait(self, request: GateRequest) -> GateVerdict: ...
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    """Timeouts and retry budgets of a run's activities (every policy is finite)."""
-
-    heartbeat_timeout_s: float = 30.0
-    model_timeout_s: float = 600.0
-    tool_timeout_s: float = 600.0
-    model_attempts: int = 3
-    tool_attempts: int = 3
-    """For idempotent tools; a tool that is not idempotent gets one attempt."""
-    store_attempts: int = 10
-    continue_after_calls: int = 500
-    """Continue-as-new after this many model calls in one workflow run (0: only when
-    Temporal suggests it), so a run's history stays small however long the run is."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EngineSettings:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 class WorkflowClock:
@@ -95,7 +86,7 @@ class PendingEvents:
     def __init__(self, run_id: str, settings: EngineSettings) -> None:
         self.run_id = run_id
         self.settings = settings
-        self._events: list[dict[str, Any]] = []
+        self._events: Events = []
         self.request_digest: str | None = None
         """The fingerprint of the whole texts of the latest model request, when it held
         references: its model_response event is stored with it."""
@@ -112,32 +103,36 @@ class PendingEvents:
             data["request_digest"], self.request_digest = self.request_digest, None
         self._events.append(data)
 
-    def take(self) -> list[dict[str, Any]]:
+    def take(self) -> Events:
         taken, self._events = self._events, []
         return taken
 
-    def give_back(self, events: list[dict[str, Any]]) -> None:
+    def give_back(self, events: Events) -> None:
         """Events an activity carried whose attempts all failed (or were cancelled): they
         go with the next activity, which skips those a failed attempt did store."""
         self._events = [*events, *self._events]
 
-    async def carried(self, activity: str, data: dict[str, Any], **options: Any) -> Any:
-        """Run `activity` with the pending events in `data["events"]` (it stores them before
+    async def carried(self, activity: str, data: Any, result: type[R], **options: Any) -> R:
+        """Run `activity` with the pending events in `data.events` (it stores them before
         its work). If it fails, they wait for the next activity: the events a step made
         are durable whether or not the attempt that carried them survived."""
-        events = data["events"] = self.take()
+        events = self.take()
         try:
-            return await workflow.execute_activity(activity, data, **options)
+            done: R = await workflow.execute_activity(
+                activity, dataclasses.replace(data, events=events), result_type=result, **options
+            )
         except BaseException:
             self.give_back(events)
             raise
+        return done
 
     async def flush(self) -> None:
         if not self._events:
             return
         await self.carried(
             APPEND_EVENTS,
-            {"run_id": self.run_id},
+            AppendInput(self.run_id),
+            int,
             start_to_close_timeout=timedelta(seconds=60),
             retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
         )
@@ -151,12 +146,12 @@ RERUN_UNSTARTED = "loopwright-rerun-unstarted-tool"
 async def call_once(
     pending: PendingEvents,
     activity: str,
-    data: dict[str, Any],
-    outcome: dict[str, Any],
+    data: Any,
+    outcome: OutcomeInput,
     *,
     attempts: int,
     options: dict[str, Any],
-) -> dict[str, Any]:
+) -> ToolOutcome:
     """A tool call's activity (`data`), then, if its attempts failed, `tool_outcome` (its
     input: `outcome`), which stores the events the failed attempt carried and says what
     happened: the committed result, "uncertain" (it started: never run again unless its
@@ -165,19 +160,19 @@ async def call_once(
     activities in all: no effect can repeat, its idempotency key was never claimed."""
     for attempt in range(1, max(attempts, 1) + 1):
         try:
-            out: dict[str, Any] = await pending.carried(activity, dict(data), **options)
-            return out
+            return await pending.carried(activity, data, ToolOutcome, **options)
         except ActivityError as exc:
             error = _loopwright_error(exc)
             if isinstance(error, asyncio.CancelledError | ApplicationError):
                 raise error from exc
-            found: dict[str, Any] = await pending.carried(
+            found = await pending.carried(
                 TOOL_OUTCOME,
-                {**outcome, "error": str(error)},
+                dataclasses.replace(outcome, error=str(error)),
+                ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=60),
                 retry_policy=RetryPolicy(maximum_attempts=pending.settings.store_attempts),
             )
-            again = found["outcome"] == "not_run" and not _deterministic(exc)
+            again = found.outcome == "not_run" and not _deterministic(exc)
             if not (again and attempt < attempts and workflow.patched(RERUN_UNSTARTED)):
                 return found
     raise AssertionError("unreachable: the last attempt returns")
@@ -217,7 +212,7 @@ class TemporalEffects:
         self,
         log: EventLog,
         pending: PendingEvents,
-        plan: dict[str, Any],
+        plan: RunPlan,
         settings: EngineSettings,
         gates: GateWaiter | None = None,
     ) -> None:
@@ -257,11 +252,12 @@ class TemporalEffects:
         await self.pending.flush()  # the new run reads every event up to here from the store
         await workflow.wait_condition(workflow.all_handlers_finished)  # an Update in flight
         workflow.continue_as_new(
-            {
-                "run_id": self.log.run_id,
-                "settings": self.settings.to_dict(),
-                "continued": {"plan": self.plan, "seq": self.log.seq},
-            }
+            AgentRunInput(
+                run_id=self.log.run_id,
+                spec=self.plan.spec,
+                settings=self.settings,
+                continued=Continued(self.plan, self.log.seq),
+            )
         )
 
     async def call_model(
@@ -274,19 +270,20 @@ class TemporalEffects:
                 break
             keep += 1
         call = self.model_calls
-        data = {
-            "plan": self.plan,
-            "call": call,
-            "base": call - 1 if call else None,
-            "keep": keep,
-            "new": [m.to_dict() for m in request.messages[keep:]],
-            "temperature": request.temperature,
-            "max_output_tokens": request.max_output_tokens,
-        }
+        data = ModelCallInput(
+            plan=self.plan,
+            call=call,
+            base=call - 1 if call else None,
+            keep=keep,
+            new=[m.to_dict() for m in request.messages[keep:]],
+            temperature=request.temperature,
+            max_output_tokens=request.max_output_tokens,
+        )
         try:
-            reply = await self.pending.carried(
+            reply: dict[str, Any] = await self.pending.carried(
                 MODEL_CALL,
                 data,
+                dict,
                 start_to_close_timeout=timedelta(seconds=self.settings.model_timeout_s),
                 schedule_to_close_timeout=timedelta(seconds=timeout) if timeout else None,
                 heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
@@ -307,8 +304,8 @@ class TemporalEffects:
         out = await call_once(
             self.pending,
             TOOL_CALL,
-            {"plan": self.plan, "call": call.to_dict(), "idempotent": idempotent},
-            {"run_id": self.log.run_id, "call": call.to_dict(), "plan": self.plan},
+            ToolCallInput(self.plan, call.to_dict(), idempotent),
+            OutcomeInput(self.log.run_id, call.to_dict(), plan=self.plan),
             attempts=self.settings.tool_attempts,
             options={
                 "start_to_close_timeout": timedelta(
@@ -318,8 +315,8 @@ class TemporalEffects:
                 "retry_policy": self._policy(self.settings.tool_attempts if idempotent else 1),
             },
         )
-        result = result_from_dict(out["result"])
-        if out["outcome"] in ("ran", "committed") and len(result.content) >= REF_MIN_CHARS:
+        result = result_from_dict(out.result)
+        if out.outcome in ("ran", "committed") and len(result.content) >= REF_MIN_CHARS:
             self.pending.committed[call.id] = result.content
         return result
 
@@ -333,7 +330,8 @@ class TemporalEffects:
         try:
             data = await self.pending.carried(
                 VERIFY,
-                {"plan": self.plan},
+                VerifyInput(self.plan),
+                Verified,
                 start_to_close_timeout=timedelta(seconds=self.settings.tool_timeout_s),
                 heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
                 retry_policy=self._policy(self.settings.tool_attempts),
@@ -341,8 +339,8 @@ class TemporalEffects:
         except ActivityError as exc:
             raise _loopwright_error(exc) from exc
         return VerificationResult(
-            outcome=data["outcome"],
-            passed=tuple(data["passed"]),
-            failed=tuple(data["failed"]),
-            output=data["output"],
+            outcome=data.outcome,  # type: ignore[arg-type]
+            passed=tuple(data.passed),
+            failed=tuple(data.failed),
+            output=data.output,
         )

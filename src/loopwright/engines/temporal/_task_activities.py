@@ -29,6 +29,19 @@ from loopwright.engines.temporal._activities import (
 )
 from loopwright.engines.temporal._activity_support import store_call
 from loopwright.engines.temporal._content import result_dict
+from loopwright.engines.temporal._payloads import (
+    GATE_OPEN,
+    TASK_EFFECT,
+    TASK_PREPARE,
+    TASK_RECORDING,
+    GateOpenInput,
+    TaskEffectInput,
+    TaskPrepared,
+    TaskPrepareInput,
+    TaskRecordingInput,
+    TaskRecordingPage,
+    ToolOutcome,
+)
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, ModelTextDeltaEvent, event_to_dict
@@ -41,10 +54,6 @@ from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, Und
 from loopwright.tasks._run import _context
 from loopwright.tasks._spec import TaskSpec, prepare_task
 
-TASK_PREPARE = "loopwright.task_prepare.v1"
-TASK_EFFECT = "loopwright.task_effect.v1"
-GATE_OPEN = "loopwright.gate_open.v1"
-TASK_RECORDING = "loopwright.task_recording.v1"
 RECORDING_PAGE = 500
 """Events per page of a resumed task run's recording."""
 GATE_LEASE_MARGIN_S = 120.0
@@ -91,62 +100,56 @@ class TaskActivities:
             await store_call(self.runs.store.append, event)
 
     @activity.defn(name=TASK_PREPARE)
-    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def prepare(self, data: TaskPrepareInput) -> TaskPrepared:
         """Check the spec, load the task and resolve its model once: the model's name."""
         async with _as_application_errors():
-            spec = TaskSpec.from_dict(data["spec"])
+            spec = TaskSpec.from_dict(data.spec)
             check_task_spec(spec)
-            ctx, code = await asyncio.to_thread(self._context, data["run_id"], data["spec"])
+            ctx, code = await asyncio.to_thread(self._context, data.run_id, data.spec)
             model = ctx.plan.model
-            return {
-                "model_name": model.name if model is not None else None,
-                "tool_mode": model.preferred_tool_mode if model is not None else None,
-                "tool_code": code,
-            }
+            if model is None:
+                return TaskPrepared(None, None, code)
+            return TaskPrepared(model.name, model.preferred_tool_mode, code)
 
     @activity.defn(name=TASK_EFFECT)
-    async def effect(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def effect(self, data: TaskEffectInput) -> ToolOutcome:
         """One effect of a step, at most once per idempotency key unless idempotent."""
-        run_id = data["run_id"]
-        call = ToolCall.from_dict(data["call"])
+        run_id = data.run_id
+        call = ToolCall.from_dict(data.call)
         key = f"{run_id}:{call.id}"
         content = self.runs.content
         async with _as_application_errors():
-            ctx, code = await asyncio.to_thread(self._context, run_id, data["spec"])
-            recorded = data.get("tool_code")
-            if recorded is not None and recorded != code:  # refused: listed interrupted
+            ctx, code = await asyncio.to_thread(self._context, run_id, data.spec)
+            if data.tool_code is not None and data.tool_code != code:  # listed interrupted
                 await store_call(self.runs.store.release_lease, run_id, LEASE_OWNER)
-            check_tool_code(run_id, recorded, code)
-            await self.runs._append(run_id, data["events"])
+            check_tool_code(run_id, data.tool_code, code)
+            await self.runs._append(run_id, data.events)
             state, committed = await store_call(content.claim_tool_call, key, run_id)
             if committed is not None:
-                return {"result": result_dict(committed), "outcome": "committed"}
-            if state == "started" and not data["idempotent"]:
-                return {"result": result_dict(uncertain_result(call)), "outcome": "uncertain"}
-            result = await _heartbeating(_invoke(ctx, data["invocation"], call))
+                return ToolOutcome(result_dict(committed), "committed")
+            if state == "started" and not data.idempotent:
+                return ToolOutcome(result_dict(uncertain_result(call)), "uncertain")
+            result = await _heartbeating(_invoke(ctx, data.invocation, call))
             result = await store_call(content.finish_tool_call, key, result)
-        return {"result": result_dict(result), "outcome": "ran"}
+        return ToolOutcome(result_dict(result), "ran")
 
     @activity.defn(name=GATE_OPEN)
-    async def gate_open(self, data: dict[str, Any]) -> int:
+    async def gate_open(self, data: GateOpenInput) -> int:
         """Store the events up to a gate's `confirmation_required` (so `runs approve` and
         the dashboard see it waiting) and hold the run's lease for as long as it may wait."""
-        run_id = data["run_id"]
         async with _as_application_errors():
-            await self.runs._append(run_id, data["events"])
-            ttl = float(data["timeout_s"]) + GATE_LEASE_MARGIN_S
-            store = self.runs.store
-            await store_call(store.acquire_lease, run_id, LEASE_OWNER, ttl)
-        return len(data["events"])
+            await self.runs._append(data.run_id, data.events)
+            ttl = data.timeout_s + GATE_LEASE_MARGIN_S
+            await store_call(self.runs.store.acquire_lease, data.run_id, LEASE_OWNER, ttl)
+        return len(data.events)
 
     @activity.defn(name=TASK_RECORDING)
-    async def recording(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def recording(self, data: TaskRecordingInput) -> TaskRecordingPage:
         """One page of a task run's stored events after `after` (a resumed run replays
         them)."""
-        run_id, after = data["run_id"], int(data["after"])
-        stored = await store_call(self.runs.store.events, run_id, after=after)
+        stored = await store_call(self.runs.store.events, data.run_id, after=data.after)
         page = stored[:RECORDING_PAGE]
-        return {"events": [event_to_dict(e) for e in page], "more": len(stored) > len(page)}
+        return TaskRecordingPage([event_to_dict(e) for e in page], len(stored) > len(page))
 
 
 async def _invoke(ctx: StepContext, what: dict[str, Any], call: ToolCall) -> ToolResult:

@@ -29,8 +29,22 @@ from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._continue import ContinuedLog
-from loopwright.engines.temporal._effects import EngineSettings, WorkflowClock, call_once
-from loopwright.engines.temporal._task_activities import TASK_EFFECT, TASK_PREPARE, TASK_RECORDING
+from loopwright.engines.temporal._effects import WorkflowClock, call_once
+from loopwright.engines.temporal._payloads import (
+    TASK_EFFECT,
+    TASK_PREPARE,
+    TASK_RECORDING,
+    TASK_RUN,
+    EngineSettings,
+    OutcomeInput,
+    TaskEffectInput,
+    TaskPrepared,
+    TaskPrepareInput,
+    TaskRecordingInput,
+    TaskRecordingPage,
+    TaskRunInput,
+    TaskRunOutcome,
+)
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, event_from_dict
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
@@ -41,7 +55,7 @@ from loopwright.tasks._run import run_task
 from loopwright.tasks._spec import TaskSpec, prepare_task
 from loopwright.tools import ToolExecutor
 
-TASK_RUN = "loopwright.task_run.v1"
+__all__ = ["TASK_RUN", "TaskRunWorkflow", "invocation_data"]
 
 
 def invocation_data(invoke: ToolInvocation) -> dict[str, Any]:
@@ -89,19 +103,19 @@ class TemporalTaskEffects:
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
     ) -> ToolResult:
-        data = {
-            "run_id": self.log.run_id,
-            "spec": self.spec,
-            "call": call.to_dict(),
-            "idempotent": idempotent,
-            "invocation": invocation_data(invoke),
-            "tool_code": self.tool_code,
-        }
+        data = TaskEffectInput(
+            run_id=self.log.run_id,
+            spec=self.spec,
+            call=call.to_dict(),
+            idempotent=idempotent,
+            invocation=invocation_data(invoke),
+            tool_code=self.tool_code,
+        )
         out = await call_once(
             self.pending,
             TASK_EFFECT,
             data,
-            {"run_id": self.log.run_id, "call": call.to_dict()},
+            OutcomeInput(self.log.run_id, call.to_dict()),
             attempts=self.settings.tool_attempts,
             options={
                 "start_to_close_timeout": timedelta(
@@ -113,7 +127,7 @@ class TemporalTaskEffects:
                 ),
             },
         )
-        return result_from_dict(out["result"])
+        return result_from_dict(out.result)
 
     async def gate(self, request: GateRequest) -> GateVerdict:
         return await self.gates.wait(request)
@@ -122,31 +136,31 @@ class TemporalTaskEffects:
         raise ConfigurationError("a task run has no verification step")
 
 
-@workflow.defn(name=TASK_RUN, sandboxed=False)
+@workflow.defn(name=TASK_RUN)
 class TaskRunWorkflow(Approvable):
     @workflow.run
-    async def run(self, data: dict[str, Any]) -> dict[str, Any]:
-        settings = EngineSettings.from_dict(data.get("settings") or {})
-        run_id = str(data["run_id"])
-        found = await workflow.execute_activity(
+    async def run(self, data: TaskRunInput) -> TaskRunOutcome:
+        settings, run_id = data.settings, data.run_id
+        found: TaskPrepared = await workflow.execute_activity(
             TASK_PREPARE,
-            {"run_id": run_id, "spec": data["spec"]},
+            TaskPrepareInput(run_id, data.spec),
+            result_type=TaskPrepared,
             start_to_close_timeout=timedelta(seconds=120),
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
         model = None
-        if found["model_name"] is not None:
-            model = RemoteModel(found["model_name"], found["tool_mode"])
-        plan = prepare_task(TaskSpec.from_dict(data["spec"]), model=model)
+        if found.model_name is not None and found.tool_mode is not None:
+            model = RemoteModel(found.model_name, found.tool_mode)
+        plan = prepare_task(TaskSpec.from_dict(data.spec), model=model)
         # the state file is the embedded engine's; here the run store is the run's state
         plan = dataclasses.replace(
             plan, settings=dataclasses.replace(plan.settings, state_root=None)
         )
-        recorded = await _recording(run_id, settings) if data.get("resume") else []
+        recorded = await _recording(run_id, settings) if data.resume else []
         pending = GatePendingEvents(run_id, settings)
         log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(),
                            recorder=pending, recorded=recorded)  # fmt: skip
-        fx = TemporalTaskEffects(log, pending, data["spec"], settings, found.get("tool_code"))
+        fx = TemporalTaskEffects(log, pending, data.spec, settings, found.tool_code)
         self.gates = fx.gates
         try:  # a resumed run: the recorded effects are served, then it goes on live
             state = await run_task(plan, replaying(fx, recorded))
@@ -154,12 +168,12 @@ class TaskRunWorkflow(Approvable):
             await pending.flush()  # task_complete and run_finished (cancelled)
             raise
         await pending.flush()
-        return {
-            "run_id": run_id,
-            "status": state.status,
-            "steps": len(state.steps_completed),
-            "failed_step": state.current_step if state.status != "completed" else None,
-        }
+        return TaskRunOutcome(
+            run_id=run_id,
+            status=state.status,
+            steps=len(state.steps_completed),
+            failed_step=state.current_step if state.status != "completed" else None,
+        )
 
 
 async def _recording(run_id: str, settings: EngineSettings) -> list[Event]:
@@ -169,10 +183,11 @@ async def _recording(run_id: str, settings: EngineSettings) -> list[Event]:
         after = events[-1].seq if events else 0
         page = await workflow.execute_activity(
             TASK_RECORDING,
-            {"run_id": run_id, "after": after},
+            TaskRecordingInput(run_id, after),
+            result_type=TaskRecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
-        events.extend(event_from_dict(e) for e in page["events"])
-        if not page["more"]:
+        events.extend(event_from_dict(e) for e in page.events)
+        if not page.more:
             return events
