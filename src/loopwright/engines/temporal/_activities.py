@@ -21,7 +21,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from loopwright.agent._setup import RunSetup
+from loopwright.agent import RunSetup
 from loopwright.engines.temporal._activity_support import (
     HEARTBEAT_EVERY_S,
     UNCERTAIN,
@@ -72,8 +72,7 @@ from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
 from loopwright.runtime import FINISHED, RunSpec, build_agent
 from loopwright.store import PersistentStore, open_store, record_after
-from loopwright.tools import Tool
-from loopwright.tools._executor import truncate_output
+from loopwright.tools import Tool, truncate_output
 
 RECORDING_PAGE_BYTES = 512 * 1024
 """A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""

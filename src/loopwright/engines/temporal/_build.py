@@ -12,15 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from loopwright.agent import AgentExecutor
-from loopwright.agent._setup import RunSetup
+from loopwright.agent import AgentExecutor, RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.errors import ModelError
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model, ToolMode
-from loopwright.runtime import RunSpec
-from loopwright.runtime._spec import build_agent
+from loopwright.runtime import RunSpec, build_agent
 from loopwright.tools import Tool
 
 

@@ -18,8 +18,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from loopwright.effects import Effects, EventLog
-from loopwright.effects._replay import Recording, ReplayEffects
+from loopwright.effects import Effects, EventLog, Recording, ReplayEffects
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
     RECORDING,

@@ -49,10 +49,10 @@ from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import resolve_model
 from loopwright.safety.operations import ChangeEntry
 from loopwright.safety.scrub import Scrubber
+from loopwright.tasks import TaskSpec, prepare_task
 from loopwright.tasks._context import Journal, StepContext
 from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
 from loopwright.tasks._run import _context
-from loopwright.tasks._spec import TaskSpec, prepare_task
 
 RECORDING_PAGE = 500
 """Events per page of a resumed task run's recording."""

@@ -50,9 +50,8 @@ from loopwright.events import Event, event_from_dict
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
+from loopwright.tasks import TaskSpec, prepare_task, run_task
 from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
-from loopwright.tasks._run import run_task
-from loopwright.tasks._spec import TaskSpec, prepare_task
 from loopwright.tools import ToolExecutor
 
 __all__ = ["TASK_RUN", "TaskRunWorkflow", "invocation_data"]
