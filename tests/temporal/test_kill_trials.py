@@ -107,6 +107,7 @@ async def kill_each(
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         mine = held[victim.pid]
+        print(f"kill trials: SIGKILLed worker {victim.pid}, inside {len(mine)} runs")
         outcomes = await asyncio.wait_for(asyncio.gather(*(h.result() for h in mine)), 180)
         assert all(o["status"] == "completed" for o in outcomes), outcomes
         assert all(p.poll() is None for p in others)  # they finished the runs
