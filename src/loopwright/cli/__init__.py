@@ -68,12 +68,16 @@ def start_telemetry(args: argparse.Namespace) -> None:
     if not telemetry.wanted(bool(getattr(args, "otel", False))):
         return
     try:
-        telemetry.configure_otlp()
+        telemetry.configure_otlp(warn=_warn)
     except ImportError:
         raise UsageError(
             "OpenTelemetry tracing (--otel or OTEL_EXPORTER_OTLP_ENDPOINT) needs the otel "
             "extra: pip install 'loopwright[otel]'"
         ) from None
+
+
+def _warn(message: str) -> None:
+    print(f"loopwright: warning: {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,7 @@ logger at INFO.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from loopwright.telemetry._logging import TRACE_LOGGER, EventLogger, trace_line
@@ -56,13 +57,17 @@ def disable() -> None:
     _ACTIVE.clear()
 
 
-def configure_otlp(*, capture_content: bool = False) -> Tracing:
+def configure_otlp(
+    *, capture_content: bool = False, warn: Callable[[str], None] | None = None
+) -> Tracing:
     """Enable tracing to an OTLP collector configured by the standard `OTEL_*` variables
     (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL` = `http/protobuf` by
-    default or `grpc`, `OTEL_SERVICE_NAME`...)."""
+    default or `grpc`, `OTEL_SERVICE_NAME`...). A collector that does not take the spans
+    is said once, through `warn` (default: a warning on the `loopwright.telemetry`
+    logger), not at every retry; at exit the last spans get at most 2 s."""
     from loopwright.telemetry._otel import otlp_provider
 
-    return enable(otlp_provider(), capture_content=capture_content)
+    return enable(otlp_provider(warn), capture_content=capture_content)
 
 
 def wanted(flag: bool, environ: dict[str, str] | None = None) -> bool:

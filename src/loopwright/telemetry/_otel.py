@@ -30,13 +30,24 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from loopwright.safety.scrub import Scrubber
+from loopwright.telemetry._export import (
+    EXIT_FLUSH_S,
+    GuardedExporter,
+    Warn,
+    bounded_shutdown,
+    collector_endpoint,
+    log_warning,
+)
 
 CONTENT_CHARS = 4000
 AGENT_NAME = "loopwright"
 
 
-def otlp_provider() -> Any:
-    """A TracerProvider exporting to OTLP as the standard `OTEL_*` variables say."""
+def otlp_provider(warn: Warn | None = None) -> Any:
+    """A TracerProvider exporting to OTLP as the standard `OTEL_*` variables say. A
+    collector that does not answer is said once (`warn`, default: the `loopwright.telemetry`
+    logger), and the process's exit waits at most `EXIT_FLUSH_S` for the last spans."""
+    import atexit
     import os
 
     from opentelemetry.sdk.resources import Resource
@@ -57,12 +68,13 @@ def otlp_provider() -> Any:
         )
 
         exporter = HttpExporter()
+    guarded = GuardedExporter(
+        exporter, collector_endpoint(protocol), warn if warn is not None else log_warning
+    )
     service = os.environ.get("OTEL_SERVICE_NAME", "loopwright")
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    provider.add_span_processor(BatchSpanProcessor(exporter))
-    import atexit
-
-    atexit.register(provider.shutdown)  # export what is left when the process ends
+    provider.add_span_processor(BatchSpanProcessor(guarded))
+    atexit.register(bounded_shutdown, provider, guarded, EXIT_FLUSH_S)  # the last spans
     return provider
 
 
