@@ -1,7 +1,8 @@
 """A run that executes on Temporal workers (its record names the engine) has its gates
 decided through its workflow only: a server without `--engine temporal` and `task approve`
 without `--temporal` refuse, and leave no decision in the store where no workflow would
-ever look for it. No Temporal server is needed."""
+ever look for it; so do its cancel and resume. Its events need no engine: such a server
+streams them from the store as the workers append them. No Temporal server is needed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ import pytest
 from server_helpers import live_server, make_config
 
 from loopwright.cli import main
-from loopwright.events import ConfirmationRequiredEvent, RunStartedEvent
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    GateDecisionEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    encode_event,
+)
 from loopwright.store import RunRecord, SqliteRunStore
 
 RUN, GATE = "run_on_temporal01", "gate_0123456789ab"
@@ -43,6 +50,45 @@ def test_a_server_without_the_engine_refuses_a_temporal_runs_gate(tmp_path: Path
     assert "executes on Temporal workers" in response.json()["error"]["message"]
     assert store.gate_decision(RUN, GATE) is None  # nothing left where no one looks
     assert [g["request_id"] for g in shown["pending_gates"]] == [GATE]
+
+
+def test_a_server_without_the_engine_streams_a_temporal_runs_events(tmp_path: Path) -> None:
+    store = temporal_run(tmp_path / "runs.db")
+    later = [
+        GateDecisionEvent(run_id=RUN, seq=3, ts=3.0, step="approve", request_id=GATE,
+                          approved=True, decided_by="ops"),
+        RunFinishedEvent(run_id=RUN, seq=4, ts=4.0, status="completed", answer=None,
+                         reason=None, usage={}, cost=0.0, steps=1, partial=None),
+    ]  # fmt: skip
+    received: list[str] = []
+    config = make_config(tmp_path, store=store)
+    with live_server(config) as live:
+        url = f"{live.url}/api/runs/{RUN}/events"
+        headers = {"Accept": "text/event-stream"}
+        with httpx.stream("GET", url, headers=headers, timeout=30) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: ") and '"seq"' in line:
+                    received.append(line.removeprefix("data: "))
+                    if len(received) == 2:  # what was stored; the worker goes on meanwhile
+                        store.append_many(later)
+                        store.release_lease(RUN, "temporal-engine")
+        cancel = httpx.post(f"{live.url}/api/runs/{RUN}/cancel")
+    assert received == [encode_event(e) for e in store.events(RUN)]
+    assert [e.seq for e in store.events(RUN)] == [1, 2, 3, 4]
+    assert cancel.status_code == 409
+
+
+def test_a_server_without_the_engine_refuses_to_drive_a_temporal_run(tmp_path: Path) -> None:
+    store = temporal_run(tmp_path / "runs.db")
+    store.release_lease(RUN, "temporal-engine")  # its worker died: the run is interrupted
+    config = make_config(tmp_path, store=store)
+    with live_server(config) as live:
+        cancel = httpx.post(f"{live.url}/api/runs/{RUN}/cancel")
+        resume = httpx.post(f"{live.url}/api/runs/{RUN}/resume")
+    for response in (cancel, resume):
+        assert response.status_code == 409
+        assert "executes on Temporal workers" in response.json()["error"]["message"]
+    assert [e.seq for e in store.events(RUN)] == [1, 2]
 
 
 def test_task_approve_needs_the_temporal_address(

@@ -21,6 +21,9 @@ from loopwright.runtime._spec import RunSpec
 from loopwright.store import RunRecord, RunStore
 from loopwright.tasks import TaskSpec
 
+LIVE_STATUSES = ("queued", "running")
+"""A stored run in one of these may still get events (waiting for a worker, or leased)."""
+
 Delivery = Literal["process", "store", "engine", "queued"]
 """Where a gate decision went: `process`, a gate waiting in this process took it; `store`,
 left in the run store for the process that executes the run (it polls); `engine`, the run's
@@ -123,3 +126,18 @@ async def tail_while(
         if not still:
             return
         await store.wait_for_events(run_id, after=last, timeout=poll_s)
+
+
+async def tail_stored(
+    store: RunStore, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
+) -> AsyncGenerator[Event, None]:
+    """A run's events from the store alone, for a run whose engine this process was not
+    given: reading needs no engine. It goes on while the stored record says the run may
+    still get events (queued for a worker, or running: its executor holds the lease)."""
+
+    async def live() -> bool:
+        record = await asyncio.to_thread(store.get_run, run_id)
+        return record is not None and record.status in LIVE_STATUSES
+
+    async for event in tail_while(store, run_id, after=after, live=live, poll_s=poll_s):
+        yield event

@@ -4,8 +4,10 @@ server and the Python API only call it.
 Each operation goes to the RunEngine that executes the run, named in its stored record
 (`RunRecord.engine`): the embedded engine (this process, runtime/_embedded.py) is always
 there; another one (Temporal: `loopwright.engines.temporal.TemporalEngine`) is given as
-`engine`, and new runs start on it. A run recorded under an engine this Runtime was not
-given is refused with what to pass.
+`engine`, and new runs start on it. Following a run reads the store and needs no engine:
+the events of a run recorded under an engine this Runtime was not given are read as its
+executor stores them. What drives the run (resume, cancel, a gate decision that does not
+wait in this process) needs its engine, and is refused with what to pass.
 
 A follower that joins late (or reconnects) gives the last `seq` it saw: it gets the stored
 events after it, then live ones, with nothing missed and nothing twice, whichever engine
@@ -15,6 +17,7 @@ and process executes the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Iterable, Mapping
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
@@ -23,7 +26,7 @@ from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine
+from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec
@@ -40,7 +43,7 @@ from loopwright.tasks import (
 )
 
 REACH = {
-    "temporal": "Temporal workers: its gates, cancel, resume and live events go through "
+    "temporal": "Temporal workers: its gates, cancel and resume go through "
     "Temporal (pass --temporal HOST:PORT; a server: serve --engine temporal --temporal "
     "HOST:PORT)",
 }
@@ -218,12 +221,19 @@ class Runtime:
     ) -> AsyncGenerator[Event, None]:
         """The run's events with seq > after, each once, in order, until it ends: stored
         ones, then live ones as whoever executes it stores them. Every live view (the CLI,
-        `runs follow`, SSE, the WebSocket) is this."""
+        `runs follow`, SSE, the WebSocket) is this. A run of an engine this Runtime was not
+        given is read from the store: following drives nothing."""
         engine = self._running(run_id)
         if engine is None:  # not started by this Runtime: its record says whose it is
-            engine = self.engine_of(self.find(run_id, tenant=tenant))
-        async for event in engine.follow(run_id, after=after, poll_s=poll_s):
-            yield event
+            engine = self.engines.get(self.find(run_id, tenant=tenant).engine)
+        events = (
+            engine.follow(run_id, after=after, poll_s=poll_s)
+            if engine is not None
+            else tail_stored(self.store, run_id, after=after, poll_s=poll_s)
+        )
+        async with contextlib.aclosing(events) as following:
+            async for event in following:
+                yield event
 
     def _running(self, run_id: str) -> RunEngine | None:
         """The engine of a run this Runtime started or resumed and that has not ended (it
