@@ -29,6 +29,7 @@ SUBCOMMAND_MODULES = [
     "loopwright.cli._config",
     "loopwright.cli._store",
     "loopwright.cli._worker",
+    "loopwright.cli._dev",
 ]
 
 

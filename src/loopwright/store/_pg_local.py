@@ -34,10 +34,13 @@ PR_SET_PDEATHSIG = 1
 
 
 def find_pg_bin() -> Path | None:
-    """The folder holding initdb and postgres: $LOOPWRIGHT_PG_BIN, Debian's newest
-    /usr/lib/postgresql/*/bin, else PATH; None if there is none."""
-    candidates = [os.environ.get(PG_BIN_ENV, "")]
-    candidates += sorted(
+    """The folder holding initdb and postgres: $LOOPWRIGHT_PG_BIN when set (and only it),
+    else Debian's newest /usr/lib/postgresql/*/bin, else PATH; None if there is none."""
+    chosen = os.environ.get(PG_BIN_ENV)
+    if chosen:
+        given = Path(chosen)
+        return given if (given / "initdb").exists() and (given / "postgres").exists() else None
+    candidates = sorted(
         glob.glob("/usr/lib/postgresql/*/bin"),
         key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
         reverse=True,
@@ -46,7 +49,7 @@ def find_pg_bin() -> Path | None:
     if initdb:
         candidates.append(str(Path(initdb).resolve().parent))
     for folder in candidates:
-        if folder and (Path(folder) / "initdb").exists() and (Path(folder) / "postgres").exists():
+        if (Path(folder) / "initdb").exists() and (Path(folder) / "postgres").exists():
             return Path(folder)
     return None
 
@@ -129,14 +132,25 @@ def _as_server_user() -> dict[str, Any]:
     return {"user": "postgres", "group": "postgres", "extra_groups": []}
 
 
+NO_BINARIES = (
+    "no PostgreSQL server binaries (initdb and postgres): install PostgreSQL's server "
+    "(Debian, Ubuntu: apt-get install postgresql; in loopwright's repository: make postgres) "
+    f"or set {PG_BIN_ENV} to the folder that holds them"
+)
+
+
 def start_local_postgres(
-    bin_dir: Path | None = None, *, settings: dict[str, str] | None = None
+    bin_dir: Path | None = None,
+    *,
+    settings: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> LocalPostgres:
     """initdb, start, wait until it accepts connections. StoreError if it cannot.
-    `settings` override the server's (the benchmark turns fsync back on)."""
+    `settings` override the server's (the benchmark turns fsync back on); `port` on
+    127.0.0.1 (default: a free one)."""
     found = bin_dir or find_pg_bin()
     if found is None:
-        raise StoreError("no PostgreSQL server binaries (initdb): run `make postgres`")
+        raise StoreError(NO_BINARIES)
     folder = Path(tempfile.mkdtemp(prefix="loopwright-pg-"))
     as_user = _as_server_user()
     if as_user:
@@ -153,7 +167,7 @@ def start_local_postgres(
         check=True, capture_output=True, **as_user,
     )  # fmt: skip
     pwfile.unlink()
-    port = free_port()
+    port = port or free_port()
     log = folder / "server.log"
     config = {
         "listen_addresses": "127.0.0.1",

@@ -11,6 +11,7 @@ from loopwright.engines.temporal._client import (
     start_agent_run,
     start_task_run,
 )
+from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli, start_dev_server
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
 from loopwright.engines.temporal._engine import TemporalEngine
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
@@ -22,17 +23,20 @@ __all__ = [
     "TASK_QUEUE",
     "TASK_RUN",
     "AgentRunWorkflow",
+    "DevServer",
     "EngineSettings",
     "RunActivities",
     "TaskRunWorkflow",
     "TemporalEffects",
     "TemporalEngine",
     "connect",
+    "find_temporal_cli",
     "resume_agent_run",
     "resume_task_run",
     "run_worker",
     "send_decision",
     "start_agent_run",
+    "start_dev_server",
     "start_task_run",
     "worker_build_id",
 ]

