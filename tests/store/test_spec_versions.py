@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 3  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 4  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 4 .* reads 1, 2, 3\): upgrade"):
-        RunSpec.from_dict({"request": "r", "version": 4})
+    with pytest.raises(ConfigurationError, match=r"version 5 .* reads 1, 2, 3, 4\): upgrade"):
+        RunSpec.from_dict({"request": "r", "version": 5})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:

@@ -159,6 +159,7 @@ class AgentExecutor:
             tool_mode=mode,
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
             context_window=self.prompt_parts.context_window or self.options.context_window,
+            revision=self.options.revision,
         )
         return self.prompt_builder.build(parts)
 

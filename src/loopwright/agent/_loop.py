@@ -154,7 +154,7 @@ async def _answer_turn(
 def _is_last_call(setup: RunSetup, guard: GuardState) -> bool:
     """Is the next model call the last the limit allows, in a run with tools and the last
     turn on? Then it is offered without tools (the limit stays hard)."""
-    last = guard.model_calls + 1 >= guard.max_iterations
+    last = guard.hard_limit and guard.model_calls + 1 >= guard.max_iterations
     return last and setup.options.last_turn and bool(setup.tools.names())
 
 
@@ -219,7 +219,7 @@ async def _final(
     state.output_attempts += 1
     guard = state.guard  # a retry is a model call: only inside the limit
     retry = state.output_attempts <= setup.options.output_retries
-    retry = retry and guard.model_calls < guard.max_iterations
+    retry = retry and (not guard.hard_limit or guard.model_calls < guard.max_iterations)
     await fx.log.append(
         OutputInvalidEvent,
         iteration_number=state.guard.iteration,

@@ -25,34 +25,37 @@ def _arguments(parameters: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def tool_reply_schema(specs: Sequence[ToolSpec]) -> dict[str, Any]:
-    """One of the run's tools with its arguments, or a final answer (a string)."""
-    calls = [
-        {
-            "type": "object",
-            "properties": {
-                "thought": {"type": "string"},
-                "action": {"const": spec.name},
-                "action_input": _arguments(spec.parameters),
-                "is_final": {"const": False},
-            },
-            "required": ["thought", "action", "action_input"],
-            "additionalProperties": False,
+def tool_reply_schema(specs: Sequence[ToolSpec], revision: int = 2) -> dict[str, Any]:
+    """One of the run's tools with its arguments, or a final answer (a string). Revision 1
+    (runs recorded with RunSpec 1 to 3) had no `is_final`."""
+    calls = []
+    for spec in specs:
+        properties = {
+            "thought": {"type": "string"},
+            "action": {"const": spec.name},
+            "action_input": _arguments(spec.parameters),
         }
-        for spec in specs
-    ]
-    return {"anyOf": [*calls, final_reply_schema()]}
+        if revision > 1:
+            properties["is_final"] = {"const": False}
+        calls.append(
+            {
+                "type": "object",
+                "properties": properties,
+                "required": ["thought", "action", "action_input"],
+                "additionalProperties": False,
+            }
+        )
+    return {"anyOf": [*calls, final_reply_schema(revision)]}
 
 
-def final_reply_schema() -> dict[str, Any]:
+def final_reply_schema(revision: int = 2) -> dict[str, Any]:
     """A final answer only (a run's last turn: no tool may be named)."""
+    properties: dict[str, Any] = {"thought": {"type": "string"}, "final_answer": {"type": "string"}}
+    if revision > 1:
+        properties["is_final"] = {"const": True}
     return {
         "type": "object",
-        "properties": {
-            "thought": {"type": "string"},
-            "final_answer": {"type": "string"},
-            "is_final": {"const": True},
-        },
+        "properties": properties,
         "required": ["thought", "final_answer"],
         "additionalProperties": False,
     }

@@ -60,7 +60,7 @@ class RunSetup:
             prompted = self.tool_mode == "prompted"
             schema = self.output.reply_schema(self.tools.names() if prompted else ())
         elif self.tool_mode == "prompted" and self.options.reply_grammar:
-            schema = tool_reply_schema(self.tools.specs())
+            schema = tool_reply_schema(self.tools.specs(), self.options.revision)
         object.__setattr__(self, "output_schema", schema)
 
     @property

@@ -48,6 +48,7 @@ class LoopState:
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
             started_at=now,
+            hard_limit=setup.options.revision > 1,
         )
         return cls(Conversation(setup.system_prompt, fingerprinted=fingerprinted), guard)
 
@@ -116,7 +117,9 @@ def extra_call_stop(setup: RunSetup, state: LoopState, now: float) -> Stop | Non
         if isinstance(verdict, Stop) and verdict.reason != "max_iterations":
             return verdict
     guard = state.guard
-    return limit_stop(guard) if guard.model_calls >= guard.max_iterations else None
+    if guard.hard_limit and guard.model_calls >= guard.max_iterations:
+        return limit_stop(guard)
+    return None
 
 
 def having(policies: Sequence[StopPolicy], hook: str) -> tuple[PolicyHook, ...]:

@@ -69,7 +69,11 @@ def model_request(
     guard = state.guard
     if setup.tool_mode == "prompted":  # small models need the task and latest results restated
         note = progress_note(
-            guard.iteration, guard.max_iterations, setup.request, state.recap, last_turn=last_turn
+            guard.iteration,
+            guard.max_iterations,
+            setup.request,
+            state.recap,
+            last_turn=last_turn and guard.hard_limit,  # revision 1 kept the usual hint
         )
     else:
         note = iteration_note(guard.iteration, guard.max_iterations)
@@ -80,7 +84,8 @@ def model_request(
         state.digest = state.conversation.digest(note, setup.native_tool_names)
     schema = setup.output_schema
     if last_turn and setup.output is None:
-        schema = final_reply_schema() if setup.tool_mode == "prompted" else None
+        prompted = setup.tool_mode == "prompted"
+        schema = final_reply_schema(setup.options.revision) if prompted else None
     return ModelRequest(
         messages=state.conversation.request_messages(note),
         tools=() if last_turn else setup.native_tool_specs,

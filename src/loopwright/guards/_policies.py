@@ -13,7 +13,8 @@ class MaxIterations(BasePolicy):
     """
 
     def before_model_call(self, state: GuardState) -> Stop | None:
-        if max(state.iteration, state.model_calls) >= state.max_iterations:
+        used = max(state.iteration, state.model_calls) if state.hard_limit else state.iteration
+        if used >= state.max_iterations:
             return limit_stop(state)
         return None
 

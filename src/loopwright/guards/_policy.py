@@ -65,6 +65,8 @@ class GuardState:
     max_iterations: int = 10
     """The run's hard limit: on iterations, and on model calls (a correction is one too)."""
     model_calls: int = 0
+    hard_limit: bool = True
+    """The limit counts model calls too (revision 2); revision 1 counted iterations only."""
     started_at: float = 0.0
     now: float = 0.0
     usage: Usage = field(default_factory=Usage)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
+from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
 from loopwright.prompts.errors import build_error_observation
 
@@ -40,6 +41,9 @@ class PromptParts:
     """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
     context_window: int | None = None
     """The run's context window, tokens: the token-limit rule names it (None: unknown)."""
+    revision: int = 2
+    """Which revision of the prompt (`AgentOptions.revision`): 1 is the one runs recorded
+    with RunSpec 1 to 3 had (prompts/_revision1.py), kept so they replay as they ran."""
 
 
 TEMPLATE_FIELDS = (
@@ -109,9 +113,9 @@ class PromptBuilder:
         skill = (
             f"\nSKILL INSTRUCTIONS:\n{parts.skill_content.strip()}\n" if parts.skill_content else ""
         )
-        files = (  # listed only when the model can load them
+        files = (  # listed only when the model can load them (revision 1: always)
             self.build_available_files_section(parts.available_files or {}, parts.skill_dir)
-            if READ_TOOL in offered_tools(parts)
+            if READ_TOOL in offered_tools(parts) or parts.revision == 1
             else ""
         )
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
@@ -127,10 +131,10 @@ class PromptBuilder:
                 workspace_section=workspace,
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
-                format_section=templates.PROMPTED_FORMAT if prompted else templates.NATIVE_FORMAT,
+                format_section=_format_section(prompted, parts.revision),
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
-                token_rule=token_rule(parts.context_window),
+                token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
             ).rstrip()
             + "\n"
         )
@@ -143,6 +147,8 @@ class PromptBuilder:
         workspace = workspace_example(parts) if parts.workspace_section else ""
         if workspace:
             return workspace
+        if parts.revision == 1:  # the read example, prompted mode only
+            return revision1.PROMPTED_EXAMPLES if prompted else ""
         offered = offered_tools(parts)
         if READ_TOOL in offered:
             return templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES
@@ -187,6 +193,12 @@ class PromptBuilder:
     build_error_observation = staticmethod(build_error_observation)
 
 
+def _format_section(prompted: bool, revision: int) -> str:
+    if not prompted:
+        return templates.NATIVE_FORMAT
+    return revision1.PROMPTED_FORMAT if revision == 1 else templates.PROMPTED_FORMAT
+
+
 def token_rule(context_window: int | None) -> str:
     """Seed 002's "token limit guidance": replies and quotes kept short, big files read in
     parts; with the run's context window, its size."""
@@ -226,9 +238,15 @@ def workspace_example(parts: PromptParts) -> str:
     )
     native = parts.tool_mode == "native"
     arguments = _call_arguments if native else json.dumps
-    template = templates.WORKSPACE_EXAMPLE_PROMPTED
-    if native:
-        template = templates.WORKSPACE_EXAMPLE_NATIVE
+    template: str
+    if parts.revision == 1:
+        template = (
+            revision1.WORKSPACE_EXAMPLE_NATIVE if native else revision1.WORKSPACE_EXAMPLE_PROMPTED
+        )
+    else:
+        template = (
+            templates.WORKSPACE_EXAMPLE_NATIVE if native else templates.WORKSPACE_EXAMPLE_PROMPTED
+        )
     return template.format(
         read="read",
         edit=edit,

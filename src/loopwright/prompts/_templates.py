@@ -18,8 +18,7 @@ RULES:
 - If a tool fails, try an alternative approach
 - Continue until the task is complete or you cannot make progress
 - Provide clear, actionable final answers
-{token_rule}
-{format_rule}
+{token_rule}{format_rule}
 {examples_section}"""
 
 PROMPTED_FORMAT = """\

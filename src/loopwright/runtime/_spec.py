@@ -7,7 +7,9 @@ from the store alone. Versioned: `RUN_SPEC_VERSION`; runs stored before the type
 Versions: 1, then 2 (`options.last_turn` on by default; a version-1 spec reads it as
 off, so a run recorded before resumes and replays as it ran), then 3 (the options' `extra`
 dict became typed fields: `reply_grammar`, `workspace_context`, `tool_mode_reason`; an
-older spec's `extra` is read into them).
+older spec's `extra` is read into them), then 4 (`options.revision` 2: the hard iteration
+limit, the system prompt with `is_final` and native few-shot examples, the wall clock by
+tools; a spec of version 1 to 3 reads revision 1, so its run replays as it ran).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptParts
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 3
-_READABLE_VERSIONS = (1, 2, 3)
+RUN_SPEC_VERSION = 4
+_READABLE_VERSIONS = (1, 2, 3, 4)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
+_V3_OPTION_DEFAULTS = {"revision": 1}
+"""Options a spec of version 1 to 3 never names, with the behaviour those runs had."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
 
 
@@ -88,6 +92,8 @@ class RunSpec:
         options = dict(values.get("options") or {})
         if version == 1:
             options = {**_V1_OPTION_DEFAULTS, **options}
+        if version <= 3:
+            options = {**_V3_OPTION_DEFAULTS, **options}
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)
