@@ -207,6 +207,11 @@ class HttpClient:
     def __repr__(self) -> str:
         return f"HttpClient({self.provider!r}, {self.base_url!r})"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers each request carries (the key among them: never print them)."""
+        return dict(self._headers)
+
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
 

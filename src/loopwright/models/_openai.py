@@ -147,6 +147,8 @@ class OpenAIModel(HttpModel):
             status_hints={404: "check the model name, and that --base-url ends in /v1"},
             **http,
         )
+        self._context_asked = False
+        self._context: int | None = None
         super().__init__(
             model,
             client,
@@ -155,6 +157,25 @@ class OpenAIModel(HttpModel):
             on_text=on_text,
             max_output_tokens=max_output_tokens,
         )
+
+    def context_window(self) -> int | None:
+        """The server's context size in tokens, when it says: llama.cpp's llama-server
+        reports it at `GET /props` (`default_generation_settings.n_ctx`). Asked once, for at
+        most 2 s; api.openai.com and servers without /props: None."""
+        if self._context_asked:
+            return self._context
+        self._context_asked = True
+        if self.official:
+            return None
+        root = self.client.base_url.removesuffix("/v1")
+        try:
+            reply = httpx.get(f"{root}/props", headers=self.client.headers, timeout=2.0)
+            settings = reply.json().get("default_generation_settings") or {}
+            n_ctx = settings.get("n_ctx") if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            n_ctx = None
+        self._context = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+        return self._context
 
     def request_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         body = chat_body(self.model, request, stream=stream, wire=_wire, tool_json=tool_json)
