@@ -1,7 +1,8 @@
 """The frozen content store of each schema version (tests/fixtures/temporal/content_vN.sql,
-SQL dumps made once by make_temporal_content.py) still loads, opens (v1 is upgraded to the
-current version) and reads the same; a newer schema than this loopwright reads is refused
-by name."""
+SQL dumps made once by make_temporal_content.py) still loads, opens (an older one is
+upgraded to the current version) and reads the same; from v3 on, and in an upgraded one,
+NUL and lone surrogates are kept; a newer schema than this loopwright reads is refused by
+name."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from loopwright.store._pg_local import LocalPostgres
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 RUN = "run_fixture_temporal"
 LONG = "0123456789abcdefghijklmnopqrstuvwxyz\n" * 100
+ODD = "a\x00b\ud800c"
 
 
 def _load(server: LocalPostgres, name: str, version: int = 1) -> str:
@@ -30,7 +32,7 @@ def _load(server: LocalPostgres, name: str, version: int = 1) -> str:
     return url
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_each_frozen_content_store_opens_and_reads_the_same(
     pg_server: LocalPostgres, version: int
 ) -> None:
@@ -55,8 +57,29 @@ def test_each_frozen_content_store_opens_and_reads_the_same(
         assert content.blobs(RUN, [digest_of(LONG)]) == expected
         content.save_blobs(RUN, {digest_of("x" * 3000): "x" * 3000})  # v1 was upgraded
         assert content.blobs(RUN, [digest_of("x" * 3000)]) == {digest_of("x" * 3000): "x" * 3000}
+        if version >= 3:
+            assert_odd_text(content, "call_4_0", 1)
+        else:  # upgraded: it takes such text now
+            content.save_request(RUN, 1, [Message.user(ODD), Message.assistant(ODD)])
+            content.claim_tool_call(f"{RUN}:call_4_0", RUN)
+            odd = ToolResult("call_4_0", "echo", ODD, truncated=True)
+            content.finish_tool_call(f"{RUN}:call_4_0", odd, ODD * 1000)
+            content.save_blobs(RUN, {digest_of(ODD * 1000): ODD * 1000})
+            assert_odd_text(content, "call_4_0", 1)
     finally:
         content.close()
+
+
+def assert_odd_text(content: ContentStore, call_id: str, call: int) -> None:
+    """NUL and a lone surrogate read back exactly, wherever the content store keeps text."""
+    assert content.load_request(RUN, call) == [Message.user(ODD), Message.assistant(ODD)]
+    assert content.tool_call(f"{RUN}:{call_id}") == (
+        "done",
+        ToolResult(call_id, "echo", ODD, truncated=True),
+        1,
+    )
+    assert content.full_result(f"{RUN}:{call_id}") == ODD * 1000
+    assert content.blobs(RUN, [digest_of(ODD * 1000)]) == {digest_of(ODD * 1000): ODD * 1000}
 
 
 def test_a_newer_content_store_is_refused(pg_server: LocalPostgres) -> None:

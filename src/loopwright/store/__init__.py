@@ -22,6 +22,7 @@ from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
 from loopwright.store._tail import tail_events
+from loopwright.store._text import row_text, storable_text
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -45,7 +46,9 @@ __all__ = [
     "owner_is_gone",
     "record_after",
     "redact_url",
+    "row_text",
     "start_local_postgres",
+    "storable_text",
     "store_location",
     "tail_events",
 ]

@@ -15,6 +15,12 @@ here, in the `loopwright_temporal` schema (version 1):
   the embedded engine, so no workflow payload carries it.
 - `blobs` (version 2): long tool results by (run_id, SHA-256), which the workflow holds
   as references (engines/temporal/_refs.py) and activities expand again.
+
+Every string a model or a tool can produce reads back exactly (version 3). Messages and
+results are `json` columns, not `jsonb`: `json` keeps the document's text as it was sent,
+escapes and all, where `jsonb` refuses a NUL (`\\u0000`) and a lone surrogate; nothing
+queries inside them. The text columns (a full result, a blob) hold such a text escaped, as
+the run stores do (`storable_text` / `row_text`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from loopwright.errors import StoreError
 from loopwright.messages import Message, ToolResult
+from loopwright.store import row_text, storable_text
 from loopwright.store._pg_errors import Redactor
 
 if TYPE_CHECKING:
@@ -33,16 +40,16 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 SCHEMA = "loopwright_temporal"
-VERSION = 2
+VERSION = 3
 _DDL = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA};
 CREATE TABLE IF NOT EXISTS {SCHEMA}.version (version integer NOT NULL);
 CREATE TABLE IF NOT EXISTS {SCHEMA}.requests (
-    run_id text NOT NULL, call integer NOT NULL, messages jsonb NOT NULL,
+    run_id text NOT NULL, call integer NOT NULL, messages json NOT NULL,
     PRIMARY KEY (run_id, call));
 CREATE TABLE IF NOT EXISTS {SCHEMA}.tool_calls (
     key text PRIMARY KEY, run_id text NOT NULL, state text NOT NULL,
-    result jsonb, attempts integer NOT NULL DEFAULT 1,
+    result json, attempts integer NOT NULL DEFAULT 1,
     started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz,
     full_result text);
 CREATE TABLE IF NOT EXISTS {SCHEMA}.blobs (
@@ -137,7 +144,7 @@ class ContentStore:
             row = conn.execute(
                 f"UPDATE {SCHEMA}.tool_calls SET state = 'done', result = %s, full_result = %s, "
                 "finished_at = now() WHERE key = %s AND state = 'started' RETURNING 1",
-                (data, full_result, key),
+                (data, storable_text(full_result), key),
             ).fetchone()
             if row is not None:
                 return result
@@ -163,7 +170,7 @@ class ContentStore:
             row = conn.execute(
                 f"SELECT full_result FROM {SCHEMA}.tool_calls WHERE key = %s", (key,)
             ).fetchone()
-        return None if row is None or row[0] is None else str(row[0])
+        return None if row is None or row[0] is None else row_text(str(row[0]))
 
     def save_blobs(self, run_id: str, texts: dict[str, str]) -> None:
         """Store texts by digest (a text stored before stays as it is)."""
@@ -173,7 +180,7 @@ class ContentStore:
             cur.executemany(
                 f"INSERT INTO {SCHEMA}.blobs (run_id, digest, content) VALUES (%s, %s, %s) "
                 "ON CONFLICT (run_id, digest) DO NOTHING",
-                [(run_id, digest, text) for digest, text in texts.items()],
+                [(run_id, digest, storable_text(text)) for digest, text in texts.items()],
             )
 
     def blobs(self, run_id: str, digests: Iterable[str]) -> dict[str, str]:
@@ -187,7 +194,7 @@ class ContentStore:
                 "WHERE run_id = %s AND digest = ANY(%s)",
                 (run_id, wanted),
             ).fetchall()
-        return {str(row[0]): str(row[1]) for row in rows}
+        return {str(row[0]): row_text(str(row[1])) or "" for row in rows}
 
     def close(self) -> None:
         self._pool.close()
@@ -199,7 +206,13 @@ def _migrate(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
         conn.execute(_DDL)
         row = conn.execute(f"SELECT max(version) FROM {SCHEMA}.version").fetchone()
         found = row[0] if row else None
-        if found is None or found < VERSION:  # v1 -> v2: the blobs table (made above)
+        if found is not None and found < 3:  # v2 -> v3: json keeps NUL, lone surrogates
+            for table, column in (("requests", "messages"), ("tool_calls", "result")):
+                conn.execute(
+                    f"ALTER TABLE {SCHEMA}.{table} ALTER COLUMN {column} TYPE json "
+                    f"USING {column}::json"
+                )
+        if found is None or found < VERSION:  # v2's blobs table is made above
             conn.execute(f"INSERT INTO {SCHEMA}.version VALUES (%s)", (VERSION,))
         elif found > VERSION:
             raise StoreError(
