@@ -51,7 +51,8 @@ def event_schema(cls: type[Any]) -> dict[str, Any]:
         if field.name == "type":
             properties["type"] = {"const": field.default}
         no_default = field.default is dataclasses.MISSING
-        if (no_default and field.default_factory is dataclasses.MISSING) or field.name == "type":
+        required_field = no_default and field.default_factory is dataclasses.MISSING
+        if required_field or field.name in ("type", "run_id", "seq", "ts"):
             required.append(field.name)
     return {
         "type": "object",

@@ -4,13 +4,13 @@ for approval where the run says so), keep the observations, then ask the policie
 from __future__ import annotations
 
 from loopwright.agent._approval import ask_approval, refusal_text
-from loopwright.agent._replies import finished_fields
+from loopwright.agent._replies import finished_event
 from loopwright.agent._result import CompletedStep
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop
 from loopwright.agent._subagent import subagent_run_id
 from loopwright.effects import Effects
-from loopwright.events import ToolCallEvent, ToolCallStartedEvent
+from loopwright.events import ToolCallStartedEvent
 from loopwright.guards import CallSignature, Nudge, Stop
 from loopwright.messages import Message, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction
@@ -65,12 +65,13 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
             return ToolResult(call.id, call.name, text, True)
     if fx.log.listening:
         await fx.log.append(
-            ToolCallStartedEvent,
-            iteration_number=iteration,
-            call_id=call.id,
-            tool_name=call.name,
-            arguments=call.arguments,
-            child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
+            ToolCallStartedEvent(
+                iteration_number=iteration,
+                call_id=call.id,
+                tool_name=call.name,
+                arguments=call.arguments,
+                child_run_id=subagent_run_id(setup.tools, setup.run_id, call.id, call.name),
+            )
         )
     signature = CallSignature(call.name, call.arguments)
     state.guard.call_signatures.append(signature)
@@ -89,8 +90,7 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:
-        fields = finished_fields(iteration, call, signature.arguments_json(), result)
-        await fx.log.append(ToolCallEvent, **fields)
+        await fx.log.append(finished_event(iteration, call, signature.arguments_json(), result))
     return result
 
 

@@ -139,23 +139,25 @@ async def ask_approval(fx: Effects, call: ToolCall, timeout_s: float) -> GateVer
     try:
         await asyncio.sleep(0)
         await fx.log.append(
-            ConfirmationRequiredEvent,
-            step=request.step,
-            request_id=request.request_id,
-            message=request.message,
-            timeout_s=timeout_s,
+            ConfirmationRequiredEvent(
+                step=request.step,
+                request_id=request.request_id,
+                message=request.message,
+                timeout_s=timeout_s,
+            )
         )
         verdict = await asked
     except BaseException:
         asked.cancel()
         raise
     await fx.log.append(
-        GateDecisionEvent,
-        step=request.step,
-        request_id=request.request_id,
-        approved=verdict.approved,
-        decided_by=verdict.decided_by,
-        reason=verdict.reason,
+        GateDecisionEvent(
+            step=request.step,
+            request_id=request.request_id,
+            approved=verdict.approved,
+            decided_by=verdict.decided_by,
+            reason=verdict.reason,
+        )
     )
     return verdict
 

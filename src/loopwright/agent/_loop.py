@@ -62,16 +62,17 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     log = fx.log
     if log.listening:  # its fields are built only for someone reading
         await log.append(
-            RunStartedEvent,
-            kind="agent",
-            request=setup.request,
-            model=setup.model.name,
-            tools=setup.tools.names(),
-            options=setup.options.to_dict(),
-            tenant=setup.tenant,
-            parent_run_id=setup.parent_run_id,
-            spec=setup.spec,
-            parent_call_id=setup.parent_call_id,
+            RunStartedEvent(
+                kind="agent",
+                request=setup.request,
+                model=setup.model.name,
+                tools=setup.tools.names(),
+                options=setup.options.to_dict(),
+                tenant=setup.tenant,
+                parent_run_id=setup.parent_run_id,
+                spec=setup.spec,
+                parent_call_id=setup.parent_call_id,
+            )
         )
         await log.flush()  # the run exists in the store before its first effect
     state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
@@ -84,7 +85,7 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     except ReplayDivergence:
         raise
     except LoopwrightError as exc:
-        await log.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
+        await log.append(RunErrorEvent(error_type=type(exc).__name__, message=str(exc)))
         result = state.result(setup, "failed", reason="error", message=str(exc))
     return await _finish(setup, fx, result)
 
@@ -99,7 +100,7 @@ async def _loop(setup: RunSetup, fx: Effects, state: LoopState) -> ExecutionResu
                 answered = await _last_turn(setup, fx, state, outcome)
                 if answered is not None:
                     return answered
-            await fx.log.append(RunStoppedEvent, reason=outcome.reason, message=outcome.message)
+            await fx.log.append(RunStoppedEvent(reason=outcome.reason, message=outcome.message))
             return state.result(setup, "stopped", reason=outcome.reason, message=outcome.message)
 
 
@@ -113,7 +114,7 @@ async def _last_turn(
     if extra_call_stop(setup, state, fx.monotonic()) is not None:
         return None  # the limit, the budget, the clock or a policy of yours forbids it
     why = stop.message.removeprefix("Stopped: ")
-    await fx.log.append(WarningEvent, message=f"{stop.message.rstrip('.')}; {ASKING}")
+    await fx.log.append(WarningEvent(message=f"{stop.message.rstrip('.')}; {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why[:1].upper() + why[1:])
     except (TimeoutError, ModelError, ScriptExhaustedError):
@@ -126,7 +127,7 @@ async def _limit_turn(setup: RunSetup, fx: Effects, state: LoopState) -> Executi
     never be read by the model. A final answer ends the run; anything else is the limit."""
     guard = state.guard
     why = f"This is the last model call the iteration limit ({guard.max_iterations}) allows."
-    await fx.log.append(WarningEvent, message=f"{why[:-1]}; {ASKING}")
+    await fx.log.append(WarningEvent(message=f"{why[:-1]}; {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why)
     except TimeoutError:
@@ -163,9 +164,10 @@ async def _next_iteration(fx: Effects, guard: GuardState) -> None:
     guard.iteration += 1
     if fx.log.listening:
         await fx.log.append(
-            IterationStartedEvent,
-            iteration_number=guard.iteration,
-            max_iterations=guard.max_iterations,
+            IterationStartedEvent(
+                iteration_number=guard.iteration,
+                max_iterations=guard.max_iterations,
+            )
         )
 
 
@@ -221,11 +223,12 @@ async def _final(
     retry = state.output_attempts <= setup.options.output_retries
     retry = retry and (not guard.hard_limit or guard.model_calls < guard.max_iterations)
     await fx.log.append(
-        OutputInvalidEvent,
-        iteration_number=state.guard.iteration,
-        answer=final.answer,
-        errors=list(checked.errors),
-        will_retry=retry,
+        OutputInvalidEvent(
+            iteration_number=state.guard.iteration,
+            answer=final.answer,
+            errors=list(checked.errors),
+            will_retry=retry,
+        )
     )
     if retry:
         state.conversation.append(Message.user(spec.feedback(checked.errors)))
@@ -234,7 +237,7 @@ async def _final(
         f"the final answer did not match the output type {spec.name} after "
         f"{state.output_attempts} attempt(s): {'; '.join(checked.errors)}"
     )
-    await fx.log.append(RunErrorEvent, error_type="OutputValidationError", message=message)
+    await fx.log.append(RunErrorEvent(error_type="OutputValidationError", message=message))
     result = state.result(
         setup, "failed", reason="output_invalid", message=message, answer=final.answer
     )
@@ -253,14 +256,15 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
     if not fx.log.listening:
         return result
     await fx.log.append(
-        RunFinishedEvent,
-        status=result.status,
-        answer=result.answer,
-        reason=result.reason,
-        usage=result.usage.to_dict(),
-        cost=result.cost,
-        steps=len(result.steps),
-        partial=None if result.success else result.partial(),
+        RunFinishedEvent(
+            status=result.status,
+            answer=result.answer,
+            reason=result.reason,
+            usage=result.usage.to_dict(),
+            cost=result.cost,
+            steps=len(result.steps),
+            partial=None if result.success else result.partial(),
+        )
     )
     return result
 
@@ -275,10 +279,11 @@ async def _verify(setup: RunSetup, fx: Effects) -> VerificationResult:
 
     verification = await fx.verify(check)
     await fx.log.append(
-        VerificationEvent,
-        outcome=verification.outcome,
-        passed=list(verification.passed),
-        failed=list(verification.failed),
-        output=verification.output,
+        VerificationEvent(
+            outcome=verification.outcome,
+            passed=list(verification.passed),
+            failed=list(verification.failed),
+            output=verification.output,
+        )
     )
     return verification

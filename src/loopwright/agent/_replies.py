@@ -1,12 +1,12 @@
 """What the loop writes about a reply and a tool call: the history's text of the action
-taken, and the fields of the `model_response` and `tool_call` events."""
+taken, and the `model_response` and `tool_call` events."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from loopwright.events import reply_end
+from loopwright.events import ModelResponseEvent, ToolCallEvent, reply_end
 from loopwright.messages import ModelResponse, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
 from loopwright.prompts import summarize
@@ -30,37 +30,43 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
     return _ACTION_JSON.encode(action)
 
 
-def response_fields(
-    iteration: int, digest: str, response: ModelResponse, outcome: ParseOutcome
-) -> dict[str, Any]:
-    """The fields of a reply's `model_response` event."""
+def response_event(
+    iteration: int,
+    digest: str,
+    response: ModelResponse,
+    outcome: ParseOutcome,
+    duration_ms: float,
+) -> ModelResponseEvent:
+    """A reply's `model_response` event."""
     actions = []
     if isinstance(outcome, ParsedAction):
         actions = [{"tool": c.name, "arguments": c.arguments, "id": c.id} for c in outcome.calls]
-    return {
-        "iteration_number": iteration,
-        "response": response.to_dict(),
-        "request_digest": digest,
-        "thought": None if isinstance(outcome, ParseFailure) else outcome.thought,
-        "actions": actions,
-        "final_answer": outcome.answer if isinstance(outcome, ParsedFinal) else None,
-        "ended": reply_end(response.finish_reason),
-    }
+    return ModelResponseEvent(
+        iteration_number=iteration,
+        response=response.to_dict(),
+        request_digest=digest,
+        thought=None if isinstance(outcome, ParseFailure) else outcome.thought,
+        actions=actions,
+        final_answer=outcome.answer if isinstance(outcome, ParsedFinal) else None,
+        duration_ms=round(duration_ms, 3),
+        ended=reply_end(response.finish_reason),
+    )
 
 
-def finished_fields(
+def finished_event(
     iteration: int, call: ToolCall, arguments_json: str, result: ToolResult
-) -> dict[str, Any]:
-    return {
-        "iteration_number": iteration,
-        "call_id": call.id,
-        "tool_name": call.name,
-        "arguments": call.arguments,
-        "args_summary": summarize(arguments_json, SUMMARY_CHARS),
-        "result": result.content,
-        "result_summary": summarize(result.content, SUMMARY_CHARS),
-        "is_error": result.is_error,
-        "duration_ms": round(result.duration_ms, 3),
-        "truncated": result.truncated,
-        "redactions": result.redactions,
-    }
+) -> ToolCallEvent:
+    """A finished tool call's `tool_call` event."""
+    return ToolCallEvent(
+        iteration_number=iteration,
+        call_id=call.id,
+        tool_name=call.name,
+        arguments=call.arguments,
+        args_summary=summarize(arguments_json, SUMMARY_CHARS),
+        result=result.content,
+        result_summary=summarize(result.content, SUMMARY_CHARS),
+        is_error=result.is_error,
+        duration_ms=round(result.duration_ms, 3),
+        truncated=result.truncated,
+        redactions=result.redactions,
+    )

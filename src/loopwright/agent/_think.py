@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 
 from loopwright.agent._conversation import estimate_tokens
-from loopwright.agent._replies import acted_on_text, response_fields
+from loopwright.agent._replies import acted_on_text, response_event
 from loopwright.agent._reply_grammar import final_reply_schema
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, extra_call_stop
 from loopwright.effects import Effects
-from loopwright.events import ModelResponseEvent, ParseErrorEvent
+from loopwright.events import ParseErrorEvent
 from loopwright.guards import Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
@@ -34,8 +34,9 @@ async def think(
         outcome = received(setup, state, response)
         if listening:  # its fields are built only for someone reading
             duration_ms = (time.perf_counter() - started) * 1000
-            fields = response_fields(state.guard.iteration, state.digest, response, outcome)
-            await fx.log.append(ModelResponseEvent, duration_ms=round(duration_ms, 3), **fields)
+            iteration = state.guard.iteration
+            event = response_event(iteration, state.digest, response, outcome, duration_ms)
+            await fx.log.append(event)
         if not isinstance(outcome, ParseFailure):
             return outcome
         stop = None  # a correction is a model call too: the limit, budget and clock apply
@@ -44,11 +45,12 @@ async def think(
         will_retry = attempt < attempts and stop is None
         problem = outcome.message
         await fx.log.append(
-            ParseErrorEvent,
-            iteration_number=state.guard.iteration,
-            message=outcome.message,
-            raw=response.text,
-            will_retry=will_retry,
+            ParseErrorEvent(
+                iteration_number=state.guard.iteration,
+                message=outcome.message,
+                raw=response.text,
+                will_retry=will_retry,
+            )
         )
         if stop is not None:
             return stop

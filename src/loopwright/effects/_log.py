@@ -1,6 +1,8 @@
 """EventLog: the one way a run's events go out.
 
-`append` numbers the event (`seq`, gap-free), stamps its time, scrubs every text in it,
+A producer builds the event it means (`ToolCallEvent(call_id=..., ...)`: mypy checks its
+fields) and leaves `run_id`, `seq` and `ts` to the log. `append` numbers the event (`seq`,
+gap-free), stamps its run and time, scrubs every text in it,
 awaits the `before_send` hook if one is set, hands it to the recorder (the store's writer,
 which makes it durable off the event loop) and to the in-process sink. No event reaches a
 store, a screen or a subscriber unscrubbed.
@@ -9,8 +11,9 @@ A log may start with a recorded prefix (the events of an earlier process of the 
 while the run re-makes those events they are checked against the recording instead of
 going out again (`ReplayDivergence` if the code now does something else).
 
-A log nobody reads (no sink, no recorder, no recording) builds no events at all: a plain
-`agent.run()` pays nothing for them.
+A log nobody reads (no sink, no recorder, no recording) stamps and sends nothing; the loops
+also skip building the events of a step when `listening` is false, so a plain `agent.run()`
+pays nothing for them.
 """
 
 from __future__ import annotations
@@ -79,14 +82,20 @@ class EventLog:
         """The next event re-makes one that is already recorded."""
         return self.seq < len(self.recorded)
 
-    async def append(self, event_type: type[E], /, **fields: Any) -> E | None:
-        """Number, stamp, scrub and send one event; None when nobody listens."""
+    async def append(self, draft: E, /) -> E | None:
+        """Number, stamp, scrub and send one event; None when nobody listens.
+
+        `draft` is the event as its producer built it: its `run_id`, `seq` and `ts` are the
+        log's to fill in (whatever it holds there is replaced). What goes out, and what is
+        returned, is a new event of the draft's type: its fields (scrubbed) and the log's
+        stamps (a new one: events are frozen, the draft is not changed)."""
         if not self.listening:
             return None
+        fields = _content(draft)
         if self.scrubber is not None:
             fields = self.scrubber.scrub_fields(fields)
         self.seq += 1
-        event = event_type(run_id=self.run_id, seq=self.seq, ts=self._now(), **fields)
+        event = type(draft)(run_id=self.run_id, seq=self.seq, ts=self._now(), **fields)
         if self.seq <= len(self.recorded):
             self._check(event)
             return event
@@ -112,3 +121,10 @@ class EventLog:
         """Return once every event appended so far is durable (a no-op with no recorder)."""
         if self.recorder is not None:
             await self.recorder.flush()
+
+
+def _content(event: Event) -> dict[str, Any]:
+    """An event's fields but the log's stamps, by name (what the scrubber searches). An
+    event class's `__slots__` (slots=True) lists the fields it adds to BaseEvent's stamps:
+    no field list is built per call."""
+    return {name: getattr(event, name) for name in type(event).__slots__}

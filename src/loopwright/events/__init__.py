@@ -2,8 +2,9 @@
 
 Every event is a small frozen dataclass with a `type` literal, named after it: the wire type
 in CamelCase plus `Event` (`tool_call` -> `ToolCallEvent`). They share `run_id`, `seq`
-(gap-free within a run) and `ts` (seconds since the epoch); every field a producer must
-give has no default. One union, `Event`; one JSON codec (`event_to_dict` /
+(gap-free within a run) and `ts` (seconds since the epoch), which the run's EventLog fills
+in (a producer builds the event without them); every field a producer must give has no
+default. One union, `Event`; one JSON codec (`event_to_dict` /
 `event_from_dict`, `encode_event` / `decode_event`). The wire carries `v`, the schema
 version; tests/fixtures/events_v{N}.jsonl hold a frozen sample of each version, every older
 version is still read, and docs/events.schema.json is the JSON Schema of each type.

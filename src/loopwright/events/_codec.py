@@ -20,6 +20,8 @@ from loopwright.events._types import (
     reply_end,
 )
 
+_STAMPS = ("run_id", "seq", "ts")
+"""What every written event holds (a producer's draft leaves them to the EventLog)."""
 _FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
 """Each event class's field names (`dataclasses.fields` builds a tuple on every call)."""
 
@@ -100,6 +102,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise EventDecodeError(f"unknown event type {data.get('type')!r}")
     fields = {k: v for k, v in data.items() if k != "v"}
+    missing = [name for name in _STAMPS if name not in fields]
+    if missing:  # defaults for producers' drafts, never for what was written
+        raise EventDecodeError(f"bad {data.get('type')} event: missing {', '.join(missing)}")
     if version < SCHEMA_VERSION:
         fields = _upgrade(fields, version)
     try:

@@ -35,11 +35,12 @@ RunStatus = Literal["completed", "stopped", "failed", "cancelled", "interrupted"
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BaseEvent:
-    """Fields every event carries."""
+    """Fields every event carries. A producer leaves them out: the run's EventLog fills
+    them in as it appends the event (effects/_log.py), and the wire always carries them."""
 
-    run_id: str
-    seq: int
-    ts: float
+    run_id: str = ""
+    seq: int = 0
+    ts: float = 0.0
 
 
 # --- agent runs ---------------------------------------------------------------------------

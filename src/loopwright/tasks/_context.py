@@ -8,10 +8,11 @@ event that changed it is recorded or sent.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from loopwright.effects import Effects
 from loopwright.events import (
@@ -60,10 +61,10 @@ class Journal:
         if self.writer is not None and isinstance(event, EXPORT_AFTER):
             await self.writer.save(self.state)
 
-    async def append(self, event_type: type[E], /, **fields: Any) -> E:
-        event = await self.fx.log.append(event_type, **fields)
+    async def append(self, draft: E, /) -> E:
+        event = await self.fx.log.append(draft)
         if event is None:  # nobody reads the log: the state still needs the event
-            event = event_type(run_id=self.fx.log.run_id, seq=0, ts=time.time(), **fields)
+            event = dataclasses.replace(draft, run_id=self.fx.log.run_id, ts=time.time())
         if event is not self._folded:  # not sent (a recorded one re-made, or nobody listens)
             apply_event(self.state, event, self._started)
             if self.writer is not None and isinstance(event, EXPORT_AFTER):

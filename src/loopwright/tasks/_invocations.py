@@ -143,7 +143,7 @@ async def stream_agent(
         for text in texts:
             if text:
                 chunks.append(text)
-                await ctx.journal.append(StreamEvent, step=name, chunk=text)
+                await ctx.journal.append(StreamEvent(step=name, chunk=text))
 
     try:
         result: ExecutionResult = await agent.run(

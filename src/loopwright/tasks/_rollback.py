@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from loopwright.agent import new_run_id
 from loopwright.clock import Clock, SystemClock
@@ -55,16 +54,16 @@ async def rollback_task_run(
     )
     log.listening = True  # the events are yielded, even with no sink
 
-    async def emit(event_type: type[Event], **fields: Any) -> Event:
-        event: Event | None = await log.append(event_type, **fields)
+    async def emit(draft: Event) -> Event:
+        event = await log.append(draft)
         assert event is not None
         return event
 
     changes = len(state.change_log)
     name = f"rollback:{state.task_name}"
-    yield await emit(RunStartedEvent, **_started_fields(state))
+    yield await emit(_started(state))
     await log.flush()  # the rollback run is stored before it touches a file
-    yield await emit(TaskStartEvent, task_name=name, total_steps=changes)
+    yield await emit(TaskStartEvent(task_name=name, total_steps=changes))
     safety = OperationSafety(
         workspace=Path(state.workspace or "."),
         backup_dir=Path(state.workspace or "."),
@@ -77,11 +76,11 @@ async def rollback_task_run(
         outcomes = [_undone(undo, entry) for entry in reversed(state.change_log)]
     for outcome in outcomes:
         failures += not outcome.ok
-        yield await emit(FunctionResultEvent, **_undo_fields(outcome))
+        yield await emit(_undone_event(outcome))
     summary = f"undid {changes - failures} of {changes} change(s) of {state.task_id}"
     status = "completed" if failures == 0 else "failed"
-    yield await emit(TaskCompleteEvent, task_name=name, status=status, summary=summary)
-    yield await emit(RunFinishedEvent, **_finished_fields(changes, failures, summary))
+    yield await emit(TaskCompleteEvent(task_name=name, status=status, summary=summary))
+    yield await emit(_finished(changes, failures, summary))
     if failures == 0:
         state.status = "rolled_back"
         state.summary = f"rolled back by {log.run_id}"
@@ -104,38 +103,38 @@ def _check_can_roll_back(state: TaskRunState) -> None:
         raise TaskRunError(f"task run {state.task_id} is still running")
 
 
-def _started_fields(state: TaskRunState) -> dict[str, Any]:
-    return {
-        "kind": "task",
-        "request": f"rollback {state.task_id}",
-        "model": "",
-        "tools": [],
-        "options": {"rollback_of": state.task_id, "task_file": state.task_file},
-        "tenant": state.client_name,
-        "parent_run_id": state.task_id,
-    }
+def _started(state: TaskRunState) -> RunStartedEvent:
+    return RunStartedEvent(
+        kind="task",
+        request=f"rollback {state.task_id}",
+        model="",
+        tools=[],
+        options={"rollback_of": state.task_id, "task_file": state.task_file},
+        tenant=state.client_name,
+        parent_run_id=state.task_id,
+    )
 
 
-def _undo_fields(outcome: UndoOutcome) -> dict[str, Any]:
+def _undone_event(outcome: UndoOutcome) -> FunctionResultEvent:
     entry = outcome.entry
-    return {
-        "step": entry.step,
-        "function": "undo",
-        "arguments": {"action": entry.action, "resource_id": entry.resource_id},
-        "result": outcome.message if outcome.ok else None,
-        "success": outcome.ok,
-        "error": None if outcome.ok else outcome.message,
-    }
+    return FunctionResultEvent(
+        step=entry.step,
+        function="undo",
+        arguments={"action": entry.action, "resource_id": entry.resource_id},
+        result=outcome.message if outcome.ok else None,
+        success=outcome.ok,
+        error=None if outcome.ok else outcome.message,
+    )
 
 
-def _finished_fields(changes: int, failures: int, summary: str) -> dict[str, Any]:
+def _finished(changes: int, failures: int, summary: str) -> RunFinishedEvent:
     completed = failures == 0
-    return {
-        "status": "completed" if completed else "failed",
-        "answer": summary,
-        "reason": None if completed else "failed",
-        "usage": {},
-        "cost": 0.0,
-        "steps": changes,
-        "partial": None if completed else {"undo_failures": failures},
-    }
+    return RunFinishedEvent(
+        status="completed" if completed else "failed",
+        answer=summary,
+        reason=None if completed else "failed",
+        usage={},
+        cost=0.0,
+        steps=changes,
+        partial=None if completed else {"undo_failures": failures},
+    )

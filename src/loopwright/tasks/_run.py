@@ -61,41 +61,43 @@ async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     ctx = _context(plan, fx)
     task = plan.task
     await ctx.journal.append(
-        RunStartedEvent,
-        kind="task",
-        request=plan.spec.request or task.name,
-        model=plan.model.name if plan.model is not None else "",
-        tools=plan.registry.names(),
-        options={
-            "task_file": task.source_path,
-            "task_name": task.name,
-            "inputs": dict(plan.inputs),
-            "workspace": str(plan.settings.workspace),
-        },
-        tenant=plan.spec.tenant,
-        spec=plan.spec.to_dict(),
+        RunStartedEvent(
+            kind="task",
+            request=plan.spec.request or task.name,
+            model=plan.model.name if plan.model is not None else "",
+            tools=plan.registry.names(),
+            options={
+                "task_file": task.source_path,
+                "task_name": task.name,
+                "inputs": dict(plan.inputs),
+                "workspace": str(plan.settings.workspace),
+            },
+            tenant=plan.spec.tenant,
+            spec=plan.spec.to_dict(),
+        )
     )
-    await ctx.journal.append(TaskStartEvent, task_name=task.name, total_steps=len(task.steps))
+    await ctx.journal.append(TaskStartEvent(task_name=task.name, total_steps=len(task.steps)))
     progress = TaskProgress(plan.inputs, plan.spec.request)
     try:
         progress = await _body(ctx, progress)
     except asyncio.CancelledError:
-        await ctx.journal.append(TaskCompleteEvent, task_name=task.name, status="cancelled")
+        await ctx.journal.append(TaskCompleteEvent(task_name=task.name, status="cancelled"))
         await ctx.journal.append(
-            RunFinishedEvent,
-            status="cancelled",
-            answer=None,
-            reason="cancelled",
-            usage={},
-            cost=0.0,
-            steps=len(ctx.journal.state.steps_completed),
-            partial={"failed_step": ctx.journal.state.current_step},
+            RunFinishedEvent(
+                status="cancelled",
+                answer=None,
+                reason="cancelled",
+                usage={},
+                cost=0.0,
+                steps=len(ctx.journal.state.steps_completed),
+                partial={"failed_step": ctx.journal.state.current_step},
+            )
         )
         raise
     except ReplayDivergence:
         raise
     except LoopwrightError as exc:
-        await ctx.journal.append(RunErrorEvent, error_type=type(exc).__name__, message=str(exc))
+        await ctx.journal.append(RunErrorEvent(error_type=type(exc).__name__, message=str(exc)))
         progress = dataclasses.replace(progress, stopped=("failed", str(exc)))
     await _finish(ctx, progress)
     return ctx.journal.state
@@ -140,7 +142,7 @@ async def _body(ctx: StepContext, progress: TaskProgress) -> TaskProgress:
     progress = await _hook(ctx, progress, "post-task")
     if progress.stopped is not None:
         message = f"post-task hook failed: {progress.stopped[1]}"
-        await ctx.journal.append(WarningEvent, message=message)
+        await ctx.journal.append(WarningEvent(message=message))
         progress = forgive(progress)
     return progress
 
@@ -159,14 +161,15 @@ async def _hook(ctx: StepContext, progress: TaskProgress, kind: str) -> TaskProg
 async def _step(
     ctx: StepContext, progress: TaskProgress, step: StepDefinition, index: int, name: str
 ) -> TaskProgress:
-    await ctx.journal.append(StepStartEvent, step=name, step_index=index, step_type=step.type)
+    await ctx.journal.append(StepStartEvent(step=name, step_index=index, step_type=step.type))
     outcome = await _outcome(ctx, progress, step, name)
     await ctx.journal.append(
-        StepCompleteEvent,
-        step=name,
-        status=outcome.status,
-        result=outcome.result,
-        error=outcome.error,
+        StepCompleteEvent(
+            step=name,
+            status=outcome.status,
+            result=outcome.result,
+            error=outcome.error,
+        )
     )
     return advance(progress, step.name, name, outcome)
 
@@ -200,19 +203,20 @@ async def _finish(ctx: StepContext, progress: TaskProgress) -> None:
                 f"; {changes} change(s) can be undone with: loopwright task rollback {ctx.run_id}"
             )
     journal = ctx.journal
-    await journal.append(TaskCompleteEvent, task_name=task.name, status=status, summary=summary)
+    await journal.append(TaskCompleteEvent(task_name=task.name, status=status, summary=summary))
     state = journal.state
     await journal.append(
-        RunFinishedEvent,
-        status=status,
-        answer=summary,
-        reason=None if status == "completed" else status,
-        usage={},
-        cost=0.0,
-        steps=len(state.steps_completed),
-        partial=None
-        if status == "completed"
-        else {"failed_step": state.current_step, "changes": len(state.change_log)},
+        RunFinishedEvent(
+            status=status,
+            answer=summary,
+            reason=None if status == "completed" else status,
+            usage={},
+            cost=0.0,
+            steps=len(state.steps_completed),
+            partial=None
+            if status == "completed"
+            else {"failed_step": state.current_step, "changes": len(state.change_log)},
+        )
     )
 
 
@@ -228,12 +232,13 @@ async def _undo(ctx: StepContext, progress: TaskProgress) -> int:
         entry = ChangeEntry.from_dict(outcome["entry"])
         undone += bool(outcome["ok"])
         await ctx.journal.append(
-            FunctionResultEvent,
-            step=entry.step,
-            function="undo",
-            arguments={"resource_id": entry.resource_id},
-            result=outcome["message"] if outcome["ok"] else None,
-            success=bool(outcome["ok"]),
-            error=None if outcome["ok"] else outcome["message"],
+            FunctionResultEvent(
+                step=entry.step,
+                function="undo",
+                arguments={"resource_id": entry.resource_id},
+                result=outcome["message"] if outcome["ok"] else None,
+                success=bool(outcome["ok"]),
+                error=None if outcome["ok"] else outcome["message"],
+            )
         )
     return undone

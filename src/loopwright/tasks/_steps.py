@@ -81,11 +81,12 @@ async def run_tool_step(
     call = ToolCall(id=tool_call_id(ctx.run_id, name), name=tool.name, arguments=arguments)
     journal = ctx.journal
     await journal.append(
-        ToolCallStartedEvent,
-        iteration_number=0,
-        call_id=call.id,
-        tool_name=tool.name,
-        arguments=arguments,
+        ToolCallStartedEvent(
+            iteration_number=0,
+            call_id=call.id,
+            tool_name=tool.name,
+            arguments=arguments,
+        )
     )
     # the executor holds the tool's own timeout (its expiry is an error result, not a raise)
     outcome = await ctx.fx.call_tool(
@@ -94,13 +95,14 @@ async def run_tool_step(
     value = None if outcome.is_error else decode_result(outcome.content)
     error = outcome.content if outcome.is_error else None
     await journal.append(
-        FunctionResultEvent,
-        step=name,
-        function=tool.name,
-        arguments=arguments,
-        result=value,
-        success=not outcome.is_error,
-        error=error,
+        FunctionResultEvent(
+            step=name,
+            function=tool.name,
+            arguments=arguments,
+            result=value,
+            success=not outcome.is_error,
+            error=error,
+        )
     )
     if error is not None:
         return StepOutcome.failed(error, changes=changes)
@@ -130,18 +132,20 @@ async def _guard_write(
         return StepOutcome.failed(f"backup before {tool.name} failed: {entries}")
     for entry in entries:
         await ctx.journal.append(
-            ChangeRecordedEvent,
-            step=name,
-            action=entry.action,
-            resource_type=entry.resource_type,
-            resource_id=entry.resource_id,
-            backup_path=entry.backup_path,
+            ChangeRecordedEvent(
+                step=name,
+                action=entry.action,
+                resource_type=entry.resource_type,
+                resource_id=entry.resource_id,
+                backup_path=entry.backup_path,
+            )
         )
     if not entries:
         await ctx.journal.append(
-            WarningEvent,
-            message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
-            "(no path argument, no snapshot hook); it cannot be rolled back",
+            WarningEvent(
+                message=f"step {name!r}: {tool.name} may {operation} but nothing was backed up "
+                "(no path argument, no snapshot hook); it cannot be rolled back",
+            )
         )
     return entries
 
@@ -188,11 +192,12 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
     try:
         await asyncio.sleep(0)  # lets `asked` run up to its wait
         await journal.append(
-            ConfirmationRequiredEvent,
-            step=name,
-            request_id=request.request_id,
-            message=message,
-            timeout_s=timeout,
+            ConfirmationRequiredEvent(
+                step=name,
+                request_id=request.request_id,
+                message=message,
+                timeout_s=timeout,
+            )
         )
     except BaseException:
         asked.cancel()
@@ -200,16 +205,17 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
     verdict = await asked
     if verdict.outcome == "timed_out":
         await journal.append(
-            WarningEvent, message=f"gate {name!r}: no decision within {timeout:g}s"
+            WarningEvent(message=f"gate {name!r}: no decision within {timeout:g}s")
         )
         return verdict
     await journal.append(
-        GateDecisionEvent,
-        step=name,
-        request_id=request.request_id,
-        approved=verdict.approved,
-        decided_by=verdict.decided_by,
-        reason=verdict.reason,
+        GateDecisionEvent(
+            step=name,
+            request_id=request.request_id,
+            approved=verdict.approved,
+            decided_by=verdict.decided_by,
+            reason=verdict.reason,
+        )
     )
     return verdict
 
@@ -238,8 +244,10 @@ async def run_agent_step(
         why = outcome.why
         if attempt == 1:
             await ctx.journal.append(
-                WarningEvent,
-                message=f"agent step {name!r} failed ({why}); retrying once with a simpler prompt",
+                WarningEvent(
+                    message=f"agent step {name!r} failed ({why}); "
+                    "retrying once with a simpler prompt"
+                )
             )
     return StepOutcome.failed(f"agent step failed twice: {why}")
 
@@ -261,29 +269,31 @@ async def _agent_attempt(
     call = ToolCall(f"{tool_call_id(ctx.run_id, name)}:agent{attempt}", "agent", {"try": attempt})
     journal = ctx.journal
     await journal.append(
-        ToolCallStartedEvent,
-        iteration_number=0,
-        call_id=call.id,
-        tool_name="agent",
-        arguments=call.arguments,
+        ToolCallStartedEvent(
+            iteration_number=0,
+            call_id=call.id,
+            tool_name="agent",
+            arguments=call.arguments,
+        )
     )
     invoke = AgentInvocation(ctx, prompt, name, attempt, schema)
     result = await ctx.fx.call_tool(call, invoke, idempotent=True, timeout=None)
     outcome = AgentAttempt.from_json(result.content)
     if not invoke.streamed:  # served from the log, or run elsewhere: its text is re-made
         for chunk in outcome.chunks:
-            await journal.append(StreamEvent, step=name, chunk=chunk)
+            await journal.append(StreamEvent(step=name, chunk=chunk))
     await journal.append(
-        ToolCallEvent,
-        iteration_number=0,
-        call_id=call.id,
-        tool_name=call.name,
-        arguments=call.arguments,
-        args_summary=summarize(json.dumps(call.arguments, default=str), 160),
-        duration_ms=round(result.duration_ms, 3),
-        result=result.content,
-        result_summary=summarize(outcome.answer or outcome.why, 160),
-        is_error=not outcome.ok,
+        ToolCallEvent(
+            iteration_number=0,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            args_summary=summarize(json.dumps(call.arguments, default=str), 160),
+            duration_ms=round(result.duration_ms, 3),
+            result=result.content,
+            result_summary=summarize(outcome.answer or outcome.why, 160),
+            is_error=not outcome.ok,
+        )
     )
     return outcome
 
