@@ -189,6 +189,19 @@ def test_runs_are_listed_by_tenant_and_status(spot: Spot) -> None:
         store.set_status("zz", "failed")
 
 
+def test_runs_are_found_by_a_prefix_of_their_id(spot: Spot) -> None:
+    store = spot.open()
+    for run_id, tenant in [("run_ab12", "acme"), ("run_ab34", "beta"), ("run_c_%", "acme")]:
+        store.append(started(run_id, tenant))
+    assert store.run_ids_starting("run_ab") == ["run_ab12", "run_ab34"]
+    assert store.run_ids_starting("run_ab", limit=1) == ["run_ab12"]
+    assert store.run_ids_starting("run_ab", tenant="beta") == ["run_ab34"]
+    assert store.run_ids_starting("run_ab12") == ["run_ab12"]
+    assert store.run_ids_starting("run_c_") == ["run_c_%"]  # no wildcards: plain text
+    assert store.run_ids_starting("run_%") == [] and store.run_ids_starting("run_x") == []
+    assert store.run_ids_starting("") == ["run_ab12", "run_ab34", "run_c_%"]
+
+
 WRITERS, PER_WRITER = 4, 15
 
 

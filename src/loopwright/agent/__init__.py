@@ -7,6 +7,7 @@ from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import LoopState
+from loopwright.agent._subagent import child_run_id
 from loopwright.agent._verify import CallableVerifier, CommandVerifier, as_verifier
 from loopwright.effects import VerificationResult
 
@@ -24,6 +25,7 @@ __all__ = [
     "VerificationResult",
     "Verifier",
     "as_verifier",
+    "child_run_id",
     "follow_up_request",
     "new_run_id",
     "run_agent",

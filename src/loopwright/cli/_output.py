@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -44,26 +45,75 @@ def print_json(data: Any, out: TextIO | None = None) -> None:
     (out or sys.stdout).write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+Fit = Mapping[str, Literal["cut", "wrap"]]
+"""How a table's free-text columns give way on a narrow terminal: cut with `…` (one line
+a record) or wrapped. Every other column is printed whole (ids stay whole, to be pasted)."""
+MIN_FREE_TEXT = 12
+"""A free-text column is never made narrower than this (or its header)."""
+
+
 def print_records(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     *,
     title: str | None = None,
     out: TextIO | None = None,
+    fit: Fit | None = None,
 ) -> None:
     """A table on a terminal; tab-separated lines (a header, then one record a line) on a
-    pipe, never cut or wrapped, so `grep` and `cut -f` find every word."""
+    pipe, never cut or wrapped, so `grep` and `cut -f` find every word. With `fit`, only
+    the columns it names give way to the terminal's width."""
     stream = out or sys.stdout
     if is_terminal(stream):
-        table = Table(*columns, title=title)
+        console = Console(file=stream, highlight=False, emoji=False)
+        table = Table(title=title)
+        if fit is None:
+            for column in columns:
+                table.add_column(column)
+        else:
+            widths = fitted_widths(columns, rows, fit, console.width)
+            console.width = max(console.width, table_width(widths))  # ids are never cut
+            for column, size in zip(columns, widths, strict=True):
+                how = fit.get(column)
+                table.add_column(
+                    column,
+                    width=size,
+                    no_wrap=how != "wrap",
+                    overflow="ellipsis" if how == "cut" else "fold",
+                )
         for row in rows:
             table.add_row(*(markup(str(cell)) for cell in row))
-        Console(file=stream, highlight=False, emoji=False).print(table)
+        console.print(table)
         return
     stream.write("\t".join(columns) + "\n")
     for row in rows:
         stream.write("\t".join(plain(cell) for cell in row) + "\n")
     stream.flush()
+
+
+def table_width(widths: Sequence[int]) -> int:
+    """A table's width with its borders and padding (`┃ a ┃ b ┃`)."""
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def fitted_widths(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], fit: Fit, width: int
+) -> list[int]:
+    """Each column's width: its longest line, the free-text ones (`fit`) narrowed, the
+    widest first, until the table fits `width` or each is at MIN_FREE_TEXT."""
+    natural = [cell_len(column) for column in columns]
+    for row in rows:
+        for index, cell in enumerate(row):
+            longest = max((cell_len(line) for line in visible(str(cell)).split("\n")), default=0)
+            natural[index] = max(natural[index], longest)
+    free = sorted((i for i, c in enumerate(columns) if c in fit), key=lambda i: natural[i])
+    widths = list(natural)
+    room = width - table_width(natural) + sum(natural[i] for i in free)
+    for done, index in enumerate(free):
+        floor = min(natural[index], max(MIN_FREE_TEXT, cell_len(columns[index])))
+        widths[index] = max(floor, min(natural[index], room // (len(free) - done)))
+        room -= widths[index]
+    return widths
 
 
 def print_problem(line: str, *, warning: bool = False, out: TextIO | None = None) -> None:

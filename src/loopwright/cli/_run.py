@@ -21,6 +21,7 @@ from loopwright.cli._shared import (
     show_run,
     store_from_args,
     terminal_decider,
+    whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
@@ -110,6 +111,7 @@ def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
         overrides["tools"] = tools_from_args(args)
     if args.workspace:
         overrides["workspace"] = str(Path(args.workspace).resolve())
+    args.continue_run = whole_run_id(store, args.continue_run)
     spec = continue_spec(store, args.continue_run, overrides)[0]
     if args.threads is not None and not args.model:  # the stopped run's model, N threads
         spec = dataclasses.replace(spec, model=spec_with_threads(spec.model, args.threads))

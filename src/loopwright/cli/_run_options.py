@@ -170,7 +170,8 @@ RUN = (
     opt("--tenant", help="tenant (client) the run belongs to", group="store", key="tenant"),
     opt(
         "--continue",
-        help="follow up a stopped run: a new run gets its remaining work",
+        help="follow up a stopped run (a unique prefix of its id is enough): a new run gets "
+        "its remaining work",
         group="store",
         dest="continue_run",
         metavar="RUN_ID",

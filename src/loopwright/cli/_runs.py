@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
+from loopwright.agent import child_run_id
 from loopwright.cli._options import (
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
@@ -24,7 +25,15 @@ from loopwright.cli._options import (
     add_options,
     opt,
 )
-from loopwright.cli._output import print_json, print_records
+from loopwright.cli._output import (
+    Fit,
+    console,
+    fitted_widths,
+    is_terminal,
+    print_json,
+    print_records,
+    table_width,
+)
 from loopwright.cli._shared import (
     add_decision_arguments,
     add_store_argument,
@@ -34,6 +43,7 @@ from loopwright.cli._shared import (
     show_run,
     store_from_args,
     terminal_decider,
+    whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView, TaskView
 from loopwright.errors import UsageError
@@ -52,7 +62,7 @@ from loopwright.runtime import (
     replay_run,
 )
 from loopwright.safety.terminal import visible
-from loopwright.store import RunRecord, StoredStatus
+from loopwright.store import RunRecord, RunStore, StoredStatus
 
 STATUSES = get_args(StoredStatus)
 
@@ -128,7 +138,7 @@ def _action(
     """One `runs` action: its run id argument (if any), its options and the store's."""
     action = sub.add_parser(name, help=help_text)
     if run_id_help is not None:
-        action.add_argument("run_id", help=run_id_help)
+        action.add_argument("run_id", help=f"{run_id_help} (a unique prefix is enough)")
     if options:
         add_options(action, options, None)
     action.set_defaults(handler=handler)
@@ -156,12 +166,48 @@ def list_command(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs")
         return 0
+    if is_terminal():
+        _list_table(runs)
+        return 0
+    columns = ["run", "status", "kind", "tenant", "started", "parent", "request"]
     rows = [
-        [run.run_id, run.status, run.kind, run.tenant, _when(run.created_at), run.request]
+        [run.run_id, run.status, run.kind, run.tenant, _when(run.created_at),
+         run.parent_run_id or "", run.request]
         for run in runs
-    ]
-    print_records(["run", "status", "kind", "tenant", "started", "request"], rows)
+    ]  # fmt: skip
+    print_records(columns, rows)
     return 0
+
+
+def _list_table(runs: Sequence[RunRecord]) -> None:
+    """`runs list` on a terminal: ids whole (to be pasted), the request cut to fit; the
+    tenant only when runs of several are listed; a parent run (a sub-agent's lead, a
+    follow-up's stopped run) in a column of its own, or under the id when that is too wide."""
+    tenants = len({run.tenant for run in runs}) > 1
+    parents = any(run.parent_run_id for run in runs)
+    columns = ["run", "status", "kind", *(["tenant"] if tenants else []), "started"]
+
+    def row(run: RunRecord, parent: bool) -> list[str]:
+        when = datetime.datetime.fromtimestamp(run.created_at).strftime("%Y-%m-%d %H:%M")
+        tenant = [run.tenant] if tenants else []
+        parent_id = [run.parent_run_id or ""] if parent else []
+        return [run.run_id, run.status, run.kind, *tenant, when, *parent_id, run.request]
+
+    fit: Fit = {"request": "cut"}
+    if parents:
+        wide = [row(run, True) for run in runs]
+        with_parent = [*columns, "parent", "request"]
+        if table_width(fitted_widths(with_parent, wide, fit, console().width)) <= console().width:
+            print_records(with_parent, wide, fit=fit)
+            return
+    columns.append("request")
+    folded = []
+    for run in runs:
+        cells = row(run, False)
+        if run.parent_run_id:
+            cells[0] += f"\n↳ {run.parent_run_id}"
+        folded.append(cells)
+    print_records(columns, folded, fit=fit)
 
 
 def _summary(event: Event) -> str:
@@ -191,8 +237,9 @@ def _summary(event: Event) -> str:
 def show_command(args: argparse.Namespace) -> int:
     store = store_from_args(args)
     try:
-        record = find_run(store, args.run_id)
+        record = find_run(store, whole_run_id(store, args.run_id))
         events = store.events(record.run_id)
+        children = {} if args.json else _children(store, record.run_id, events)
     finally:
         store.close()
     if args.json:
@@ -200,16 +247,32 @@ def show_command(args: argparse.Namespace) -> int:
         for event in events:
             view.show(event)
         return 0
-    print(visible(_header(record)))
+    print(visible(_header(record, events)))
     start = events[0].ts if events else record.created_at
     for event in events:
-        line = f"{event.seq:>5}  +{event.ts - start:8.3f}s  {event.type:<22} {_summary(event)}"
+        summary = _summary(event) + children.get(event.seq, "")
+        line = f"{event.seq:>5}  +{event.ts - start:8.3f}s  {event.type:<22} {summary}"
         print(visible(line))
     return 0
 
 
-def _header(record: RunRecord) -> str:
+def _children(store: RunStore, run_id: str, events: Sequence[Event]) -> dict[int, str]:
+    """The tool calls of the run that started a sub-agent's run: seq -> ` → sub-agent run
+    ID` (its own timeline: `runs show ID`)."""
+    notes: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolCallStartedEvent):
+            child = child_run_id(run_id, event.call_id)
+            if store.get_run(child) is not None:
+                notes[event.seq] = f" → sub-agent run {child}"
+    return notes
+
+
+def _header(record: RunRecord, events: Sequence[Event]) -> str:
     parent = f" · follow-up of {record.parent_run_id}" if record.parent_run_id else ""
+    started = events[0] if events else None
+    if isinstance(started, RunStartedEvent) and started.parent_call_id:
+        parent = f" · sub-agent of run {record.parent_run_id} (call {started.parent_call_id})"
     lines = [
         f"run {record.run_id} · {record.kind} · {record.status} · tenant {record.tenant}{parent}",
         f"  request: {_short(record.request, 100)}",
@@ -226,7 +289,7 @@ def follow_command(args: argparse.Namespace) -> int:
     it completed. Ctrl-C stops watching; the run goes on."""
     store = store_from_args(args)
     try:
-        record = find_run(store, args.run_id)
+        record = find_run(store, whole_run_id(store, args.run_id))
         view: JsonLinesView | LiveView | TaskView = LiveView()
         if args.json or record.kind == "task":
             view = TaskView(args.json)
@@ -258,7 +321,7 @@ def resume_command(args: argparse.Namespace) -> int:
     async def resume() -> str:
         runtime = runtime_from_args(args, store)
         try:
-            record = runtime.find(args.run_id)
+            record = runtime.find(whole_run_id(store, args.run_id))
             if args.engine is not None and args.engine != record.engine:
                 raise UsageError(
                     f"run {record.run_id} executes on the {record.engine} engine: it resumes "
@@ -285,11 +348,14 @@ def replay_command(args: argparse.Namespace) -> int:
     from loopwright.cli._replay_progress import ReplayProgress
 
     store = store_from_args(args)
-    progress = ReplayProgress(store, args.run_id)
+    progress: ReplayProgress | None = None
     try:
-        report = asyncio.run(replay_run(store, args.run_id, build=progress))
+        run_id = whole_run_id(store, args.run_id)
+        progress = ReplayProgress(store, run_id)
+        report = asyncio.run(replay_run(store, run_id, build=progress))
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
         store.close()
     if args.json:
         data: dict[str, Any] = {"run_id": report.run_id, "events": report.events, "ok": report.ok}
@@ -310,7 +376,7 @@ def replay_command(args: argparse.Namespace) -> int:
 def export_command(args: argparse.Namespace) -> int:
     store = store_from_args(args)
     try:
-        document = export_run(store, args.run_id)
+        document = export_run(store, whole_run_id(store, args.run_id))
     finally:
         store.close()
     print(json.dumps(document, indent=2, ensure_ascii=False, default=str))

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
-from loopwright.errors import ConfigurationError
+from loopwright.errors import ConfigurationError, RunNotFound, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.run_context import MAX_REASON_CHARS
 from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
@@ -59,6 +59,30 @@ def secrets_from_args(args: argparse.Namespace) -> list[str]:
     for path in getattr(args, "secrets_file", []):
         secrets += read_secrets_file(path)
     return secrets
+
+
+CANDIDATES_SHOWN = 5
+"""An ambiguous run id prefix: how many of the runs it matches are named."""
+
+
+def whole_run_id(store: RunStore, given: str, *, missing_ok: bool = False) -> str:
+    """The run id the user gave, or the one run whose id starts with it (a unique prefix
+    is enough, as `runs list` may show an id cut with `…`). Several runs: a UsageError that
+    names them; none: RunNotFound (with `missing_ok`, `given` as it is)."""
+    text = given.strip().removesuffix("…").removesuffix("...")
+    if not text or store.get_run(text) is not None:
+        return text or given
+    found = store.run_ids_starting(text, limit=CANDIDATES_SHOWN + 1)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        more = ", …" if len(found) > CANDIDATES_SHOWN else ""
+        named = ", ".join(found[:CANDIDATES_SHOWN]) + more
+        raise UsageError(f"run id {text!r} is the start of several runs' ids: {named}; "
+                         "give more of it")  # fmt: skip
+    if missing_ok:
+        return given
+    raise RunNotFound(given, str(getattr(store, "path", "")))
 
 
 # --- the engine and the Runtime ------------------------------------------------------------
@@ -203,7 +227,8 @@ WHERE: dict[Delivery, str] = {
 
 def add_decision_arguments(approve: argparse.ArgumentParser, kind: str) -> None:
     """RUN_ID [GATE] --reject --reason --by --temporal and the store."""
-    approve.add_argument("run_id", help=f"the {kind} run's id" if kind != "run" else "the run's id")
+    whose = f"the {kind} run's id" if kind != "run" else "the run's id"
+    approve.add_argument("run_id", help=f"{whose} (a unique prefix is enough)")
     approve.add_argument(
         "gate_id", nargs="?", default=None, help="the gate's request id (default: the one waiting)"
     )
@@ -226,10 +251,10 @@ def approve_command(args: argparse.Namespace) -> int:
     if len(why) > MAX_REASON_CHARS:
         raise ConfigurationError(f"--reason: at most {MAX_REASON_CHARS:,} characters")
 
-    async def decide() -> tuple[str, Delivery]:
+    async def decide(run_id: str) -> tuple[str, Delivery]:
         runtime = runtime_from_args(args, store)
         try:
-            record = runtime.find(args.run_id)
+            record = runtime.find(run_id)
             pending = [g["request_id"] for g in pending_gates(store.events(record.run_id))]
             gate_id = waiting_gate(record, pending, args.gate_id)
             return gate_id, await runtime.approve(record.run_id, gate_id, approved, by, why)
@@ -237,9 +262,10 @@ def approve_command(args: argparse.Namespace) -> int:
             runtime.close()
 
     try:
-        gate_id, delivery = asyncio.run(decide())
+        run_id = whole_run_id(store, args.run_id)
+        gate_id, delivery = asyncio.run(decide(run_id))
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {gate_id} of run {args.run_id} ({WHERE[delivery]})")
+    print(f"{verdict} gate {gate_id} of run {run_id} ({WHERE[delivery]})")
     return 0

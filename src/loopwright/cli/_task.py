@@ -20,6 +20,7 @@ from loopwright.cli._shared import (
     show_run,
     store_from_args,
     terminal_decider,
+    whole_run_id,
 )
 from loopwright.cli._view import TaskView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
@@ -75,7 +76,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_decision_arguments(approve, "task")
 
     rollback = sub.add_parser("rollback", help="undo the changes of a task run")
-    rollback.add_argument("run_id", help="the task run's id")
+    rollback.add_argument("run_id", help="the task run's id (a unique prefix is enough)")
     add_options(
         rollback,
         [
@@ -236,7 +237,8 @@ def rollback_command(args: argparse.Namespace) -> int:
     view = TaskView(args.json)
 
     async def run() -> str:
-        state = stored_state(store, exporter, args.run_id)
+        run_id = whole_run_id(store, args.run_id, missing_ok=True)
+        state = stored_state(store, exporter, run_id)
         hooks: dict[str, Any] = {}
         if state.task_file and Path(state.task_file).is_file():
             hooks = load_task(state.task_file).snapshot_hooks
@@ -246,8 +248,8 @@ def rollback_command(args: argparse.Namespace) -> int:
 
         handle = runtime.rollback(state, snapshot_hooks=hooks, exporter=exporter, on_event=show)
         status: str = await handle.wait()
-        if status == "completed" and store.get_run(args.run_id) is not None:
-            store.set_status(args.run_id, "rolled_back")
+        if status == "completed" and store.get_run(run_id) is not None:
+            store.set_status(run_id, "rolled_back")
         return status
 
     try:

@@ -108,6 +108,13 @@ class RunStore(Protocol):
         self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
     ) -> list[RunRecord]: ...
 
+    def run_ids_starting(
+        self, prefix: str, *, tenant: str | None = None, limit: int = 10
+    ) -> list[str]:
+        """The ids of the runs whose id starts with `prefix`, in id order, at most `limit`
+        (a command line takes a unique prefix of a run id)."""
+        ...
+
     def set_status(self, run_id: str, status: StoredStatus) -> None: ...
 
     def acquire_lease(self, run_id: str, owner: str, ttl_s: float) -> bool:

@@ -113,6 +113,16 @@ class InMemoryRunStore:
         rows.sort(key=lambda r: r.created_at, reverse=True)
         return rows[:limit]
 
+    def run_ids_starting(
+        self, prefix: str, *, tenant: str | None = None, limit: int = 10
+    ) -> list[str]:
+        ids = sorted(
+            run_id
+            for run_id, record in self._runs.items()
+            if run_id.startswith(prefix) and (tenant is None or record.tenant == tenant)
+        )
+        return ids[:limit]
+
     def set_status(self, run_id: str, status: StoredStatus) -> None:
         record = self._runs[run_id]
         self._runs[run_id] = dataclasses.replace(record, status=status)

@@ -300,6 +300,18 @@ class PostgresRunStore:
             records = [r for r in records if r.status == status][:limit]
         return records
 
+    def run_ids_starting(
+        self, prefix: str, *, tenant: str | None = None, limit: int = 10
+    ) -> list[str]:
+        sql = f"SELECT run_id FROM {S}.runs WHERE left(run_id, %s) = %s"
+        params: list[object] = [len(prefix), prefix]
+        if tenant is not None:
+            sql += " AND tenant = %s"
+            params.append(tenant)
+        with self._conn() as conn:
+            rows = conn.execute(sql + " ORDER BY run_id LIMIT %s", [*params, limit]).fetchall()
+        return [str(row[0]) for row in rows]
+
     # --- the live tail -----------------------------------------------------------------------
 
     async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:

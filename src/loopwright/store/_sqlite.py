@@ -299,6 +299,17 @@ class SqliteRunStore:
             records = [r for r in records if r.status == status][:limit]
         return records
 
+    def run_ids_starting(
+        self, prefix: str, *, tenant: str | None = None, limit: int = 10
+    ) -> list[str]:
+        sql = "SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ?"  # the key's index
+        params: list[object] = [prefix, prefix + "\U0010ffff"]
+        if tenant is not None:
+            sql += " AND tenant = ?"
+            params.append(tenant)
+        rows = self._read(sql + " ORDER BY run_id LIMIT ?", [*params, limit])
+        return [str(row[0]) for row in rows]
+
     # --- the live tail -----------------------------------------------------------------------
 
     async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
