@@ -26,8 +26,7 @@ from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent
 from loopwright.messages import ToolCall
 from loopwright.prompts import summarize
 from loopwright.run_context import ApprovalRule
-from loopwright.tools import ToolRegistry
-from loopwright.tools._tool import EFFECTS
+from loopwright.tools import EFFECTS, ToolRegistry
 
 DEFAULT_APPROVAL_TIMEOUT_S = 300.0
 CallCheck = Callable[[ToolCall], bool]

@@ -12,7 +12,7 @@ from loopwright.errors import UsageError
 from loopwright.events import ModelResponseEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import Model
-from loopwright.parsing._result import ParseOutcome
+from loopwright.parsing import ParseOutcome
 from loopwright.runtime import RunSpec, build_agent, find_run
 from loopwright.store import RunStore
 

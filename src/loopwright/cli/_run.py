@@ -133,7 +133,7 @@ def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 def read_output_schema(path: str) -> dict[str, Any]:
     """`--output-schema FILE.json`: a JSON Schema, checked before the run starts."""
-    from loopwright.agent._output import OutputSpec
+    from loopwright.agent import OutputSpec
 
     try:
         schema = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -30,7 +30,7 @@ from loopwright.server._runs import (
     list_runs,
     resume_run,
 )
-from loopwright.tools._threads import use_tool_threads
+from loopwright.tools import use_tool_threads
 
 STATIC = Path(__file__).parent / "static"
 

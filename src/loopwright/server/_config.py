@@ -13,8 +13,7 @@ from typing import Any, Protocol
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunHandle, Runtime
-from loopwright.tools import BUILTIN_TOOLS
-from loopwright.tools._threads import ToolThreads
+from loopwright.tools import BUILTIN_TOOLS, ToolThreads
 
 DEFAULT_TENANT = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})

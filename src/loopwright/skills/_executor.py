@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
-from loopwright.agent._setup import RunSetup
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult, RunSetup
 from loopwright.events import Event
 from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptBuilder, PromptParts, check_template
