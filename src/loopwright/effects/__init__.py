@@ -8,7 +8,13 @@ every result is appended, as an event, to the run's `EventLog`:
 - `ReplayEffects` serves them from a run's recorded log (resume after a crash, replay),
   then hands over to live effects where the recording ends;
 - a Temporal engine is a third implementation (the effects as activities).
+
+`WrappedEffects` passes every effect to an inner `Effects` (what a wrapper overrides is
+what it adds); `TracedEffects`, one such wrapper, traces each effect with OpenTelemetry
+and is imported only when named (loopwright.telemetry on).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from loopwright.effects._deltas import DeltaSettings
 from loopwright.effects._live import LiveEffects
@@ -18,9 +24,24 @@ from loopwright.effects._protocol import (
     Gatekeeper,
     GateRequest,
     GateVerdict,
+    ToolInvocation,
+    Verification,
     VerificationResult,
 )
-from loopwright.effects._replay import Recording, ReplayEffects, replaying
+from loopwright.effects._replay import Recording, ReplayEffects, backup_call_id, replaying
+from loopwright.effects._wrapped import WrappedEffects
+
+if TYPE_CHECKING:
+    from loopwright.effects._traced import TracedEffects
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TracedEffects":  # imports OpenTelemetry: named only when tracing is on
+        from loopwright.effects._traced import TracedEffects
+
+        return TracedEffects
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DeltaSettings",
@@ -34,7 +55,12 @@ __all__ = [
     "Recorder",
     "Recording",
     "ReplayEffects",
+    "ToolInvocation",
+    "TracedEffects",
+    "Verification",
     "VerificationResult",
+    "WrappedEffects",
+    "backup_call_id",
     "replaying",
     "send_event",
 ]

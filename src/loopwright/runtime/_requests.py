@@ -16,16 +16,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor
-from loopwright.effects import EventLog, LiveEffects, replaying
-from loopwright.effects._protocol import (
+from loopwright.effects import (
     Effects,
+    EventLog,
     GateRequest,
     GateVerdict,
+    LiveEffects,
     ToolInvocation,
     Verification,
     VerificationResult,
+    WrappedEffects,
+    replaying,
 )
-from loopwright.effects._wrapped import WrappedEffects
 from loopwright.errors import LoopwrightError, ReplayDivergence, UsageError
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult

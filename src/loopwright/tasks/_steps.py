@@ -14,8 +14,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from loopwright.effects import GateRequest, GateVerdict
-from loopwright.effects._replay import backup_call_id
+from loopwright.effects import GateRequest, GateVerdict, backup_call_id
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     ChangeRecordedEvent,

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from loopwright.effects import Effects
-from loopwright.effects._traced import TracedEffects
+from loopwright.effects import Effects, TracedEffects
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._spec import TaskPlan
-from loopwright.telemetry._otel import Tracing, failed
+from loopwright.telemetry import Tracing, failed
 
 
 async def traced_task_run(

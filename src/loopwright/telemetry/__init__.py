@@ -28,7 +28,20 @@ from typing import TYPE_CHECKING, Any
 from loopwright.telemetry._logging import TRACE_LOGGER, EventLogger, trace_line
 
 if TYPE_CHECKING:
-    from loopwright.telemetry._otel import Tracing
+    from loopwright.telemetry._otel import Tracing, failed, provider_and_model
+
+_OTEL_NAMES = ("Tracing", "failed", "provider_and_model")
+"""What the traced runs and effects (agent/, tasks/, effects/) use to make spans: named
+only when tracing is on, as they import OpenTelemetry."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OTEL_NAMES:
+        from loopwright.telemetry import _otel
+
+        return getattr(_otel, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _ACTIVE: list[Tracing] = []
 """The tracing in force (at most one); empty when telemetry is off."""
@@ -88,10 +101,13 @@ def trace_headers() -> dict[str, str]:
 __all__ = [
     "TRACE_LOGGER",
     "EventLogger",
+    "Tracing",
     "active",
     "configure_otlp",
     "disable",
     "enable",
+    "failed",
+    "provider_and_model",
     "trace_headers",
     "trace_line",
     "wanted",
