@@ -41,7 +41,7 @@ from typing import Any
 
 from loopwright import AgentOptions
 from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
-from loopwright.evals._progress import ProgressClock
+from loopwright.evals import ProgressClock
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import resolve_model
 from loopwright.prompts import _builder, _templates

@@ -11,9 +11,8 @@ from loopwright.cli._options import THREADS, add_options, opt
 from loopwright.cli._output import print_records
 from loopwright.cli._progress import Reporter
 from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
-from loopwright.models import Model, resolve_model
-from loopwright.models._local_spec import spec_with_threads
-from loopwright.models._scripted import ScriptedModel
+from loopwright.models import Model, resolve_model, spec_with_threads
+from loopwright.testing import ScriptedModel
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,7 @@ from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_records
 
 if TYPE_CHECKING:
-    from loopwright.models._status import BackendStatus
+    from loopwright.models import BackendStatus
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +75,7 @@ def _row(status: BackendStatus) -> list[str]:
 
 
 def models_command(args: argparse.Namespace) -> int:
-    from loopwright.models._status import backend_statuses  # httpx: only for this command
+    from loopwright.models import backend_statuses  # httpx: only for this command
 
     urls = {"ollama": args.ollama_url, "openai": args.openai_url, "anthropic": args.anthropic_url}
     statuses = asyncio.run(backend_statuses(urls=urls, timeout=args.timeout))

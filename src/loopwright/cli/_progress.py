@@ -24,7 +24,7 @@ from rich.progress import (
 )
 
 from loopwright.cli._output import is_terminal, plain
-from loopwright.evals._progress import ProgressClock
+from loopwright.evals import ProgressClock
 
 INTERVAL_ENV = "LOOPWRIGHT_PROGRESS_INTERVAL"
 
@@ -116,6 +116,6 @@ class _ModelUnpacking:
 
 def watch_model_unpacking() -> None:
     """Report the embedded model's first-time assembly (models/_local.py) as progress."""
-    from loopwright.models._local import on_assembly_progress
+    from loopwright.models import on_assembly_progress
 
     on_assembly_progress(_ModelUnpacking())

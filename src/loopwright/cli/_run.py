@@ -25,7 +25,7 @@ from loopwright.cli._shared import (
 )
 from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
-from loopwright.models._local_spec import spec_with_threads
+from loopwright.models import spec_with_threads
 from loopwright.runtime import RunSpec, continue_spec
 from loopwright.store import RunStore
 

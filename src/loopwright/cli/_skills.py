@@ -9,7 +9,7 @@ from typing import Any
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.cli._skills_show import register_show
-from loopwright.models._scripted import ScriptedModel
+from loopwright.models import stand_in_model
 from loopwright.runtime import RunSpec, build_agent
 from loopwright.safety.terminal import visible
 from loopwright.skills import ContextLoader, Skill, known_tool_names, scan_skills
@@ -130,7 +130,7 @@ def prompt_command(args: argparse.Namespace) -> int:
         skill=args.skill or None,
         allow_skill_commands=bool(args.skill and args.allow_skill_commands),
     )
-    model = ScriptedModel([], tool_mode=args.tool_mode, name="prompt-preview")
+    model = stand_in_model("prompt-preview", args.tool_mode)
     agent = build_agent(spec, model=model)
     prompt = agent.system_prompt(spec.request)
     if args.json:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from loopwright.errors import ConfigurationError
-from loopwright.tasks._toolfile import static_tools
+from loopwright.tasks import static_tools
 
 
 def check_tool_specs(args: argparse.Namespace) -> None:

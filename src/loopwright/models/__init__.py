@@ -1,8 +1,10 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...).
 
-The HTTP adapters (`AnthropicModel`, `OllamaModel`, `OpenAIModel`, `RetryPolicy`) are
-imported when first named: httpx costs ~50 ms of start-up that a run on the embedded or a
-scripted model does not need (python -X importtime).
+The HTTP adapters (`AnthropicModel`, `OllamaModel`, `OpenAIModel`, `RetryPolicy`, and
+`HttpClient` / `Transient` under them), the backends' status (`backend_statuses`, for
+`loopwright models`) and the embedded model's `on_assembly_progress` are imported when
+first named: httpx costs ~50 ms of start-up that a run on the embedded or a scripted
+model does not need (python -X importtime).
 """
 
 from __future__ import annotations
@@ -21,21 +23,29 @@ from loopwright.models._base import (
     ToolMode,
     context_window_of,
 )
+from loopwright.models._local_spec import spec_with_threads
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
-from loopwright.models._scripted import response_from_item
+from loopwright.models._scripted import response_from_item, stand_in_model
 
 if TYPE_CHECKING:
     from loopwright.models._anthropic import AnthropicModel
-    from loopwright.models._http import RetryPolicy
+    from loopwright.models._http import HttpClient, RetryPolicy, Transient
+    from loopwright.models._local import on_assembly_progress
     from loopwright.models._ollama import OllamaModel
     from loopwright.models._openai import OpenAIModel
     from loopwright.models._scripted import ScriptedModel as ScriptedModel
+    from loopwright.models._status import BackendStatus, backend_statuses
 
 _LAZY = {
     "AnthropicModel": "_anthropic",
+    "BackendStatus": "_status",
+    "HttpClient": "_http",
     "OllamaModel": "_ollama",
     "OpenAIModel": "_openai",
     "RetryPolicy": "_http",
+    "Transient": "_http",
+    "backend_statuses": "_status",
+    "on_assembly_progress": "_local",
 }
 
 
@@ -52,7 +62,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnthropicModel",
+    "BackendStatus",
     "ChecksUse",
+    "HttpClient",
     "KnowsContextWindow",
     "Model",
     "ModelFactory",
@@ -64,7 +76,12 @@ __all__ = [
     "StreamsText",
     "TextSink",
     "ToolMode",
+    "Transient",
+    "backend_statuses",
     "context_window_of",
+    "on_assembly_progress",
     "resolve_model",
     "response_from_item",
+    "spec_with_threads",
+    "stand_in_model",
 ]

@@ -140,3 +140,9 @@ class ScriptedModel:
                 f"ScriptedModel has {self.remaining} unused "
                 f"repl{'y' if self.remaining == 1 else 'ies'} of {len(self._replies)}"
             )
+
+
+def stand_in_model(name: str, tool_mode: ToolMode = "prompted") -> ScriptedModel:
+    """A model that is never asked: it carries a run's model name and tool mode where the
+    replies come from elsewhere (a recorded log on replay, a prompt preview)."""
+    return ScriptedModel([], name=name, tool_mode=tool_mode, strict=False)

@@ -17,7 +17,7 @@ import dataclasses
 
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink
-from loopwright.parsing._action_end import ActionEnd, action_end
+from loopwright.parsing import ActionEnd, action_end
 
 ACTION_COMPLETE = "action_complete"
 """The `finish_reason` of a reply ended after its first complete action."""

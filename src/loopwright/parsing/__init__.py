@@ -1,6 +1,8 @@
 """Layered output parsing: native tool calls, tagged calls, ReAct text, JSON in text,
-pythonic calls, and plain text as the final answer."""
+pythonic calls, and plain text as the final answer; and where a streaming reply's first
+complete action ends (`ActionEnd`, for the model adapters that stop generating there)."""
 
+from loopwright.parsing._action_end import ActionEnd, action_end
 from loopwright.parsing._chain import DEFAULT_PARSERS, parse_reply
 from loopwright.parsing._layers import (
     JsonInTextParser,
@@ -21,6 +23,7 @@ from loopwright.parsing.messages import response_from_message
 
 __all__ = [
     "DEFAULT_PARSERS",
+    "ActionEnd",
     "JsonInTextParser",
     "NativeToolCallParser",
     "ParseFailure",
@@ -32,6 +35,7 @@ __all__ = [
     "ReActTextParser",
     "ReplyParser",
     "TaggedCallParser",
+    "action_end",
     "parse_reply",
     "response_from_message",
     "split_thinking",

@@ -1,6 +1,7 @@
 """Runtime: owns every run's life (start, resume, cancel, approve, follow) and hands each
 operation to the RunEngine that executes the run; the embedded engine and the store writer;
-replay and export of stored runs."""
+replay and export of stored runs, and the request a stored model call was sent
+(`rebuild_request`)."""
 
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_while
@@ -9,6 +10,7 @@ from loopwright.runtime._follow import continue_spec, stored_result
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._replay import ReplayReport, find_run, replay_run
+from loopwright.runtime._requests import rebuild_request
 from loopwright.runtime._resume import FINISHED, agent_spec, check_resumable
 from loopwright.runtime._runtime import Runtime, resume_run, waiting_gate
 from loopwright.runtime._spec import RUN_SPEC_VERSION, RunSpec, build_agent, recorded_spec
@@ -34,6 +36,7 @@ __all__ = [
     "continue_spec",
     "export_run",
     "find_run",
+    "rebuild_request",
     "recorded_spec",
     "replay_run",
     "resume_run",

@@ -14,8 +14,7 @@ from typing import Any
 from loopwright.agent import AgentExecutor
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
-from loopwright.models import Model
-from loopwright.models._scripted import ScriptedModel
+from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunRecord, RunStore
 
@@ -83,9 +82,7 @@ async def replay_run(
         raise UsageError(f"run {run_id} has no recorded RunSpec: replay it from code")
     started = events[0]
     options: dict[str, Any] = started.options if isinstance(started, RunStartedEvent) else {}
-    stand_in = ScriptedModel(
-        [], name=record.model, tool_mode=options.get("tool_mode") or "prompted", strict=False
-    )
+    stand_in = stand_in_model(record.model, options.get("tool_mode") or "prompted")
     agent = (build or _default_factory)(spec, stand_in)
 
     async def past_the_end(event: Event) -> None:

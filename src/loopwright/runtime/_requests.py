@@ -31,8 +31,7 @@ from loopwright.effects import (
 from loopwright.errors import LoopwrightError, ReplayDivergence, UsageError
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, ToolMode
-from loopwright.models._scripted import ScriptedModel
+from loopwright.models import Model, ToolMode, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunStore
 
@@ -168,7 +167,7 @@ def _agent_of(events: list[Event]) -> tuple[AgentExecutor, RunSpec, RunStartedEv
     if spec.skill and spec.allow_skill_commands:
         return SKILL_COMMANDS
     tool_mode: ToolMode = "native" if started.options.get("tool_mode") == "native" else "prompted"
-    stand_in = ScriptedModel([], name=started.model, tool_mode=tool_mode, strict=False)
+    stand_in = stand_in_model(started.model, tool_mode)
     try:
         return build_agent(spec, stand_in), spec, started
     except LoopwrightError as exc:

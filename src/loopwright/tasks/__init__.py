@@ -41,6 +41,7 @@ from loopwright.tasks._spec import (
     resolve_inputs,
 )
 from loopwright.tasks._state import StateFileExporter, StateWriter, apply_event, rebuild_state
+from loopwright.tasks._toolfile import static_tools
 from loopwright.tasks._yaml import load_yaml
 
 __all__ = [
@@ -87,4 +88,5 @@ __all__ = [
     "rollback_task_run",
     "run_task",
     "split_decider",
+    "static_tools",
 ]
