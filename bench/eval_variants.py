@@ -40,8 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright import AgentOptions
-from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
-from loopwright.evals import ProgressClock
+from loopwright.evals import EvalReport, ProgressClock, TaskOutcome, load_suite, run_suite
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import resolve_model
 from loopwright.prompts import _builder, _templates
