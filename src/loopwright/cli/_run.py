@@ -15,7 +15,9 @@ from loopwright.cli._output import CONFIG_EPILOG, print_json
 from loopwright.cli._output import console as output_console
 from loopwright.cli._run_options import RUN as RUN_OPTIONS
 from loopwright.cli._shared import (
+    View,
     check_heartbeat,
+    live_view,
     runtime_from_args,
     secrets_from_args,
     show_run,
@@ -23,7 +25,6 @@ from loopwright.cli._shared import (
     terminal_decider,
     whole_run_id,
 )
-from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import ConfigurationError
 from loopwright.models import spec_with_threads
 from loopwright.runtime import RunSpec, continue_spec
@@ -155,13 +156,12 @@ def run_command(args: argparse.Namespace) -> int:
     """Run (or follow up) an agent on `--engine`; every event is stored, then shown."""
     check_heartbeat(args)
     store = store_from_args(args)
-    view: JsonLinesView | LiveView | None = None
+    view: View | None = None
     try:
         spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
         structured = spec.output_schema is not None
         # with an output schema, stdout carries the value only: the live view goes to stderr
-        live = LiveView(output_console(stderr=True)) if structured else LiveView()
-        view = JsonLinesView() if args.json else live
+        view = live_view(args, output_console(stderr=True) if structured else None)
         result = asyncio.run(_run(spec, args, store, view))
     finally:
         if view is not None:
@@ -173,7 +173,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 async def _run(
-    spec: RunSpec, args: argparse.Namespace, store: RunStore, view: JsonLinesView | LiveView
+    spec: RunSpec, args: argparse.Namespace, store: RunStore, view: View
 ) -> ExecutionResult:
     runtime = runtime_from_args(args, store)
     try:

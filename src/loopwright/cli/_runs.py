@@ -38,14 +38,17 @@ from loopwright.cli._shared import (
     add_decision_arguments,
     add_store_argument,
     check_heartbeat,
+    live_view,
+    reach_flags,
     runtime_from_args,
     secrets_from_args,
     show_run,
     store_from_args,
     terminal_decider,
+    waiting_again,
     whole_run_id,
 )
-from loopwright.cli._view import JsonLinesView, LiveView, TaskView
+from loopwright.cli._view import JsonLinesView, LiveView
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
@@ -86,8 +89,10 @@ FOLLOW_OPTIONS = (
     opt("--after", help="show the events after this seq", group="output", type=int, default=0),
     TEMPORAL,
 )
-RESUME_OPTIONS = (JSON_EVENTS, SECRET, SECRETS_FILE, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
-                  HEARTBEAT_TIMEOUT)  # fmt: skip
+RESUME_OPTIONS = (
+    JSON_EVENTS, SECRET, SECRETS_FILE, RESUME_ENGINE, TEMPORAL, TASK_QUEUE, HEARTBEAT_TIMEOUT,
+    opt("--yes", help="approve every gate the run waits at", group="task", action="store_true"),
+)  # fmt: skip
 REPLAY_OPTIONS = (
     opt("--json", help="print the report as one JSON object", group="output", action="store_true"),
 )
@@ -290,9 +295,7 @@ def follow_command(args: argparse.Namespace) -> int:
     store = store_from_args(args)
     try:
         record = find_run(store, whole_run_id(store, args.run_id))
-        view: JsonLinesView | LiveView | TaskView = LiveView()
-        if args.json or record.kind == "task":
-            view = TaskView(args.json)
+        view = JsonLinesView() if args.json else LiveView(flags=reach_flags(args))
 
         async def follow() -> None:
             runtime = runtime_from_args(args, store)
@@ -316,7 +319,7 @@ def resume_command(args: argparse.Namespace) -> int:
     """Go on with an interrupted run on the engine it executes on; its new events shown."""
     check_heartbeat(args)
     store = store_from_args(args)
-    view = JsonLinesView() if args.json else LiveView()
+    view = live_view(args)
 
     async def resume() -> str:
         runtime = runtime_from_args(args, store)
@@ -329,8 +332,13 @@ def resume_command(args: argparse.Namespace) -> int:
                 )
             secrets = secrets_from_args(args)
             handle = await runtime.resume(record.run_id, secrets=secrets)
-            decide = terminal_decider(args, runtime)
-            await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq)
+            recorded = await asyncio.to_thread(store.events, record.run_id)
+            recorded = [event for event in recorded if event.seq <= record.last_seq]
+            view.resumed(recorded)
+            command = "task approve" if record.kind == "task" else "runs approve"
+            decide = terminal_decider(args, runtime, command)
+            await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq,
+                           waiting=waiting_again(recorded))  # fmt: skip
             result = await handle.wait()
             return str(result.status)
         finally:

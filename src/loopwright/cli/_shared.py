@@ -10,11 +10,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import datetime
 import getpass
+import shlex
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
+
+from rich.console import Console
 
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
@@ -25,9 +30,18 @@ from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
-from loopwright.store import PersistentStore, RunStore, is_postgres_url, open_store, store_location
+from loopwright.store import (
+    PersistentStore,
+    RunStore,
+    is_postgres_url,
+    open_store,
+    redact_url,
+    store_location,
+)
 from loopwright.tasks import pending_gates
 
+GATE_REOPEN_POLL_S = 0.02
+"""How often a resumed run is looked at until it waits at its recorded gate again."""
 CANCEL_WAIT_S = 30.0
 """After Ctrl-C, how long the run's end (cancelled on its engine) is waited for and shown."""
 
@@ -38,6 +52,8 @@ STORE_OPTION = opt(
 
 class View(Protocol):
     def show(self, event: Event) -> None: ...
+
+    def resumed(self, recorded: Sequence[Event]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -141,14 +157,46 @@ def check_heartbeat(args: argparse.Namespace) -> None:
 # --- showing a run, deciding its gates --------------------------------------------------------
 
 
-def waiting_line(event: ConfirmationRequiredEvent, command: str = "runs approve") -> str:
-    """A gate waits for a decision from another process, until when."""
+def reach_flags(args: argparse.Namespace) -> str:
+    """The options another command needs to reach this command's runs, as they were given
+    (a flag, LOOPWRIGHT_STORE, loopwright.toml): ` --store PATH` unless it is the default,
+    ` --temporal HOST:PORT` for a run on Temporal. A password in a store URL is `***`."""
+    flags = ""
+    store = getattr(args, "store", None)
+    if store:
+        flags += f" --store {shlex.quote(redact_url(str(store)))}"
+    temporal = getattr(args, "temporal", None)
+    if temporal:
+        flags += f" --temporal {shlex.quote(str(temporal))}"
+    return flags
+
+
+def asks_at_terminal(args: argparse.Namespace) -> bool:
+    """Whether `terminal_decider` asks a person each gate's question (the prompt shows it)."""
+    return not getattr(args, "yes", False) and sys.stdin.isatty()
+
+
+def live_view(args: argparse.Namespace, console: Console | None = None) -> View:
+    """The view of a command's run: `--json` lines, else the live view."""
+    from loopwright.cli._view import JsonLinesView, LiveView
+
+    if getattr(args, "json", False):
+        return JsonLinesView()
+    return LiveView(console, asks=asks_at_terminal(args), flags=reach_flags(args))
+
+
+def waiting_line(
+    event: ConfirmationRequiredEvent, command: str = "runs approve", flags: str = ""
+) -> str:
+    """A gate waits for a decision from another process, until when; `flags` reach the
+    run's store and engine from another shell."""
     until = datetime.datetime.fromtimestamp(event.ts + event.timeout_s).astimezone()
     return (
         f"gate {event.request_id} ({event.step}) waits for approval from `loopwright serve` "
         f"(the dashboard or POST /api/runs/{event.run_id}/gates/{event.request_id}) or "
-        f"`loopwright {command} {event.run_id} {event.request_id} [--reject --reason ...]`, "
-        f"until {until.isoformat(timespec='seconds')} ({event.timeout_s:g}s)"
+        f"`loopwright {command} {event.run_id} {event.request_id}{flags} "
+        f"[--reject --reason ...]`, until {until.isoformat(timespec='seconds')} "
+        f"({event.timeout_s:g}s)"
     )
 
 
@@ -165,15 +213,16 @@ def terminal_decider(
             return
         if getattr(args, "yes", False):
             await runtime.approve(event.run_id, event.request_id, True, "--yes")
-        elif sys.stdin.isatty():
-            prompt = visible(f"{event.message} [y/N/reason to refuse] ")  # a model's arguments
+        elif asks_at_terminal(args):
+            prompt = visible(f"? {event.message} [y/N/reason to refuse] ")  # a model's arguments
             answer = await asyncio.to_thread(input, prompt)
             word = answer.strip()
             approved = word.lower() in {"y", "yes"}
             reason = "" if approved or word.lower() in {"", "n", "no"} else word
             await runtime.approve(event.run_id, event.request_id, approved, "terminal", reason)
         else:
-            err.print(escape(waiting_line(event, command)), style="dim", soft_wrap=True)
+            line = waiting_line(event, command, reach_flags(args))
+            err.print(escape(line), style="dim", soft_wrap=True)
 
     return decide
 
@@ -186,12 +235,19 @@ async def show_run(
     decide: Decide | None = None,
     after: int = 0,
     cancel_on_interrupt: bool = True,
+    waiting: Sequence[ConfirmationRequiredEvent] = (),
 ) -> int:
     """Show the run's events to its end (`Runtime.follow`: the same whichever engine and
-    process executes it); the last seq shown. Ctrl-C (with `cancel_on_interrupt`) cancels
-    the run on its engine and shows its end."""
+    process executes it); the last seq shown. `waiting`: the gates a resumed run waits at
+    again (recorded before `after`), shown and decided first. Ctrl-C (with
+    `cancel_on_interrupt`) cancels the run on its engine and shows its end."""
     last = after
     try:
+        for gate in waiting:
+            view.show(gate)
+            if decide is not None:
+                await _until_asked_again(runtime, gate)
+                await decide(gate)
         async with contextlib.aclosing(runtime.follow(run_id, after=after)) as events:
             async for event in events:
                 view.show(event)
@@ -207,6 +263,29 @@ async def show_run(
                 await asyncio.wait_for(show_run(runtime, run_id, view, after=last), CANCEL_WAIT_S)
         raise
     return last
+
+
+def waiting_again(recorded: Sequence[Event]) -> list[ConfirmationRequiredEvent]:
+    """The gates a run was waiting at when its process stopped: resumed, it asks them again
+    (from now, for their whole timeout)."""
+    pending = {gate["request_id"] for gate in pending_gates(recorded)}
+    now = time.time()
+    return [
+        dataclasses.replace(event, ts=now)
+        for event in recorded
+        if isinstance(event, ConfirmationRequiredEvent) and event.request_id in pending
+    ]
+
+
+async def _until_asked_again(runtime: Runtime, gate: ConfirmationRequiredEvent) -> None:
+    """Until the resumed run, replaying its log, waits at `gate` here again (so a decision
+    reaches it); a run another engine executes takes it through the engine at any time."""
+    handle = runtime.handles.get(gate.run_id)
+    pending = getattr(runtime.gates, "pending", None)
+    if handle is None or pending is None:
+        return
+    while not handle.done and all(g.request_id != gate.request_id for g in pending(gate.run_id)):
+        await asyncio.sleep(GATE_REOPEN_POLL_S)
 
 
 # --- deciding a gate: `runs approve`, `task approve` ------------------------------------------

@@ -16,13 +16,13 @@ from loopwright.cli._shared import (
     add_decision_arguments,
     add_store_argument,
     check_heartbeat,
+    live_view,
     runtime_from_args,
     show_run,
     store_from_args,
     terminal_decider,
     whole_run_id,
 )
-from loopwright.cli._view import TaskView
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
 from loopwright.events import (
     Event,
@@ -197,7 +197,7 @@ def run_command(args: argparse.Namespace) -> int:
     check_heartbeat(args)
     spec = task_spec(args, pick_task(args, console(stderr=True)))
     store = store_from_args(args)
-    view = TaskView(args.json)
+    view = live_view(args)
 
     async def run() -> str:
         runtime = runtime_from_args(args, store)
@@ -234,7 +234,7 @@ def rollback_command(args: argparse.Namespace) -> int:
     exporter = StateFileExporter(Path(args.state_dir).expanduser())
     store = store_from_args(args)
     runtime = Runtime(store)
-    view = TaskView(args.json)
+    view = live_view(args)
 
     async def run() -> str:
         run_id = whole_run_id(store, args.run_id, missing_ok=True)

@@ -5,12 +5,27 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from rich.console import Console
 from rich.status import Status
 
 from loopwright.cli._output import console as output_console
+from loopwright.cli._view_lines import (
+    RunSeen,
+    as_json,
+    asked,
+    budget,
+    decided,
+    finished,
+    header,
+    resumed_header,
+    step_ended,
+    step_started,
+    stopped,
+    task_ended,
+)
 from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
@@ -29,6 +44,7 @@ from loopwright.events import (
     StepStartEvent,
     StreamEvent,
     TaskCompleteEvent,
+    TaskStartEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
     VerificationEvent,
@@ -69,25 +85,38 @@ class JsonLinesView:
     def close(self) -> None:
         self._flush()
 
+    def resumed(self, recorded: Sequence[Event]) -> None:
+        """A resumed run: its recorded events are in the store already (`runs show`)."""
+
 
 class LiveView:
-    """The live view: Thinking... / Calling tool... / Observing... / Final Answer."""
+    """The live view of a run, agent or task: Thinking... / Calling tool... / Observing... /
+    the steps and their gates / Final Answer; a sub-agent's run nested under its call.
 
-    def __init__(self, console: Console | None = None) -> None:
+    `asks`: a person answers each gate's question at this terminal (the prompt shows the
+    question, so the view does not). `flags`: the options that reach this run's store and
+    engine, for the commands it suggests (`--store ...`)."""
+
+    def __init__(
+        self, console: Console | None = None, *, asks: bool = False, flags: str = ""
+    ) -> None:
         self.console = console or output_console()
+        self.asks = asks
+        self.flags = flags
         self._status: Status | None = None
-        self._tokens = 0
-        self._limits: dict[str, Any] = {}
         self._streaming = False
         """A reply's text is being written out as it arrives (token streaming)."""
-        self._depths: dict[str, int] = {}
-        """Sub-agent runs shown nested under their parent's call: run id -> depth."""
+        self._runs: dict[str, RunSeen] = {}
+        """The runs shown (the run and its sub-agents' runs), by run id."""
 
-    def _depth(self, event: Event) -> int:
-        if isinstance(event, RunStartedEvent) and event.run_id not in self._depths:
-            parent = self._depths.get(event.parent_run_id or "")
-            self._depths[event.run_id] = 0 if parent is None else parent + 1
-        return self._depths.get(event.run_id, 0)
+    def _run(self, event: Event) -> RunSeen:
+        run = self._runs.get(event.run_id)
+        if run is None:
+            run = self._runs[event.run_id] = RunSeen(event.run_id)
+            if isinstance(event, RunStartedEvent):
+                lead = self._runs.get(event.parent_run_id or "")
+                run.depth = 0 if lead is None else lead.depth + 1
+        return run
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
@@ -106,6 +135,14 @@ class LiveView:
             self._streaming = False
             self.console.print()
 
+    def resumed(self, recorded: Sequence[Event]) -> None:
+        """Before a resumed run's new events: learn its recorded ones (its tokens so far,
+        its limits, its sub-agents) and say which run goes on, from where."""
+        for event in recorded:
+            self._learn(event, self._run(event))
+        if recorded:
+            self.console.print(resumed_header(self._run(recorded[0])))
+
     def show(self, event: Event) -> None:
         if isinstance(event, ModelTextDeltaEvent):
             self._delta(event)
@@ -114,10 +151,11 @@ class LiveView:
         if self._streaming:  # the reply is complete: end its line
             self._streaming = False
             self.console.print()
-        depth = self._depth(event)
-        line = self._line(event, depth)
-        if line and depth:  # a sub-agent's run, nested under the call that started it
-            line = "\n".join(f"{'    ' * depth}[dim]│[/] {part}" for part in line.split("\n"))
+        run = self._run(event)
+        self._learn(event, run)
+        line = self._line(event, run)
+        if line and run.depth:  # a sub-agent's run, nested under the call that started it
+            line = "\n".join(f"{'    ' * run.depth}[dim]│[/] {part}" for part in line.split("\n"))
         if line:
             self.console.print(line)
         if isinstance(event, IterationStartedEvent):
@@ -133,27 +171,30 @@ class LiveView:
             self.console.print("  ", end="")
         self.console.print(escape(event.text), end="", style="dim", soft_wrap=True)
 
-    def _budget(self) -> str:
-        """Budget used so far, against the run's limits: `1,200/5,000 tokens · 30s limit`."""
-        limit = self._limits.get("max_tokens_total")
-        parts = [f"{self._tokens:,}/{limit:,} tokens" if limit else f"{self._tokens:,} tokens"]
-        if self._limits.get("max_cost"):
-            parts.append(f"max ${self._limits['max_cost']:g}")
-        if self._limits.get("timeout_s"):
-            parts.append(f"{self._limits['timeout_s']:g}s limit")
-        return " · ".join(parts)
-
-    def _line(self, event: Event, depth: int = 0) -> str | None:
-        if isinstance(event, ModelResponseEvent):
-            usage = event.response.get("usage") or {}
-            self._tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+    @staticmethod
+    def _learn(event: Event, run: RunSeen) -> None:
+        """What an event tells about its run (shown or not)."""
+        run.events += 1
         if isinstance(event, RunStartedEvent):
-            if depth == 0:
-                self._limits = dict(event.options)
-            tools = ", ".join(event.tools) or "none"
-            return f"[bold]▶ {escape(event.request)}[/]\n  [dim]model {escape(event.model)} · tools {escape(tools)} · run {event.run_id}[/]"
+            run.kind, run.request, run.model = event.kind, event.request, event.model
+            run.tools, run.limits = list(event.tools), dict(event.options)
+        elif isinstance(event, ModelResponseEvent):
+            usage = event.response.get("usage") or {}
+            run.tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        elif isinstance(event, TaskStartEvent):
+            run.total_steps = event.total_steps
+        elif isinstance(event, StepStartEvent) and event.step_type == "gate":
+            run.gate_steps.add(event.step)
+        elif isinstance(event, FunctionResultEvent):
+            run.tools_run += 1
+        elif isinstance(event, GateDecisionEvent):
+            run.decided.add(event.step)
+
+    def _line(self, event: Event, run: RunSeen) -> str | None:
+        if isinstance(event, RunStartedEvent):
+            return header(event)
         if isinstance(event, IterationStartedEvent):
-            return f"[cyan]Iteration {event.iteration_number}/{event.max_iterations}[/] [dim]{self._budget()} · Thinking...[/]"
+            return f"[cyan]Iteration {event.iteration_number}/{event.max_iterations}[/] [dim]{budget(run)} · Thinking...[/]"
         if isinstance(event, ModelResponseEvent):
             return f"  [italic]{escape(event.thought)}[/]" if event.thought else None
         if isinstance(event, ParseErrorEvent):
@@ -170,8 +211,15 @@ class LiveView:
             retry = " (asking again)" if event.will_retry else ""
             errors = escape("; ".join(event.errors))
             return f"  [yellow]! the answer does not match the output schema: {errors}{retry}[/]"
+        if isinstance(event, ConfirmationRequiredEvent):
+            return None if self.asks and not run.depth else asked(event)
+        if isinstance(event, GateDecisionEvent):
+            return decided(event)
+        return self._other_line(event, run)
+
+    def _other_line(self, event: Event, run: RunSeen) -> str | None:
         if isinstance(event, RunStoppedEvent):
-            return f"[yellow]■ Stopped ({event.reason}): {escape(event.message)}[/]"
+            return stopped(event, run, self.flags)
         if isinstance(event, RunErrorEvent):
             return f"[red]✗ {escape(event.error_type)}: {escape(event.message)}[/]"
         if isinstance(event, WarningEvent):
@@ -179,50 +227,17 @@ class LiveView:
         if isinstance(event, VerificationEvent):
             return f"[bold]Verification: {event.outcome}[/] passed {len(event.passed)}, failed {len(event.failed)}"
         if isinstance(event, StepStartEvent):
-            return f"[cyan]Step {event.step_index + 1}: {escape(event.step)}[/] [dim]({event.step_type})[/]"
+            return step_started(event, run)
         if isinstance(event, FunctionResultEvent):
             colour = "green" if event.success else "red"
-            return f"  [{colour}]{escape(event.function)} → {escape(str(event.result if event.success else event.error))[:200]}[/]"
+            value = as_json(event.result) if event.success else str(event.error)
+            return f"  [{colour}]{escape(event.function)} → {escape(value[:200])}[/]"
+        if isinstance(event, StreamEvent):
+            return f"  [italic]{escape(event.chunk)}[/]"
+        if isinstance(event, StepCompleteEvent):
+            return step_ended(event, run)
         if isinstance(event, TaskCompleteEvent):
-            return (
-                f"[bold]Task {escape(event.task_name)}: {event.status}[/] {escape(event.summary)}"
-            )
+            return task_ended(event)
         if isinstance(event, RunFinishedEvent):
-            return self._finished(event)
+            return finished(event, run)
         return None
-
-    def _finished(self, event: RunFinishedEvent) -> str:
-        usage = event.usage
-        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
-        cost = f" · ${event.cost:.4f}" if event.cost else ""
-        status = f"{event.status} ({event.reason})" if event.reason else event.status
-        footer = f"[dim]{status} · {event.steps} tool calls · {tokens:,} tokens{cost}[/]"
-        if event.answer is not None:
-            return f"[bold green]✓ Final Answer:[/] {escape(event.answer)}\n{footer}"
-        return footer
-
-
-class TaskView:
-    """LiveView plus the task-only events: gates, decisions, streamed text, skipped steps."""
-
-    def __init__(self, json_lines: bool) -> None:
-        self.base: JsonLinesView | LiveView = JsonLinesView() if json_lines else LiveView()
-        self.console = None if json_lines else output_console()
-
-    def show(self, event: Event) -> None:
-        self.base.show(event)
-        if self.console is None:
-            return
-        if isinstance(event, ConfirmationRequiredEvent):
-            self.console.print(f"[bold yellow]? {escape(event.message)}[/]")
-        elif isinstance(event, GateDecisionEvent):
-            verdict = "approved" if event.approved else "rejected"
-            self.console.print(f"  [dim]{verdict} by {escape(event.decided_by)}[/]")
-        elif isinstance(event, StreamEvent):
-            self.console.print(f"  [italic]{escape(event.chunk)}[/]")
-        elif isinstance(event, StepCompleteEvent) and event.status != "completed":
-            why = event.error or event.result or ""
-            self.console.print(f"  [yellow]{event.status}[/] {escape(str(why))}")
-
-    def close(self) -> None:
-        self.base.close()
