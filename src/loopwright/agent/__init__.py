@@ -1,5 +1,6 @@
 """The ReAct agent loop."""
 
+from loopwright.agent._conversation import messages_digest
 from loopwright.agent._executor import AgentExecutor, new_run_id
 from loopwright.agent._follow_up import follow_up_request
 from loopwright.agent._loop import run_agent
@@ -29,6 +30,7 @@ __all__ = [
     "as_verifier",
     "child_run_id",
     "follow_up_request",
+    "messages_digest",
     "new_run_id",
     "run_agent",
 ]

@@ -116,6 +116,17 @@ class Conversation:
         return MessageHistory(self.system, history, len(history) - 1, noted)
 
 
+def messages_digest(
+    system_prompt: str, messages: Sequence[Message], note: str | None, tool_names: Sequence[str]
+) -> str:
+    """The fingerprint `Conversation.digest` gives a request of `messages` after
+    `system_prompt` (what a run's `model_response` records), from the messages alone."""
+    conversation = Conversation(system_prompt)
+    for message in messages:
+        conversation.append(message)
+    return conversation.digest(note, tool_names)
+
+
 @functools.lru_cache(maxsize=64)
 def _first_link(system_prompt: str) -> bytes:
     """The chain's start: most runs share a handful of system prompts."""

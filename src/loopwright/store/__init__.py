@@ -15,7 +15,7 @@ from loopwright.store._open import (
     store_location,
 )
 from loopwright.store._owners import new_owner_id, owner_is_gone
-from loopwright.store._pg_errors import is_postgres_url, redact_url
+from loopwright.store._pg_errors import Redactor, is_postgres_url, redact_url
 from loopwright.store._pg_local import LocalPostgres, start_local_postgres
 from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 from loopwright.store._postgres import PostgresRunStore
@@ -34,6 +34,7 @@ __all__ = [
     "LocalPostgres",
     "PersistentStore",
     "PostgresRunStore",
+    "Redactor",
     "RunRecord",
     "RunStore",
     "SqliteRunStore",

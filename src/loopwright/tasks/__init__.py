@@ -2,6 +2,7 @@
 
 from loopwright.effects import EventSink
 from loopwright.safety.operations import ChangeEntry
+from loopwright.tasks._context import Journal, StepContext
 from loopwright.tasks._executor import TaskExecutor
 from loopwright.tasks._expressions import Expression, compile_expression, render_template
 from loopwright.tasks._gates import (
@@ -12,6 +13,7 @@ from loopwright.tasks._gates import (
     pending_gates,
     split_decider,
 )
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
 from loopwright.tasks._loader import (
     TASK_SUFFIXES,
     LoadedTask,
@@ -32,7 +34,7 @@ from loopwright.tasks._models import (
 from loopwright.tasks._progress import StepOutcome, TaskProgress
 from loopwright.tasks._resume import recorded_task_spec, resume_effects, resume_task
 from loopwright.tasks._rollback import rollback_task_run
-from loopwright.tasks._run import run_task
+from loopwright.tasks._run import run_task, step_context
 from loopwright.tasks._spec import (
     TaskPlan,
     TaskSettings,
@@ -46,15 +48,19 @@ from loopwright.tasks._yaml import load_yaml
 
 __all__ = [
     "TASK_SUFFIXES",
+    "AgentInvocation",
+    "BackupInvocation",
     "ChangeEntry",
     "EventSink",
     "Expression",
     "GateBroker",
     "HookDefinition",
+    "Journal",
     "LoadedTask",
     "PendingGate",
     "StateFileExporter",
     "StateWriter",
+    "StepContext",
     "StepDefinition",
     "StepOutcome",
     "StepResult",
@@ -67,6 +73,7 @@ __all__ = [
     "TaskRunState",
     "TaskSettings",
     "TaskSpec",
+    "UndoInvocation",
     "apply_event",
     "check_task",
     "choose_task",
@@ -89,4 +96,5 @@ __all__ = [
     "run_task",
     "split_decider",
     "static_tools",
+    "step_context",
 ]

@@ -58,7 +58,7 @@ async def run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
 
 
 async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
-    ctx = _context(plan, fx)
+    ctx = step_context(plan, fx)
     task = plan.task
     await ctx.journal.append(
         RunStartedEvent(
@@ -103,7 +103,10 @@ async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     return ctx.journal.state
 
 
-def _context(plan: TaskPlan, fx: Effects) -> StepContext:
+def step_context(plan: TaskPlan, fx: Effects) -> StepContext:
+    """What the steps of `plan` share when run over `fx`: its journal (with the state
+    file when the plan has one), tool executor and backups (a Temporal worker runs steps
+    with it too)."""
     settings = plan.settings
     run_id = fx.log.run_id
     tool_context = ToolContext(run_id=run_id, workspace=settings.workspace)

@@ -24,8 +24,7 @@ from loopwright.errors import (
     StoreUnavailableError,
 )
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.models import Model
-from loopwright.models._http import HttpClient, Transient
+from loopwright.models import HttpClient, Model, Transient
 from loopwright.safety.scrub import Scrubber
 
 HEARTBEAT_EVERY_S = 1.0

@@ -27,9 +27,10 @@ from loopwright.effects import (
     EventLog,
     GateRequest,
     GateVerdict,
+    ToolInvocation,
+    Verification,
     VerificationResult,
 )
-from loopwright.effects._protocol import ToolInvocation, Verification
 from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._payloads import (
     APPEND_EVENTS,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from loopwright.agent._conversation import Conversation
+from loopwright.agent import messages_digest
 from loopwright.messages import Message
 
 REF_MIN_CHARS = 2048
@@ -105,8 +105,5 @@ def request_digest(messages: list[Message], tool_names: tuple[str, ...]) -> str 
         content, note = "", last.content
     else:
         return None
-    conversation = Conversation(messages[0].content)
-    for message in messages[1:-1]:
-        conversation.append(message)
-    conversation.append(Message(last.role, content, last.tool_calls, last.tool_call_id, last.name))
-    return conversation.digest(note, tool_names)
+    cut_last = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
+    return messages_digest(messages[0].content, [*messages[1:-1], cut_last], note, tool_names)

@@ -49,10 +49,16 @@ from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import resolve_model
 from loopwright.safety.operations import ChangeEntry
 from loopwright.safety.scrub import Scrubber
-from loopwright.tasks import TaskSpec, prepare_task
-from loopwright.tasks._context import Journal, StepContext
-from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
-from loopwright.tasks._run import _context
+from loopwright.tasks import (
+    AgentInvocation,
+    BackupInvocation,
+    Journal,
+    StepContext,
+    TaskSpec,
+    UndoInvocation,
+    prepare_task,
+    step_context,
+)
 
 RECORDING_PAGE = 500
 """Events per page of a resumed task run's recording."""
@@ -87,7 +93,7 @@ class TaskActivities:
         model = resolve_model(spec.model, base_url=spec.base_url) if spec.model else None
         plan = prepare_task(spec, model=model, agent_events=self._agent_event)
         fx = LiveEffects(EventLog(run_id, scrubber=Scrubber.default()))
-        ctx = dataclasses.replace(_context(plan, fx), journal=Journal(fx))
+        ctx = dataclasses.replace(step_context(plan, fx), journal=Journal(fx))
         code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
         self._contexts[run_id] = ctx, code
         while len(self._contexts) > self._cache_runs:
