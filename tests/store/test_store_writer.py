@@ -83,13 +83,3 @@ def test_a_run_that_never_yields_is_stored_while_it_runs(tmp_path: Path) -> None
     assert store.batches[0] == 1 and store.batches[1] == MAX_BATCH
     assert sum(store.batches) == len(events)
     assert [e.seq for e in store.events("run_b")] == list(range(1, len(events) + 1))
-
-
-def test_an_event_is_encoded_once_for_the_store_and_the_view() -> None:
-    event = run_events("run_c", 2)[1]
-    line = encode_event(event)
-    assert encode_event(event) is line  # the view, right after the writer: the same line
-    twin = IterationStartedEvent(
-        run_id="run_c", seq=2, ts=2.0, iteration_number=2, max_iterations=10**6
-    )
-    assert encode_event(twin) == line and encode_event(twin) is not line
