@@ -40,13 +40,13 @@ if TYPE_CHECKING:  # the names that left the top level, for type checkers meanwh
     from loopwright.messages import MessageHistory as MessageHistory
     from loopwright.messages import ToolResult as ToolResult
     from loopwright.models import ModelRegistry as ModelRegistry
-    from loopwright.models._scripted import ScriptedModel as ScriptedModel
     from loopwright.prompts import PromptBuilder as PromptBuilder
     from loopwright.runtime import RunHandle as RunHandle
     from loopwright.runtime import replay_run as replay_run
-    from loopwright.store._memory import InMemoryRunStore as InMemoryRunStore
     from loopwright.tasks import TaskDefinition as TaskDefinition
     from loopwright.tasks import TaskRunState as TaskRunState
+    from loopwright.testing import InMemoryRunStore as InMemoryRunStore
+    from loopwright.testing import ScriptedModel as ScriptedModel
     from loopwright.tools import ToolExecutor as ToolExecutor
     from loopwright.tools import ToolRegistry as ToolRegistry
 

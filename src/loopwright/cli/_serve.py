@@ -12,8 +12,7 @@ from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.cli._shared import check_heartbeat, temporal_engine
 from loopwright.errors import ConfigurationError
-from loopwright.store import RunStore, open_store
-from loopwright.store._memory import InMemoryRunStore
+from loopwright.store import RunStore, memory_store, open_store
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +29,7 @@ def open_run_store(path: str | None) -> RunStore:
     """The store at `path`, a SQLite file or a postgresql:// URL (default: $LOOPWRIGHT_STORE
     or ~/.loopwright/runs.db); `:memory:` keeps runs in memory only."""
     if path == ":memory:":
-        return InMemoryRunStore()
+        return memory_store()
     return open_store(path)
 
 

@@ -32,8 +32,7 @@ from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
-from loopwright.store import RunRecord, RunStore
-from loopwright.store._memory import InMemoryRunStore
+from loopwright.store import RunRecord, RunStore, memory_store
 from loopwright.tasks import (
     StateFileExporter,
     TaskRunState,
@@ -62,7 +61,7 @@ class Runtime:
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
         engine: RunEngine | None = None,
     ) -> None:
-        self.store: RunStore = store if store is not None else InMemoryRunStore()
+        self.store: RunStore = store if store is not None else memory_store()
         self.embedded = EmbeddedEngine(
             self.store, models=models, gates=gates, lease_ttl_s=lease_ttl_s
         )

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from loopwright._moved import moved
 from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
 from loopwright.store._copy import copy_runs
-from loopwright.store._memory import record_after
+from loopwright.store._memory import memory_store, record_after
 from loopwright.store._open import (
     DEFAULT_STORE_PATH,
     STORE_ENV,
@@ -42,6 +42,7 @@ __all__ = [
     "copy_runs",
     "default_store_path",
     "is_postgres_url",
+    "memory_store",
     "new_owner_id",
     "open_store",
     "owner_is_gone",

@@ -16,7 +16,7 @@ from loopwright.events import (
     TaskCompleteEvent,
     TaskStartEvent,
 )
-from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
 
 POLL_S = 0.01
 
@@ -178,3 +178,10 @@ class InMemoryRunStore:
 
     def close(self) -> None:
         return None
+
+
+def memory_store(*, clock: Clock | None = None) -> RunStore:
+    """A store that keeps runs in this process only: the Runtime's default, and
+    `serve --store :memory:`. (Its class, for tests, is loopwright.testing's
+    InMemoryRunStore.)"""
+    return InMemoryRunStore(clock=clock)
