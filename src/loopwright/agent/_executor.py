@@ -344,14 +344,32 @@ class AgentExecutor:
         to the calling run and its tool call (see agent/_subagent.py)."""
         return as_tool(self, name, description, max_depth=max_depth)
 
-    async def stream(self, request: str, **kwargs: Any) -> AsyncIterator[Event]:
-        """Yield every event of a run as it happens."""
+    async def stream(
+        self,
+        request: str,
+        *,
+        run_id: str | None = None,
+        tenant: str = "default",
+        parent_run_id: str | None = None,
+        recorded: Sequence[Event] = (),
+        gates: Gatekeeper | None = None,
+    ) -> AsyncIterator[Event]:
+        """Yield every event of a run as it happens (`run`'s other arguments)."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
         async def push(event: Event) -> None:
             await queue.put(event)
 
-        task = asyncio.create_task(self.run(request, on_event=push, **kwargs))
+        run = self.run(
+            request,
+            run_id=run_id,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            on_event=push,
+            recorded=recorded,
+            gates=gates,
+        )
+        task = asyncio.create_task(run)
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
@@ -362,9 +380,28 @@ class AgentExecutor:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
-    def run_sync(self, request: str, **kwargs: Any) -> ExecutionResult:
+    def run_sync(
+        self,
+        request: str,
+        *,
+        run_id: str | None = None,
+        tenant: str = "default",
+        parent_run_id: str | None = None,
+        on_event: EventSink | None = None,
+        recorded: Sequence[Event] = (),
+        gates: Gatekeeper | None = None,
+    ) -> ExecutionResult:
         """`run` for code that is not async."""
-        return asyncio.run(self.run(request, **kwargs))
+        run = self.run(
+            request,
+            run_id=run_id,
+            tenant=tenant,
+            parent_run_id=parent_run_id,
+            on_event=on_event,
+            recorded=recorded,
+            gates=gates,
+        )
+        return asyncio.run(run)
 
 
 def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:

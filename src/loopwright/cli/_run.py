@@ -27,7 +27,7 @@ from loopwright.cli._shared import (
 )
 from loopwright.errors import ConfigurationError
 from loopwright.models import spec_with_threads
-from loopwright.runtime import RunSpec, continue_spec
+from loopwright.runtime import FollowUp, RunSpec, continue_spec
 from loopwright.store import RunStore
 
 DEFAULT_MODEL = "local"
@@ -104,16 +104,16 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
 
 def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
     """`--continue RUN_ID`: the stopped run's spec, a fresh budget, and what was given again."""
-    overrides: dict[str, Any] = {"options": options_from_args(args), "request": args.request}
-    if args.model:
-        model = spec_with_threads(_absolute_model(args.model), args.threads)
-        overrides.update(model=model, base_url=args.base_url)
-    if args.tools:
-        overrides["tools"] = tools_from_args(args)
-    if args.workspace:
-        overrides["workspace"] = str(Path(args.workspace).resolve())
+    given = FollowUp(
+        note=args.request or "",
+        options=options_from_args(args),
+        model=spec_with_threads(_absolute_model(args.model), args.threads) if args.model else None,
+        base_url=args.base_url,
+        tools=tools_from_args(args) if args.tools else None,
+        workspace=str(Path(args.workspace).resolve()) if args.workspace else None,
+    )
     args.continue_run = whole_run_id(store, args.continue_run)
-    spec = continue_spec(store, args.continue_run, overrides)[0]
+    spec = continue_spec(store, args.continue_run, given)[0]
     if args.threads is not None and not args.model:  # the stopped run's model, N threads
         spec = dataclasses.replace(spec, model=spec_with_threads(spec.model, args.threads))
     return spec

@@ -6,7 +6,7 @@ replay and export of stored runs, and the request a stored model call was sent
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_while
 from loopwright.runtime._export import export_run, task_state
-from loopwright.runtime._follow import continue_spec, stored_result
+from loopwright.runtime._follow import FollowUp, continue_spec, stored_result
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._replay import ReplayReport, find_run, replay_run
@@ -23,6 +23,7 @@ __all__ = [
     "TAIL_WAIT_S",
     "Delivery",
     "EmbeddedEngine",
+    "FollowUp",
     "LeaseKeeper",
     "ReplayReport",
     "RunEngine",

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from loopwright.agent import CompletedStep, ExecutionResult, VerificationResult, follow_up_request
+from loopwright.agent import (
+    AgentOptions,
+    CompletedStep,
+    ExecutionResult,
+    VerificationResult,
+    follow_up_request,
+)
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
@@ -26,6 +33,20 @@ from loopwright.runtime._spec import RunSpec, recorded_spec
 from loopwright.store import RunStore
 
 CONTINUABLE = ("stopped", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """What the user gave again for a follow-up run; None: the stopped run's."""
+
+    note: str = ""
+    """Added to the follow-up request ("Also: ...")."""
+    options: AgentOptions | None = None
+    model: str | None = None
+    base_url: str | None = None
+    """With `model` only: the new model's server (None: its provider's default)."""
+    tools: tuple[str, ...] | None = None
+    workspace: str | None = None
 
 
 def stored_result(events: Sequence[Event]) -> ExecutionResult:
@@ -66,11 +87,11 @@ def stored_result(events: Sequence[Event]) -> ExecutionResult:
     return ExecutionResult(run_id=run_id, steps=tuple(steps), **fields)
 
 
-def continue_spec(store: RunStore, run_id: str, overrides: dict[str, Any]) -> tuple[RunSpec, str]:
+def continue_spec(store: RunStore, run_id: str, given: FollowUp) -> tuple[RunSpec, str]:
     """The spec of a follow-up to the stored run `run_id`, and the follow-up request.
 
-    `overrides` holds RunSpec fields the user gave again (model, tools, options...); the
-    rest is the stopped run's. A non-empty `overrides["request"]` is added as a note.
+    `given` holds what the user gave again (model, tools, options...); the rest is the
+    stopped run's. Its `note` is added to the request.
     """
     record = find_run(store, run_id)
     if record.kind != "agent":
@@ -87,8 +108,15 @@ def continue_spec(store: RunStore, run_id: str, overrides: dict[str, Any]) -> tu
     if spec is None:
         raise UsageError(f"run {run_id} has no recorded RunSpec: continue it from code")
     request = follow_up_request(stored_result(events), spec.request)
-    note = str(overrides.pop("request", "") or "")
-    if note:
-        request += f"\n\nAlso: {note}"
-    spec = dataclasses.replace(spec, **overrides, request=request, tenant=record.tenant)
+    if given.note:
+        request += f"\n\nAlso: {given.note}"
+    spec = dataclasses.replace(spec, request=request, tenant=record.tenant)
+    if given.options is not None:
+        spec = dataclasses.replace(spec, options=given.options)
+    if given.model is not None:
+        spec = dataclasses.replace(spec, model=given.model, base_url=given.base_url)
+    if given.tools is not None:
+        spec = dataclasses.replace(spec, tools=given.tools)
+    if given.workspace is not None:
+        spec = dataclasses.replace(spec, workspace=given.workspace)
     return spec, request

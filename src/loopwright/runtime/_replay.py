@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loopwright.agent import AgentExecutor
+from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
 from loopwright.models import Model, stand_in_model
@@ -82,7 +82,7 @@ async def replay_run(
         raise UsageError(f"run {run_id} has no recorded RunSpec: replay it from code")
     started = events[0]
     options: dict[str, Any] = started.options if isinstance(started, RunStartedEvent) else {}
-    stand_in = stand_in_model(record.model, options.get("tool_mode") or "prompted")
+    stand_in = stand_in_model(record.model, AgentOptions.from_dict(options).tool_mode or "prompted")
     agent = (build or _default_factory)(spec, stand_in)
 
     async def past_the_end(event: Event) -> None:

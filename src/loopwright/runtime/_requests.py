@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from loopwright.agent import AgentExecutor
+from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.effects import (
     Effects,
     EventLog,
@@ -31,7 +31,7 @@ from loopwright.effects import (
 from loopwright.errors import LoopwrightError, ReplayDivergence, UsageError
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, ToolMode, stand_in_model
+from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunStore
 
@@ -166,7 +166,7 @@ def _agent_of(events: list[Event]) -> tuple[AgentExecutor, RunSpec, RunStartedEv
         return NO_SPEC
     if spec.skill and spec.allow_skill_commands:
         return SKILL_COMMANDS
-    tool_mode: ToolMode = "native" if started.options.get("tool_mode") == "native" else "prompted"
+    tool_mode = AgentOptions.from_dict(started.options).tool_mode or "prompted"
     stand_in = stand_in_model(started.model, tool_mode)
     try:
         return build_agent(spec, stand_in), spec, started

@@ -54,8 +54,15 @@ class SkillAgent(AgentExecutor):
         super().__init__(*args, **kwargs)
         self.given_tool_executor = tool_executor
 
-    def setup(self, request: str, context: RunContext, **kwargs: Any) -> RunSetup:
-        setup = super().setup(request, context, **kwargs)
+    def setup(
+        self,
+        request: str,
+        context: RunContext,
+        *,
+        spec: dict[str, Any] | None = None,
+        workspace_section: str | None = None,
+    ) -> RunSetup:
+        setup = super().setup(request, context, spec=spec, workspace_section=workspace_section)
         executor = copy.copy(self.given_tool_executor)
         executor.registry = setup.tool_executor.registry
         executor.context = setup.tool_executor.context
