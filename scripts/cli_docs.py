@@ -29,6 +29,13 @@ Output fits where it goes: on a terminal, tables and a live view; on a pipe, pla
 never wrap (one record a line, fields separated by tabs, a header line first); with `--json`,
 JSON. Problems are printed to stderr as `file:line: problem`, every one of them, in file order.
 
+A closed stdout (`loopwright task run ... | head -3`) ends the command at once, with exit
+status 1 and no traceback. A run the command started or resumed (`run`, `task run`, `runs
+resume`) is cancelled, as with Ctrl-C, and stored `cancelled` with what it had done; stderr
+names it (`loopwright runs show RUN_ID`). The pipe is watched while the run is quiet too (a
+gate waiting for a decision), so the command does not wait for the run's next line to
+notice. `runs follow` stops following; the run goes on.
+
 Long work shows its progress on stderr, with done/total, the elapsed time and an estimate of
 the time left: `eval`, `runs replay` of a long run, the embedded model's first unpacking
 (and, in `make`, the first llama.cpp build and `make bench`). On a terminal it is a bar; on

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from loopwright._extras import install_hint
 from loopwright.cli._options import apply_config
+from loopwright.cli._output import silence
 from loopwright.cli._progress import watch_model_unpacking
 from loopwright.cli._toolcheck import check_tool_specs
 from loopwright.errors import RunError, UsageError
@@ -117,8 +118,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except RunError as exc:
         print(f"loopwright: run failed: {visible(str(exc))}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        sys.stderr.close()
+    except BrokenPipeError:  # stdout's reader went away (`| head`): the output ends there
+        silence(sys.stdout)
         return 1
     except ModuleNotFoundError as exc:  # an optional extra the command needs
         hint = install_hint(exc, f"`loopwright {args.command}`")

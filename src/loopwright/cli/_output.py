@@ -4,9 +4,12 @@ never wrap (one record a line, fields separated by tabs), or JSON with `--json`.
 from __future__ import annotations
 
 import json
+import os
+import select
+import stat
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TextIO
+from typing import IO, Any, Literal, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -29,10 +32,54 @@ def is_terminal(stream: TextIO | None = None) -> bool:
         return False
 
 
+class _Console(Console):
+    """A rich console whose closed pipe is a BrokenPipeError for the command to handle
+    (rich's own exits the process, and a run the command started would be left behind)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence(self.file)
+        raise BrokenPipeError("stdout was closed")
+
+
 def console(*, stderr: bool = False) -> Console:
     """A rich console that wraps only on a terminal: piped, a long line stays one line."""
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
+    return _Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not is_terminal(stream))
+
+
+def is_pipe(stream: IO[str]) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(stream.fileno()).st_mode)
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def reader_gone(stream: IO[str]) -> bool:
+    """Whether `stream` is a pipe whose reader has gone away (`| head` exited): the next
+    write would fail. False for a terminal, a file, or where poll() is not offered."""
+    if not is_pipe(stream) or not hasattr(select, "poll"):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(flags & (select.POLLERR | select.POLLHUP) for _, flags in poller.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def silence(stream: IO[str]) -> None:
+    """A stream whose reader went away (`| head`): what it still holds, and anything written
+    to it later, goes to /dev/null (no error when Python flushes it at exit)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):  # not a file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def plain(value: Any) -> str:

@@ -22,7 +22,7 @@ from typing import Protocol
 from rich.console import Console
 
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
-from loopwright.cli._output import console
+from loopwright.cli._output import console, is_pipe, reader_gone, silence
 from loopwright.errors import ConfigurationError, RunNotFound, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.run_context import MAX_REASON_CHARS
@@ -42,6 +42,8 @@ from loopwright.tasks import pending_gates
 
 GATE_REOPEN_POLL_S = 0.02
 """How often a resumed run is looked at until it waits at its recorded gate again."""
+READER_POLL_S = 0.5
+"""How often a pipe's reader is looked for while a run is shown on the pipe."""
 CANCEL_WAIT_S = 30.0
 """After Ctrl-C, how long the run's end (cancelled on its engine) is waited for and shown."""
 
@@ -239,9 +241,13 @@ async def show_run(
 ) -> int:
     """Show the run's events to its end (`Runtime.follow`: the same whichever engine and
     process executes it); the last seq shown. `waiting`: the gates a resumed run waits at
-    again (recorded before `after`), shown and decided first. Ctrl-C (with
-    `cancel_on_interrupt`) cancels the run on its engine and shows its end."""
+    again (recorded before `after`), shown and decided first.
+
+    With `cancel_on_interrupt`, a run this command started does not outlive it: Ctrl-C
+    cancels it on its engine (its end is shown), and so does a closed stdout (`| head`: the
+    run is stored `cancelled`, stderr says so) or any error here. Without, the run goes on."""
     last = after
+    watch = _ReaderWatch.start() if cancel_on_interrupt else None
     try:
         for gate in waiting:
             view.show(gate)
@@ -255,14 +261,64 @@ async def show_run(
                     last = event.seq
                 if decide is not None:
                     await decide(event)
-    except asyncio.CancelledError:
+    except BaseException as exc:
+        closed = isinstance(exc, BrokenPipeError) or (watch is not None and watch.gone)
+        if closed and watch is not None and watch.gone:
+            watch.task.uncancel()  # the watch cancelled the follow: not Ctrl-C
         if cancel_on_interrupt:
             with contextlib.suppress(Exception):
                 await runtime.cancel(run_id)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(show_run(runtime, run_id, view, after=last), CANCEL_WAIT_S)
+            if not closed:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        show_run(runtime, run_id, view, after=last), CANCEL_WAIT_S
+                    )
+        if closed:
+            silence(sys.stdout)
+            _say_stdout_closed(runtime, run_id, cancel_on_interrupt)
+            raise BrokenPipeError("stdout was closed") from None
         raise
+    finally:
+        if watch is not None:
+            watch.stop()
     return last
+
+
+class _ReaderWatch:
+    """While a run is shown on a pipe, looks every READER_POLL_S whether the pipe's reader
+    went away, and then stops the showing (a run waiting at a gate writes nothing that
+    would fail)."""
+
+    def __init__(self, task: asyncio.Task[object]) -> None:
+        self.task = task
+        self.gone = False
+        self._watching = asyncio.get_running_loop().create_task(self._watch())
+
+    @classmethod
+    def start(cls) -> _ReaderWatch | None:
+        task = asyncio.current_task()
+        if task is None or not is_pipe(sys.stdout):
+            return None
+        return cls(task)
+
+    async def _watch(self) -> None:
+        while not reader_gone(sys.stdout):
+            await asyncio.sleep(READER_POLL_S)
+        self.gone = True
+        self.task.cancel()
+
+    def stop(self) -> None:
+        self._watching.cancel()
+
+
+def _say_stdout_closed(runtime: Runtime, run_id: str, cancelled: bool) -> None:
+    record = runtime.store.get_run(run_id)
+    status = record.status if record is not None else "unknown"
+    what = f"run {run_id} was cancelled (stored {status})" if cancelled else (
+        f"stopped following run {run_id} ({status}; it goes on)"
+    )  # fmt: skip
+    print(f"loopwright: stdout was closed: {what}; `loopwright runs show {run_id}` shows "
+          "its events", file=sys.stderr)  # fmt: skip
 
 
 def waiting_again(recorded: Sequence[Event]) -> list[ConfirmationRequiredEvent]:

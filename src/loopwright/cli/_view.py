@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.status import Status
 
 from loopwright.cli._output import console as output_console
+from loopwright.cli._output import silence
 from loopwright.cli._view_lines import (
     RunSeen,
     as_json,
@@ -63,8 +64,12 @@ class JsonLinesView:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self._pending: list[str] = []
+        self.closed = False
+        """Whoever read the lines went away (`| head`): the next `show` says so."""
 
     def show(self, event: Event) -> None:
+        if self.closed:
+            raise BrokenPipeError("stdout was closed")
         pending = self._pending
         pending.append(encode_event(event))
         if len(pending) > 1:
@@ -77,10 +82,18 @@ class JsonLinesView:
         loop.call_soon(self._flush)
 
     def _flush(self) -> None:
-        if self._pending:
-            lines, self._pending = self._pending, []
-            self.out.write("\n".join(lines) + "\n")
-        self.out.flush()
+        """Write the lines kept (called by the event loop: a closed pipe is remembered, for
+        the next `show` to raise, instead of a traceback from the loop)."""
+        lines, self._pending = self._pending, []
+        if self.closed:
+            return
+        try:
+            if lines:
+                self.out.write("\n".join(lines) + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            silence(self.out)
 
     def close(self) -> None:
         self._flush()
