@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -117,3 +118,19 @@ def test_the_leads_timeline_names_its_sub_agents_run(
     assert main(["runs", "show", child.run_id, "--store", store]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert f"sub-agent of run {lead.run_id} (call " in header
+
+
+def test_a_store_that_cannot_be_used_is_a_set_up_error_not_a_failed_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit status 2 and what to do, for every command that opens the store."""
+    newer = tmp_path / "newer.db"
+    SqliteRunStore(newer).close()
+    with sqlite3.connect(newer) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    for argv in (["runs", "list"], ["runs", "show", "run_1"], ["store", "migrate"],
+                 ["task", "approve", "run_1"], ["run", "hi", "--model", "scripted:x.json"]):  # fmt: skip
+        assert main([*argv, "--store", str(newer)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("loopwright: error: ") and "run failed" not in err, argv
+        assert "written by a newer loopwright" in err and "upgrade loopwright" in err

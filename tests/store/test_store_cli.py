@@ -76,9 +76,11 @@ def test_migrate_creates_the_schema_once_and_the_run_commands_use_the_url(
     pg_server: LocalPostgres, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = new_database(pg_server, migrate=False)
-    assert main(["runs", "list", "--store", url]) == 1
+    assert main(["runs", "list", "--store", url]) == 2  # a set-up error, not a failed run
     err = capsys.readouterr().err
-    assert "no loopwright run store yet" in err and "loopwright store migrate" in err
+    assert err.startswith("loopwright: error: ") and "no loopwright run store yet" in err
+    shown = url.replace(pg_server.password, "***")
+    assert f"create it with `loopwright store migrate --store '{shown}'`" in err
     assert "Traceback" not in err and pg_server.password not in err
     assert main(["store", "migrate", "--store", url]) == 0
     out = capsys.readouterr().out

@@ -10,9 +10,9 @@ from pathlib import Path
 from loopwright.cli._options import SERVE as SERVE_OPTIONS
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
-from loopwright.cli._shared import check_heartbeat, temporal_engine
+from loopwright.cli._shared import check_heartbeat, open_cli_store, temporal_engine
 from loopwright.errors import ConfigurationError
-from loopwright.store import RunStore, memory_store, open_store
+from loopwright.store import RunStore, memory_store
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +30,7 @@ def open_run_store(path: str | None) -> RunStore:
     or ~/.loopwright/runs.db); `:memory:` keeps runs in memory only."""
     if path == ":memory:":
         return memory_store()
-    return open_store(path)
+    return open_cli_store(path)
 
 
 def serve_command(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console, is_pipe, reader_gone, silence
-from loopwright.errors import ConfigurationError, RunNotFound, UsageError
+from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.run_context import MAX_REASON_CHARS
 from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
@@ -68,7 +68,19 @@ def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") ->
 
 
 def store_from_args(args: argparse.Namespace) -> PersistentStore:
-    return open_store(getattr(args, "store", None))
+    return open_cli_store(getattr(args, "store", None))
+
+
+def open_cli_store(location: str | None, *, migrate: bool = False) -> PersistentStore:
+    """The store a command works with. A store that cannot be opened as it is (no schema
+    yet or an older one, a newer one, not a loopwright store, no such database, a login
+    refused, a server not reached) is a set-up problem, exit status 2, not a failed run:
+    the message says what to do, with the store's own location in the command it names."""
+    try:
+        return open_store(location, migrate=migrate)
+    except StoreError as exc:
+        where = shlex.quote(redact_url(store_location(location)))
+        raise ConfigurationError(str(exc).replace("--store URL`", f"--store {where}`")) from None
 
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from loopwright.cli._shared import add_store_argument
+from loopwright.cli._shared import add_store_argument, open_cli_store
 from loopwright.store import (
     PG_SCHEMA_VERSION,
     SCHEMA_VERSION,
     PostgresRunStore,
     copy_runs,
-    open_store,
     store_location,
 )
 
@@ -43,7 +42,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def migrate_command(args: argparse.Namespace) -> int:
-    store = open_store(args.store, migrate=True)
+    store = open_cli_store(args.store, migrate=True)
     try:
         latest = PG_SCHEMA_VERSION if isinstance(store, PostgresRunStore) else SCHEMA_VERSION
         before = store.migrated_from
@@ -57,9 +56,9 @@ def migrate_command(args: argparse.Namespace) -> int:
 
 
 def copy_command(args: argparse.Namespace) -> int:
-    source = open_store(store_location(args.source))
+    source = open_cli_store(store_location(args.source))
     try:
-        target = open_store(args.target)
+        target = open_cli_store(args.target)
         try:
             report = copy_runs(source, target, tenant=args.tenant)
         finally:
