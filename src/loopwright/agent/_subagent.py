@@ -95,10 +95,12 @@ def _scrubber(lead: Scrubber | None, own: Scrubber | None) -> Scrubber | None:
 
 def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
     """What the child starts from: the lead's recorded events, with the child's own from the
-    store when they are not among them (a resumed lead; a fresh one has none to find)."""
-    if not lead.recorded or any(e.run_id == run_id for e in lead.recorded):
+    store when they are not among them (a resumed lead; a call tried again on a Temporal
+    worker, whose tool context records nothing of the lead)."""
+    if any(e.run_id == run_id for e in lead.recorded):
         return lead.recorded
-    return (*lead.recorded, *lead.recorded_for(run_id))
+    own = lead.recorded_for(run_id)
+    return (*lead.recorded, *own) if own else lead.recorded
 
 
 def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Literal, Protocol
 
 from loopwright.effects import EventSink
-from loopwright.events import Event, RunFinishedEvent
+from loopwright.events import Event, RunFinishedEvent, ToolCallEvent, ToolCallStartedEvent
 from loopwright.models import Model
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._spec import RunSpec
@@ -111,21 +111,63 @@ async def tail_while(
     """A run's stored events after `after`, each once, as whoever executes it appends them
     (the store's live tail), until `run_finished`, or until `live()` says nobody executes it
     any more and the store holds nothing newer. `live` is asked before each read, and an
-    executor stores its last event before it stops being live, so nothing is missed."""
-    last = after
+    executor stores its last event before it stops being live, so nothing is missed.
+
+    While one of its tool calls runs a sub-agent (its `tool_call_started` names the child
+    run), the child's events come too, after that event and before the call's end, as the
+    embedded engine's subscription gives them."""
+    family = RunFamily(store, run_id, after)
     while True:
         still = await live()
-        events = await asyncio.to_thread(store.events, run_id, after=last)
+        events = await family.read()
         for event in events:
             yield event
-            last = event.seq
-            if isinstance(event, RunFinishedEvent):
+            if event.run_id == run_id and isinstance(event, RunFinishedEvent):
                 return
         if events:
             continue
         if not still:
             return
-        await store.wait_for_events(run_id, after=last, timeout=poll_s)
+        await store.wait_for_events(family.newest, after=family.last[family.newest], timeout=poll_s)
+
+
+class RunFamily:
+    """The stored events of a run and of the sub-agent runs its open calls started, in the
+    order a reader of the run expects them."""
+
+    def __init__(self, store: RunStore, run_id: str, after: int) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.last: dict[str, int] = {run_id: after}
+        """The runs read, and the last seq read of each (the run's open children)."""
+        self.open: dict[tuple[str, str], str] = {}
+        """(run, call id) -> the child run that call started, until the call ends."""
+
+    @property
+    def newest(self) -> str:
+        """The run a reader waits on: the latest open child, else the run itself."""
+        return next(reversed(self.last))
+
+    async def read(self) -> list[Event]:
+        found: list[Event] = []
+        await self._read(self.run_id, found)
+        return found
+
+    async def _read(self, run_id: str, found: list[Event]) -> None:
+        events = await asyncio.to_thread(self.store.events, run_id, after=self.last[run_id])
+        for event in events:
+            if isinstance(event, ToolCallEvent) and (run_id, event.call_id) in self.open:
+                child = self.open.pop((run_id, event.call_id))
+                await self._read(child, found)  # what it stored before the call ended
+                self.last.pop(child, None)
+            found.append(event)
+            self.last[run_id] = event.seq
+            if isinstance(event, ToolCallStartedEvent) and event.child_run_id:
+                self.open[(run_id, event.call_id)] = event.child_run_id
+                self.last[event.child_run_id] = 0
+        for (parent, _), child in list(self.open.items()):
+            if parent == run_id and child in self.last:
+                await self._read(child, found)
 
 
 async def tail_stored(

@@ -103,6 +103,9 @@ async def _sse(config: ServerConfig, run_id: str, after: int) -> AsyncIterator[b
             if event is None:
                 yield b": keep-alive\n\n"
                 continue
+            if event.run_id != run_id:  # a sub-agent's: its seq is not the run's
+                yield f"data: {encode_event(event)}\n\n".encode()
+                continue
             yield f"id: {event.seq}\ndata: {encode_event(event)}\n\n".encode()
     record = runtime.store.get_run(run_id)
     end = {"run_id": run_id, "status": record.status if record else "unknown"}

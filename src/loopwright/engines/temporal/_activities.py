@@ -59,6 +59,7 @@ from loopwright.engines.temporal._payloads import (
     VerifyInput,
 )
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
+from loopwright.engines.temporal._subagents import WorkerParts
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ModelError, StoreError
 from loopwright.events import (
@@ -70,8 +71,9 @@ from loopwright.events import (
 )
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import Model, resolve_model
-from loopwright.runtime import FINISHED, RunSpec, build_agent
+from loopwright.runtime import FINISHED, LeaseKeeper, RunSpec, build_agent
 from loopwright.store import PersistentStore, open_store, record_after
+from loopwright.tasks import GateBroker
 from loopwright.tools import Tool, truncate_output
 
 RECORDING_PAGE_BYTES = 512 * 1024
@@ -95,6 +97,8 @@ class RunActivities:
         self.mcp = MCPSessions(max_runs=cache_runs)
         self.store: PersistentStore = open_store(store_url)
         self.content = ContentStore(store_url)
+        self.parts = WorkerParts(self.store, GateBroker(self.store), LeaseKeeper(self.store))
+        """What the runs' sub-agents get from this worker (engines/temporal/_subagents.py)."""
         self._setups: OrderedDict[str, tuple[RunSetup, int]] = OrderedDict()
         self._models: dict[tuple[str, str | None], Model] = {}
         self._cache_runs = cache_runs
@@ -105,6 +109,7 @@ class RunActivities:
                 self.tool_outcome, self.verify, self.recording]  # fmt: skip
 
     def close(self) -> None:
+        self.parts.leases.close()  # a sub-agent left unfinished lists as interrupted
         self.content.close()
         self.store.close()
 
@@ -124,7 +129,9 @@ class RunActivities:
             tools = None
             if plan.mcp_tools:
                 tools = await self._mcp_tools(plan.run_id, RunSpec.from_dict(plan.spec).mcp)
-            agent, setup = build_setup(plan, mcp_tools=tools, secrets=self.secrets.values)
+            agent, setup = build_setup(
+                plan, mcp_tools=tools, secrets=self.secrets.values, on_worker=self.parts.complete
+            )
             await self._check_tool_code(plan, tool_code(agent.tools))
             found = setup, setup.tool_executor.max_output_chars
             setup.tool_executor.max_output_chars = FULL_RESULT_CHARS

@@ -9,7 +9,7 @@ whichever worker runs a step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from loopwright.agent import AgentExecutor, RunSetup
@@ -18,6 +18,7 @@ from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.errors import ModelError
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model, ToolMode
+from loopwright.run_context import RunContext
 from loopwright.runtime import RunSpec, build_agent
 from loopwright.tools import Tool
 
@@ -47,9 +48,11 @@ def build_setup(
     *,
     mcp_tools: Sequence[Tool] | None = None,
     secrets: Sequence[str] = (),
+    on_worker: Callable[[RunContext], RunContext] | None = None,
 ) -> tuple[AgentExecutor, RunSetup]:
     """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in; with
-    the run's MCP tools, or their stand-ins; scrubbing also `secrets`, a worker's own)."""
+    the run's MCP tools, or their stand-ins; scrubbing also `secrets`, a worker's own; its
+    context completed by `on_worker` on a worker: engines/temporal/_subagents.py)."""
     spec = RunSpec.from_dict(plan.spec)
     if mcp_tools is None:
         mcp_tools = stand_ins(plan.mcp_tools or ())
@@ -57,6 +60,8 @@ def build_setup(
     if secrets:
         agent.scrubber = agent.scrubber.with_secrets(secrets)
     context = agent.run_context(plan.run_id, tenant=spec.tenant, parent_run_id=plan.parent_run_id)
+    if on_worker is not None:
+        context = on_worker(context)
     setup = agent.setup(
         spec.request,
         context,
