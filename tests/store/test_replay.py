@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -78,3 +79,46 @@ def test_an_unfinished_run_is_not_replayed(
     store.append_many(recorded_run(line_spec(tmp_path, 1), run_id="r_open")[:4])
     assert main(["runs", "replay", "r_open", "--store", store.path]) == 2
     assert "has not finished (interrupted): resume it first" in capsys.readouterr().err
+
+
+HANGING_TOOLS = '''
+import asyncio
+import json
+from pathlib import Path
+from loopwright import tool
+
+@tool(idempotent=True)
+async def wait_forever(marker: str) -> str:
+    """Leave a mark, then wait for something that never comes.
+
+    Args:
+        marker: the file to append a mark to
+    """
+    with open(marker, "a") as file:
+        file.write("called\\n")
+    await asyncio.Event().wait()
+    return "never"
+'''
+
+
+def test_a_run_its_wall_clock_stopped_replays_without_divergence_or_tool_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The clock cut a call off (0.5 s): the replay meets the stop there again instead of
+    reporting it, and does not call the (idempotent) tool whose result was never recorded."""
+    tools = tmp_path / "hang.py"
+    tools.write_text(HANGING_TOOLS)
+    marker = tmp_path / "marks.txt"
+    reply = {"thought": "wait", "action": "wait_forever", "action_input": {"marker": str(marker)}}
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([json.dumps(reply)]))
+    store = str(tmp_path / "runs.db")
+    code = main(["run", "wait", "--model", f"scripted:{script}", "--tools",
+                 f"{tools}:wait_forever", "--timeout", "0.5", "--store", store, "--json"])  # fmt: skip
+    assert code == 1
+    [run] = SqliteRunStore(store).list_runs()
+    assert (run.status, run.reason) == ("stopped", "timeout")
+    capsys.readouterr()
+    assert main(["runs", "replay", run.run_id, "--store", store]) == 0
+    assert f"✓ run {run.run_id}: replayed" in capsys.readouterr().out
+    assert lines(marker) == ["called"]  # only by the run itself

@@ -3,6 +3,11 @@
 The recorded model replies are served to the current code, no tool runs (their recorded
 results are reused), the recorded verification outcome is reused; the first event where
 the code now does something else is reported (`ReplayReport`).
+
+Past what the run recorded the replay performs nothing (`_RecordingOnly`): a call the
+recording does not answer is a divergence, except in a run its wall clock stopped. There
+the clock is not the code's doing: the replay's clock reads past the limit where the run's
+did, and the call the clock cut off times out again, so the stop is replayed, not reported.
 """
 
 from __future__ import annotations
@@ -12,14 +17,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.effects import (
+    Effects,
+    GateRequest,
+    GateVerdict,
+    ReplayEffects,
+    ToolInvocation,
+    WrappedEffects,
+)
 from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
-from loopwright.events import Event, IterationStartedEvent, RunStartedEvent, ToolCallStartedEvent
+from loopwright.events import (
+    Event,
+    IterationStartedEvent,
+    RunStartedEvent,
+    RunStoppedEvent,
+    ToolCallStartedEvent,
+)
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunRecord, RunStore
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
 FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
+CLOCK_STOPS = ("timeout", "iteration_timeout")
+"""The stop reasons of a run's wall clock (the whole run's, one iteration's)."""
 
 
 def find_run(store: RunStore, run_id: str, *, tenant: str | None = None) -> RunRecord:
@@ -97,6 +119,9 @@ async def replay_run(
     )
     setup = agent.setup(spec.request, context, spec=spec.to_dict())
     fx = agent.effects(context)
+    if isinstance(fx, ReplayEffects):
+        limit = AgentOptions.from_dict(options).timeout_s or 0.0
+        fx = ReplayEffects(fx.recording, _RecordingOnly(fx.inner, _clock_stop(events), limit))
     try:
         await agent.run_with(fx, setup)
     except ReplayDivergence as exc:
@@ -106,3 +131,48 @@ async def replay_run(
 
 def _default_factory(spec: RunSpec, model: Model) -> AgentExecutor:
     return build_agent(spec, model)
+
+
+def _clock_stop(events: Sequence[Event]) -> RunStoppedEvent | None:
+    """The run's stop, if its wall clock made it."""
+    for event in reversed(events):
+        if isinstance(event, RunStoppedEvent):
+            return event if event.reason in CLOCK_STOPS else None
+    return None
+
+
+class _RecordingOnly(WrappedEffects):
+    """Under a replay's ReplayEffects: what the recording does not answer is not performed.
+    In a run its wall clock stopped (`clock_stop`), the clock reads past the run's limit
+    once the events before the stop are re-made, and a call there times out; otherwise
+    such a call is a divergence (no tool runs, no model is asked, no gate waits)."""
+
+    def __init__(self, live: Effects, clock_stop: RunStoppedEvent | None, limit_s: float) -> None:
+        super().__init__(live)
+        self.clock_stop = clock_stop
+        self.past_limit_s = limit_s + 1.0
+
+    def monotonic(self) -> float:
+        now = self.inner.monotonic()
+        stop = self.clock_stop
+        if stop is not None and self.inner.log.seq >= stop.seq - 1:
+            return now + self.past_limit_s  # where the run's clock was when it stopped
+        return now
+
+    def _not_recorded(self, what: str) -> ReplayDivergence | TimeoutError:
+        if self.clock_stop is not None:
+            return TimeoutError(f"{what}: cut off by the run's wall clock, as recorded")
+        return ReplayDivergence(self.inner.log.seq + 1, "the end of the run", what)
+
+    async def call_model(
+        self, model: Model, request: ModelRequest, timeout: float | None
+    ) -> ModelResponse:
+        raise self._not_recorded("a model call")
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        raise self._not_recorded(f"call {call.name}")
+
+    async def gate(self, request: GateRequest) -> GateVerdict:
+        raise self._not_recorded(f"gate {request.step}")
