@@ -68,7 +68,7 @@ async def test_malformed_reply_gets_one_correction_then_succeeds() -> None:
     model = ScriptedModel(["", final("ok")])
     events = [e async for e in AgentExecutor(model).stream("hi")]
     parse_errors = [e for e in events if e.type == "parse_error"]
-    assert len(parse_errors) == 1 and parse_errors[0].will_retry  # type: ignore[union-attr]
+    assert len(parse_errors) == 1 and parse_errors[0].will_retry
     assert "could not be read" in model.requests[1].messages[-1].content
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "ok"
 

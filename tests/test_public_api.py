@@ -71,7 +71,7 @@ def test_the_warning_points_at_the_line_that_imports() -> None:
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
-        loopwright.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+        loopwright.no_such_name  # noqa: B018
 
 
 def test_every_public_class_and_function_has_a_docstring() -> None:

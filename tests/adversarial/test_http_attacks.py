@@ -141,7 +141,7 @@ def test_non_finite_numbers_are_refused_and_listings_stay_up(
 
 def test_a_stored_non_finite_value_renders_as_null() -> None:
     response = json_response({"runs": [{"options": {"temperature": float("nan")}}]})
-    assert json.loads(response.body) == {"runs": [{"options": {"temperature": None}}]}
+    assert json.loads(bytes(response.body)) == {"runs": [{"options": {"temperature": None}}]}
 
 
 @pytest.mark.parametrize(

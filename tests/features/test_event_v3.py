@@ -4,6 +4,7 @@ real values (tests/test_events.py holds the fixtures of every version)."""
 from __future__ import annotations
 
 from loopwright.events import (
+    Event,
     GateDecisionEvent,
     OutputInvalidEvent,
     RunStartedEvent,
@@ -13,7 +14,7 @@ from loopwright.events import (
 
 
 def test_new_fields_round_trip() -> None:
-    events = [
+    events: list[Event] = [
         RunStartedEvent(
             run_id="c", seq=1, ts=0.0, kind="agent", request="look it up", model="scripted",
             tools=["echo"], options={}, tenant="acme", parent_run_id="p", parent_call_id="call_1_0",

@@ -18,8 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from cli_helpers import cli, cli_env  # type: ignore[import-not-found]
-from server_helpers import live_server, make_config  # type: ignore[import-not-found]
+from cli_helpers import cli, cli_env
+from server_helpers import live_server, make_config
 
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore

@@ -15,7 +15,7 @@ from loopwright.agent._reply_grammar import tool_reply_schema
 from loopwright.testing import ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-from tools import add, multiply  # type: ignore[import-not-found]
+from tools import add, multiply
 
 GRAMMAR = AgentOptions(reply_grammar=True)
 

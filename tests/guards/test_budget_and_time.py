@@ -11,6 +11,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.guards import DEFAULT_PRICES, CostLedger
 from loopwright.messages import ModelRequest, ModelResponse, Usage
+from loopwright.models import ToolMode
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -118,7 +119,7 @@ class HangingModel:
     """A model whose call never returns (a stuck server)."""
 
     name = "hanging"
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         await asyncio.Event().wait()

@@ -6,6 +6,8 @@ environment assignment, cookie attributes) is still there.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from loopwright.events import ToolCallStartedEvent
@@ -66,7 +68,7 @@ def test_look_alikes_are_left_alone(text: str) -> None:
 
 def test_scrub_value_walks_json_and_redacts_values_under_secret_keys() -> None:
     scrubber = Scrubber.default(["myConfiguredSecret1"], environ={})
-    value = {
+    value: dict[str, Any] = {
         "args": {"password": "plainword", "max_tokens": 5, "token": "none", "path": "a.txt"},
         "cmd": [f"PGPASSWORD={SECRET} psql", ("say myConfiguredSecret1", 3, None, 1.5, True)],
     }

@@ -80,10 +80,10 @@ def test_a_template_of_ones_own_with_iteration_renders_as_written() -> None:
     builder = PromptBuilder(
         "{skill_name}: step {iteration} of {max_iterations}\n{tool_descriptions}"
     )
-    prompt = builder.build_system_prompt(SKILL, "- read: Read", "", 2, 9)  # type: ignore[arg-type]
+    prompt = builder.build_system_prompt(SKILL, "- read: Read", "", 2, 9)
     assert prompt == "code-review: step 2 of 9\n- read: Read"
     with pytest.raises(ConfigurationError, match=r"not \{intro\}"):
-        PromptBuilder("{intro} {iteration}").build_system_prompt(SKILL, "", "", 1, 2)  # type: ignore[arg-type]
+        PromptBuilder("{intro} {iteration}").build_system_prompt(SKILL, "", "", 1, 2)
 
 
 @pytest.fixture

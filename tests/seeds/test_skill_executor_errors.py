@@ -24,6 +24,7 @@ from loopwright.compat import (
     TaskStatusEvent,
 )
 from loopwright.messages import ModelRequest, ModelResponse
+from loopwright.models import ToolMode
 from loopwright.skills import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 
@@ -41,7 +42,7 @@ class FlakyModel:
     second call raises a RuntimeError, as a bug in user code would."""
 
     name = "custom:flaky"
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     def __init__(self) -> None:
         self.calls = 0

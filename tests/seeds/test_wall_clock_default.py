@@ -16,7 +16,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.cli import build_parser
 from loopwright.guards import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_DEFAULT, WALL_CLOCK_SIMPLE_S
 from loopwright.testing import ScriptedModel
-from loopwright.tools import tool
+from loopwright.tools import Tool, tool
 
 DOCS = Path(__file__).parents[2] / "docs"
 
@@ -44,7 +44,7 @@ def undeclared(key: str) -> str:
     [([], 600.0), ([lookup], 1800.0), ([undeclared], 1800.0), ([lookup, drop], 1800.0)],
 )
 def test_thirty_minutes_for_an_agentic_run_ten_for_a_simple_one(
-    tools: list[object], seconds: float
+    tools: list[Tool], seconds: float
 ) -> None:
     """Seed 003: "Wall-clock timeout: from PIPE-02 (30min agentic, 10min simple)"."""
     assert (WALL_CLOCK_SIMPLE_S, WALL_CLOCK_AGENTIC_S) == (600.0, 1800.0)
@@ -64,7 +64,7 @@ def test_help_and_docs_say_the_rule_the_code_has() -> None:
     run = next(
         action.choices["run"]
         for action in build_parser()._actions
-        if getattr(action, "choices", None) and "run" in action.choices  # type: ignore[operator]
+        if isinstance(action.choices, dict) and "run" in action.choices
     )
     flat = " ".join(run.format_help().split())
     assert f"(default: {WALL_CLOCK_DEFAULT}; config: timeout)" in flat

@@ -20,7 +20,7 @@ from server_helpers import LiveServer, live_server, make_config, start_run, task
 
 from loopwright import AgentExecutor
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry
+from loopwright.models import ModelRegistry, ToolMode
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tools import tool
@@ -51,7 +51,7 @@ class PacedModel:
     """Scripted replies, each after a real delay; usage counted from the text (~4 chars a
     token), as a server that reports usage would."""
 
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     def __init__(self, name: str, replies: list[str], seconds: tuple[float, ...]) -> None:
         self.name = name

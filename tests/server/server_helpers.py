@@ -15,7 +15,7 @@ import httpx
 import uvicorn
 
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from loopwright.models import ModelRegistry
+from loopwright.models import ModelRegistry, ToolMode
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
 from loopwright.store import RunStore
@@ -264,7 +264,7 @@ class HeldModel:
     an echo call (distinct text), the last one a final answer."""
 
     name = "held"
-    preferred_tool_mode = "native"
+    preferred_tool_mode: ToolMode = "native"
 
     def __init__(self, calls: int) -> None:
         self.calls = calls

@@ -134,7 +134,7 @@ def test_a_gate_decided_over_the_websocket(server: LiveServer, tmp_path: Path) -
         ws.send(
             json.dumps({"type": "confirm", "request_id": seen[-1]["request_id"], "approve": True})
         )
-        while seen[-1]["type"] != "run_finished":
+        while seen[-1].get("type") != "run_finished":  # (.get: not the narrowed ["type"])
             seen.append(json.loads(ws.recv(timeout=20)))
     decision = next(e for e in seen if e["type"] == "gate_decision")
     assert decision["decided_by"] == "ws:default"

@@ -12,6 +12,7 @@ import pytest
 from server_helpers import LiveServer, echo_script, live_server, make_config, start_run
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from loopwright.server._guard import host_name
 
@@ -48,9 +49,9 @@ def test_a_cross_site_websocket_is_refused(server: LiveServer, tmp_path: Path) -
     ]
     url = f"{server.ws_url}/api/runs/{run_id}/ws"
     with pytest.raises(InvalidStatus) as refused:
-        connect(url, origin="http://evil.example", open_timeout=20)
+        connect(url, origin=Origin("http://evil.example"), open_timeout=20)
     assert refused.value.response.status_code == 403
-    with connect(url, origin=server.url, open_timeout=20) as ws:
+    with connect(url, origin=Origin(server.url), open_timeout=20) as ws:
         assert '"type":"run_started"' in str(ws.recv(timeout=20))
 
 

@@ -42,7 +42,7 @@ def until(server: LiveServer, run_id: str, ready: Any) -> dict[str, Any]:
 def listed(server: LiveServer, run_id: str) -> dict[str, Any]:
     runs = httpx.get(f"{server.url}/api/runs").json()["runs"]
     [run] = [r for r in runs if r["run_id"] == run_id]
-    return run
+    return dict(run)
 
 
 def test_a_run_at_its_gate_is_waiting_for_approval(server: LiveServer) -> None:

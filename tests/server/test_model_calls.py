@@ -127,8 +127,9 @@ def test_a_request_this_code_would_not_send_is_refused(tmp_path: Path) -> None:
     [first, _] = [e for e in events if isinstance(e, ModelResponseEvent)]
     altered = InMemoryRunStore()
     for event in events:
-        changed = event is first
-        altered.append(dataclasses.replace(event, request_digest="0" * 16) if changed else event)
+        altered.append(
+            dataclasses.replace(first, request_digest="0" * 16) if event is first else event
+        )
     rebuilt = asyncio.run(rebuild_request(altered, run_id, first.seq))
     assert rebuilt.request is None
     assert rebuilt.problem is not None and "fingerprint differs" in rebuilt.problem

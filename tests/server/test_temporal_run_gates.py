@@ -58,7 +58,7 @@ def test_a_server_without_the_engine_refuses_a_temporal_runs_gate(tmp_path: Path
 
 def test_a_server_without_the_engine_streams_a_temporal_runs_events(tmp_path: Path) -> None:
     store = temporal_run(tmp_path / "runs.db")
-    later = [
+    later: list[Event] = [
         GateDecisionEvent(run_id=RUN, seq=3, ts=3.0, step="approve", request_id=GATE,
                           approved=True, decided_by="ops"),
         RunFinishedEvent(run_id=RUN, seq=4, ts=4.0, status="completed", answer=None,

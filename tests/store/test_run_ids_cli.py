@@ -13,10 +13,11 @@ import pytest
 from store_helpers import line_spec, lines, recorded_run, write_script
 
 from loopwright.cli import main
+from loopwright.events import RunStartedEvent
 from loopwright.store import SqliteRunStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import cli_env, cli_tty  # type: ignore[import-not-found]
+from cli_helpers import cli_env, cli_tty
 
 
 def _store(tmp_path: Path, *run_ids: str, cut: bool = False) -> Path:
@@ -83,8 +84,9 @@ def test_runs_list_at_80_columns_shows_whole_ids_and_the_parent(
     lead, child = "run_1ead00000000aaaa", "run_c41d00000000bbbb"
     store = SqliteRunStore(tmp_path / "runs.db")
     for run_id, parent in ((lead, None), (child, lead)):
-        events = recorded_run(line_spec(tmp_path, 1), run_id=run_id)
-        store.append_many([dataclasses.replace(events[0], parent_run_id=parent), *events[1:]])
+        started, *rest = recorded_run(line_spec(tmp_path, 1), run_id=run_id)
+        assert isinstance(started, RunStartedEvent)
+        store.append_many([dataclasses.replace(started, parent_run_id=parent), *rest])
     store.close()
     env = cli_env(tmp_path, LOOPWRIGHT_STORE=str(tmp_path / "runs.db"))
     for columns in (80, 120):

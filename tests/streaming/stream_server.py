@@ -29,7 +29,9 @@ class Reply:
 
 
 def openai_sse(pieces: list[str], *, prompt: int = 20) -> Reply:
-    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+    ]
     chunks += [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
     chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     usage = {"prompt_tokens": prompt, "completion_tokens": len(pieces)}

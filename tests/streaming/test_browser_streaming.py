@@ -19,7 +19,7 @@ from server_helpers import LiveServer, live_server, make_config, start_run
 from test_browser import browser, page  # noqa: F401
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry, TextSink
+from loopwright.models import ModelRegistry, TextSink, ToolMode
 
 pytestmark = pytest.mark.browser
 FIRST = '{"thought": "Reading the question carefully, '
@@ -31,7 +31,7 @@ class HalfwayModel:
     lets it finish (deltas are live only: a page that connects later never sees them)."""
 
     name = "halfway"
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     def __init__(self) -> None:
         self.start = threading.Event()

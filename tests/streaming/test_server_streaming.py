@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from server_helpers import LiveServer, live_server, make_config, sse_events, start_run, ws_connect
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry, TextSink
+from loopwright.models import ModelRegistry, TextSink, ToolMode
 
 REPLY = '{"thought": "counting the lines one by one", "final_answer": "seven lines"}'
 
@@ -28,7 +28,7 @@ class WaitingModel:
     """Streams its reply in words once the test says `start` (after it has subscribed)."""
 
     name = "waiting"
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     def __init__(self) -> None:
         self.start = threading.Event()

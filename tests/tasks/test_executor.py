@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from task_helpers import load, make_executor, write_task
@@ -26,8 +28,10 @@ from loopwright.events import (
     WarningEvent,
 )
 from loopwright.runtime import Runtime
-from loopwright.tasks import TaskExecutor, TaskSettings, rebuild_state
+from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings, rebuild_state
 from loopwright.testing import InMemoryRunStore, ScriptedModel
+
+E = TypeVar("E", bound=Event)
 
 PIPELINE = """
 name: pipeline
@@ -54,12 +58,21 @@ steps:
 """
 
 
-async def collect(executor: TaskExecutor, loaded, *args, **kwargs) -> list[Event]:  # type: ignore[no-untyped-def]
+async def collect(
+    executor: TaskExecutor, loaded: LoadedTask, *args: Any, **kwargs: Any
+) -> list[Event]:
     return [e async for e in executor.execute(loaded.definition, *args, **kwargs)]
 
 
-def by_type(events: list[Event], kind: type) -> list:  # type: ignore[type-arg]
+def by_type(events: Sequence[Event], kind: type[E]) -> list[E]:
     return [e for e in events if isinstance(e, kind)]
+
+
+def finished(events: Sequence[Event]) -> RunFinishedEvent:
+    """The run's last event: its run_finished."""
+    last = events[-1]
+    assert isinstance(last, RunFinishedEvent), last
+    return last
 
 
 async def test_streaming_contract_and_args_from_condition_across_steps(
@@ -78,7 +91,7 @@ async def test_streaming_contract_and_args_from_condition_across_steps(
     assert shout[0].arguments == {"text": "alpha"} and shout[0].result == "ALPHA"
     statuses = {e.step: e.status for e in by_type(events, StepCompleteEvent)}
     assert statuses == {"measure": "completed", "first_word": "completed", "never": "skipped"}
-    assert events[-1].status == "completed"
+    assert finished(events).status == "completed"
 
 
 async def test_condition_false_on_input_skips_and_records_it(
@@ -137,6 +150,7 @@ async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, works
         if isinstance(event, ConfirmationRequiredEvent):
             break
     gate = seen[-1]
+    assert isinstance(gate, ConfirmationRequiredEvent)
     assert gate.message == "Shout at bob?" and gate.timeout_s == 300
     assert [g.request_id for g in gates.pending()] == [gate.request_id]
     next_event = asyncio.ensure_future(anext(stream))
@@ -150,7 +164,7 @@ async def test_gate_pauses_until_decided_through_its_event(tmp_path: Path, works
         and decided.decided_by == "alice"
     )
     rest = [e async for e in stream]
-    assert rest[-1].status == "completed"
+    assert finished(rest).status == "completed"
     assert by_type(rest, FunctionResultEvent)[0].result == "BOB"
     assert gates.pending() == [] and not gates.resolve(gate.request_id, False, "late")
 
@@ -165,7 +179,7 @@ async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -
             gates.resolve(event.request_id, False, "carol")
     assert by_type(events, StepCompleteEvent)[0].status == "rejected"
     assert not by_type(events, FunctionResultEvent)
-    assert events[-1].status == "cancelled" and "carol" in events[-1].answer
+    assert finished(events).status == "cancelled" and "carol" in (finished(events).answer or "")
 
 
 async def test_gate_timeout_aborts_and_saves_state(tmp_path: Path, workspace: Path) -> None:
@@ -174,7 +188,7 @@ async def test_gate_timeout_aborts_and_saves_state(tmp_path: Path, workspace: Pa
     events = await collect(executor, loaded, "", {"who": "bob"})
     complete = by_type(events, StepCompleteEvent)[0]
     assert complete.status == "timed_out"
-    assert events[-1].status == "failed"
+    assert finished(events).status == "failed"
     assert gates.pending() == []
     saved = json.loads(next((workspace.parent / "state").rglob("*.json")).read_text())
     assert saved["status"] == "failed" and saved["current_step"] == "approve"
@@ -200,7 +214,9 @@ async def test_pre_hook_failure_aborts_before_the_steps(tmp_path: Path, workspac
     executor, _, _ = make_executor(loaded, workspace)
     events = await collect(executor, loaded)
     assert [e.step for e in by_type(events, StepCompleteEvent)] == ["pre-task:check"]
-    assert events[-1].status == "failed" and "pre-task hook failed" in events[-1].answer
+    assert finished(events).status == "failed" and "pre-task hook failed" in (
+        finished(events).answer or ""
+    )
 
 
 async def test_post_hook_failure_is_a_warning(tmp_path: Path, workspace: Path) -> None:
@@ -215,7 +231,7 @@ async def test_post_hook_failure_is_a_warning(tmp_path: Path, workspace: Path) -
     assert [e.step for e in by_type(events, StepCompleteEvent)] == ["main", "post-task:check"]
     warnings = [w.message for w in by_type(events, WarningEvent)]
     assert any("post-task hook failed" in w and "the check failed" in w for w in warnings)
-    assert events[-1].status == "completed"
+    assert finished(events).status == "completed"
 
 
 WRITES = """
@@ -242,7 +258,7 @@ steps:
 """
 
 
-async def approve_all(executor: TaskExecutor, loaded, gates) -> list[Event]:  # type: ignore[no-untyped-def]
+async def approve_all(executor: TaskExecutor, loaded: LoadedTask, gates: GateBroker) -> list[Event]:
     events: list[Event] = []
     async for event in executor.execute(loaded.definition):
         events.append(event)
@@ -262,14 +278,17 @@ async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
     steps = [e.step for e in by_type(events, StepCompleteEvent)]
     assert steps == ["approve", "first", "second", "boom"]  # 'after' never ran
     assert (workspace / "notes.txt").read_text() == "overwritten"
-    assert "loopwright task rollback" in events[-1].answer
+    assert "loopwright task rollback" in (finished(events).answer or "")
     changes = by_type(events, ChangeRecordedEvent)
     assert [c.action for c in changes] == ["modify", "create", "modify"]
     from loopwright.tasks import rollback_task_run
 
     state = rebuild_state(events)
     undo = [e async for e in rollback_task_run(state)]
-    assert undo[-1].status == "completed" and undo[0].parent_run_id == events[0].run_id
+    assert (
+        finished(undo).status == "completed"
+        and by_type(undo, RunStartedEvent)[0].parent_run_id == events[0].run_id
+    )
     assert (workspace / "notes.txt").read_bytes() == before
     assert not (workspace / "created.txt").exists()
 
@@ -281,7 +300,7 @@ async def test_rollback_on_failure_undoes_in_the_same_run(tmp_path: Path, worksp
     events = await approve_all(executor, loaded, gates)
     undos = [e for e in by_type(events, FunctionResultEvent) if e.function == "undo"]
     assert len(undos) == 3 and all(u.success for u in undos)
-    assert events[-1].status == "rolled_back"
+    assert finished(events).status == "rolled_back"
     assert (workspace / "notes.txt").read_bytes() == before
 
 
@@ -305,7 +324,7 @@ async def test_rejecting_an_added_gate_keeps_the_file(tmp_path: Path, workspace:
             gates.resolve(event.request_id, False, "ops")
     assert (workspace / "notes.txt").read_text() == "alpha beta\ngamma\n"
     assert not by_type(events, ChangeRecordedEvent)
-    assert events[-1].status == "cancelled"
+    assert finished(events).status == "cancelled"
 
 
 AGENT = """
@@ -354,7 +373,7 @@ async def test_agent_step_retries_once_with_a_simpler_prompt(
     events = await collect(executor, loaded)
     assert any("retrying once" in w.message for w in by_type(events, WarningEvent))
     assert "Do not call any tool" in model.requests[-1].messages[-1].content
-    assert events[-1].status == "completed"
+    assert finished(events).status == "completed"
 
 
 async def test_agent_step_failing_twice_aborts(tmp_path: Path, workspace: Path) -> None:
@@ -363,7 +382,7 @@ async def test_agent_step_failing_twice_aborts(tmp_path: Path, workspace: Path) 
     executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
     events = await collect(executor, loaded)
     assert by_type(events, StepCompleteEvent)[-1].status == "failed"
-    assert events[-1].status == "failed" and "failed twice" in events[-1].answer
+    assert finished(events).status == "failed" and "failed twice" in (finished(events).answer or "")
 
 
 async def test_state_from_the_store_matches_the_json_export(
@@ -409,4 +428,4 @@ async def test_a_finished_agent_step_is_served_from_the_log_on_resume(
     assert no_replies.requests == []
     assert [e.seq for e in rest] == list(range(done + 2, done + 2 + len(rest)))
     assert by_type(rest, FunctionResultEvent)[0].result == "SHORT NOTES"
-    assert rest[-1].status == "completed" and sink.events == rest
+    assert finished(rest).status == "completed" and sink.events == rest

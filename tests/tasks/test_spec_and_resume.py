@@ -126,7 +126,9 @@ async def test_a_waiting_gate_waits_again_and_done_steps_are_not_repeated(
     assert state.status == "completed"
     assert [e.seq for e in sink.events] == list(range(asked + 2, asked + 2 + len(sink.events)))
     decided = [e for e in sink.events if isinstance(e, GateDecisionEvent)]
-    assert [(d.request_id, d.decided_by) for d in decided] == [(prefix[-1].request_id, "bob")]
+    asked_event = prefix[-1]
+    assert isinstance(asked_event, ConfirmationRequiredEvent)
+    assert [(d.request_id, d.decided_by) for d in decided] == [(asked_event.request_id, "bob")]
     assert [e.step for e in sink.events if isinstance(e, StepCompleteEvent)] == ["ok", "c"]
     assert (tmp_path / "lines.txt").read_text().splitlines() == ["a", "c"]  # 'a' not re-run
 

@@ -31,7 +31,7 @@ class BlockedInsert:
     def __init__(self, url: str, tool: str) -> None:
         assert tool.isidentifier()
         self.conn = psycopg.connect(url, autocommit=True)
-        self.conn.execute(_TRIGGER.format(tool=tool, lock=LOCK))  # type: ignore[arg-type]
+        self.conn.execute(_TRIGGER.format(tool=tool, lock=LOCK))
         self.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
 
     async def waiting(self, limit_s: float = 60.0) -> int:

@@ -8,6 +8,7 @@ exactly, for both kinds of tool."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 import subprocess
 from pathlib import Path
@@ -64,7 +65,7 @@ async def kill_after_commit(
             for trial in mine:
                 Path(f"{trial.out}.go").write_text("go")
             keys = [killed_key(t, handles[t.number].id) for t in mine]
-            await until(lambda keys=keys: committed(content, keys), workers.logs, 60)
+            await until(functools.partial(committed, content, keys), workers.logs, 60)
             victim.send_signal(signal.SIGKILL)
             victim.wait()
             await links[index].cut()

@@ -129,7 +129,7 @@ def expected_transcript(trial: Trial) -> list[dict[str, Any]]:
 def check_trial(trial: Trial, events: list[dict[str, Any]], content: ContentStore) -> None:
     assert trial.out.read_text().splitlines() == trial.lines(), trial  # one effect per key
     killed = trial.lines()[trial.at - 1] if trial.kind != "model" else None
-    reruns = [killed] if trial.kind == "idempotent" else []
+    reruns = [killed] if trial.kind == "idempotent" and killed is not None else []
     assert sorted(trial.attempts()) == sorted([*trial.lines(), *reruns]), trial
     assert transcript(trial, events) == expected_transcript(trial), trial
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))

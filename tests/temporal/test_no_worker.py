@@ -136,7 +136,7 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
         [decision] = [e for e in store.events(gate["run_id"]) if e.type == "gate_decision"]
     finally:
         store.close()
-    assert decision.approved and decision.decided_by == "ops:ana"  # type: ignore[attr-defined]
+    assert decision.approved and decision.decided_by == "ops:ana"
 
 
 async def test_start_task_run_checks_the_task_before_anything_starts(

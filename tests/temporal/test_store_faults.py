@@ -121,7 +121,7 @@ async def test_a_tool_attempt_killed_before_its_events_are_stored(
     assert out.read_text().splitlines() == ["line1", "line2"]  # each call ran once
     assert Path(f"{out}.attempts").read_text().splitlines() == ["line1", "line2"]
     events = _stored(workers.store, handle.id)
-    assert events[-1].status == "completed"  # type: ignore[attr-defined]
+    assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
     if kind == "agent":
         calls = [e for e in events if isinstance(e, ToolCallEvent)]
         assert [c.result for c in calls] == ["appended 'line1'", "appended 'line2'"]

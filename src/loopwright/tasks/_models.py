@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -55,7 +56,8 @@ class TaskDefinition:
     agent: str = ""
     trigger_keywords: tuple[str, ...] = ()
     risk_level: str = "low"
-    steps: tuple[StepDefinition, ...] = ()
+    steps: Sequence[StepDefinition] = ()
+    """In order (a tuple from a task file; seed 004's code gives a list)."""
     hooks: dict[str, HookDefinition] = field(default_factory=dict)
     description: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)
