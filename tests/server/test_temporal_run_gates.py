@@ -92,7 +92,7 @@ def test_a_temporal_runs_stream_holds_its_subagents_events_inside_the_call(
 ) -> None:
     """A sub-agent's run (its events stored by the worker) comes in the lead's stream
     between the call's start and end, without SSE ids (its seq is not the lead's). (That
-    they come while the call is open: tests/temporal/test_subagents.py.)"""
+    they come while the call is open: tests/temporal/test_temporal_subagents.py.)"""
     lead, child, call = "run_lead_temporal", "run_child_of_call", "call_1_0"
     store = SqliteRunStore(tmp_path / "runs.db")
     store.register_run(RunRecord(lead, "default", "agent", "queued", "r", "m", 0.5, 0.5, 0,
