@@ -95,8 +95,10 @@ class StreamedText:
 def cut_at_action(response: ModelResponse) -> ModelResponse:
     """A whole reply ended after its first complete action, as a streamed one would be (the
     scripted model's replies): text, estimated usage and `finish_reason`."""
+    if response.tool_calls:  # the calls are the action: nothing in the text to cut
+        return response
     end = action_end(response.text)
-    if end is None or response.tool_calls:
+    if end is None:
         return response
     text = response.text[:end]
     usage = response.usage
