@@ -55,8 +55,9 @@ async def act(
 
 async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
     iteration = state.guard.iteration
+    tool = setup.tools.find(call.name)  # None: the executor answers with the tools there are
     approval = setup.context.approval
-    if approval is not None and approval.needs(call, _effect(setup, call.name)):
+    if approval is not None and approval.needs(call, "" if tool is None else tool.effect):
         verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
@@ -76,13 +77,12 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     signature = CallSignature(call.name, call.arguments)
     state.guard.call_signatures.append(signature)
     timeout = effect_timeout(setup, state.guard, None)
-    if timeout is not None and timeout > setup.tool_executor.timeout_for(call.name):
+    if timeout is not None and timeout > setup.tool_executor.timeout_for(tool):
         timeout = None  # the tool's own limit ends it first (an observation, not a stop)
+    # safe to run again after a crash? unknown tools and undeclared ones: no
+    idempotent = tool is not None and tool.idempotent
     result = await fx.call_tool(
-        call,
-        setup.tool_executor.execute,
-        idempotent=setup.is_idempotent(call.name),
-        timeout=timeout,
+        call, setup.tool_executor.execute, idempotent=idempotent, timeout=timeout
     )
     state.steps.append(
         CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
@@ -92,9 +92,3 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     if fx.log.listening:
         await fx.log.append(finished_event(iteration, call, signature.arguments_json(), result))
     return result
-
-
-def _effect(setup: RunSetup, name: str) -> str:
-    """The effect the tool `name` declares ("" for a tool the run does not have)."""
-    tool = setup.tools.find(name)
-    return "" if tool is None else tool.effect

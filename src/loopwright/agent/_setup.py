@@ -92,8 +92,3 @@ class RunSetup:
     def approval(self) -> ApprovalRule | None:
         """Which tool calls wait for a decision before they run."""
         return self.context.approval
-
-    def is_idempotent(self, tool_name: str) -> bool:
-        """Safe to run again after a crash? Unknown tools and undeclared ones: no."""
-        tool = self.tools.find(tool_name)
-        return tool is not None and bool(tool.idempotent)

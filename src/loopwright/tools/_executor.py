@@ -12,7 +12,7 @@ from loopwright.prompts.errors import build_error_observation, unknown_tool_obse
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
 from loopwright.tools._registry import ToolRegistry
-from loopwright.tools._tool import ToolContext
+from loopwright.tools._tool import Tool, ToolContext
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
@@ -83,7 +83,7 @@ class ToolExecutor:
         except (ToolError, ModelRetry) as exc:
             text, is_error = self._failure(call.name, str(exc)), True
         except TimeoutError:
-            limit = self.timeout_for(call.name)
+            limit = self.timeout_for(self.registry.find(call.name))
             text, is_error = self._failure(call.name, f"timed out after {limit:g}s"), True
         except Exception as exc:
             text, is_error = self._failure(call.name, f"{type(exc).__name__}: {exc}"), True
@@ -95,9 +95,8 @@ class ToolExecutor:
             call.id, call.name, content, is_error, duration_ms, truncated, scrubbed.redactions
         )
 
-    def timeout_for(self, name: str) -> float:
-        """The time limit of one call of the tool `name` (its own, else the executor's)."""
-        tool = self.registry.find(name)
+    def timeout_for(self, tool: Tool | None) -> float:
+        """The time limit of one call of `tool` (its own, else the executor's)."""
         return (tool.timeout if tool is not None else None) or self.timeout
 
     def _failure(self, tool_name: str, error: str) -> str:
