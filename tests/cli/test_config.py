@@ -35,12 +35,13 @@ def test_each_layer_wins_over_the_ones_below(tmp_path: Path) -> None:
     assert seen["run.max_iterations"]["value"] == 4
     assert seen["run.tools"] == {"section": "run", "key": "tools", "value": "read,grep",
                                  "source": "project file", "origin": f"{proj}:2",
-                                 "trusted": False}  # fmt: skip
+                                 "trusted": False, "in_effect": None}  # fmt: skip
     assert (
         seen["run.tenant"]["value"] == "e" and seen["run.tenant"]["origin"] == "LOOPWRIGHT_TENANT"
     )
     assert seen["run.tier"] == {"section": "run", "key": "tier", "value": "standard",
-                                "source": "built-in", "origin": "", "trusted": None}  # fmt: skip
+                                "source": "built-in", "origin": "", "trusted": None,
+                                "in_effect": None}  # fmt: skip
     assert seen["serve.model"]["value"] == "ollama:qwen"  # a top-level key serves every section
     assert seen["serve.port"]["value"] == 8765
 

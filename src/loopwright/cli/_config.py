@@ -18,6 +18,7 @@ from loopwright.config import (
     load_config,
     project_config_file,
     record_trust,
+    setting,
     user_config_file,
 )
 from loopwright.errors import ConfigurationError
@@ -98,14 +99,17 @@ def show_command(args: argparse.Namespace) -> int:
         "user": str(user_config_file()),
     }
     if args.json:
-        records = [{**_record(value, config), "value": _shown(value.value)} for value in values]
+        records = [
+            {**_record(value, config), "value": _shown(value.value), "in_effect": _unset(value)}
+            for value in values
+        ]
         left_out = [
             {"key": i.label, "origin": i.origin, "reason": i.reason} for i in ignored
         ]  # fmt: skip
         print_json({"files": files, "values": records, "ignored": left_out})
         return 0
     rows = [
-        [f"{value.section}.{value.key}", json.dumps(_shown(value.value)), _source(value, config)]
+        [f"{value.section}.{value.key}", _in_effect(value), _source(value, config)]
         for value in values
     ]
     rows += [
@@ -134,6 +138,20 @@ def _source(value: Resolved, config: Config) -> str:
         trusted = config.project_state == "trusted"
         text += ", trusted" if trusted else ", file not trusted (this one applies: harmless)"
     return text
+
+
+def _in_effect(value: Resolved) -> str:
+    """The value as it applies: a built-in left unset says what takes its place (`local`,
+    ~/.loopwright/runs.db, the wall clock's rule), not `null`."""
+    unset = _unset(value)
+    return unset if unset is not None else json.dumps(_shown(value.value), ensure_ascii=False)
+
+
+def _unset(value: Resolved) -> str | None:
+    """What applies where a setting has no value (None when it has one)."""
+    if value.value is None or value.value == "":
+        return setting(value.section, value.key).default_text
+    return None
 
 
 def _shown(value: Any) -> Any:

@@ -15,10 +15,10 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -33,6 +33,7 @@ from loopwright.config._schema import (
 from loopwright.config._trust import TrustState, needs_trust, trust_state
 from loopwright.errors import ConfigurationError
 
+T = TypeVar("T")
 FILE_NAME = "loopwright.toml"
 MAX_FILE_BYTES = 1 << 20
 
@@ -135,24 +136,40 @@ def project_config_file(start: Path) -> Path | None:
 
 
 def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
-    """The environment, project and user layers; a bad key or value is a ConfigurationError
-    naming the file (or variable), the line and the key."""
+    """The environment, project and user layers. Every bad key or value of every layer is
+    one ConfigurationError, a line each, naming the file (or variable), the line and the key."""
     env = os.environ if environ is None else environ
-    layers = [_env_layer(env)]
+    problems: list[str] = []
+    layers = [_collect(problems, lambda: _env_layer(env), _Layer("environment"))]
     project = project_config_file((cwd or Path.cwd()).resolve())
     user = user_config_file()
     if project is not None and user.is_file() and user.resolve() == project.resolve():
         project = None  # the user's own file, found as the project's: trusted
     config = Config(layers, project)
     if project is not None:
-        layer = read_config_file(project, "project file")
+        found = project
+        layer = _collect(problems, lambda: read_config_file(found, "project file"), None)
         config.project_state = trust_state(project)
-        if config.project_state != "trusted":
-            config.ignored = _untrusted(layer, project.parent.resolve())
-        layers.append(layer)
+        if layer is not None:
+            if config.project_state != "trusted":
+                config.ignored = _untrusted(layer, project.parent.resolve())
+            layers.append(layer)
     if user.is_file():
-        layers.append(read_config_file(user, "user file"))
+        layer = _collect(problems, lambda: read_config_file(user, "user file"), None)
+        if layer is not None:
+            layers.append(layer)
+    if problems:
+        raise ConfigurationError("\n".join(problems))
     return config
+
+
+def _collect(problems: list[str], read: Callable[[], _Layer], instead: T) -> _Layer | T:
+    """`read()`, its problems kept in `problems` (the next layer is read all the same)."""
+    try:
+        return read()
+    except ConfigurationError as exc:
+        problems.append(str(exc))
+        return instead
 
 
 def _untrusted(layer: _Layer, root: Path) -> list[Ignored]:
@@ -168,6 +185,7 @@ def _untrusted(layer: _Layer, root: Path) -> list[Ignored]:
 
 def _env_layer(env: Mapping[str, str]) -> _Layer:
     layer = _Layer("environment")
+    problems: dict[str, str] = {}
     for section, items in SECTIONS.items():
         for item in items:
             name = env_name(item.key)
@@ -176,8 +194,11 @@ def _env_layer(env: Mapping[str, str]) -> _Layer:
             try:
                 value = check_value(item, env[name], from_text=True)
             except BadValue as exc:
-                raise ConfigurationError(f"environment variable {name}: {exc}") from None
+                problems.setdefault(name, f"environment variable {name}: {exc}")
+                continue
             layer.values[(section, item.key)] = (value, name)
+    if problems:
+        raise ConfigurationError("\n".join(problems.values()))
     return layer
 
 
@@ -194,46 +215,52 @@ def read_config_file(path: Path, source: str) -> _Layer:
     except RecursionError:  # tomllib recurses per level of nested arrays and inline tables
         raise ConfigurationError(f"{path}: nested too deeply to be a loopwright.toml") from None
     except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"line (\d+)", str(exc))
-        where = f"{path}:{line.group(1)}" if line else str(path)
+        found = re.search(r"line (\d+)", str(exc))
+        where = f"{path}:{found.group(1)}" if found else str(path)
         raise ConfigurationError(f"{where}: not valid TOML: {exc}") from None
     lines = _KeyLines(text)
     layer = _Layer(source)
+    problems: list[tuple[int, str]] = []  # every one, in line order
     for name, value in data.items():
         if name in SECTIONS:
             if not isinstance(value, dict):
-                where = f"{path}:{lines.find('', name)}"
-                raise ConfigurationError(f"{where}: {name!r} must be a table ([{name}])")
+                at = lines.find("", name)
+                problems.append((at, f"{path}:{at}: {name!r} must be a table ([{name}])"))
+                continue
             for key, item_value in value.items():
-                _add(layer, path, lines, name, key, item_value)
+                problems += _add(layer, path, lines, name, key, item_value)
         elif name in SHARED_KEYS:
-            _add(layer, path, lines, "", name, value)
+            problems += _add(layer, path, lines, "", name, value)
         else:
             known = ", ".join([f"[{s}]" for s in SECTIONS] + list(SHARED_KEYS))
-            raise ConfigurationError(
-                f"{path}:{lines.find('', name)}: unknown key {name!r} (known: {known})"
-            )
+            at = lines.find("", name)
+            problems.append((at, f"{path}:{at}: unknown key {name!r} (known: {known})"))
+    if problems:
+        raise ConfigurationError("\n".join(text for _, text in sorted(problems)))
     return layer
 
 
-def _add(layer: _Layer, path: Path, lines: _KeyLines, section: str, key: str, value: Any) -> None:
-    where = f"{path}:{lines.find(section, key)}"
+def _add(
+    layer: _Layer, path: Path, lines: _KeyLines, section: str, key: str, value: Any
+) -> list[tuple[int, str]]:
+    """Take `key = value` into `layer`; the problem with it, if any (line, text)."""
+    line = lines.find(section, key)
+    where = f"{path}:{line}"
     sections = [section] if section else [s for s in SECTIONS if _has(s, key)]
     known = [item.key for item in SECTIONS[section]] if section else list(SHARED_KEYS)
     label = f"{section}.{key}" if section else key
     if key not in known:
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigurationError(
-            f"{where}: unknown key {label!r} ({hint}known in {section or 'the top level'}: "
-            f"{', '.join(known)})"
-        )
+        return [(line, f"{where}: unknown key {label!r} ({hint}known in "
+                       f"{section or 'the top level'}: {', '.join(known)})")]  # fmt: skip
     for name in sections:
         try:
             converted = check_value(setting(name, key), value)
         except BadValue as exc:
-            raise ConfigurationError(f"{where}: {label}: {exc}") from None
+            return [(line, f"{where}: {label}: {exc}")]
         layer.values[(section, key)] = (converted, where)
+    return []
 
 
 def _has(section: str, key: str) -> bool:
