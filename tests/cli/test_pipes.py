@@ -4,6 +4,7 @@ need real pipes: each test starts the command as a program and closes its stdout
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -71,13 +72,10 @@ def test_runs_show_json_into_head_prints_no_traceback(tmp_path: Path) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
     started = RunStartedEvent(run_id="run_big", seq=1, ts=1.0, kind="agent", request="big",
                               model="m", tools=[], options={}, tenant="default")  # fmt: skip
-    result = {"tool_name": "t", "arguments": {}, "args_summary": "", "result": "x" * 2000,
-              "result_summary": "x", "is_error": False, "duration_ms": 1.0,
-              "iteration_number": 1}  # fmt: skip
-    calls = [
-        ToolCallEvent(run_id="run_big", seq=seq, ts=float(seq), call_id=f"c{seq}", **result)
-        for seq in range(2, 400)
-    ]
+    call = ToolCallEvent(run_id="run_big", call_id="c", tool_name="t", arguments={},
+                         args_summary="", result="x" * 2000, result_summary="x",
+                         is_error=False, duration_ms=1.0, iteration_number=1)  # fmt: skip
+    calls = [dataclasses.replace(call, seq=seq, ts=float(seq)) for seq in range(2, 400)]
     store.append_many([started, *calls])
     store.close()
     read, code, err = _head(["runs", "show", "run_big", "--json"], cli_env(tmp_path), 1)
