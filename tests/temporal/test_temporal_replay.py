@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,9 +13,16 @@ from typing import Any
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from loopwright.engines.temporal import AGENT_RUN, TASK_RUN, AgentRunWorkflow, TaskRunWorkflow
+from loopwright.engines.temporal._activity_support import WorkerSecrets
+from loopwright.engines.temporal._build import build_setup
+from loopwright.engines.temporal._codec import data_converter
+from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.engines.temporal._sandbox import AllModulesBut, replayer
+from loopwright.runtime import RunSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 
@@ -117,3 +125,49 @@ def test_the_workflows_run_in_the_sandbox() -> None:
     for name in ("loopwright.engines.temporal._effects", "loopwright.engines.temporal._workflow"):
         assert name not in shared
     assert "loopwright" not in shared  # else every loopwright module would pass through
+
+
+class LoopSandboxedToo(AllModulesBut):
+    """The pass-through set with the loop (agent/) and scrubbing (safety/) re-imported and
+    restricted as well, as the workflow side is."""
+
+    def __contains__(self, name: object) -> bool:
+        loop = isinstance(name, str) and name.startswith(("loopwright.agent", "loopwright.safety"))
+        return super().__contains__(name) and not loop
+
+
+@pytest.mark.parametrize("fixture", ["agent_run_v1", "agent_run_v1_continued"])
+async def test_the_agent_loop_replays_in_the_sandbox_too(fixture: str) -> None:
+    """What the loop does in a workflow goes through the effects (the model call's timing
+    is the workflow's clock, not the process's): sandboxed with the engine's workflow
+    side, it replays the frozen histories."""
+    restrictions = dataclasses.replace(
+        SandboxRestrictions.default, passthrough_modules=LoopSandboxedToo()
+    )
+    checker = Replayer(
+        workflows=[AgentRunWorkflow],
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        data_converter=data_converter(),
+    )
+    history = WorkflowHistory.from_json(
+        "run_fixture0000000001", (FIXTURES / f"{fixture}.json").read_text()
+    )
+    result = await checker.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+
+
+def test_the_workflow_side_reads_nothing_of_the_workers_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run built in the workflow scrubs with every detector but none of the worker's
+    environment (its replay on another worker makes the same events); the worker's
+    activities scrub their results with its environment's secret values."""
+    secret = "tok-" + "7" * 24
+    monkeypatch.setenv("DEPLOY_API_TOKEN", secret)
+    spec = RunSpec(request="hi", model="scripted:none.json", tools=("echo",)).to_dict()
+    plan = RunPlan("run_env", spec, "scripted", "prompted", "")
+    in_workflow, _ = build_setup(plan)
+    on_worker, _ = build_setup(plan, on_worker=lambda context: context)
+    assert in_workflow.scrubber.env_secrets == {}
+    assert secret in on_worker.scrubber.env_secrets.values()
+    assert secret not in json.dumps(WorkerSecrets().scrub({"text": f"key {secret}"}))

@@ -4,8 +4,6 @@ it in the conversation."""
 
 from __future__ import annotations
 
-import time
-
 from loopwright.agent._conversation import estimate_tokens
 from loopwright.agent._replies import acted_on_text, response_event
 from loopwright.agent._reply_grammar import final_reply_schema
@@ -28,12 +26,12 @@ async def think(
     for attempt in range(1, attempts + 1):
         listening = fx.log.listening
         request = model_request(setup, state, fingerprint=listening, last_turn=last_turn)
-        started = time.perf_counter() if listening else 0.0
+        started = fx.monotonic() if listening else 0.0  # the effects' clock (a workflow's)
         timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
         response = await fx.call_model(setup.model, request, timeout)
         outcome = received(setup, state, response)
         if listening:  # its fields are built only for someone reading
-            duration_ms = (time.perf_counter() - started) * 1000
+            duration_ms = (fx.monotonic() - started) * 1000
             iteration = state.guard.iteration
             event = response_event(iteration, state.digest, response, outcome, duration_ms)
             await fx.log.append(event)

@@ -24,6 +24,7 @@ from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptParts
+from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
 RUN_SPEC_VERSION = 4
@@ -111,10 +112,15 @@ def recorded_spec(events: Sequence[Event]) -> RunSpec | None:
 
 
 def build_agent(
-    spec: RunSpec, model: Model | None = None, extra_tools: Sequence[Tool] = ()
+    spec: RunSpec,
+    model: Model | None = None,
+    extra_tools: Sequence[Tool] = (),
+    *,
+    scrubber: Scrubber | None = None,
 ) -> AgentExecutor:
     """The AgentExecutor a spec describes (the model: resolved from the spec when not
-    given); `extra_tools` are its MCP servers' tools."""
+    given); `extra_tools` are its MCP servers' tools; `scrubber` the run's (by default
+    `Scrubber.default()`, which reads this process's environment)."""
     model = model or resolve_model(spec.model, base_url=spec.base_url)
     tools = resolve_tools(list(spec.tools), allow_commands=spec.allow_commands)
     registry = ToolRegistry([*tools, *extra_tools])
@@ -147,4 +153,5 @@ def build_agent(
         verifier=CommandVerifier(spec.verify) if spec.verify else None,
         output_type=spec.output_schema,
         approve=list(spec.approve) or None,
+        scrubber=scrubber,
     )

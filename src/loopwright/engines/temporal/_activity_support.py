@@ -9,7 +9,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ from loopwright.errors import (
 )
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import HttpClient, Model, Transient
-from loopwright.safety.scrub import Scrubber
+from loopwright.safety.scrub import Scrubber, secret_env_values
 
 HEARTBEAT_EVERY_S = 1.0
 WORKER_STOPPED = "WorkerStopped"
@@ -142,14 +142,21 @@ def _model_failure(exc: ModelError) -> ApplicationError:
 
 
 class WorkerSecrets:
-    """A worker's own secrets (`loopwright worker --secret/--secrets-file`): the exact
-    values are scrubbed from everything its activities give the workflow or the store,
-    so they never reach Temporal's history or the event log. They never come from a run's
-    spec (which travels through Temporal)."""
+    """A worker's own secrets (`loopwright worker --secret/--secrets-file`, and the values
+    of its environment variables whose names look secret): the exact values are scrubbed
+    from everything its activities give the workflow or the store, so they never reach
+    Temporal's history or the event log. They never come from a run's spec (which travels
+    through Temporal), and the workflow never reads them (its replays on other workers
+    must make the same events)."""
 
-    def __init__(self, secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self, secrets: Sequence[str] = (), *, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.values = tuple(s for s in secrets if s)
-        self._exact = Scrubber(self.values, detectors=()) if self.values else None
+        env = secret_env_values(environ)
+        self._exact = (
+            Scrubber(self.values, env_secrets=env, detectors=()) if self.values or env else None
+        )
 
     def scrub(self, value: Any) -> Any:
         return value if self._exact is None else self._exact.scrub_value(value)

@@ -1,5 +1,10 @@
 """One agent run's RunSetup, built the same way in the workflow and in the activities.
 
+In the workflow, the run's scrubber has every detector but reads nothing of the worker's
+environment (a replay on another worker makes the same events); the worker's own secrets,
+its environment's included, are scrubbed from what its activities return and store
+(`WorkerSecrets`).
+
 The workflow never resolves the model (that can read files or reach a server): it gets a
 `RemoteModel` with the name and tool mode the `prepare` activity found, and every call of
 it is an activity. The workspace section of the system prompt is also computed once, by
@@ -20,6 +25,7 @@ from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model, ToolMode
 from loopwright.run_context import RunContext
 from loopwright.runtime import RunSpec, build_agent
+from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool
 
 
@@ -56,7 +62,11 @@ def build_setup(
     spec = RunSpec.from_dict(plan.spec)
     if mcp_tools is None:
         mcp_tools = stand_ins(plan.mcp_tools or ())
-    agent = build_agent(spec, model or RemoteModel(plan.model_name, plan.tool_mode), mcp_tools)
+    in_workflow = on_worker is None  # its scrubber must not read the worker's environment
+    agent = build_agent(
+        spec, model or RemoteModel(plan.model_name, plan.tool_mode), mcp_tools,
+        scrubber=Scrubber() if in_workflow else None,
+    )  # fmt: skip
     if secrets:
         agent.scrubber = agent.scrubber.with_secrets(secrets)
     context = agent.run_context(plan.run_id, tenant=spec.tenant, parent_run_id=plan.parent_run_id)

@@ -18,7 +18,9 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
+from loopwright.clock import Clock
 from loopwright.effects import Effects, EventLog, Recording, ReplayEffects
+from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
     RECORDING,
@@ -35,23 +37,37 @@ from loopwright.events import (
 )
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model
+from loopwright.safety.scrub import Scrubber
 
 
 class ContinuedLog(EventLog):
-    """The EventLog of a continued run. A stored `model_response` holds the fingerprint of
-    the request's whole texts, the workflow's loop makes one over the references it holds
-    (engines/temporal/_refs.py): those are not compared; every other event is. A recorded
-    `confirmation_required` tells the gates (engines/temporal/_approvals.py) that their
-    question is asked, as writing it does."""
+    """The EventLog of a continued run, whose recorder is the workflow's pending events.
+    A stored `model_response` holds the fingerprint of the request's whole texts, the
+    workflow's loop makes one over the references it holds (engines/temporal/_refs.py):
+    those are not compared; every other event is. A recorded `confirmation_required`
+    tells the gates (engines/temporal/_approvals.py) that their question is asked, as
+    writing it does."""
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        clock: Clock,
+        scrubber: Scrubber | None,
+        recorder: GatePendingEvents,
+        recorded: Sequence[Event] = (),
+    ) -> None:
+        super().__init__(run_id, clock=clock, scrubber=scrubber, recorder=recorder,
+                         recorded=recorded)  # fmt: skip
+        self.pending = recorder
 
     def _check(self, event: Event) -> None:
         recorded = self.recorded[event.seq - 1]
         if isinstance(event, ModelResponseEvent) and isinstance(recorded, ModelResponseEvent):
             event = dataclasses.replace(event, request_digest=recorded.request_digest)
         super()._check(event)
-        asked = getattr(self.recorder, "asked", None)
-        if isinstance(event, ConfirmationRequiredEvent) and isinstance(asked, set):
-            asked.add(event.request_id)  # a resumed gate that was waiting waits again
+        if isinstance(event, ConfirmationRequiredEvent):
+            self.pending.asked.add(event.request_id)  # a resumed gate that was waiting waits
 
 
 class ContinuedEffects(ReplayEffects):

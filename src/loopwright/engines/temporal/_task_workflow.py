@@ -170,7 +170,7 @@ class TaskRunWorkflow(Approvable):
         )
         recorded = await _recording(run_id, settings) if data.resume else []
         pending = GatePendingEvents(run_id, settings)
-        log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber.default(),
+        log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber(),
                            recorder=pending, recorded=recorded)  # fmt: skip
         fx = TemporalTaskEffects(log, pending, data.spec, settings, found.tool_code)
         self.gates = fx.gates
