@@ -27,9 +27,10 @@ from loopwright.store import redact_url
 TRUST_HELP = (
     "A project's loopwright.toml (this folder or a parent) gives settings that run code or "
     "widen what a run may touch (tools with code, run_command, allow_commands, a workspace, "
-    "store or state folder outside the project, base_url, serve's host, token_file, tasks) "
-    "only once you trust it: its SHA-256 is recorded in the user config folder, and a changed "
-    "file needs trusting again. The model, limits and output settings apply without trust."
+    "store, state folder or secrets file outside the project, base_url, temporal, otel, "
+    "approve, serve's host, token_file, tasks) only once you trust it: its SHA-256 is "
+    "recorded in the user config folder, and a changed file needs trusting again. The model, "
+    "limits, engine and output settings apply without trust."
 )
 
 
@@ -38,10 +39,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "config",
         help="show the defaults from loopwright.toml and LOOPWRIGHT_* and their sources; trust "
         "a project's loopwright.toml",
-        description="Defaults for run, serve and task come from, highest first: a flag, the "
-        "environment (LOOPWRIGHT_<KEY>), loopwright.toml in this folder or the nearest parent "
-        "that has one, loopwright.toml in the user config folder, the built-in value. "
-        + TRUST_HELP,
+        description="Defaults for run, serve, task and worker come from, highest first: a "
+        "flag, the environment (LOOPWRIGHT_<KEY>), loopwright.toml in this folder or the "
+        "nearest parent that has one, loopwright.toml in the user config folder, the built-in "
+        "value. " + TRUST_HELP,
     )
     sub = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     show = sub.add_parser("show", help="each effective value, where it came from, and trust")

@@ -141,12 +141,15 @@ OTEL = opt(
     help="OpenTelemetry traces to the OTLP collector of the standard OTEL_* variables "
     "(on by itself when OTEL_EXPORTER_OTLP_ENDPOINT is set; needs loopwright[otel])",
     group="output",
+    key="otel",
     action="store_true",
+    default=None,
 )
 TEMPORAL = opt(
     "--temporal",
     help="Temporal frontend HOST:PORT (with --engine temporal)",
     group="engine",
+    key="temporal",
     metavar="HOST:PORT",
 )
 TASK_QUEUE = opt(
@@ -172,6 +175,7 @@ ENGINE = opt(
     "--engine",
     help="where the run executes: embedded (this process) or temporal (a worker)",
     group="engine",
+    key="engine",
     choices=("embedded", "temporal"),
     default="embedded",
 )
@@ -187,6 +191,7 @@ SECRETS_FILE = opt(
     "--secrets-file",
     help="redact every value in PATH (one per line, or NAME=value lines); repeatable",
     group="secrets",
+    key="secrets_file",
     action="append",
     default=[],
     metavar="PATH",
@@ -282,7 +287,7 @@ SERVE = (
     opt("--workspace", help="root folder of the file tools", group="tools", key="workspace"),
     opt(
         "--store",
-        help="run store file (SQLite; :memory: keeps nothing)",
+        help="run store: a SQLite file, a postgresql:// URL, or :memory: (keeps nothing)",
         group="store",
         key="store",
         metavar="PATH",

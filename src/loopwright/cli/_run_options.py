@@ -66,6 +66,7 @@ RUN = (
         help="tool names or effects (destructive, write, ...) whose calls wait for approval; "
         "* for every call",
         group="tools",
+        key="approve",
         metavar="TOOLS",
     ),
     opt(

@@ -85,8 +85,11 @@ def open_cli_store(location: str | None, *, migrate: bool = False) -> Persistent
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:
     """The secrets the user named: scrubbed everywhere, never recorded in the run."""
-    secrets = list(getattr(args, "secret", []))
-    for path in getattr(args, "secrets_file", []):
+    secrets = list(getattr(args, "secret", None) or [])
+    files = getattr(args, "secrets_file", None) or []
+    if isinstance(files, str):  # from loopwright.toml or LOOPWRIGHT_SECRETS_FILE: a, b
+        files = [name.strip() for name in files.split(",") if name.strip()]
+    for path in files:
         secrets += read_secrets_file(path)
     return secrets
 
@@ -154,10 +157,12 @@ def temporal_engine(args: argparse.Namespace, store: RunStore) -> RunEngine:
 
 
 def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
-    """The Runtime of a command: new runs start on `--engine` (embedded by default); a run
-    recorded on Temporal is reached with `--temporal HOST:PORT`."""
+    """The Runtime of a command: new runs start on `--engine` (embedded by default: a
+    Temporal address from loopwright.toml alone does not send them there); a command on
+    recorded runs (no --engine of its own) reaches one on Temporal with `--temporal`."""
+    named = getattr(args, "engine", None)
     engine = None
-    if getattr(args, "engine", "embedded") == "temporal" or getattr(args, "temporal", None):
+    if named == "temporal" or (named is None and getattr(args, "temporal", None)):
         engine = temporal_engine(args, store)
     return Runtime(store, engine=engine)
 

@@ -13,16 +13,42 @@ import asyncio
 import signal
 import sys
 
-from loopwright.cli._options import (
-    SECRET,
-    SECRETS_FILE,
-    STORE,
-    TASK_QUEUE,
-    TEMPORAL,
-    add_options,
-)
+from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, add_options, opt
+from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.cli._shared import needs_temporal, secrets_from_args
 from loopwright.errors import ConfigurationError
+
+WORKER_OPTIONS = (
+    TEMPORAL,
+    opt("--task-queue", help="Temporal task queue to poll", group="engine", key="task_queue"),
+    opt(
+        "--store",
+        help="the run store shared with the commands that start runs: a postgresql:// URL",
+        group="store",
+        key="store",
+        metavar="URL",
+    ),
+    SECRET,
+    SECRETS_FILE,
+    opt(
+        "--max-cached-workflows",
+        help="workflows kept in memory between their tasks; 0: replay each from its history "
+        "every time, a determinism check",
+        group="engine",
+        key="max_cached_workflows",
+        type=int,
+        metavar="N",
+    ),
+    opt(
+        "--graceful-timeout",
+        help="on SIGTERM or Ctrl-C, how long in-flight model and tool calls may take to "
+        "finish before they are handed back to other workers",
+        group="engine",
+        key="graceful_timeout",
+        type=float,
+        metavar="S",
+    ),
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,24 +58,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Execute the agent and task runs started with --engine temporal (until "
         "SIGTERM or Ctrl-C). Start one on every host that should share the work; they all use one "
         "Temporal server and one Postgres store.",
+        epilog=CONFIG_EPILOG.format(section="worker"),
     )
-    add_options(parser, [TEMPORAL, TASK_QUEUE, STORE, SECRET, SECRETS_FILE], "run")
-    parser.add_argument(
-        "--max-cached-workflows",
-        type=int,
-        default=None,
-        metavar="N",
-        help="workflows kept in memory between their tasks; 0: replay each from its history "
-        "every time, a determinism check (default: Temporal's own, 1000)",
-    )
-    parser.add_argument(
-        "--graceful-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="on SIGTERM or Ctrl-C, how long in-flight model and tool calls may take to "
-        "finish before they are handed back to other workers (default: 30)",
-    )
+    add_options(parser, WORKER_OPTIONS, "worker")
     parser.set_defaults(handler=worker_command)
 
 

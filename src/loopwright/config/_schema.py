@@ -1,7 +1,7 @@
 """The settings a `loopwright.toml` may hold: per command section, with type and built-in value.
 
-Sections are `[run]`, `[serve]` and `[task]`; the keys every section shares (`SHARED_KEYS`)
-may also sit at the top of the file, as defaults for every section.
+Sections are `[run]`, `[serve]`, `[task]` and `[worker]`; the keys every section shares
+(`SHARED_KEYS`) may also sit at the top of the file, as defaults for every section.
 """
 
 from __future__ import annotations
@@ -51,6 +51,23 @@ _MODEL = _s(
 _BASE_URL = _s("base_url", "str", None, "server URL of the model provider", shown="the provider's")
 _STORE = _s("store", "str", None, "run store file (SQLite)", shown="~/.loopwright/runs.db")
 _TENANT = _s("tenant", "str", "default", "tenant (client) the runs belong to")
+_ENGINE = _s(
+    "engine",
+    "str",
+    "embedded",
+    "where runs execute: embedded (this process) or temporal (a worker)",
+    choices=("embedded", "temporal"),
+)
+_TEMPORAL = _s("temporal", "str", None, "Temporal frontend HOST:PORT (with engine temporal)")
+_OTEL = _s(
+    "otel", "bool", False, "OpenTelemetry traces to the OTLP collector of the OTEL_* variables"
+)
+_SECRETS_FILE = _s(
+    "secrets_file",
+    "list",
+    "",
+    "files whose values are redacted everywhere (one per line, or NAME=value lines)",
+)
 
 RUN = (
     _MODEL,
@@ -104,8 +121,19 @@ RUN = (
         shown="the model's",
         minimum=1,
     ),
+    _s(
+        "approve",
+        "list",
+        "",
+        "tool names or effects (destructive, write, ...) whose calls wait for approval; "
+        "* for every call",
+    ),
     _TENANT,
     _STORE,
+    _SECRETS_FILE,
+    _ENGINE,
+    _TEMPORAL,
+    _OTEL,
 )
 SERVE = (
     _s("host", "str", "127.0.0.1", "address to listen on"),
@@ -125,9 +153,12 @@ SERVE = (
         "store",
         "str",
         None,
-        "run store file (SQLite; :memory: keeps nothing)",
+        "run store: a SQLite file, a postgresql:// URL, or :memory: (keeps nothing)",
         shown="~/.loopwright/runs.db",
     ),
+    _ENGINE,
+    _TEMPORAL,
+    _OTEL,
 )
 TASK = (
     _s("model", "str", None, "model spec for the agent steps", shown="none (no agent steps)"),
@@ -138,8 +169,44 @@ TASK = (
     _s("gate_timeout", "float", 300.0, "seconds a gate waits for a decision", minimum=0),
     _s("rollback_on_failure", "bool", False, "undo the task's changes when a step fails"),
     _STORE,
+    _ENGINE,
+    _TEMPORAL,
+    _OTEL,
 )
-SECTIONS: dict[str, tuple[Setting, ...]] = {"run": RUN, "serve": SERVE, "task": TASK}
+WORKER = (
+    _s("temporal", "str", None, "Temporal frontend HOST:PORT"),
+    _s(
+        "store",
+        "str",
+        None,
+        "the run store shared with the commands that start runs: a postgresql:// URL",
+        shown="none: a postgresql:// URL is needed",
+    ),
+    _s("task_queue", "str", "loopwright", "Temporal task queue to poll"),
+    _SECRETS_FILE,
+    _s(
+        "max_cached_workflows",
+        "int",
+        None,
+        "workflows kept in memory between their tasks; 0: replay each from its history "
+        "every time (a determinism check)",
+        shown="Temporal's own, 1000",
+        minimum=0,
+    ),
+    _s(
+        "graceful_timeout",
+        "float",
+        30.0,
+        "on SIGTERM or Ctrl-C, seconds in-flight model and tool calls may take to finish",
+        minimum=0,
+    ),
+)
+SECTIONS: dict[str, tuple[Setting, ...]] = {
+    "run": RUN,
+    "serve": SERVE,
+    "task": TASK,
+    "worker": WORKER,
+}
 SHARED_KEYS = ("model", "base_url", "store", "tenant", "workspace")
 """Keys allowed at the top of the file: a default for every section that has them."""
 ENV_PREFIX = "LOOPWRIGHT_"

@@ -105,6 +105,19 @@ def _inside(value: Any, project: Path) -> str | None:
     return None if resolved.is_relative_to(project) else "it is outside the project"
 
 
+def _each_inside(value: Any, project: Path) -> str | None:
+    paths = [part.strip() for part in str(value or "").split(",") if part.strip()]
+    return next((why for why in (_inside(path, project) for path in paths) if why), None)
+
+
+def _approve(value: Any, _: Path) -> str:
+    return "it decides which tool calls wait for approval (yours would no longer apply)"
+
+
+def _otel(value: Any, _: Path) -> str | None:
+    return "it sends the runs' traces to a collector" if value else None
+
+
 def _server(value: Any, _: Path) -> str | None:
     return "it sends requests to a server the file names" if value else None
 
@@ -130,6 +143,10 @@ _NEEDS_TRUST: dict[str, Callable[[Any, Path], str | None]] = {
     "tasks": _inside,
     "base_url": _server,
     "allow_base_url": _server,
+    "temporal": _server,
+    "approve": _approve,
+    "secrets_file": _each_inside,
+    "otel": _otel,
     "host": _host,
     "token_file": _token_file,
 }
