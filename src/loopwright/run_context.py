@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from loopwright.events import Event
 from loopwright.guards import CostLedger
@@ -103,6 +103,15 @@ class Leases(Protocol):
     def release(self, run_id: str) -> None: ...
 
 
+T = TypeVar("T")
+
+
+class ThreadPool(Protocol):
+    """Where a run's blocking (sync) tools run (tools/_threads.py's `ToolThreads`)."""
+
+    async def run(self, function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T: ...
+
+
 class EventSource(Protocol):
     """Where the recorded events of a run are read from (the run store)."""
 
@@ -144,6 +153,9 @@ class RunContext:
     store: EventSource | None = None
     """Where a sub-agent's recorded events are read when `recorded` does not hold them."""
     leases: Leases | None = None
+    tool_threads: ThreadPool | None = None
+    """Where the run's sync tools run: its tenant's pool (the Runtime's chooser); None: the
+    process's default pool. A sub-agent uses its lead's."""
 
     @property
     def own_recorded(self) -> list[Event]:

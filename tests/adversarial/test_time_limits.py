@@ -21,9 +21,16 @@ import pytest
 
 from loopwright.agent import CommandVerifier
 from loopwright.messages import ToolCall
+from loopwright.run_context import RunContext
 from loopwright.skills._preprocess import DynamicInjector
-from loopwright.tools import BUILTIN_TOOLS, Tool, ToolContext, ToolExecutor, ToolRegistry
-from loopwright.tools._threads import ToolThreads, use_tool_threads
+from loopwright.tools import (
+    BUILTIN_TOOLS,
+    Tool,
+    ToolContext,
+    ToolExecutor,
+    ToolRegistry,
+    ToolThreads,
+)
 from loopwright.tools.command import run_command
 
 PLAIN = Path(__file__).parent / "plain_tools.py"
@@ -118,10 +125,10 @@ async def test_a_stuck_sync_tool_fills_only_its_own_pool(tmp_path: Path) -> None
     tenant_a, tenant_b = ToolThreads(2, name="a"), ToolThreads(2, name="b")
 
     async def run(pool: ToolThreads, name: str, **arguments: Any) -> tuple[str, float]:
-        executor = ToolExecutor(registry, context=ToolContext("r", workspace=tmp_path), timeout=0.2)
+        run = RunContext("r", tmp_path, tool_threads=pool)  # the run's tenant's pool
+        executor = ToolExecutor(registry, context=ToolContext.of_run(run), timeout=0.2)
         started = time.monotonic()
-        with use_tool_threads(pool):
-            result = await executor.execute(ToolCall(id="c", name=name, arguments=arguments))
+        result = await executor.execute(ToolCall(id="c", name=name, arguments=arguments))
         return result.content, time.monotonic() - started
 
     for _ in range(4):  # more stuck calls than tenant A has threads

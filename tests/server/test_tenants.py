@@ -21,10 +21,15 @@ from server_helpers import (
     start_run,
     tasks_folder,
     wait_finished,
+    write_script,
     ws_connect,
     ws_events,
 )
 from websockets.exceptions import ConnectionClosedError
+
+from loopwright.events import ToolCallEvent
+from loopwright.server import TOOL_THREADS_PER_TENANT, server_runtime
+from loopwright.store import SqliteRunStore
 
 
 @pytest.fixture
@@ -140,3 +145,23 @@ def test_the_owner_can_act_on_its_run(server: LiveServer, acme_gated: tuple[str,
     assert ok.status_code == 200
     run: dict[str, Any] = wait_finished(server, run_id, ACME)
     assert run["status"] == "completed"
+
+
+def test_the_servers_runtime_runs_each_tenants_sync_tools_in_its_own_pool(
+    tmp_path: Path,
+) -> None:
+    """`loopwright serve`'s Runtime (server_runtime) chooses each run's pool by its tenant."""
+    tools = Path(__file__).parents[1] / "features" / "tenant_tools.py"
+    store = SqliteRunStore(tmp_path / "runs.db")
+    config = make_config(tmp_path, tokens=TOKENS, store=store)
+    config.runtime = server_runtime(store)
+    config.allowed_tools = frozenset({*config.allowed_tools, f"{tools}:where"})
+    call = {"thought": "look", "action": "where", "action_input": {}}
+    script = write_script(tmp_path / "where.json", [json.dumps(call), '{"final_answer": "ok"}'])
+    with live_server(config) as live:
+        body = {"prompt": "where?", "model": script, "tools": [f"{tools}:where"]}
+        run_id = start_run(live, body, ACME)["run_id"]
+        assert wait_finished(live, run_id, ACME)["status"] == "completed"
+    (done,) = [e for e in store.events(run_id) if isinstance(e, ToolCallEvent)]
+    assert done.result == f"tools-acme-1 acme {run_id}"
+    assert config.runtime.embedded.tool_threads("acme").max_workers == TOOL_THREADS_PER_TENANT

@@ -45,6 +45,7 @@ from loopwright.run_context import (
     Leases,
     Recorder,
     RunContext,
+    ThreadPool,
 )
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
@@ -201,10 +202,12 @@ class AgentExecutor:
         recorded: Sequence[Event] = (),
         store: EventSource | None = None,
         leases: Leases | None = None,
+        tool_threads: ThreadPool | None = None,
     ) -> RunContext:
         """The context of a run of this agent: its workspace, scrubber, approval policy, a
         new ledger and its budget, with what the caller gives (who decides its gates, where
-        its events go, what an earlier process of it recorded, the store and the leases)."""
+        its events go, what an earlier process of it recorded, the store, the leases and
+        where its sync tools run)."""
         prices = {**DEFAULT_PRICES, **self.prices} if self.prices else DEFAULT_PRICES
         return RunContext(
             run_id=run_id,
@@ -224,6 +227,7 @@ class AgentExecutor:
             recorded=tuple(recorded),
             store=store,
             leases=leases,
+            tool_threads=tool_threads,
         )
 
     def setup(

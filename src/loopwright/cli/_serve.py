@@ -36,7 +36,6 @@ def open_run_store(path: str | None) -> RunStore:
 def serve_command(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from loopwright.runtime import Runtime
     from loopwright.server import (
         LOOPBACK_HOSTS,
         FolderTaskLauncher,
@@ -45,6 +44,7 @@ def serve_command(args: argparse.Namespace) -> int:
         create_app,
         is_loopback,
         load_token_file,
+        server_runtime,
     )
     from loopwright.tasks import TaskSettings
 
@@ -62,7 +62,7 @@ def serve_command(args: argparse.Namespace) -> int:
     engine = None
     if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
         engine = temporal_engine(args, store)
-    runtime = Runtime(store, engine=engine)
+    runtime = server_runtime(store, engine=engine)
     config = ServerConfig(
         runtime=runtime,
         tokens=tokens,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
@@ -27,7 +27,7 @@ from loopwright.effects import (
 from loopwright.errors import StoreError, UsageError
 from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
 from loopwright.models import Model, ModelRegistry, ResumesScript
-from loopwright.run_context import RunContext
+from loopwright.run_context import RunContext, ThreadPool
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery
 from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
@@ -44,7 +44,9 @@ from loopwright.tasks import (
     prepare_task,
     recorded_task_spec,
     run_task,
+    task_run_context,
 )
+from loopwright.tools import TenantToolThreads
 
 
 class EmbeddedEngine:
@@ -59,9 +61,13 @@ class EmbeddedEngine:
         models: ModelRegistry | None = None,
         gates: Gatekeeper | None = None,
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+        tool_threads: Callable[[str], ThreadPool] | None = None,
     ) -> None:
         self.store = store
         self.models = models or ModelRegistry()
+        self.tool_threads = tool_threads or TenantToolThreads()
+        """Each run's pool for its sync tools, by tenant (so a tenant's stuck tools fill
+        only its own)."""
         self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
         self.handles: dict[str, RunHandle] = {}
         self._parents: dict[str, str] = {}
@@ -115,7 +121,8 @@ class EmbeddedEngine:
         check_resumable(record)
         if record.kind == "task":
             task = self._task_plan(recorded_task_spec(events), model)
-            return self.launch(run_id, run_task(task, self._task_effects(run_id, on_event, events)))
+            fx = self._task_effects(run_id, on_event, events)
+            return self.launch(run_id, run_task(task, fx, self._task_context(task, fx)))
         spec = agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
@@ -165,6 +172,7 @@ class EmbeddedEngine:
             recorded=recorded,
             store=self.store,
             leases=self.leases,
+            tool_threads=self.tool_threads(tenant),
         )
 
     def _effects(
@@ -231,7 +239,8 @@ class EmbeddedEngine:
         model: Model | None = None,
     ) -> RunHandle:
         plan = self._task_plan(spec, model)
-        return self.launch(run_id, run_task(plan, self._task_effects(run_id, on_event, ())))
+        fx = self._task_effects(run_id, on_event, ())
+        return self.launch(run_id, run_task(plan, fx, self._task_context(plan, fx)))
 
     def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
         if model is None and spec.model:
@@ -241,6 +250,13 @@ class EmbeddedEngine:
     async def _child_event(self, event: Event) -> None:
         """An event of a task's agent step (its own run, linked by parent_run_id)."""
         self.writer.write(event)
+
+    def _task_context(self, plan: TaskPlan, fx: Effects) -> RunContext:
+        """A task run's context: its gates decided here, its sync tools in its tenant's pool."""
+        return task_run_context(
+            plan, fx, gates=self.gates, store=self.store, leases=self.leases,
+            tool_threads=self.tool_threads(plan.spec.tenant),
+        )  # fmt: skip
 
     def _task_effects(
         self, run_id: str, on_event: EventSink | None, recorded: Sequence[Event]

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
 from loopwright.effects import EventSink, Gatekeeper
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
+from loopwright.run_context import ThreadPool
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
 from loopwright.runtime._handles import RunHandle
@@ -60,11 +61,15 @@ class Runtime:
         gates: Gatekeeper | None = None,
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
         engine: RunEngine | None = None,
+        tool_threads: Callable[[str], ThreadPool] | None = None,
     ) -> None:
+        """`tool_threads` chooses each run's pool for its sync tools by tenant (by default
+        `TenantToolThreads()`: a pool of its own per tenant)."""
         self.store: RunStore = store if store is not None else memory_store()
         self.embedded = EmbeddedEngine(
-            self.store, models=models, gates=gates, lease_ttl_s=lease_ttl_s
-        )
+            self.store, models=models, gates=gates, lease_ttl_s=lease_ttl_s,
+            tool_threads=tool_threads,
+        )  # fmt: skip
         self.engine: RunEngine = engine if engine is not None else self.embedded
         """Where new runs start (and the engine of the runs recorded under its name)."""
         self.engines: dict[str, RunEngine] = {self.embedded.name: self.embedded}

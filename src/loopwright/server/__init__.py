@@ -9,10 +9,12 @@ from loopwright._net import is_loopback
 from loopwright.server._app import create_app
 from loopwright.server._config import (
     LOOPBACK_HOSTS,
+    TOOL_THREADS_PER_TENANT,
     ServerConfig,
     TaskLauncher,
     check_bind,
     load_token_file,
+    server_runtime,
 )
 from loopwright.server._http import ApiError
 from loopwright.server._openapi import openapi_schema
@@ -20,6 +22,7 @@ from loopwright.server._tasks import FolderTaskLauncher
 
 __all__ = [
     "LOOPBACK_HOSTS",
+    "TOOL_THREADS_PER_TENANT",
     "ApiError",
     "FolderTaskLauncher",
     "ServerConfig",
@@ -29,4 +32,5 @@ __all__ = [
     "is_loopback",
     "load_token_file",
     "openapi_schema",
+    "server_runtime",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -30,7 +29,6 @@ from loopwright.server._runs import (
     list_runs,
     resume_run,
 )
-from loopwright.tools import use_tool_threads
 
 STATIC = Path(__file__).parent / "static"
 
@@ -60,22 +58,6 @@ async def info(request: Request) -> JSONResponse:
             "tasks": config.tasks.describe() if config.tasks is not None else [],
         }
     )
-
-
-def _in_tenant_threads(
-    handler: Callable[[Request], Awaitable[Response]],
-) -> Callable[[Request], Awaitable[Response]]:
-    """Runs started by `handler` run their blocking tools in the tenant's own thread pool
-    (the run's task copies the context), so one tenant's stuck tools cannot starve
-    another's."""
-
-    async def in_pool(request: Request) -> Response:
-        config = config_of(request)
-        pool = config.tool_threads(tenant_of(request, config.tokens))
-        with use_tool_threads(pool):
-            return await handler(request)
-
-    return in_pool
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -113,7 +95,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         Route("/api/openapi.json", openapi),
         Route("/api/info", info),
-        Route("/api/runs", _in_tenant_threads(create_run), methods=["POST"]),
+        Route("/api/runs", create_run, methods=["POST"]),
         Route("/api/runs", list_runs, methods=["GET"]),
         Route("/api/runs/{run_id}", get_run, methods=["GET"]),
         Route("/api/runs/{run_id}/events", run_events, methods=["GET"]),
@@ -121,7 +103,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         WebSocketRoute("/api/runs/{run_id}/ws", run_websocket),
         Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
         Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),
-        Route("/api/runs/{run_id}/resume", _in_tenant_threads(resume_run), methods=["POST"]),
+        Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
     ]
     config = config or ServerConfig()
     app = Starlette(

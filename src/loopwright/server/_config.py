@@ -12,11 +12,21 @@ from typing import Any, Protocol
 
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
-from loopwright.runtime import RunHandle, Runtime
-from loopwright.tools import BUILTIN_TOOLS, ToolThreads
+from loopwright.runtime import RunEngine, RunHandle, Runtime
+from loopwright.store import RunStore
+from loopwright.tools import BUILTIN_TOOLS, TenantToolThreads
 
 DEFAULT_TENANT = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+TOOL_THREADS_PER_TENANT = 4
+"""Threads each tenant's blocking (sync) tools may use on `loopwright serve`; stuck ones
+fill only these."""
+
+
+def server_runtime(store: RunStore, *, engine: RunEngine | None = None) -> Runtime:
+    """The Runtime `loopwright serve` runs: each tenant's sync tools in a pool of its own of
+    TOOL_THREADS_PER_TENANT threads (whatever starts or resumes the run)."""
+    return Runtime(store, engine=engine, tool_threads=TenantToolThreads(TOOL_THREADS_PER_TENANT))
 
 
 class TaskLauncher(Protocol):
@@ -59,9 +69,6 @@ class ServerConfig:
     exact specs, or `provider:*` patterns. A pattern never matches a `scripted:` spec nor
     one that looks like a path, so no client-chosen file is ever opened; a `scripted:`
     spec is allowed only when the operator names it exactly."""
-    tool_threads_per_tenant: int = 4
-    """Threads each tenant's blocking (sync) tools may use; stuck ones fill only these."""
-    _tenant_threads: dict[str, ToolThreads] = field(default_factory=dict, init=False, repr=False)
     workspace: str | None = None
     tasks: TaskLauncher | None = None
 
@@ -89,14 +96,6 @@ class ServerConfig:
         """What a refusal lists: not the operator's scripted files or folders."""
         offered = {self.default_model, *self.allowed_models}
         return sorted(m for m in offered if not m.startswith("scripted:"))
-
-    def tool_threads(self, tenant: str) -> ToolThreads:
-        """The tenant's own pool for blocking tools (made on first use)."""
-        pool = self._tenant_threads.get(tenant)
-        if pool is None:
-            pool = ToolThreads(self.tool_threads_per_tenant, name=f"tools-{tenant}")
-            self._tenant_threads[tenant] = pool
-        return pool
 
 
 def _inside_folder(spec: str, entry: str) -> bool:

@@ -34,7 +34,7 @@ from loopwright.tasks._models import (
 from loopwright.tasks._progress import StepOutcome, TaskProgress
 from loopwright.tasks._resume import recorded_task_spec, resume_effects, resume_task
 from loopwright.tasks._rollback import rollback_task_run
-from loopwright.tasks._run import run_task, step_context
+from loopwright.tasks._run import run_task, step_context, task_run_context
 from loopwright.tasks._spec import (
     TaskPlan,
     TaskSettings,
@@ -97,4 +97,5 @@ __all__ = [
     "split_decider",
     "static_tools",
     "step_context",
+    "task_run_context",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import tempfile
 from pathlib import Path
@@ -35,6 +36,7 @@ from loopwright.events import (
     WarningEvent,
 )
 from loopwright.messages import ToolCall
+from loopwright.run_context import EventSource, Gatekeeper, Leases, RunContext, ThreadPool
 from loopwright.safety.operations import ChangeEntry, OperationSafety
 from loopwright.tasks._context import Journal, StepContext
 from loopwright.tasks._expressions import compile_expression
@@ -47,18 +49,21 @@ from loopwright.tasks._steps import HANDLERS
 from loopwright.tools import ToolContext, ToolExecutor
 
 
-async def run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
-    """Run the plan to its end; the final state (its events are in `fx.log`)."""
+async def run_task(plan: TaskPlan, fx: Effects, context: RunContext | None = None) -> TaskRunState:
+    """Run the plan to its end; the final state (its events are in `fx.log`). `context`
+    is the run's (the Runtime's: its gates, its tenant's tool threads); by default one
+    made from the plan (`task_run_context`)."""
+    run = functools.partial(_run_task, context=context)
     tracing = telemetry.active()
     if tracing is not None:  # OpenTelemetry on: a span for the task and each effect
         from loopwright.tasks._traced import traced_task_run
 
-        return await traced_task_run(plan, fx, tracing, _run_task)
-    return await _run_task(plan, fx)
+        return await traced_task_run(plan, fx, tracing, run)
+    return await run(plan, fx)
 
 
-async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
-    ctx = step_context(plan, fx)
+async def _run_task(plan: TaskPlan, fx: Effects, *, context: RunContext | None) -> TaskRunState:
+    ctx = step_context(plan, fx, context)
     task = plan.task
     await ctx.journal.append(
         RunStartedEvent(
@@ -103,13 +108,36 @@ async def _run_task(plan: TaskPlan, fx: Effects) -> TaskRunState:
     return ctx.journal.state
 
 
-def step_context(plan: TaskPlan, fx: Effects) -> StepContext:
+def task_run_context(
+    plan: TaskPlan,
+    fx: Effects,
+    *,
+    gates: Gatekeeper | None = None,
+    store: EventSource | None = None,
+    leases: Leases | None = None,
+    tool_threads: ThreadPool | None = None,
+) -> RunContext:
+    """The context of the task run of `plan` over `fx` (its run id, tenant, workspace and
+    scrubber), with what the caller gives: what its tools get through `ToolContext.run`."""
+    return RunContext(
+        run_id=fx.log.run_id,
+        workspace=plan.settings.workspace,
+        tenant=plan.spec.tenant,
+        scrubber=fx.log.scrubber,
+        gates=gates,
+        store=store,
+        leases=leases,
+        tool_threads=tool_threads,
+    )
+
+
+def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None) -> StepContext:
     """What the steps of `plan` share when run over `fx`: its journal (with the state
-    file when the plan has one), tool executor and backups (a Temporal worker runs steps
-    with it too)."""
+    file when the plan has one), tool executor (its tools get the run's `context`) and
+    backups (a Temporal worker runs steps with it too)."""
     settings = plan.settings
     run_id = fx.log.run_id
-    tool_context = ToolContext(run_id=run_id, workspace=settings.workspace)
+    tool_context = ToolContext.of_run(context or task_run_context(plan, fx))
     exporter = StateFileExporter(settings.state_root) if settings.state_root else None
     backups = _backup_dir(exporter, plan.spec.tenant, run_id)
     return StepContext(

@@ -10,7 +10,7 @@ from loopwright.tools._jsonschema import SchemaError, SchemaProblem, SchemaValid
 from loopwright.tools._process import run_process, run_process_sync
 from loopwright.tools._registry import ToolRegistry
 from loopwright.tools._resolve import resolve_tool, resolve_tools
-from loopwright.tools._threads import ToolThreads, use_tool_threads
+from loopwright.tools._threads import DEFAULT_TOOL_THREADS, TenantToolThreads, ToolThreads
 from loopwright.tools._tool import EFFECTS, Effect, Tool, tool
 from loopwright.tools._workspace import resolve_in_workspace
 from loopwright.tools._workspace_context import workspace_context
@@ -18,12 +18,14 @@ from loopwright.tools.builtin import BUILTIN_TOOLS, OPT_IN_TOOLS
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "DEFAULT_TOOL_THREADS",
     "EFFECTS",
     "OPT_IN_TOOLS",
     "Effect",
     "SchemaError",
     "SchemaProblem",
     "SchemaValidator",
+    "TenantToolThreads",
     "Tool",
     "ToolContext",
     "ToolExecutor",
@@ -38,6 +40,5 @@ __all__ = [
     "run_with_timeout",
     "tool",
     "truncate_output",
-    "use_tool_threads",
     "workspace_context",
 ]

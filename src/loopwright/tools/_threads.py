@@ -5,8 +5,11 @@ thread (Python cannot stop a thread), and a few of those must not starve everyth
 else that uses the default executor (DNS lookups, file I/O) nor other tenants. Each pool
 has at most `max_workers` threads; calls beyond that wait in its queue (and time out
 there if they must). The threads are daemons, so a process whose run has ended exits
-even while a tool thread is stuck. Which pool a call uses is a context variable: the
-process-wide default, or one per tenant on the server (`use_tool_threads`).
+even while a tool thread is stuck.
+
+Which pool a call uses is its run's: `RunContext.tool_threads`, which the Runtime fills
+in from its per-tenant chooser (`TenantToolThreads`: one pool per tenant), for every run
+it starts or resumes, whoever asks; a call outside such a run uses the process default.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -88,22 +91,24 @@ def _set_exception(future: asyncio.Future[Any], exc: BaseException) -> None:
 
 
 DEFAULT_TOOL_THREADS = ToolThreads(name="loopwright-tool")
-_CURRENT: contextvars.ContextVar[ToolThreads] = contextvars.ContextVar(
-    "loopwright_tool_threads", default=DEFAULT_TOOL_THREADS
-)
+"""The pool of sync tools called outside a run of a Runtime (`agent.run()`, a bare call)."""
 
 
-def current_tool_threads() -> ToolThreads:
-    """The pool sync tools run in here (the process default unless a caller chose one)."""
-    return _CURRENT.get()
+class TenantToolThreads:
+    """One pool per tenant, made on first use: `threads(tenant)`. A Runtime gives each
+    run its tenant's, so one tenant's stuck tools cannot starve another's."""
 
+    def __init__(self, max_workers: int = DEFAULT_MAX_WORKERS) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self.max_workers = max_workers
+        self._pools: dict[str, ToolThreads] = {}
+        self._lock = threading.Lock()
 
-@contextlib.contextmanager
-def use_tool_threads(pool: ToolThreads) -> Iterator[None]:
-    """Run sync tools of everything started inside this block (tasks copy the context)
-    in `pool`."""
-    token = _CURRENT.set(pool)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+    def __call__(self, tenant: str) -> ToolThreads:
+        with self._lock:
+            pool = self._pools.get(tenant)
+            if pool is None:
+                pool = ToolThreads(self.max_workers, name=f"tools-{tenant}")
+                self._pools[tenant] = pool
+            return pool

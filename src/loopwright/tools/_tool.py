@@ -14,7 +14,7 @@ from loopwright.errors import ToolDefinitionError, ToolError
 from loopwright.messages import ToolSpec
 from loopwright.tools._context import ToolContext
 from loopwright.tools._schema import Convert, schema_from_function
-from loopwright.tools._threads import current_tool_threads
+from loopwright.tools._threads import DEFAULT_TOOL_THREADS
 from loopwright.tools._validate import (
     Check,
     apply_aliases,
@@ -146,7 +146,7 @@ class Tool:
         return self.invoke(arguments, ctx)
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> Any:
-        """Call the function (sync ones in a thread of the current `ToolThreads` pool, not
+        """Call the function (sync ones in a thread of the run's `ToolThreads` pool, not
         asyncio's shared default executor) with validated arguments."""
         if self.aliases:
             renamed = apply_aliases(arguments, self.aliases)
@@ -158,7 +158,8 @@ class Tool:
             kwargs[self.context_param] = ctx
         if self.is_async:
             return await self.function(**kwargs)
-        result = await current_tool_threads().run(self.function, **kwargs)
+        pool = ctx.run.tool_threads if ctx.run is not None else None
+        result = await (pool or DEFAULT_TOOL_THREADS).run(self.function, **kwargs)
         if inspect.isawaitable(result):
             return await result
         return result
