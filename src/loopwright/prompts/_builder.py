@@ -15,6 +15,9 @@ from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
 from loopwright.prompts.errors import build_error_observation
 
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+"""Made once: `json.dumps` with options makes an encoder per call."""
+
 
 @dataclass(frozen=True)
 class FileRef:
@@ -169,7 +172,7 @@ class PromptBuilder:
             lines.append(f"- {tool.name}: {tool.description}")
             properties = tool.parameters.get("properties") or {}
             if properties:
-                lines.append(f"  Parameters: {json.dumps(tool.parameters, sort_keys=True)}")
+                lines.append(f"  Parameters: {_SORTED_JSON.encode(tool.parameters)}")
         return "\n".join(lines)
 
     def build_available_files_section(
@@ -257,29 +260,31 @@ def workspace_example(parts: PromptParts) -> str:
     )
 
 
-PLACEHOLDERS: dict[str, Any] = {
-    "string": "...",
-    "integer": 1,
-    "number": 1.5,
-    "boolean": True,
-    "array": [],
-    "object": {},
+PLACEHOLDERS: dict[str, str] = {
+    "string": '"..."',
+    "integer": "1",
+    "number": "1.5",
+    "boolean": "true",
+    "array": "[]",
+    "object": "{}",
 }
-"""An example value of each JSON type, for an example call of one of the run's tools."""
+"""An example value of each JSON type, as JSON, for an example call of one of the run's tools."""
 
 
 def own_tool_example(spec: ToolSpec, prompted: bool) -> str:
     """The plain example with `spec`'s tool instead of `read` (which the run does not
     offer): a call with its required arguments, its result, a final answer."""
     properties: dict[str, Any] = spec.parameters.get("properties") or {}
-    example: dict[str, Any] = {}
+    example: list[tuple[str, str]] = []  # (argument, its placeholder as JSON)
     for name in spec.parameters.get("required") or ():
         kind = (properties.get(name) or {}).get("type", "string")
         kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
-        example[name] = PLACEHOLDERS.get(kind, "...")
+        example.append((name, PLACEHOLDERS.get(kind, PLACEHOLDERS["string"])))
     if prompted:
-        return templates.PROMPTED_TOOL_EXAMPLE.format(name=spec.name, arguments=json.dumps(example))
-    return templates.NATIVE_TOOL_EXAMPLE.format(name=spec.name, arguments=_call_arguments(example))
+        members = ", ".join(f"{json.dumps(name)}: {value}" for name, value in example)
+        return templates.PROMPTED_TOOL_EXAMPLE.format(name=spec.name, arguments=f"{{{members}}}")
+    arguments = ", ".join(f"{name}={value}" for name, value in example)
+    return templates.NATIVE_TOOL_EXAMPLE.format(name=spec.name, arguments=arguments)
 
 
 def _call_arguments(arguments: Mapping[str, Any]) -> str:
