@@ -54,10 +54,10 @@ class LoopState:
 
     def refresh(self, setup: RunSetup, now: float, *, new_observation: bool | None = None) -> None:
         """Bring the guard state up to date before the stop policies read it."""
-        guard = self.guard
+        guard, ledger = self.guard, setup.ledger
         guard.now = now
-        guard.usage = setup.ledger.total_usage
-        guard.cost = setup.ledger.total_cost
+        guard.usage = ledger.total_usage
+        guard.cost = ledger.total_cost
         guard.next_input_tokens = self.conversation.total_tokens
         if new_observation is not None:
             changes = len(setup.tool_executor.context.modified_files)

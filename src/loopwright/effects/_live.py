@@ -32,6 +32,10 @@ class _NoGates:
         return False
 
 
+NO_GATES = _NoGates()
+"""It holds nothing: one for every run without a gatekeeper."""
+
+
 class LiveEffects:
     """Calls the model and the tools for real, asks the gatekeeper, reads the clock."""
 
@@ -45,7 +49,7 @@ class LiveEffects:
         listened: Callable[[], bool] | None = None,
     ) -> None:
         self.log = log
-        self.gates: Gatekeeper = gates or _NoGates()
+        self.gates: Gatekeeper = gates or NO_GATES
         system = clock is None or type(clock) is SystemClock
         self.monotonic: Callable[[], float] = time.monotonic if system else clock.monotonic  # type: ignore[union-attr]
         self._time: Callable[[], float] = time.time if system else clock.time  # type: ignore[union-attr]
