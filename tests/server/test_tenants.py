@@ -30,6 +30,7 @@ from websockets.exceptions import ConnectionClosedError
 from loopwright.events import ToolCallEvent
 from loopwright.server import TOOL_THREADS_PER_TENANT, server_runtime
 from loopwright.store import SqliteRunStore
+from loopwright.tools import ToolThreads
 
 
 @pytest.fixture
@@ -164,4 +165,5 @@ def test_the_servers_runtime_runs_each_tenants_sync_tools_in_its_own_pool(
         assert wait_finished(live, run_id, ACME)["status"] == "completed"
     (done,) = [e for e in store.events(run_id) if isinstance(e, ToolCallEvent)]
     assert done.result == f"tools-acme-1 acme {run_id}"
-    assert config.runtime.embedded.tool_threads("acme").max_workers == TOOL_THREADS_PER_TENANT
+    pool = config.runtime.embedded.tool_threads("acme")
+    assert isinstance(pool, ToolThreads) and pool.max_workers == TOOL_THREADS_PER_TENANT

@@ -12,6 +12,7 @@ import json
 
 from loopwright import AgentExecutor, tool
 from loopwright.messages import ModelRequest, ModelResponse, Usage
+from loopwright.models import ToolMode
 
 
 @tool(effect="write", idempotent=False)
@@ -32,13 +33,14 @@ class NoteTaker:
     then answers `noted` (whatever the tool said: a refusal too)."""
 
     name = "note-taker"
-    preferred_tool_mode = "prompted"
+    preferred_tool_mode: ToolMode = "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         users = [m.content for m in request.messages if m.role == "user"]
         path, _, line = users[0].splitlines()[0].partition(": ")
         with open(f"{path}.calls", "a", encoding="utf-8") as file:
             file.write(line + "\n")
+        reply: dict[str, object]
         if any(text.startswith("Observation") for text in users):
             reply = {"thought": "done", "final_answer": "noted"}
         else:

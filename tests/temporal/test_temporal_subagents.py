@@ -85,7 +85,7 @@ async def test_a_subagents_approvals_are_decided_with_runs_approve(
     spec = spec_of(tmp_path, ["yes", "no"], approve=("note",))
     handle = await start_agent_run(client, spec, task_queue=workers.queue)
     store = open_store(workers.store)
-    decisions = []
+    decisions: list[str] = []
     try:
         for verdict in ((), ("--reject", "--reason", "not this one")):
             gate = await waiting_gate(store, handle.id, len(decisions))
@@ -155,8 +155,8 @@ async def waiting_gate(
     deadline = time.monotonic() + 60
     while True:
         started = [e for e in store.events(lead_id) if isinstance(e, ToolCallStartedEvent)]
-        if len(started) > index and started[index].child_run_id:
-            child = started[index].child_run_id
+        child = started[index].child_run_id if len(started) > index else None
+        if child is not None:
             gates = [e for e in store.events(child) if isinstance(e, ConfirmationRequiredEvent)]
             if gates:
                 return gates[0]
