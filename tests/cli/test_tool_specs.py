@@ -19,7 +19,7 @@ def test_every_bad_tool_spec_is_reported_before_the_run(tmp_path: Path) -> None:
     assert "good.py has no function 'sub' (it has: add)" in text
     assert "\nbroken.py:2: not valid Python" in text
     assert "tool file not found: missing.py" in text
-    assert "unknown tool 'teleport'" in text
+    assert "unknown tool 'teleport' (built-in tools: echo, edit_file, glob, grep" in text
     assert "side.py has no function 'g' (it has: f)" in text
     assert not marker.exists()
     assert "Traceback" not in text

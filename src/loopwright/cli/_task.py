@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from loopwright.tasks import (
     LoadedTask,
     StateFileExporter,
     TaskCheck,
+    TaskDefinition,
     TaskRunState,
     TaskSpec,
     check_task,
@@ -174,11 +176,26 @@ def pick_task(args: argparse.Namespace, err: Console) -> LoadedTask:
     return next(t for t in loaded.values() if t.definition is match.task)
 
 
+def known_inputs(task: TaskDefinition, given: dict[str, str]) -> dict[str, str]:
+    """`given`, each a declared input of the task: a misspelt one is an error, not ignored
+    (a task that declares no inputs takes any)."""
+    declared = sorted(task.inputs)
+    for name in given if declared else ():
+        if name not in task.inputs:
+            close = difflib.get_close_matches(name, declared, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigurationError(
+                f"--input {name}: task {task.name!r} has no input {name!r} ({hint}its inputs: "
+                f"{', '.join(declared) or 'none'})"
+            )
+    return given
+
+
 def task_spec(args: argparse.Namespace, loaded: LoadedTask) -> TaskSpec:
     """The run as plain data (recorded in its run_started: `runs resume` needs nothing else)."""
     return TaskSpec(
         task_file=str(Path(loaded.definition.source_path).resolve()),
-        inputs=parse_inputs(args.input),
+        inputs=known_inputs(loaded.definition, parse_inputs(args.input)),
         request=args.request or args.match or "",
         tenant=args.client,
         model=args.model,

@@ -58,6 +58,8 @@ class Expression:
     tree: ast.expr
     steps: frozenset[str]
     """Names of the steps whose results it reads."""
+    inputs: frozenset[str] = frozenset()
+    """Names of the inputs it reads."""
 
     def evaluate(self, scope: Mapping[str, Any], *, strict: bool = False) -> Any:
         """The value in `scope` (keys: inputs, results, request). Raises TaskRunError."""
@@ -81,23 +83,24 @@ def compile_expression(source: str, *, path_only: bool = False) -> Expression:
     if path_only and not isinstance(tree, ast.Name | ast.Attribute | ast.Subscript):
         raise ExpressionProblem("expected a path such as inputs.env or results.step.key")
     steps: set[str] = set()
-    _check(tree, steps, path_only)
-    return Expression(text, tree, frozenset(steps))
+    inputs: set[str] = set()
+    _check(tree, steps, path_only, inputs)
+    return Expression(text, tree, frozenset(steps), frozenset(inputs))
 
 
-def _check(node: ast.AST, steps: set[str], path_only: bool) -> None:
+def _check(node: ast.AST, steps: set[str], path_only: bool, inputs: set[str]) -> None:
     if isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
-        _check_path(node, steps)
+        _check_path(node, steps, inputs)
         return
     if path_only:
         raise ExpressionProblem("expected a path such as inputs.env or results.step.key")
     if isinstance(node, ast.BoolOp | ast.Compare | ast.List | ast.Tuple):
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, ast.boolop | ast.cmpop | ast.expr_context):
-                _check(child, steps, path_only)
+                _check(child, steps, path_only, inputs)
         return
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub):
-        _check(node.operand, steps, path_only)
+        _check(node.operand, steps, path_only, inputs)
         return
     if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float | bool):
         return
@@ -142,7 +145,7 @@ def _path_parts(node: ast.expr) -> tuple[str, list[ast.expr | str]]:
             raise ExpressionProblem("a path must start at inputs, results or request")
 
 
-def _check_path(node: ast.expr, steps: set[str]) -> None:
+def _check_path(node: ast.expr, steps: set[str], inputs: set[str]) -> None:
     root, keys = _path_parts(node)
     if root in LITERAL_NAMES and not keys:
         return
@@ -155,11 +158,15 @@ def _check_path(node: ast.expr, steps: set[str]) -> None:
             isinstance(key, ast.Constant) and isinstance(key.value, str | int)
         ):
             raise ExpressionProblem("[...] must hold a literal key or index")
+    first = (
+        str(keys[0] if isinstance(keys[0], str) else getattr(keys[0], "value", "")) if keys else ""
+    )
     if root == "results":
         if not keys:
             raise ExpressionProblem("name a step: results.<step>")
-        first = keys[0]
-        steps.add(first if isinstance(first, str) else str(getattr(first, "value", "")))
+        steps.add(first)
+    elif root == "inputs" and keys:
+        inputs.add(first)
 
 
 class _Evaluator:

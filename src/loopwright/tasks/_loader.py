@@ -137,7 +137,9 @@ def _parse(file: Path, problems: Problems) -> tuple[TaskDefinition | None, int]:
     if not isinstance(inputs, dict):
         problems.add(where, "'inputs' must map names to defaults", data.line_of("inputs"))
         inputs = {}
-    steps = parse_steps(raw_steps, where, data.line_of("steps"), problems)
+    # a task that declares its inputs reads only those; one that declares none takes any
+    declared = list(inputs) if data.get("inputs") is not None else None
+    steps = parse_steps(raw_steps, where, data.line_of("steps"), problems, inputs=declared)
     definition = TaskDefinition(
         name=name.strip(),
         agent=str(data.get("agent") or ""),

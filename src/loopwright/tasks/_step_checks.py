@@ -28,16 +28,20 @@ def reject_unknown(
     for key in data:
         if key not in known:
             allowed = ", ".join(sorted(known))
-            close = difflib.get_close_matches(str(key), sorted(known), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            hint = did_you_mean(str(key), known)
             message = f"unknown {what} field {key!r} ({hint}known: {allowed})"
             problems.add(where, message, data.line_of(key))
 
 
 def parse_steps(
-    raw_steps: list[Any], where: str, line: int, problems: Problems
+    raw_steps: list[Any],
+    where: str,
+    line: int,
+    problems: Problems,
+    inputs: Collection[str] | None = None,
 ) -> tuple[StepDefinition, ...]:
-    """The steps that are valid; a problem for each one that is not."""
+    """The steps that are valid; a problem for each one that is not. `inputs`: the task's
+    declared inputs, which its steps may read (None: not known here, as in a hook file)."""
     steps: list[StepDefinition] = []
     every = [s.get("name") for s in raw_steps if isinstance(s, dict)]
     earlier: list[str] = []
@@ -45,7 +49,7 @@ def parse_steps(
         if not isinstance(raw, LineDict):
             problems.add(where, "each step must be a mapping (name, type, ...)", line)
             continue
-        step = _parse_step(raw, where, earlier, every, problems)
+        step = _parse_step(raw, where, earlier, every, problems, inputs)
         name = raw.get("name")
         if isinstance(name, str) and name not in earlier:
             earlier.append(name)
@@ -58,7 +62,12 @@ def parse_steps(
 
 
 def _parse_step(
-    raw: LineDict, where: str, earlier: list[str], every: list[Any], problems: Problems
+    raw: LineDict,
+    where: str,
+    earlier: list[str],
+    every: list[Any],
+    problems: Problems,
+    inputs: Collection[str] | None,
 ) -> StepDefinition | None:
     reject_unknown(raw, STEP_KEYS, where, "step", problems)
     before = len(problems.items)
@@ -77,7 +86,7 @@ def _parse_step(
         problems.add(where, f"step {name!r}: a tool step needs 'tool'", raw.line)
     if kind == "agent" and not (raw.get("description") or raw.get("message_template")):
         problems.add(where, f"step {name!r}: an agent step needs a 'description'", raw.line)
-    refs = _StepRefs(where, name, earlier, every, problems)
+    refs = _StepRefs(where, name, earlier, every, problems, inputs)
     args, args_from = raw.get("args") or {}, raw.get("args_from") or {}
     for key, value in (("args", args), ("args_from", args_from)):
         if not isinstance(value, dict):
@@ -171,6 +180,7 @@ class _StepRefs:
     earlier: list[str]
     every: list[Any]
     problems: Problems
+    inputs: Collection[str] | None
 
     def check(self, source: Any, what: str, line: int, *, path_only: bool) -> None:
         prefix = f"step {self.step!r}:"
@@ -197,6 +207,22 @@ class _StepRefs:
             else:
                 problem = f"refers to step {name!r}, which does not exist"
             self.problems.add(self.where, f"{prefix} {what} {problem}", line)
+        declared = self.inputs
+        if declared is None:
+            return
+        for name in sorted(expression.inputs - set(declared)):
+            known = ", ".join(sorted(declared)) or "none"
+            problem = f"reads input {name!r}, which the task does not declare"
+            hint = did_you_mean(name, declared)
+            self.problems.add(
+                self.where, f"{prefix} {what} {problem} ({hint}inputs: {known})", line
+            )
+
+
+def did_you_mean(name: str, known: Collection[str]) -> str:
+    """`did you mean 'x'? ` for a name close to one of `known`, else nothing."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
 
 
 def validate_tools(
@@ -209,8 +235,9 @@ def validate_tools(
         for step in steps:
             if step.type == "tool" and step.tool not in names:
                 known = ", ".join(sorted(names)) or "none"
+                hint = did_you_mean(str(step.tool), names)
                 problems.add(
                     where,
-                    f"step {step.name!r}: unknown tool {step.tool!r} (known: {known})",
+                    f"step {step.name!r}: unknown tool {step.tool!r} ({hint}known: {known})",
                     step.line,
                 )

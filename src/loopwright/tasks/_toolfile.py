@@ -10,6 +10,7 @@ restore what a non-file write tool changes (see `loopwright.safety.operations`).
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 import sys
 from collections.abc import Iterable
@@ -128,11 +129,33 @@ def _read_python(path: Path) -> ast.Module:
         raise ValueError(None, f"cannot read {path} as Python: {type(exc).__name__}") from None
 
 
-def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str] | None]:
-    """(tools: attribute -> tool name, every top-level name) of a parsed tool file; the
-    names are None when the file can make names no reading finds (`import *`, `globals()`)."""
+def _unknown_builtin(spec: str) -> str:
+    known = sorted([*BUILTIN_TOOLS, *OPT_IN_TOOLS])
+    close = difflib.get_close_matches(spec, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (
+        f"unknown tool {spec!r} ({hint}built-in tools: {', '.join(known)}; or "
+        "module:function, path/to/file.py:function)"
+    )
+
+
+@dataclass
+class _FileNames:
+    """A tool file's top-level names, read without running it."""
+
+    tools: dict[str, str]
+    """attribute -> tool name, for each `@tool`."""
+    names: set[str] | None
+    """Every top-level name, imports included (None when the file can make names no reading
+    finds: `import *`, `globals()`)."""
+    functions: set[str]
+    """The functions the file itself defines, and its tools (not what it imports)."""
+
+
+def _top_level(module: ast.Module) -> _FileNames:
     tools: dict[str, str] = {}
     names: set[str] = set()
+    imported: set[str] = set()
     dynamic = any(
         (isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names))
         or (isinstance(node, ast.Name) and node.id in {"globals", "setattr", "exec"})
@@ -154,8 +177,13 @@ def _top_level(module: ast.Module) -> tuple[dict[str, str], set[str] | None]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
         elif isinstance(node, ast.ImportFrom | ast.Import):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return tools, None if dynamic else names
+            imported.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    functions = {
+        node.name
+        for node in module.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    return _FileNames(tools, None if dynamic else names | imported, functions | set(tools))
 
 
 def static_tools(specs: Iterable[str], *, allow_commands: bool = False) -> StaticTools:
@@ -168,7 +196,7 @@ def static_tools(specs: Iterable[str], *, allow_commands: bool = False) -> Stati
         elif not sep and spec in OPT_IN_TOOLS:
             found.problems.append((None, None, f"tool {spec!r} runs programs and is off here"))
         elif not sep and not spec.endswith(".py"):
-            found.problems.append((None, None, f"unknown tool {spec!r}"))
+            found.problems.append((None, None, _unknown_builtin(spec)))
         elif spec.endswith(".py") or target.endswith(".py"):
             _static_file(Path(target if sep else spec), attr if sep else None, found)
         else:
@@ -178,17 +206,23 @@ def static_tools(specs: Iterable[str], *, allow_commands: bool = False) -> Stati
 
 def _static_file(path: Path, attr: str | None, found: StaticTools) -> None:
     try:
-        tools, names = _top_level(_read_python(path))
+        read = _top_level(_read_python(path))
     except ValueError as exc:
         line, message = exc.args
         found.problems.append((str(path) if line else None, line, message))
         return
+    tools = read.tools
     if attr is None:
         found.names.update(tools.values())
     elif attr in tools:
         found.names.add(tools[attr])
-    elif names is None or attr in names:
+    elif read.names is None or attr in read.names:
         found.names.add(attr)
     else:
-        listed = ", ".join(sorted(n for n in names if not n.startswith("_"))) or "none"
-        found.problems.append((None, None, f"{path} has no function {attr!r} (it has: {listed})"))
+        own = sorted(n for n in read.functions if not n.startswith("_"))
+        close = difflib.get_close_matches(attr, own, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        listed = ", ".join(own) or "none"
+        found.problems.append(
+            (None, None, f"{path} has no function {attr!r} ({hint}it has: {listed})")
+        )
