@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
 WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
 
-.PHONY: demo test lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
+.PHONY: demo test check lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
 
 LLAMA_VERSION := 0.3.36
 
@@ -91,6 +91,11 @@ unit: setup
 	$(VENV)/bin/pytest -q
 
 test: lock-check lint typecheck unit
+
+# The inner loop, about a minute: lint, types, and the tests that start nothing (no
+# process, server, browser or model: tests/process_guard.py holds every test to its markers).
+check: lint typecheck
+	$(VENV)/bin/pytest -q --starts-nothing
 
 PEERS_VENV := bench/.venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed

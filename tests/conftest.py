@@ -1,16 +1,22 @@
-"""Shared fixtures. Real network requests are blocked by default: only loopback is allowed."""
+"""Shared fixtures. Real network requests are blocked by default: only loopback is allowed.
+A test starts a process or a server only with a marker that says so (process_guard.py), and
+runs the command line in this process with `run_cli` (inprocess_cli.py)."""
 
 from __future__ import annotations
 
 import importlib.util
 import shutil
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import process_guard
+from inprocess_cli import CliRun, clean_env, invoke
 from loopwright.tools import tool
+from model_server import LlamaServer, start_llama_server, stop
 
 _real_connect = socket.socket.connect
 
@@ -55,6 +61,53 @@ def add_tool() -> Any:
     return add
 
 
+@pytest.fixture
+def run_cli(tmp_path: Path) -> Callable[..., CliRun]:
+    """`run_cli(*argv, env=..., cwd=..., stdin=...)`: `loopwright ARGV` in this process, with
+    a home folder of the test's own (no user config; the run store in it) unless `env` says
+    otherwise, in that folder unless `cwd` says otherwise. Returns (code, out, err)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+
+    def run(
+        *argv: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str = ""
+    ) -> CliRun:
+        return invoke(argv, env=clean_env(home) if env is None else env, cwd=cwd or home,
+                      stdin=stdin)  # fmt: skip
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Iterator[LlamaServer]:
+    """llama-cpp-python's server with the embedded model, once per session (model_server.py);
+    a test that asks for it is a `model` test."""
+    server, process = start_llama_server()
+    try:
+        yield server
+    finally:
+        stop(process)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--starts-nothing",
+        action="store_true",
+        help="run only the tests that start no process, server, browser or model (make check)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, description in process_guard.STARTS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+    if config.getoption("starts_nothing"):
+        chosen = config.option.markexpr
+        nothing = process_guard.STARTS_NOTHING
+        config.option.markexpr = f"({chosen}) and {nothing}" if chosen else nothing
+    process_guard.install()
+    config.pluginmanager.register(process_guard, "process_guard")
+
+
 def _missing(modules: tuple[str, ...]) -> list[str]:
     return [name for name in modules if importlib.util.find_spec(name) is None]
 
@@ -75,8 +128,11 @@ def _why_not(marker: str) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # the markers it adds count when -m selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that need an extra skip with the reason when it is absent (CI installs all)."""
+    """Tests that need an extra skip with the reason when it is absent (CI installs all);
+    a test that asks for a server's fixture is marked with what it starts."""
+    process_guard.mark_by_fixture(items)
     reasons = {marker: _why_not(marker) for marker in ("model", "browser", "postgres")}
     for item in items:
         for marker, reason in reasons.items():

@@ -74,6 +74,7 @@ def test_every_fixture_event_validates_against_the_json_schema() -> None:
         jsonschema.validate(bad, schema)
 
 
+@pytest.mark.subprocess
 def test_the_json_schema_file_is_current() -> None:
     assert json.loads((ROOT / "docs" / "events.schema.json").read_text()) == events_schema()
     check = subprocess.run(

@@ -1,5 +1,6 @@
-"""Run the real `loopwright` command in a subprocess with a clean environment (no user
-config of the machine, no LOOPWRIGHT_* of the caller), and write scripted-model files."""
+"""Run the real `loopwright` command with a clean environment (no user config of the
+machine, no LOOPWRIGHT_* of the caller): in this process (`loopwright`) or as a program
+(`loopwright_process`); and write scripted-model files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from inprocess_cli import invoke
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -42,10 +45,24 @@ def loopwright(
     *args: str,
     home: Path,
     cwd: Path | None = None,
+    drop: tuple[str, ...] = (),
+    **extra: str,
+) -> Done:
+    """`loopwright ARGS` in this process, its output captured as pipes would."""
+    started = time.monotonic()
+    done = invoke(args, env=env_for(home, drop, **extra), cwd=cwd or home)
+    return Done(done.code, done.out, done.err, time.monotonic() - started)
+
+
+def loopwright_process(
+    *args: str,
+    home: Path,
+    cwd: Path | None = None,
     timeout: float = 120,
     drop: tuple[str, ...] = (),
     **extra: str,
 ) -> Done:
+    """`loopwright ARGS` as a program (`python -m loopwright`)."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "loopwright", *args],

@@ -44,7 +44,7 @@ def test_a_postgres_url_libpq_refuses_is_quoted_without_its_password(
     tmp_path: Path, url: str
 ) -> None:
     pytest.importorskip("psycopg")
-    done = loopwright("runs", "list", "--store", url, home=tmp_path, timeout=60)
+    done = loopwright("runs", "list", "--store", url, home=tmp_path)
     assert done.code != 0 and "Traceback" not in done.both
     assert PASSWORD not in done.both and "***" in done.both
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_run import loopwright, script
 
 HOSTILE = """\
@@ -76,6 +77,7 @@ def test_an_untrusted_project_file_runs_no_code_and_says_what_it_ignored(tmp_pat
     assert f"`loopwright config trust {config}`" in line
 
 
+@pytest.mark.subprocess
 def test_trusting_the_file_applies_it_until_it_changes(tmp_path: Path) -> None:
     project = _project(tmp_path)
     trusted = loopwright("config", "trust", home=tmp_path, cwd=project)

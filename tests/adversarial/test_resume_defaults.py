@@ -83,6 +83,7 @@ def _script(folder: Path) -> Path:
     return script
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Path) -> None:
     argv = [
@@ -123,6 +124,7 @@ def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Pat
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "completed"
 
 
+@pytest.mark.subprocess
 async def test_a_real_mcp_servers_annotations_become_declarations() -> None:
     server = Path(__file__).parents[2] / "examples" / "mcp_server.py"
     async with MCPConnections([f"{sys.executable} {server}"]) as connections:

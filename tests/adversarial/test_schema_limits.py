@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from cli_run import loopwright, script
 from test_http_attacks import ACME, TOKENS, Served
 
@@ -41,7 +42,7 @@ def test_an_output_schema_pattern_is_checked_within_the_timeout(tmp_path: Path) 
     schema.write_text(json.dumps(CATASTROPHIC))
     model = _answers(tmp_path / "s.json", 3)
     done = loopwright("run", "answer", "--model", model, "--output-schema", str(schema),
-                      "--timeout", "3", home=tmp_path, timeout=60)  # fmt: skip
+                      "--timeout", "3", home=tmp_path)  # fmt: skip
     assert done.code == 1 and "Traceback" not in done.both, done.both
     assert REFUSED in done.err
     assert done.seconds < 15  # the run's own limit is 3 s; before: minutes past it
@@ -81,6 +82,7 @@ def test_the_server_answers_while_a_hostile_schema_is_validated(tmp_path: Path) 
         server.stop()
 
 
+@pytest.mark.subprocess
 def test_an_mcp_input_schema_pattern_is_checked_at_once(tmp_path: Path) -> None:
     model = script(
         tmp_path / "s.json",
@@ -90,13 +92,14 @@ def test_an_mcp_input_schema_pattern_is_checked_at_once(tmp_path: Path) -> None:
         ],
     )
     done = loopwright("run", "go", "--model", model, "--mcp", HOSTILE_MCP, "--json",
-                      "--timeout", "20", home=tmp_path, timeout=60)  # fmt: skip
+                      "--timeout", "20", home=tmp_path)  # fmt: skip
     assert done.code == 0, done.both
     [call] = [json.loads(line) for line in done.out.splitlines() if '"tool_call"' in line]
     assert call["is_error"] and REFUSED in call["result"]
     assert done.seconds < 20
 
 
+@pytest.mark.subprocess
 def test_a_ref_is_never_fetched(tmp_path: Path) -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from cli_run import loopwright, script
 from test_http_attacks import ACME, TOKENS, Served
 
@@ -23,6 +24,7 @@ from loopwright.testing import InMemoryRunStore
 HOSTILE_MCP = f"{sys.executable} {Path(__file__).parent / 'hostile_mcp_server.py'}"
 
 
+@pytest.mark.subprocess
 def test_mcp_tools_cannot_take_builtin_names_or_invalid_ones(tmp_path: Path) -> None:
     model = script(
         tmp_path / "s.json",

@@ -5,13 +5,12 @@ traceback, and fast."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from inprocess_cli import invoke
 from loopwright.errors import TaskParseError
 from loopwright.tasks import check_task, load_task
 from loopwright.tasks._yaml import MAX_DOCUMENT_BYTES
@@ -36,15 +35,12 @@ inputs:
 
 
 def loopwright(*args: str, cwd: Path) -> tuple[int, str, float]:
+    """`loopwright ARGS` in this process: (exit code, its output, seconds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPWRIGHT_")}
-    env.update(PYTHONPATH=str(SRC), XDG_CONFIG_HOME=str(cwd / ".config"),
-               LOOPWRIGHT_STORE=str(cwd / "runs.db"))  # fmt: skip
+    env.update(XDG_CONFIG_HOME=str(cwd / ".config"), LOOPWRIGHT_STORE=str(cwd / "runs.db"))
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "loopwright", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+    done = invoke(args, env=env, cwd=cwd)
+    return done.code, done.both, time.monotonic() - started
 
 
 def test_an_alias_bomb_is_refused_by_validate_and_run(tmp_path: Path) -> None:

@@ -53,12 +53,14 @@ async def command(root: Path, **arguments: Any) -> tuple[str, bool, float]:
     return result.content, result.is_error, time.monotonic() - started
 
 
+@pytest.mark.subprocess
 async def test_endless_output_does_not_hold_off_the_timeout(tmp_path: Path) -> None:
     content, is_error, elapsed = await command(tmp_path, command=["yes"], timeout_s=0.5)
     assert is_error and "timed out after 0.5s" in content and "y\ny\n" in content
     assert elapsed < 3.0, elapsed
 
 
+@pytest.mark.subprocess
 async def test_a_child_that_setsids_is_killed_at_the_timeout(tmp_path: Path) -> None:
     script = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' & sleep 60"
     content, is_error, elapsed = await command(tmp_path, command=script, shell=True, timeout_s=0.5)
@@ -67,6 +69,7 @@ async def test_a_child_that_setsids_is_killed_at_the_timeout(tmp_path: Path) -> 
     assert not alive(int((tmp_path / "escaped.pid").read_text()))
 
 
+@pytest.mark.subprocess
 async def test_a_child_that_setsids_does_not_outlive_its_command(tmp_path: Path) -> None:
     script = "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' & sleep 0.2; echo done"
     content, is_error, elapsed = await command(tmp_path, command=script, shell=True, timeout_s=20)
@@ -75,6 +78,7 @@ async def test_a_child_that_setsids_does_not_outlive_its_command(tmp_path: Path)
     assert not alive(int((tmp_path / "escaped.pid").read_text()))
 
 
+@pytest.mark.subprocess
 async def test_the_verifier_kills_the_whole_tree_at_its_timeout(tmp_path: Path) -> None:
     verifier = CommandVerifier(
         "setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' & sleep 5", timeout_s=0.05
@@ -88,6 +92,7 @@ async def test_the_verifier_kills_the_whole_tree_at_its_timeout(tmp_path: Path) 
         assert not alive(int((tmp_path / "escaped.pid").read_text()))
 
 
+@pytest.mark.subprocess
 async def test_a_skill_command_is_killed_at_its_timeout(tmp_path: Path) -> None:
     injector = DynamicInjector(enabled=True, timeout_s=0.05)
     content = "before\n!`sleep 5`\nafter\n"
@@ -144,6 +149,7 @@ async def test_a_stuck_sync_tool_fills_only_its_own_pool(tmp_path: Path) -> None
     assert result.content == "file tools still answer" and time.monotonic() - started < 1.0
 
 
+@pytest.mark.subprocess
 def test_the_cli_exits_at_the_runs_limit_with_a_stuck_sync_tool(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     call = {"thought": "block", "action": "block_forever", "action_input": {"seconds": 120}}
@@ -165,6 +171,7 @@ def test_the_cli_exits_at_the_runs_limit_with_a_stuck_sync_tool(tmp_path: Path) 
     assert finished[-1]["status"] != "completed"
 
 
+@pytest.mark.subprocess
 def test_cancelling_a_command_kills_it(tmp_path: Path) -> None:
     async def main() -> float:
         task = asyncio.create_task(

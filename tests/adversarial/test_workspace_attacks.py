@@ -86,6 +86,7 @@ async def test_file_tools_refuse_fifos_and_sockets(
     assert (ws / "pipe").is_fifo()  # not replaced by a regular file
 
 
+@pytest.mark.subprocess
 async def test_grep_glob_and_list_files_skip_fifos(ws: Path) -> None:
     content, is_error, elapsed = await call(ws, "grep", pattern="o")
     assert not is_error and "notes.txt:1: hello" in content and "pipe" not in content
@@ -147,6 +148,7 @@ async def test_a_refusal_does_not_reveal_where_a_link_points(ws: Path, tmp_path:
     assert hidden.read_text() == "x"
 
 
+@pytest.mark.subprocess
 async def test_a_catastrophic_regex_is_stopped_and_the_loop_stays_free(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,4 +1,5 @@
-"""Drive the real `loopwright` command in a subprocess: piped, or on a pseudo-terminal."""
+"""Drive the real `loopwright` command: in this process with its output piped (`cli`), as a
+program with its output piped (`cli_process`), or on a pseudo-terminal (`cli_tty`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from inprocess_cli import invoke
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -45,9 +48,22 @@ def cli(
     home: Path,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    stdin: str = "",
+) -> Result:
+    """`loopwright ARGS` in this process, stdout and stderr captured as pipes would."""
+    started = time.monotonic()
+    done = invoke(args, env=env or cli_env(home), cwd=cwd or home, stdin=stdin)
+    return Result(done.code, done.out, done.err, time.monotonic() - started)
+
+
+def cli_process(
+    *args: str,
+    home: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> Result:
-    """`loopwright ARGS` with stdout and stderr on pipes."""
+    """`loopwright ARGS` as a program (`python -m loopwright`), stdout and stderr on pipes."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "loopwright", *args],

@@ -11,6 +11,8 @@ from cli_helpers import cli_env, cli_tty_command
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_wheel.py"
 FAKE_BUILD = """\
 import sys
+
+pytestmark = pytest.mark.subprocess
 print("Building wheel for llama-cpp-python")
 for step in range(1, 5):
     print(f"  [{step}/4] Building C object vendor/llama.cpp/file{step}.c.o", flush=True)

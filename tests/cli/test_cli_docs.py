@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_help import subcommands
 
 from loopwright.cli import build_parser
@@ -14,6 +15,7 @@ from loopwright.cli import build_parser
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 def test_docs_cli_md_is_current() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "cli_docs.py"), "--check"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli, cli_env, cli_tty
 
 
@@ -91,6 +92,7 @@ def test_bad_keys_and_values_name_the_file_the_line_and_the_key(tmp_path: Path) 
     assert "environment variable LOOPWRIGHT_PORT: expected a whole number" in result.err
 
 
+@pytest.mark.subprocess
 def test_config_show_plain_on_a_pipe_and_a_table_on_a_terminal(tmp_path: Path) -> None:
     write(tmp_path / "loopwright.toml", "[task]\ngate_timeout = 30\n")
     piped = cli("config", "show", "--section", "task", home=tmp_path)
@@ -103,6 +105,7 @@ def test_config_show_plain_on_a_pipe_and_a_table_on_a_terminal(tmp_path: Path) -
     assert "┃ key" in shown.out and "task.gate_timeout" in shown.out
 
 
+@pytest.mark.subprocess
 def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
     import socket
     import subprocess
@@ -127,6 +130,7 @@ def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
         server.wait(timeout=30)
 
 
+@pytest.mark.subprocess
 def test_models_is_a_table_on_a_terminal(tmp_path: Path) -> None:
     closed = "http://127.0.0.1:9"
     result = cli_tty("models", "--timeout", "0.5", "--ollama-url", closed, "--openai-url",

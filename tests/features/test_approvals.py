@@ -188,6 +188,7 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     store.close()
 
 
+@pytest.mark.subprocess
 def test_example_refuses_the_destructive_call() -> None:
     import subprocess
     import sys

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from cli_helpers import cli, cli_env  # type: ignore[import-not-found]
 
@@ -60,6 +62,7 @@ def test_yes_approves_the_call(tmp_path: Path) -> None:
     assert decided["approved"] is True and decided["decided_by"] == "--yes"
 
 
+@pytest.mark.subprocess
 def test_runs_approve_rejects_from_another_process(tmp_path: Path) -> None:
     victim, tools, script = _setup(tmp_path)
     command = [sys.executable, "-m", "loopwright", "run", "clean", "--model", f"scripted:{script}",

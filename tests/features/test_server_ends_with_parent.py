@@ -33,6 +33,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_the_server_process_ends_when_its_parent_is_killed() -> None:
     read, write = os.pipe()  # the child holds the write end: EOF here once it is gone

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from cli_helpers import cli  # type: ignore[import-not-found]
 
@@ -92,6 +94,7 @@ def test_ollama_sends_the_schema_as_format() -> None:
     assert body["format"]["properties"]["final_answer"] == SCHEMA
 
 
+@pytest.mark.subprocess
 def test_example_extracts_an_invoice() -> None:
     import subprocess
 

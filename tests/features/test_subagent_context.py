@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from inprocess_cli import CliRun
 from loopwright import AgentExecutor
 from loopwright.agent._approval import approval_request_id
 from loopwright.agent._subagent import child_run_id
@@ -216,22 +218,20 @@ async def test_lead_approval_by_effect_covers_the_sub_agent_calls() -> None:
     assert DELETED == ["a.txt"]
 
 
-def test_cli_approve_names_a_tool_of_the_sub_agent(tmp_path: Path) -> None:
+def test_cli_approve_names_a_tool_of_the_sub_agent(
+    tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
     """`--approve TOOL` on the lead covers TOOL inside its sub-agents: the researcher's
     encyclopedia call waits for a decision (`--yes` gives it); the lead's call does not."""
-    import subprocess
-    import sys
-
     root = Path(__file__).resolve().parents[2]
-    env = {"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "loopwright", "run", "How tall is Mont Blanc?",
-         "--model", f"scripted:{root / 'examples' / 'subagents_lead.json'}",
-         "--tools", f"{root / 'examples' / 'subagents.py'}:research",
-         "--approve", "encyclopedia", "--yes", "--store", str(tmp_path / "runs.db")],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
+    done = run_cli(
+        "run", "How tall is Mont Blanc?",
+        "--model", f"scripted:{root / 'examples' / 'subagents_lead.json'}",
+        "--tools", f"{root / 'examples' / 'subagents.py'}:research",
+        "--approve", "encyclopedia", "--yes", "--store", str(tmp_path / "runs.db"),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.err
     store = SqliteRunStore(tmp_path / "runs.db")
     try:
         [child] = [r for r in store.list_runs() if r.parent_run_id]

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from inprocess_cli import CliRun
 from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
@@ -190,7 +194,10 @@ async def test_child_runs_are_stored_with_their_parent(tmp_path: Path) -> None:
         store.close()
 
 
-def test_example_and_the_cli_live_view_nest_the_child(tmp_path: Path) -> None:
+@pytest.mark.subprocess  # the example, as a user runs it
+def test_example_and_the_cli_live_view_nest_the_child(
+    tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
     import subprocess
     import sys
 
@@ -207,15 +214,14 @@ def test_example_and_the_cli_live_view_nest_the_child(tmp_path: Path) -> None:
         "  encyclopedia -> Mont Blanc: 4,805.59 m (2021 survey)",
         "research -> 4,805.59 m (2021 survey)",
     ]
-    cli = subprocess.run(
-        [sys.executable, "-m", "loopwright", "run", "How tall is Mont Blanc?",
-         "--model", f"scripted:{root / 'examples' / 'subagents_lead.json'}",
-         "--tools", f"{root / 'examples' / 'subagents.py'}:research",
-         "--store", str(tmp_path / "runs.db")],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
+    cli = run_cli(
+        "run", "How tall is Mont Blanc?",
+        "--model", f"scripted:{root / 'examples' / 'subagents_lead.json'}",
+        "--tools", f"{root / 'examples' / 'subagents.py'}:research",
+        "--store", str(tmp_path / "runs.db"), env=env,
     )  # fmt: skip
-    assert cli.returncode == 0, cli.stderr
-    nested = [line for line in cli.stdout.splitlines() if line.startswith("    │ ")]
+    assert cli.code == 0, cli.err
+    nested = [line for line in cli.out.splitlines() if line.startswith("    │ ")]
     assert nested[0] == "    │ ▶ How tall is Mont Blanc? Give the latest survey."
     assert '    │   → Calling encyclopedia {"topic": "Mont Blanc"}' in nested
     store = SqliteRunStore(tmp_path / "runs.db")

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLE = Path(__file__).parents[2] / "examples" / "last_turn.py"
 
 
+@pytest.mark.subprocess
 def test_the_last_turn_example_answers_then_stops_without_it() -> None:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=60

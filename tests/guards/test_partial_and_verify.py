@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from guard_helpers import call, final
 
 from loopwright.agent import (
@@ -124,6 +125,7 @@ async def test_completed_run_is_verified_too(tmp_path: Path) -> None:
     assert result.verification.failed == ("alpha", "beta", "gamma")
 
 
+@pytest.mark.subprocess
 async def test_command_verifier_named_checks(tmp_path: Path) -> None:
     (tmp_path / "ok.txt").write_text("yes")
     verifier = CommandVerifier({"has ok": "test -f ok.txt", "has missing": "test -f missing.txt"})
@@ -134,6 +136,7 @@ async def test_command_verifier_named_checks(tmp_path: Path) -> None:
     assert (await CommandVerifier("exit 3")(tmp_path)).outcome == "fail"
 
 
+@pytest.mark.subprocess
 async def test_command_verifier_reads_pytest_results(tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(
         "def test_done():\n    assert True\n\ndef test_remaining():\n    assert False\n"
@@ -146,6 +149,7 @@ async def test_command_verifier_reads_pytest_results(tmp_path: Path) -> None:
     assert "1 failed, 1 passed" in result.output
 
 
+@pytest.mark.subprocess
 async def test_command_verifier_times_out_as_a_failed_check(tmp_path: Path) -> None:
     result = await CommandVerifier("sleep 5", timeout_s=0.05)(tmp_path)
     assert result.outcome == "fail" and "timed out" in result.output

@@ -18,6 +18,8 @@ from loopwright.events import ToolCallEvent
 from loopwright.mcp import MCPConnections
 from loopwright.testing import ScriptedModel
 
+pytestmark = pytest.mark.subprocess
+
 SERVER = Path(__file__).parents[2] / "examples" / "mcp_server.py"
 STDIO = f"{sys.executable} {SERVER}"
 

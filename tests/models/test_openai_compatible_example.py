@@ -71,6 +71,7 @@ def server() -> Iterator[_Server]:
     thread.join()
 
 
+@pytest.mark.subprocess
 def test_example_runs_an_agent_on_an_openai_compatible_server(server: _Server) -> None:
     port = server.server_address[1]
     env = {k: v for k, v in os.environ.items() if k not in {"OPENAI_API_KEY", "TOOL_MODE"}}

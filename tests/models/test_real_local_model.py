@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,7 @@ from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, _load, resolve_local_path
 from loopwright.models._local_spec import default_threads
 from loopwright.parsing import ParsedAction, parse_reply
+from model_server import LlamaServer
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -31,58 +29,17 @@ from tools import add, multiply  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.model
 CHAIN = "What is (123 + 456) * 7?"
-SERVER_START_LIMIT_S = 300
 CALL_LIMIT_S = 900
 """Generous: a 3-8 s call on an idle machine took minutes when other model work shared it."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
-    """Poll the server's model list until it answers (it loads 1 GB first)."""
-    deadline = time.monotonic() + SERVER_START_LIMIT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)  # polling a condition with a deadline, not synchronising on a guess
-    raise RuntimeError(f"llama.cpp server did not answer at {url} within {SERVER_START_LIMIT_S}s")
-
-
-@pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    port = free_port()
-    command = [
-        sys.executable, str(ROOT / "tests" / "features" / "llama_server_main.py"),
-        "--model", str(resolve_local_path("")),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(default_threads()), "--n_ctx", "8192",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_until_serving(url, process)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def calls_of(result: ExecutionResult) -> list[tuple[str, dict[str, Any]]]:
     return [(step.tool_name, step.arguments) for step in result.steps]
 
 
-async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: str) -> None:
+async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: LlamaServer) -> None:
     model = OpenAIModel(
-        "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
+        "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     result = await AgentExecutor(model, [add, multiply]).run(CHAIN)
     assert result.status == "completed", (result.reason, result.message)
@@ -91,9 +48,9 @@ async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: str)
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
 
 
-async def test_openai_compatible_server_single_call(llama_server: str) -> None:
+async def test_openai_compatible_server_single_call(llama_server: LlamaServer) -> None:
     model = OpenAIModel(
-        "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
+        "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     result = await AgentExecutor(model, [add, multiply]).run("What is 17 + 25?")
     assert result.status == "completed", (result.reason, result.message)
@@ -115,7 +72,9 @@ ADD_TOOL = {
 }
 
 
-def test_tools_with_tool_choice_auto_the_call_is_read_either_way(llama_server: str) -> None:
+def test_tools_with_tool_choice_auto_the_call_is_read_either_way(
+    llama_server: LlamaServer,
+) -> None:
     """The server is given the tool in `tools` (`tool_choice: "auto"`): whether it answers
     with `tool_calls` or writes the call in its text (this small model writes a fenced JSON
     block), loopwright reads the same call. (llama.cpp's own llama-server, built by `make
@@ -128,7 +87,7 @@ def test_tools_with_tool_choice_auto_the_call_is_read_either_way(llama_server: s
         "temperature": 0,
         "max_tokens": 120,
     }
-    reply = httpx.post(f"{llama_server}/chat/completions", json=body, timeout=CALL_LIMIT_S)
+    reply = httpx.post(f"{llama_server.url}/chat/completions", json=body, timeout=CALL_LIMIT_S)
     assert reply.status_code == 200, reply.text
     message = reply.json()["choices"][0]["message"]
     if message.get("tool_calls"):

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -22,6 +20,7 @@ from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, _load, resolve_local_path
 from loopwright.models._local_spec import default_threads
 from loopwright.parsing import ParsedAction, parse_reply
+from model_server import LlamaServer
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -29,8 +28,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_real_local_model import (  # type: ignore[import-not-found]
     CALL_LIMIT_S,
     CHAIN,
-    free_port,
-    wait_until_serving,
 )
 
 from tools import add, multiply  # type: ignore[import-not-found]
@@ -70,30 +67,10 @@ async def test_the_embedded_model_stops_at_the_end_of_its_first_action() -> None
     assert abs(generated - text_tokens) <= 2, (generated, text_tokens)
 
 
-@pytest.fixture(scope="module")
-def python_server() -> Iterator[tuple[str, int]]:
-    """llama-cpp-python's server (its own process: its CPU time is read from /proc)."""
-    port = free_port()
-    command = [
-        sys.executable, str(ROOT / "tests" / "features" / "llama_server_main.py"),
-        "--model", str(resolve_local_path("")),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(default_threads()), "--n_ctx", "4096",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_until_serving(url, process)
-        yield url, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 async def test_through_the_server_the_reply_ends_after_its_first_action(
-    python_server: tuple[str, int],
+    llama_server: LlamaServer,
 ) -> None:
-    url, _ = python_server
+    url = llama_server.url
     model = OpenAIModel(
         "qwen", base_url=url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
@@ -126,11 +103,11 @@ PIECES_READ = 30
 
 
 def test_the_server_stops_generating_when_the_stream_is_closed(
-    python_server: tuple[str, int],
+    llama_server: LlamaServer,
 ) -> None:
     """Ask for ~1,500 tokens, read 30, close the stream: the server's CPU use after the
     close is that of a few tokens, not of the ~1,470 it was asked for."""
-    url, pid = python_server
+    url, pid = llama_server.url, llama_server.pid
     body = {
         "model": "qwen",
         "messages": [{"role": "user", "content": "Count from 1 to 500, one number a line."}],

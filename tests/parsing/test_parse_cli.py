@@ -75,6 +75,7 @@ def test_missing_file_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> No
     assert "cannot read /no/such/reply.txt" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_stdin_through_a_real_process() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "loopwright", "parse", "-"],

@@ -87,6 +87,7 @@ def test_no_secret_reaches_cli_json_stdout(
     assert leaks(secrets, out) == []
 
 
+@pytest.mark.subprocess
 def test_cli_secret_option_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "leaky.txt").write_text("the launch code is zebra-umbrella-42")
     script = tmp_path / "script.json"

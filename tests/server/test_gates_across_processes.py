@@ -207,6 +207,7 @@ def test_loopwright_task_approve_decides_it_through_the_store(
     assert f"run {run_id} has no gate waiting for a decision" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_a_rejection_from_another_process_cancels_the_task(
     task: TaskProcess, store_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,6 +225,7 @@ def test_a_rejection_from_another_process_cancels_the_task(
     assert record is not None and record.status == "cancelled"
 
 
+@pytest.mark.subprocess
 def test_task_approve_refuses_unknown_runs_and_gates(
     task: TaskProcess, store_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -237,6 +239,7 @@ def test_task_approve_refuses_unknown_runs_and_gates(
     assert task.finish() == 1
 
 
+@pytest.mark.subprocess
 def test_a_gate_nobody_answers_still_times_out(tmp_path: Path, store_file: Path) -> None:
     process = TaskProcess(tmp_path, store_file, "--gate-timeout", "0.5")
     try:

@@ -14,6 +14,8 @@ from server_helpers import TOKENS, echo_script, live_server, make_config
 
 from loopwright.store import open_store
 
+pytestmark = pytest.mark.subprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 LOOPWRIGHT = [sys.executable, "-m", "loopwright"]
 

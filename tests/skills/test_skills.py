@@ -107,6 +107,7 @@ async def test_dynamic_injection_is_off_unless_allowed(tmp_path: Path) -> None:
     assert await DynamicInjector().inject(content, tmp_path) == content
 
 
+@pytest.mark.subprocess
 async def test_dynamic_injection_runs_in_skill_folder_and_is_scrubbed(tmp_path: Path) -> None:
     (tmp_path / "marker.txt").write_text("sk-live-TOPSECRET-123456")
     injector = DynamicInjector(enabled=True, scrubber=Scrubber(["sk-live-TOPSECRET-123456"]))
@@ -116,12 +117,14 @@ async def test_dynamic_injection_runs_in_skill_folder_and_is_scrubbed(tmp_path: 
     assert out.endswith("End")
 
 
+@pytest.mark.subprocess
 async def test_dynamic_injection_times_out(tmp_path: Path) -> None:
     injector = DynamicInjector(enabled=True, timeout_s=0.2)
     out = await injector.inject(f"!`{sys.executable} -c 'import time; time.sleep(5)'`", tmp_path)
     assert "timed out after 0.2s" in out
 
 
+@pytest.mark.subprocess
 def test_sync_injection_matches_async(tmp_path: Path) -> None:
     out = DynamicInjector(enabled=True).inject_sync("x\n!`echo hi`\ny", tmp_path)
     assert out == "x\nhi\ny"

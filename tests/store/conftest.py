@@ -31,7 +31,7 @@ def pg_url(pg_server: LocalPostgres) -> str:
     return new_database(pg_server)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def spot(request: pytest.FixtureRequest, tmp_path: Path) -> Spot:
     if request.param == "sqlite":
         return Spot("sqlite", str(tmp_path / "runs.db"))

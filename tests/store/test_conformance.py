@@ -453,6 +453,7 @@ def test_a_secret_given_to_a_run_never_reaches_the_store(spot: Spot, tmp_path: P
     assert SECRET not in text  # ...without the secret
 
 
+@pytest.mark.subprocess
 def test_two_resume_processes_one_is_refused(spot: Spot, tmp_path: Path) -> None:
     spec = line_spec(tmp_path, 3, tool="append_line")
     events = recorded_run(spec, run_id="r_proc")

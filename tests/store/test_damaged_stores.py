@@ -41,6 +41,7 @@ def agent_command(folder: Path) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_a_full_disk_stops_the_run_with_a_clear_error_and_it_resumes(tmp_path: Path) -> None:
     SqliteRunStore(tmp_path / "runs.db").close()  # the store exists; its WAL will grow
 

@@ -89,6 +89,7 @@ def test_a_live_lease_is_refused_to_others_until_it_lapses(tmp_path: Path) -> No
     second.close()
 
 
+@pytest.mark.subprocess
 def test_the_lease_of_a_dead_process_on_this_host_is_taken_over(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
                           capture_output=True, text=True)  # fmt: skip

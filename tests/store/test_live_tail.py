@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+import pytest
 from store_locations import Spot
 
 from loopwright.events import IterationStartedEvent, RunFinishedEvent, RunStartedEvent
@@ -81,6 +82,7 @@ def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(spot:
     assert proc.stdout.read() == ""
 
 
+@pytest.mark.subprocess
 def test_a_subscriber_that_comes_back_resumes_from_its_last_seq(spot: Spot) -> None:
     writer = spot.open()
     writer.append_many(

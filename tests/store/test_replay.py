@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from store_helpers import TOOLS_FILE, line_spec, lines, recorded_run
 
+from inprocess_cli import CliRun
 from loopwright import AgentExecutor
 from loopwright.cli import main
 from loopwright.models import Model
@@ -52,7 +52,7 @@ def test_a_deliberately_changed_prompt_shows_the_divergence_and_its_step(tmp_pat
 
 
 def test_runs_replay_cli_passes_then_fails_after_a_tool_changes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cli: Callable[..., CliRun]
 ) -> None:
     tools_file = tmp_path / "my_tools.py"
     shutil.copy(TOOLS_FILE, tools_file)
@@ -60,16 +60,16 @@ def test_runs_replay_cli_passes_then_fails_after_a_tool_changes(
     spec = RunSpec.from_dict({**spec.to_dict(), "tools": [f"{tools_file}:append_line"]})
     stored(tmp_path, spec, "r_cli")
     store_arg = ["--store", str(tmp_path / "runs.db")]
-    assert main(["runs", "replay", "r_cli", *store_arg]) == 0
-    assert "replayed 12 events, no divergence" in capsys.readouterr().out
+    passed = run_cli("runs", "replay", "r_cli", *store_arg)
+    assert passed.code == 0, passed.err
+    assert "replayed 12 events, no divergence" in passed.out
 
     text = tools_file.read_text().replace("Append one line of text", "Append a line of prose")
     tools_file.write_text(text)  # the tool's description (part of the prompt) changed
-    replay = [sys.executable, "-m", "loopwright", "runs", "replay", "r_cli", *store_arg]
-    done = subprocess.run(replay, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1, done.stderr
-    assert "diverged at event 3: recorded model request" in done.stdout
-    assert "(iteration 1)" in done.stdout
+    done = run_cli("runs", "replay", "r_cli", *store_arg)  # the tool file is read anew
+    assert done.code == 1, done.err
+    assert "diverged at event 3: recorded model request" in done.out
+    assert "(iteration 1)" in done.out
 
 
 def test_an_unfinished_run_is_not_replayed(

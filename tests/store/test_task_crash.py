@@ -1,4 +1,6 @@
-"""The crash test for task runs: a task run is SIGKILLed at random points, then resumed.
+"""The crash test for task runs: a task run is SIGKILLed at random points, then resumed: a
+handful of trials that prove the process boundary (test_fault_injection.py dies at every
+event of the run deterministically, in one process, and shows each fate below).
 
 Each trial runs a task in a child process (this file run as a script: the task executor
 over a SQLite run store, printing one JSON event per line). The task writes six lines to a
@@ -7,7 +9,7 @@ file, each step with a tool that appends one line: `append_line` (not idempotent
 (N random), sometimes approves the gate through the store as soon as it asks, kills the
 child with SIGKILL, then resumes the run in this process from the store alone
 (`resume_task`), deciding a gate that was still waiting through the store. One trial in
-ten goes through the real commands instead: `loopwright task run --yes` killed, then
+five goes through the real commands instead: `loopwright task run --yes` killed, then
 `loopwright runs resume`, its gates approved through the store. It checks:
 
 - no gap in `seq`, and the run ends with `run_finished`;
@@ -21,7 +23,6 @@ ten goes through the real commands instead: `loopwright task run --yes` killed, 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import signal
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from task_lines import TOOL_STEPS, task_file
 
 from loopwright.events import (
     ChangeRecordedEvent,
@@ -51,43 +53,13 @@ from loopwright.store import SqliteRunStore
 from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task, resume_task
 from loopwright.tasks._gates import pending_gates
 
-TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "50"))
+TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "5"))
 SEED = 20261124
-TOOLS_FILE = Path(__file__).parent / "crash_tools.py"
-STEPS = [
-    ("line1", "append_line"),
-    ("line2", "put_line"),
-    ("approve", "gate"),
-    ("line3", "append_line"),
-    ("line4", "put_line"),
-    ("line5", "append_line"),
-    ("line6", "put_line"),
-]
-TOOL_STEPS = [(name, tool) for name, tool in STEPS if tool != "gate"]
 # run_started, task_start; per tool step: step_start, change_recorded, tool_call_started,
 # function_result, step_complete; the gate: step_start, confirmation_required, gate_decision,
 # step_complete; task_complete, run_finished
 EVENTS = 2 + 5 * len(TOOL_STEPS) + 4 + 2
 FIRST_CALL = 5  # the position of line1's tool_call_started (line2's: 5 later)
-
-
-def task_file(folder: Path) -> Path:
-    lines = folder / "lines.txt"
-    steps = []
-    for name, tool in STEPS:
-        if tool == "gate":
-            steps.append(f"  - name: {name}\n    type: gate\n    message_template: Go on?\n")
-            continue
-        text = f"line {name[-1]}"
-        steps.append(
-            f"  - name: {name}\n    type: tool\n    tool: {tool}\n"
-            f"    args: {{path: {json.dumps(str(lines))}, text: {json.dumps(text)}}}\n"
-        )
-    path = folder / "lines.yaml"
-    path.write_text(
-        f"name: lines\ntools: [{json.dumps(str(TOOLS_FILE))}]\nsteps:\n{''.join(steps)}"
-    )
-    return path
 
 
 def settings(folder: Path) -> TaskSettings:
@@ -275,6 +247,7 @@ def check(trial: Trial) -> str:
     return fate
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
     tmp_path: Path,
@@ -285,9 +258,9 @@ def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
         folder = tmp_path / f"trial{index:02d}"
         folder.mkdir()
         jitter = rng.choice([0.0, 0.0, 0.001, 0.003])
-        cli = index % 10 == 9  # some through the real `loopwright task run`
+        cli = index % 5 == 4  # some through the real `loopwright task run`
         events = EVENTS + 2 * len(TOOL_STEPS) if cli else EVENTS  # + its write steps' gates
-        kill_after = rng.randint(1, events)
+        kill_after = rng.randint(1, events // 2 if cli else events)  # the CLI: mid-run
         if index % 5 == 0 and not cli:  # at the start of line1 (append) or line2 (put)
             kill_after, jitter = rng.choice([FIRST_CALL, FIRST_CALL + 5]), 0.0
         trials.append(Trial(folder, kill_after, rng.random() < 0.5, jitter, cli))
@@ -298,9 +271,6 @@ def test_task_runs_killed_at_random_points_resume_without_repeating_an_effect(
     print(counts)
     assert len(fates) == TRIALS
     assert sum(f.startswith("finished before the kill") for f in fates) < TRIALS // 2, counts
-    assert sum(f.startswith("resumed, gate waited again") for f in fates) >= 3, counts
-    assert sum("effect unknown" in fate for fate in fates) >= 1, counts
-    assert sum("idempotent step run again" in fate for fate in fates) >= 1, counts
     assert any(f.startswith("resumed") and f.endswith("[task run]") for f in fates), counts
     spread = len({len(t.seen) for t in killed})
     assert spread > min(TRIALS, EVENTS) // 3, f"kill points are not spread ({spread})"

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from store_locations import Spot
 
 from loopwright.events import IterationStartedEvent, RunStartedEvent
@@ -16,6 +17,7 @@ WRITER = Path(__file__).parent / "append_writer.py"
 PER_WRITER = 150
 
 
+@pytest.mark.subprocess
 def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
     spot.open().append(
         RunStartedEvent(

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from stream_server import openai_sse, stream_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
@@ -36,6 +37,7 @@ def test_json_prints_deltas_and_the_store_keeps_none(tmp_path: Path) -> None:
     assert [e.type for e in stored] == [e["type"] for e in events if e not in deltas]
 
 
+@pytest.mark.subprocess
 def test_live_view_writes_the_reply_as_it_comes(tmp_path: Path) -> None:
     with stream_server() as server:
         server.replies.append(openai_sse(PIECES))
@@ -54,6 +56,7 @@ ADD = '{"thought": "First the sum.", "action": "add", "action_input": {"a": 123,
 INVENTED = '\n{"thought": "I have it.", "final_answer": "INVENTED 999"}'
 
 
+@pytest.mark.subprocess
 def test_live_view_shows_the_reply_up_to_its_action_not_the_invented_rest(tmp_path: Path) -> None:
     """The model goes on after its call with an invented answer: the reply ends at the call
     (the stream is closed there), and the live view never writes the invented answer."""

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-from test_real_local_model import CALL_LIMIT_S, llama_server  # noqa: F401
+from test_real_local_model import CALL_LIMIT_S
 
 from loopwright import AgentExecutor
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
@@ -20,13 +20,14 @@ from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, resolve_local_path
 from loopwright.models._local_spec import default_threads
 from loopwright.tools import tool
+from model_server import LlamaServer
 
 pytestmark = pytest.mark.model
 
 
-async def test_llama_cpp_server_streams_into_an_agent_run(llama_server: str) -> None:  # noqa: F811
+async def test_llama_cpp_server_streams_into_an_agent_run(llama_server: LlamaServer) -> None:
     model = OpenAIModel(
-        "qwen", base_url=llama_server, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
+        "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
     events: list[Event] = [e async for e in AgentExecutor(model).stream("What is 2 + 2?")]
     deltas = [e for e in events if isinstance(e, ModelTextDeltaEvent)]

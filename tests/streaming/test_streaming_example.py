@@ -15,6 +15,7 @@ ROOT = Path(__file__).parents[2]
 ANSWER = '{"thought": "six sevens", "final_answer": "6 * 7 = 42"}'
 
 
+@pytest.mark.subprocess
 def test_streaming_example_prints_the_reply_as_it_comes() -> None:
     pieces = [ANSWER[i : i + 3] for i in range(0, len(ANSWER), 3)]
     with stream_server() as server:

@@ -150,6 +150,7 @@ def test_missing_input_is_a_usage_error(ws: Path, capsys: pytest.CaptureFixture[
     assert "needs input(s) as_of" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_the_task_resume_example_runs() -> None:
     example = Path(__file__).parents[2] / "examples" / "tasks" / "resume_task.py"
     done = subprocess.run(

@@ -12,10 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import cli, cli_env
+from cli_helpers import cli_env, cli_process
 
 
 class Collector:
@@ -77,6 +78,7 @@ def collector() -> Iterator[Collector]:
         server.httpd.server_close()
 
 
+@pytest.mark.subprocess
 def test_run_with_otel_exports_its_spans_over_otlp(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     call = {"thought": "t", "action": "add", "action_input": {"a": 2, "b": 3}}
@@ -84,7 +86,7 @@ def test_run_with_otel_exports_its_spans_over_otlp(tmp_path: Path) -> None:
     with collector() as otlp:
         env = cli_env(tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url, OTEL_SERVICE_NAME="lw-test")
         tools = str(Path(__file__).resolve().parents[2] / "examples" / "tools.py")
-        done = cli(
+        done = cli_process(  # spans are exported when the process ends
             "run", "2 + 3?", "--model", f"scripted:{script}", "--tools", f"{tools}:add",
             "--otel", "--json", home=tmp_path, env=env,
         )  # fmt: skip

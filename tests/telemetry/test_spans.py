@@ -177,6 +177,7 @@ async def test_a_task_agent_step_is_a_child_of_the_task(
     assert agent.attributes["loopwright.parent_run_id"] == task.attributes["loopwright.run_id"]  # type: ignore[index]
 
 
+@pytest.mark.subprocess
 def test_off_imports_nothing_from_opentelemetry(tmp_path: Path) -> None:
     code = (
         "import asyncio, sys, json\n"
@@ -198,6 +199,7 @@ def test_off_imports_nothing_from_opentelemetry(tmp_path: Path) -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.subprocess
 async def test_mcp_tool_calls_carry_the_trace_context(spans: InMemorySpanExporter) -> None:
     from loopwright.mcp import MCPConnections
 

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 
+@pytest.mark.subprocess
 def test_telemetry_example_prints_the_span_tree() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "telemetry.py")],

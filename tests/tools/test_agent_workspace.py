@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from loopwright.agent import AgentExecutor
 from loopwright.events import Event, RunStartedEvent, ToolCallEvent
 from loopwright.testing import ScriptedModel
@@ -46,6 +48,7 @@ def make_repo(root: Path) -> None:
     subprocess.run(["git", "init", "-q", "-b", "feature-x", str(root)], check=True)
 
 
+@pytest.mark.subprocess
 def test_workspace_context_names_root_repo_branch_and_existing_files(tmp_path: Path) -> None:
     repo = tmp_path / "shop"
     make_repo(repo)
@@ -70,6 +73,7 @@ def test_workspace_context_without_git_or_named_files(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.subprocess
 async def test_system_prompt_carries_workspace_section_and_stays_identical(tmp_path: Path) -> None:
     make_repo(tmp_path)
     (tmp_path / "app.py").write_text("x = 1\n")

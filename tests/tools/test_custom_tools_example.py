@@ -14,6 +14,7 @@ from loopwright.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 def test_custom_tools_example_runs() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "custom_tools.py")],
@@ -51,6 +52,7 @@ def test_cli_refuses_run_command_without_allow_commands(
     assert "enable it explicitly with --allow-commands" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_cli_runs_run_command_with_allow_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

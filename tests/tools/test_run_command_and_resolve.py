@@ -26,6 +26,7 @@ async def run(tmp_path: Path, /, **arguments: Any) -> tuple[str, bool]:
     return result.content, result.is_error
 
 
+@pytest.mark.subprocess
 async def test_argv_runs_without_a_shell(tmp_path: Path) -> None:
     content, is_error = await run(
         tmp_path, command=[PY, "-c", "import sys; print(sys.argv[1:])", "$HOME", "a b"]
@@ -34,6 +35,7 @@ async def test_argv_runs_without_a_shell(tmp_path: Path) -> None:
     assert content.splitlines()[1:] == ["[exit code 0]", "['$HOME', 'a b']"]
 
 
+@pytest.mark.subprocess
 async def test_string_is_split_not_shelled_unless_shell_true(tmp_path: Path) -> None:
     content, _ = await run(tmp_path, command="echo $HOME | cat")
     assert content.endswith("$HOME | cat\n")
@@ -41,6 +43,7 @@ async def test_string_is_split_not_shelled_unless_shell_true(tmp_path: Path) -> 
     assert content.endswith("[exit code 0]\nHI\n")
 
 
+@pytest.mark.subprocess
 async def test_nonzero_exit_is_reported_and_cwd_is_confined(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     content, is_error = await run(
@@ -53,6 +56,7 @@ async def test_nonzero_exit_is_reported_and_cwd_is_confined(tmp_path: Path) -> N
     assert is_error and "is outside the workspace" in content
 
 
+@pytest.mark.subprocess
 async def test_timeout_kills_the_program(tmp_path: Path) -> None:
     marker = tmp_path / "survived"
     script = (
@@ -66,6 +70,7 @@ async def test_timeout_kills_the_program(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.subprocess
 async def test_huge_output_is_capped_while_reading(tmp_path: Path) -> None:
     command = [PY, "-c", "print('x' * 1_000_000 + 'END')"]
     direct = await run_command.invoke({"command": command}, ToolContext(workspace=tmp_path))
@@ -75,6 +80,7 @@ async def test_huge_output_is_capped_while_reading(tmp_path: Path) -> None:
     assert not is_error and "omitted" in content and content.rstrip().endswith("END")
 
 
+@pytest.mark.subprocess
 async def test_missing_program_and_empty_command(tmp_path: Path) -> None:
     content, is_error = await run(tmp_path, command=["no-such-program-xyz"])
     assert is_error and "command not found: 'no-such-program-xyz'" in content

@@ -85,6 +85,7 @@ async def test_symlinked_file_escape_is_refused(ctx: ToolContext) -> None:
     assert (ctx.workspace.parent / "secret.txt").read_text() == "top secret"
 
 
+@pytest.mark.subprocess
 async def test_symlinked_folder_and_dangling_symlink_escapes_are_refused(ctx: ToolContext) -> None:
     (ctx.workspace / "out").symlink_to(ctx.workspace.parent)
     (ctx.workspace / "dangling").symlink_to(ctx.workspace.parent / "new.txt")
@@ -208,6 +209,7 @@ async def test_edit_file_keeps_crlf_line_endings_and_file_mode(
 # -- grep and glob -------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 async def test_grep_finds_lines_with_paths_and_numbers(ctx: ToolContext) -> None:
     content, is_error = await call(ctx, "grep", pattern=r"def \w+\(")
     assert not is_error
