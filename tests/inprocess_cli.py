@@ -3,7 +3,8 @@
 `invoke(argv)` calls `loopwright.cli.main(argv)` with the environment, working folder and
 standard input the caller gives (restored afterwards), its stdout and stderr captured as a
 pipe would capture them (not a terminal), `SystemExit` turned into the exit code, and an
-uncaught exception printed as the interpreter would print it (a traceback, exit code 1). The
+uncaught exception printed as the interpreter would print it (a traceback, exit code 1), and
+logging unconfigured (a warning goes to stderr, not to pytest's log capture). The
 command imports the user's tool files anew, as a new process would (what this process had
 imported of them is put back afterwards). Tests of the
 process itself (exit codes on signals, the console script, pipes, a terminal, import time)
@@ -13,8 +14,10 @@ start a real process instead and carry the `subprocess` marker.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -50,18 +53,24 @@ class CliRun:
 
 
 class _Pipe(io.TextIOWrapper):
-    """A text stream over bytes, like a pipe's: no terminal, a `buffer` for raw writes."""
+    """A text stream over a file, like a pipe's: no terminal, a `buffer` for raw writes, a
+    file descriptor a child process can inherit (an MCP server's stderr). A module that
+    kept it as a default (`errlog=sys.stderr`) keeps it open: closing is left to the GC."""
 
     def __init__(self) -> None:
-        super().__init__(io.BytesIO(), encoding="utf-8", errors="replace", write_through=True)
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - kept open: see the docstring
+        super().__init__(self.file, encoding="utf-8", errors="replace", write_through=True)
 
     def text(self) -> str:
         self.flush()
-        raw: io.BytesIO = self.buffer  # type: ignore[assignment]
-        return raw.getvalue().decode("utf-8", "replace").replace("\r\n", "\n")
+        self.file.seek(0)
+        return self.file.read().decode("utf-8", "replace").replace("\r\n", "\n")
 
     def close(self) -> None:  # the CLI closes stderr on a broken pipe: keep what it wrote
         self.flush()
+
+    def __del__(self) -> None:
+        io.TextIOWrapper.close(self)
 
 
 @contextmanager
@@ -70,6 +79,8 @@ def _as_a_process(env: Mapping[str, str] | None, cwd: Path | None, stdin: str) -
     saved_cwd = os.getcwd()
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     earlier = {name: sys.modules.pop(name) for name in list(sys.modules) if _per_run(name)}
+    root = logging.getLogger()
+    saved_handlers, root.handlers = root.handlers, []  # unconfigured, as in a new process
     try:
         if env is not None:
             os.environ.clear()
@@ -80,6 +91,7 @@ def _as_a_process(env: Mapping[str, str] | None, cwd: Path | None, stdin: str) -
         yield
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
+        root.handlers = saved_handlers
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)

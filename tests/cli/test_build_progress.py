@@ -6,13 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli_env, cli_tty_command
+
+pytestmark = pytest.mark.subprocess
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build_wheel.py"
 FAKE_BUILD = """\
 import sys
-
-pytestmark = pytest.mark.subprocess
 print("Building wheel for llama-cpp-python")
 for step in range(1, 5):
     print(f"  [{step}/4] Building C object vendor/llama.cpp/file{step}.c.o", flush=True)

@@ -109,6 +109,7 @@ def free_pair() -> int:
     raise AssertionError("no free pair of ports")
 
 
+@pytest.mark.subprocess
 def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     if find_pg_bin() is None:
         pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
@@ -133,6 +134,7 @@ def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: 
     assert not Path(folder).exists()
 
 
+@pytest.mark.subprocess
 def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     from loopwright.engines.temporal import find_temporal_cli
 

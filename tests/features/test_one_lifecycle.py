@@ -28,6 +28,8 @@ TOOLS = '''
 from pathlib import Path
 from loopwright import tool
 
+pytestmark = pytest.mark.subprocess
+
 @tool(effect="destructive")
 def remove(path: str) -> str:
     """Remove a file.

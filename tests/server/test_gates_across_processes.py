@@ -140,6 +140,7 @@ def gate_of(task: TaskProcess) -> tuple[str, str]:
     return str(gate["run_id"]), str(gate["request_id"])
 
 
+@pytest.mark.subprocess
 def test_the_server_approves_a_gate_waiting_in_another_process(
     task: TaskProcess, server: LiveServer
 ) -> None:
@@ -178,6 +179,7 @@ def test_the_server_approves_a_gate_waiting_in_another_process(
     assert httpx.post(url, json={"approve": True}, headers=ACME).status_code == 409
 
 
+@pytest.mark.subprocess
 def test_a_websocket_confirm_reaches_a_gate_waiting_in_another_process(
     task: TaskProcess, server: LiveServer
 ) -> None:
@@ -192,6 +194,7 @@ def test_a_websocket_confirm_reaches_a_gate_waiting_in_another_process(
     assert task.finish() == 0
 
 
+@pytest.mark.subprocess
 def test_loopwright_task_approve_decides_it_through_the_store(
     task: TaskProcess, store_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

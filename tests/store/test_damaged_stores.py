@@ -175,6 +175,7 @@ def read_only_store(tmp_path: Path) -> Iterator[Path]:
         path.chmod(0o644)
 
 
+@pytest.mark.subprocess
 def test_a_read_only_store_is_listed_and_shown_and_says_why_it_cannot_write(
     read_only_store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

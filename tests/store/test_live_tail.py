@@ -33,6 +33,7 @@ def next_seq(stdout: IO[str]) -> int:
     return int(line.split()[0])
 
 
+@pytest.mark.subprocess
 def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(spot: Spot) -> None:
     writer = spot.open()
     writer.append(

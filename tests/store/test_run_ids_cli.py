@@ -77,6 +77,7 @@ def test_resume_and_continue_take_a_prefix(
     assert "run_77aa00 is completed, not stopped" in capsys.readouterr().err
 
 
+@pytest.mark.subprocess
 def test_runs_list_at_80_columns_shows_whole_ids_and_the_parent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -64,6 +64,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])  # closed when the socket is: nobody listens
 
 
+@pytest.mark.subprocess
 def test_with_no_server_at_its_url_the_example_says_so_in_one_line() -> None:
     env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1"}
     done = run_example(env)
@@ -75,6 +76,7 @@ def test_with_no_server_at_its_url_the_example_says_so_in_one_line() -> None:
     assert line.endswith("start it, or unset OPENAI_BASE_URL to use the embedded model")
 
 
+@pytest.mark.subprocess
 def test_with_no_server_and_no_embedded_model_the_example_says_what_it_needs() -> None:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
     done = run_example(env, "sys.modules['llama_cpp'] = None")  # as without the local extra

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 from loopwright.telemetry._export import EXIT_FLUSH_S, GuardedExporter, bounded_shutdown
@@ -31,6 +32,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.subprocess
 def test_run_with_otel_and_no_collector_warns_once_and_exits_promptly(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([json.dumps({"thought": "t", "final_answer": "ok"})]))
