@@ -177,6 +177,7 @@ def _on_a_terminal(argv: list[str], env: dict[str, str], answer: str) -> str:
     return ANSI.sub("", raw.decode("utf-8", "replace")).replace("\r\n", "\n")
 
 
+@pytest.mark.subprocess
 def test_a_task_gate_on_a_terminal_asks_once_and_says_what_ran(tmp_path: Path) -> None:
     ws = shutil.copytree(EXAMPLES / "tasks" / "workspace", tmp_path / "ws")
     env = cli_env(tmp_path, PYTHONPATH=str(SRC))

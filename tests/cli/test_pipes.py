@@ -11,10 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cli_helpers import cli_env
 
 from loopwright.events import RunStartedEvent, ToolCallEvent
 from loopwright.store import SqliteRunStore
+
+pytestmark = pytest.mark.subprocess
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXIT_LIMIT_S = 60

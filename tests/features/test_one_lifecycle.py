@@ -24,11 +24,11 @@ from server_helpers import live_server, make_config
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 
+pytestmark = pytest.mark.subprocess  # runs in a process of their own, approved from this one
+
 TOOLS = '''
 from pathlib import Path
 from loopwright import tool
-
-pytestmark = pytest.mark.subprocess
 
 @tool(effect="destructive")
 def remove(path: str) -> str:
