@@ -136,3 +136,16 @@ def test_the_shipped_suite_has_40_tasks_over_7_levels() -> None:
     assert sorted({t.level for t in suite.tasks}) == [1, 2, 3, 4, 5, 6, 7]
     choosing = [t for t in suite.tasks if t.level == 3]
     assert all(len(t.tools) == 10 for t in choosing)
+
+
+def test_only_with_an_unknown_task_is_an_error_not_an_empty_success(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = small_suite(tmp_path)
+    report = tmp_path / "r.json"
+    code = main(["eval", str(suite), "--model", f"scripted:{scripts(tmp_path)}", "--only",
+                 "nope,ad", "--report", str(report)])  # fmt: skip
+    assert code == 2 and not report.exists()
+    err = capsys.readouterr().err
+    assert f"--only ad: no task 'ad' in {suite} (did you mean 'add'? its 4 tasks:" in err
+    assert f"--only nope: no task 'nope' in {suite}" in err and "success" not in err

@@ -28,6 +28,8 @@ def test_text_reply_file(capsys: pytest.CaptureFixture[str]) -> None:
         "kind": "action",
         "thought": "The user wants weather.",
         "actions": [{"tool": "get_weather", "arguments": {"city": "Paris"}}],
+        "layer": "tagged",
+        "repaired": False,
     }
 
 
@@ -88,4 +90,20 @@ def test_stdin_through_a_real_process() -> None:
         input="Final Answer: 42", capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"kind": "final", "thought": None, "answer": "42"}
+    assert json.loads(done.stdout) == {"kind": "final", "thought": None, "answer": "42",
+                                       "layer": "react", "repaired": False}  # fmt: skip
+
+
+def test_it_says_which_layer_read_the_reply_and_whether_json_was_repaired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reply = tmp_path / "reply.txt"
+    reply.write_text('Sure: {"thought": "add", "action": "add", "action_input": {"a": 1, "b": 2,}}')
+    code, out = run([str(reply)], capsys)
+    assert code == 0 and (out["layer"], out["repaired"]) == ("json", True)
+    assert out["actions"] == [{"tool": "add", "arguments": {"a": 1, "b": 2}}]
+    reply.write_text('{"thought": "add", "action": "add", "action_input": {"a": 1, "b": 2}}')
+    assert run([str(reply)], capsys)[1]["repaired"] is False
+    reply.write_text("The answer is 4.")
+    code, out = run([str(reply)], capsys)
+    assert (out["kind"], out["layer"], out["repaired"]) == ("final", "text", False)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 
 from loopwright.cli._options import THREADS, add_options, opt
 from loopwright.cli._output import print_records
 from loopwright.cli._progress import Reporter
-from loopwright.evals import EvalReport, EvalTask, TaskOutcome, load_suite, run_suite
+from loopwright.errors import ConfigurationError
+from loopwright.evals import EvalReport, EvalSuite, EvalTask, TaskOutcome, load_suite, run_suite
 from loopwright.models import Model, resolve_model, spec_with_threads
 from loopwright.testing import ScriptedModel
 
@@ -97,10 +99,29 @@ def print_report(report: EvalReport) -> None:
     )
 
 
+def chosen_ids(suite: EvalSuite, only_text: str, folder: str) -> set[str] | None:
+    """The task ids of `--only` (None: every task); an id the suite lacks is an error."""
+    only = {i.strip() for i in only_text.split(",") if i.strip()} or None
+    ids = [task.id for task in suite.tasks]
+    listed = f"{', '.join(ids[:10])}{', ...' if len(ids) > 10 else ''}"
+    problems = []
+    for name in sorted((only or set()) - set(ids)):
+        close = difflib.get_close_matches(name, ids, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        problems.append(
+            f"--only {name}: no task {name!r} in {folder} ({hint}its {len(ids)} tasks: {listed})"
+        )
+    if problems:
+        raise ConfigurationError("\n".join(problems))
+    return only
+
+
 def eval_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.folder)
-    only = {i.strip() for i in args.only.split(",") if i.strip()} or None
+    only = chosen_ids(suite, args.only, args.folder)
     total = sum(1 for task in suite.tasks if not only or task.id in only)
+    if not total:
+        raise ConfigurationError(f"{args.folder}: the suite has no tasks to run")
     reporter = Reporter("eval", total, unit="tasks")
 
     def progress(outcome: TaskOutcome) -> None:

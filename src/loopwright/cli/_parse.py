@@ -9,12 +9,19 @@ import sys
 from loopwright.cli._options import add_options, opt
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ModelResponse
-from loopwright.parsing import parse_reply
+from loopwright.parsing import read_reply
 from loopwright.parsing.messages import response_from_message
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("parse", help="show how a model reply is read")
+    parser = commands.add_parser(
+        "parse",
+        help="show how a model reply is read",
+        description="Read a model reply as a run would: one JSON object on stdout with what "
+        "it means (an action, a final answer or an error), the parser layer that read it "
+        "(native, tagged, react, json, pythonic, text) and whether malformed JSON in it was "
+        "repaired. Exit status 1 when it cannot be read.",
+    )
     parser.add_argument(
         "file", nargs="?", default="-", help="reply file, or - for stdin (default: -)"
     )
@@ -58,6 +65,8 @@ def parse_command(args: argparse.Namespace) -> int:
     if isinstance(response, str):
         print(json.dumps({"kind": "error", "message": response}, ensure_ascii=False))
         return 1
-    outcome = parse_reply(response)
-    print(json.dumps(outcome.to_dict(), ensure_ascii=False))
+    reading = read_reply(response)
+    outcome = reading.outcome
+    shown = {**outcome.to_dict(), "layer": reading.layer, "repaired": reading.repaired}
+    print(json.dumps(shown, ensure_ascii=False))
     return 1 if outcome.kind == "error" else 0

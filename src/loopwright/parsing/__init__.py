@@ -3,7 +3,7 @@ pythonic calls, and plain text as the final answer; and where a streaming reply'
 complete action ends (`ActionEnd`, for the model adapters that stop generating there)."""
 
 from loopwright.parsing._action_end import ActionEnd, action_end
-from loopwright.parsing._chain import DEFAULT_PARSERS, parse_reply
+from loopwright.parsing._chain import DEFAULT_PARSERS, ReplyReading, parse_reply, read_reply
 from loopwright.parsing._layers import (
     JsonInTextParser,
     NativeToolCallParser,
@@ -34,9 +34,11 @@ __all__ = [
     "PythonicCallParser",
     "ReActTextParser",
     "ReplyParser",
+    "ReplyReading",
     "TaggedCallParser",
     "action_end",
     "parse_reply",
+    "read_reply",
     "response_from_message",
     "split_thinking",
 ]

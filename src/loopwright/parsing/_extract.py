@@ -87,13 +87,14 @@ def json_snippets(text: str) -> Iterator[tuple[str, Any]]:
         position = end + 1
 
 
-def decode(snippet: str) -> Any | None:
-    """The JSON value of a snippet, repaired if it is malformed but clearly meant as JSON."""
+def decode(snippet: str, *, repair: bool = True) -> Any | None:
+    """The JSON value of a snippet, repaired if it is malformed but clearly meant as JSON
+    (with `repair`)."""
     try:
         return json.loads(snippet)
     except (json.JSONDecodeError, RecursionError):
         pass
-    if len(snippet) > MAX_REPAIR_CHARS or not _KNOWN_KEY.search(snippet):
+    if not repair or len(snippet) > MAX_REPAIR_CHARS or not _KNOWN_KEY.search(snippet):
         return None
     try:
         value = _repair(snippet)

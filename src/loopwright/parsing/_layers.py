@@ -54,6 +54,8 @@ class TaggedCallParser:
     """`<tool_call>{...}</tool_call>` (several, unclosed), `<function=name>{...}</function>`."""
 
     name = "tagged"
+    repair = True
+    """Malformed JSON in a tag is repaired (False: read only valid JSON)."""
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
         if "<" not in response.text:  # no tag: nothing for this layer (most replies)
@@ -61,13 +63,13 @@ class TaggedCallParser:
         text, thinking = split_thinking(response.text)
         calls: list[ToolCall] = []
         for body in _TOOL_CALL_TAG.findall(text):
-            outcome = outcome_from_value(decode(body.strip()))
+            outcome = outcome_from_value(decode(body.strip(), repair=self.repair))
             if isinstance(outcome, ParsedAction):
                 calls.extend(outcome.calls)
             elif isinstance(outcome, ParsedFinal):
                 return _with_thought(outcome, thinking)
         for name, body in _FUNCTION_TAG.findall(text):
-            value = decode(body) if body.strip() else {}
+            value = decode(body, repair=self.repair) if body.strip() else {}
             calls.append(
                 ToolCall(f"call_{len(calls)}", name, value if isinstance(value, dict) else {})
             )
@@ -81,6 +83,8 @@ class JsonInTextParser:
     """JSON in the content: fenced or bare, with prose around, repaired when malformed."""
 
     name = "json"
+    repair = True
+    """Malformed JSON is repaired (False: read only valid JSON)."""
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
         if "{" not in response.text and "[" not in response.text:  # no object, no list
@@ -93,7 +97,9 @@ class JsonInTextParser:
             if lang in ("", "json", "tool_call")
         ]
         for snippet, value in [*candidates, *json_snippets(text)]:
-            outcome = outcome_from_value(decode(snippet.strip()) if value is NOT_READ else value)
+            if value is NOT_READ:
+                value = decode(snippet.strip(), repair=self.repair)
+            outcome = outcome_from_value(value)
             if outcome is not None:
                 return _with_thought(outcome, thinking)
         return None

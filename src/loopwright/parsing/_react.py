@@ -28,13 +28,13 @@ def _thought_before(text: str, end: int) -> str | None:
     return thought or None
 
 
-def _arguments(raw: str) -> dict[str, object]:
+def _arguments(raw: str, repair: bool) -> dict[str, object]:
     raw = raw.strip().strip("`").strip()
     if raw.startswith("json"):
         raw = raw[4:].strip()
     if not raw:
         return {}
-    value = decode(raw) if raw[0] in "{[" else None
+    value = decode(raw, repair=repair) if raw[0] in "{[" else None
     return value if isinstance(value, dict) else {"input": raw}
 
 
@@ -42,6 +42,8 @@ class ReActTextParser:
     """The classic ReAct text format; text after a hallucinated `Observation:` is ignored."""
 
     name = "react"
+    repair = True
+    """Malformed JSON arguments are repaired (False: read only valid JSON)."""
 
     def parse(self, response: ModelResponse) -> ParseOutcome | None:
         if ":" not in response.text:  # every line this layer reads has a colon
@@ -64,7 +66,8 @@ class ReActTextParser:
                 return ParseFailure(
                     "the reply has an `Action:` line with no tool name", kind="error"
                 )
-            return ParsedAction((ToolCall("call_0", name, _arguments(raw)),), thought)
+            call = ToolCall("call_0", name, _arguments(raw, self.repair))
+            return ParsedAction((call,), thought)
         if final is not None:
             return ParsedFinal(
                 final.group(1).strip(), _thought_before(text, final.start()) or thinking
