@@ -86,6 +86,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
+	for conftest in tests/*/conftest.py; do $(VENV)/bin/mypy $$conftest || exit 1; done
 
 unit: setup
 	$(VENV)/bin/pytest -q

@@ -87,7 +87,8 @@ def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.Mon
 
 def _compiled(block: Block) -> CodeType:
     source = "\n" * (block.line) + block.text  # tracebacks point at the doc's own line
-    return compile(source, str(block.doc), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    code: CodeType = compile(source, str(block.doc), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    return code
 
 
 def commands(text: str) -> list[list[str]]:

@@ -162,7 +162,12 @@ def test_lines_are_strict_json_as_the_standard_library_writes_them() -> None:
     class Point:
         x: int
 
-    arguments = {"nan": float("nan"), "inf": float("inf"), 3: "int key", "p": Point(1)}
+    arguments: dict[Any, Any] = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        3: "int key",
+        "p": Point(1),
+    }
     line = encode_event(_tool_call(arguments))
     assert _strict(line)["arguments"] == {
         "nan": None, "inf": None, "3": "int key", "p": {"x": 1}

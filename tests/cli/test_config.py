@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import cli, cli_env, cli_tty
@@ -15,7 +16,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def values(result_out: str) -> dict[str, dict[str, str]]:
+def values(result_out: str) -> dict[str, dict[str, Any]]:
     data = json.loads(result_out)
     return {f"{v['section']}.{v['key']}": v for v in data["values"]}
 

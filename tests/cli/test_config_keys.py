@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.cli import main
-from loopwright.events import decode_event
+from loopwright.events import RunStartedEvent, decode_event
 
 
 @pytest.fixture
@@ -44,9 +44,9 @@ def test_the_users_file_sets_approve_and_secrets_file(
     _user_file(home, f'[run]\napprove = ["destructive", "write"]\nsecrets_file = ["{secrets}"]\n')
     assert main(["run", "say hunter2-very-secret", "--model", _script(home), "--json"]) == 0
     started = decode_event(capsys.readouterr().out.splitlines()[0])
-    spec = started.spec  # type: ignore[attr-defined]
-    assert spec["approve"] == ["destructive", "write"]
-    assert "hunter2-very-secret" not in started.request  # type: ignore[attr-defined]
+    assert isinstance(started, RunStartedEvent) and started.spec is not None
+    assert started.spec["approve"] == ["destructive", "write"]
+    assert "hunter2-very-secret" not in started.request
 
 
 def test_engine_and_temporal_come_from_the_file(
@@ -77,7 +77,9 @@ def test_a_projects_file_needs_trust_for_them(
     assert "run.otel (it sends the runs' traces to a collector)" in err
     assert "run.secrets_file (it is outside the project)" in err
     assert "engine" not in err  # harmless: it applies
-    assert decode_event(out.splitlines()[0]).spec["approve"] == ["*"]  # type: ignore[attr-defined]
+    started = decode_event(out.splitlines()[0])
+    assert isinstance(started, RunStartedEvent) and started.spec is not None
+    assert started.spec["approve"] == ["*"]
 
 
 def test_worker_help_shows_no_default_it_would_refuse(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import cli, cli_env  # type: ignore[import-not-found]
+from cli_helpers import cli, cli_env
 
 TOOLS = '''
 from pathlib import Path

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from cli_helpers import cli  # type: ignore[import-not-found]
+from cli_helpers import cli
 
 from loopwright.agent._output import OutputSpec
 from loopwright.messages import Message, ModelRequest

@@ -25,7 +25,7 @@ from model_server import LlamaServer
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
-from tools import add, multiply  # type: ignore[import-not-found]
+from tools import add, multiply
 
 pytestmark = pytest.mark.model
 CHAIN = "What is (123 + 456) * 7?"

@@ -25,12 +25,12 @@ from model_server import LlamaServer
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(Path(__file__).parent))
-from test_real_local_model import (  # type: ignore[import-not-found]
+from test_real_local_model import (
     CALL_LIMIT_S,
     CHAIN,
 )
 
-from tools import add, multiply  # type: ignore[import-not-found]
+from tools import add, multiply
 
 pytestmark = pytest.mark.model
 IDLE_LIMIT_S = 300

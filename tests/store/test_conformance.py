@@ -292,7 +292,7 @@ def test_two_resumes_at_once_one_is_refused(spot: Spot, tmp_path: Path) -> None:
         return await (await runtime.resume("r_two")).wait()
 
     async def both() -> list[object]:
-        return await asyncio.gather(resumed(first), resumed(second), return_exceptions=True)
+        return list(await asyncio.gather(resumed(first), resumed(second), return_exceptions=True))
 
     outcomes = asyncio.run(both())
     errors = [o for o in outcomes if isinstance(o, BaseException)]

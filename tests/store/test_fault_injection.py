@@ -207,12 +207,14 @@ def check_task(folder: Path, before: list[Event], events: list[Event], asked: li
     results = [e for e in events if isinstance(e, FunctionResultEvent)]
     assert len({r.step for r in results}) == len(results), "a step's result recorded twice"
     failed = [r for r in results if not r.success]
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent), finished
     if failed:  # a non-idempotent step was cut off: not run again, and the run stops there
         [cut_off] = failed
         assert cut_off.function == "append_line" and "effect is unknown" in str(cut_off.error)
-        assert events[-1].status == "failed"
+        assert finished.status == "failed"
         return "resumed with an effect unknown"
-    assert events[-1].status == "completed"
+    assert finished.status == "completed"
     assert written == [f"line {name[-1]}" for name, tool in STEPS if tool != "gate"]
     rerun = [r for r in results if r.seq > len(before) and r.function == "put_line"]
     started = {e.call_id for e in before if isinstance(e, ToolCallStartedEvent)}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from store_helpers import line_spec, lines, recorded_run
 
+from loopwright.agent import ExecutionResult
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import RunFinishedEvent, RunStartedEvent
@@ -118,15 +119,17 @@ def test_two_resumes_at_once_one_is_refused(tmp_path: Path) -> None:
 
     first, second = Runtime(SqliteRunStore(store_path)), Runtime(SqliteRunStore(store_path))
 
-    async def both() -> list[object]:
-        return await asyncio.gather(
+    async def both() -> list[ExecutionResult | BaseException]:
+        outcomes = await asyncio.gather(
             resumed(first, "r_two"),
             resumed(second, "r_two"),
             return_exceptions=True,
         )
+        return list(outcomes)
 
-    async def resumed(runtime: Runtime, run_id: str) -> object:
-        return await (await runtime.resume(run_id)).wait()
+    async def resumed(runtime: Runtime, run_id: str) -> ExecutionResult:
+        result: ExecutionResult = await (await runtime.resume(run_id)).wait()
+        return result
 
     outcomes = asyncio.run(both())
     errors = [o for o in outcomes if isinstance(o, BaseException)]
