@@ -29,6 +29,13 @@ Output fits where it goes: on a terminal, tables and a live view; on a pipe, pla
 never wrap (one record a line, fields separated by tabs, a header line first); with `--json`,
 JSON. Problems are printed to stderr as `file:line: problem`, every one of them, in file order.
 
+`--json` has two shapes, by what a command prints. A command that shows a run's events (`run`,
+`task run`, `task rollback`, `runs show`, `runs follow`, `runs resume`) prints JSON lines:
+one event a line, each written as it happens, so `jq` and a program can read them while the
+run goes on. Every other command prints a report: one JSON document (`runs list`, `runs
+replay`, `runs export`, `models`, `config show`, `task validate`, `skills list`...).
+`loopwright parse` prints one JSON object always.
+
 A closed stdout (`loopwright task run ... | head -3`) ends the command at once, with exit
 status 1 and no traceback. A run the command started or resumed (`run`, `task run`, `runs
 resume`) is cancelled, as with Ctrl-C, and stored `cancelled` with what it had done; stderr

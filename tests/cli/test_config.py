@@ -132,12 +132,17 @@ def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
 
 
 @pytest.mark.subprocess
-def test_models_is_a_table_on_a_terminal(tmp_path: Path) -> None:
+def test_models_on_a_terminal_is_a_block_a_backend(tmp_path: Path) -> None:
+    """At 80 columns: a line of state, then the details across the width (in a table's
+    narrow column they took a line per few words: 20 lines a backend)."""
     closed = "http://127.0.0.1:9"
     result = cli_tty("models", "--timeout", "0.5", "--ollama-url", closed, "--openai-url",
-                     closed, "--anthropic-url", closed, home=tmp_path, columns=160)  # fmt: skip
+                     closed, "--anthropic-url", closed, home=tmp_path, columns=80)  # fmt: skip
     assert result.code == 0, result.out
-    assert "┃ backend" in result.out and "anthropic:NAME" in result.out
+    lines = result.out.strip().splitlines()
+    assert "anthropic  configured no · reachable - · spec anthropic:NAME" in lines
+    starts = [i for i, line in enumerate(lines) if "  configured " in line]
+    assert len(starts) == 4 and len(lines) <= 4 * 4  # at most 3 lines of details each
 
 
 def test_the_last_turn_is_on_unless_a_flag_or_the_config_file_turns_it_off(

@@ -62,7 +62,7 @@ def test_cli_json_reports_an_unreachable_ollama(
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     url = f"http://127.0.0.1:{_closed_port()}"
     assert main(["models", "--json", "--ollama-url", url, "--timeout", "1"]) == 0
-    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    lines = json.loads(capsys.readouterr().out)  # one document, as every report's --json
     by_name = {line["backend"]: line for line in lines}
     assert by_name["ollama"]["reachable"] is False
     assert "ollama serve" in by_name["ollama"]["reach_detail"]

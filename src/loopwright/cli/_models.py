@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import TYPE_CHECKING
 
+from rich.padding import Padding
+from rich.text import Text
+
 from loopwright.cli._options import add_options, opt
-from loopwright.cli._output import print_records
+from loopwright.cli._output import console, is_terminal, print_json, print_records
+from loopwright.safety.terminal import markup, visible
 
 if TYPE_CHECKING:
     from loopwright.models import BackendStatus
@@ -44,7 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             ),
             opt(
                 "--json",
-                help="print one JSON object per backend, one a line",
+                help="print one JSON array, an object per backend",
                 group="output",
                 action="store_true",
             ),
@@ -80,9 +83,24 @@ def models_command(args: argparse.Namespace) -> int:
     urls = {"ollama": args.ollama_url, "openai": args.openai_url, "anthropic": args.anthropic_url}
     statuses = asyncio.run(backend_statuses(urls=urls, timeout=args.timeout))
     if args.json:
-        for status in statuses:
-            print(json.dumps(status.to_dict(), ensure_ascii=False))
+        print_json([status.to_dict() for status in statuses])
+        return 0
+    if is_terminal():
+        _blocks(statuses)
         return 0
     columns = ["backend", "configured", "reachable", "spec", "details"]
     print_records(columns, [_row(status) for status in statuses])
     return 0
+
+
+def _blocks(statuses: list[BackendStatus]) -> None:
+    """On a terminal, a backend a block: a line of its state, then its details across the
+    terminal's width (in a table's narrow column they took a line per few words)."""
+    out = console()
+    for status in statuses:
+        backend, configured, reachable, spec, details = _row(status)
+        out.print(
+            f"[bold]{markup(backend)}[/]  configured {configured} · reachable {reachable} · "
+            f"spec [cyan]{markup(spec)}[/]"
+        )
+        out.print(Padding(Text(visible(details), style="dim"), (0, 0, 0, 4)))
