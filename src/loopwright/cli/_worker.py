@@ -3,7 +3,9 @@
     loopwright worker --temporal HOST:7233 --store postgresql://...     # on any number of hosts
 
 Starting, following and deciding those runs is the Runtime's (its TemporalEngine), from any
-command given `--engine temporal` or `--temporal HOST:PORT`.
+command given `--engine temporal` or `--temporal HOST:PORT`. The worker says on stdout, one
+line each, which runs it takes and how they end, and when it stops, which in-flight calls
+finished and which it handed back to other workers.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-import sys
 
 from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG
@@ -84,27 +85,23 @@ async def _work(
     cached: int | None,
     graceful_s: float,
 ) -> None:
-    from loopwright.engines.temporal import connect, run_worker
+    from loopwright.engines.temporal import WorkerReport, connect, run_worker, worker_build_id
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-
-    def stopping() -> None:
-        if not stop.is_set():
-            print(f"loopwright worker: stopping: in-flight calls have {graceful_s:g}s to "
-                  "finish, then go back to other workers", file=sys.stderr, flush=True)  # fmt: skip
-        stop.set()
-
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping)
+        loop.add_signal_handler(sig, stop.set)
     client = await connect(address)
-    from loopwright.engines.temporal import worker_build_id
-
     key = getattr(client.data_converter.payload_codec, "key_id", None)
-    print(f"loopwright worker: polling {task_queue!r} on {address}, build {worker_build_id()}, "
-          f"payloads encrypted with key {key}", file=sys.stderr, flush=True)  # fmt: skip
+    say(f"polling {task_queue!r} on {address}, build {worker_build_id()}, payloads encrypted "
+        f"with key {key}")  # fmt: skip
     await run_worker(
         client, url, task_queue=task_queue, stop=stop, secrets=secrets,
-        max_cached_workflows=cached, graceful_timeout_s=graceful_s,
+        max_cached_workflows=cached, graceful_timeout_s=graceful_s, report=WorkerReport(say),
     )  # fmt: skip
-    print("loopwright worker: stopped", file=sys.stderr, flush=True)
+
+
+def say(line: str) -> None:
+    """One line of what the worker does, on stdout (the runs it takes and ends, what it did
+    with its in-flight calls when it stopped); warnings go to stderr."""
+    print(f"loopwright worker: {line}", flush=True)

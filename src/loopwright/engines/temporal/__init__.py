@@ -14,6 +14,7 @@ from loopwright.engines.temporal._client import (
 from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli, start_dev_server
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
 from loopwright.engines.temporal._engine import TemporalEngine
+from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._versions import worker_build_id
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
@@ -29,6 +30,7 @@ __all__ = [
     "TaskRunWorkflow",
     "TemporalEffects",
     "TemporalEngine",
+    "WorkerReport",
     "connect",
     "find_temporal_cli",
     "resume_agent_run",

@@ -59,6 +59,7 @@ from loopwright.engines.temporal._payloads import (
     VerifyInput,
 )
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
+from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._subagents import WorkerParts
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.errors import ModelError, StoreError
@@ -91,8 +92,15 @@ class RunActivities:
     """The activities, bound to one worker's run store and content store."""
 
     def __init__(
-        self, store_url: str, *, cache_runs: int = 64, secrets: Sequence[str] = ()
+        self,
+        store_url: str,
+        *,
+        cache_runs: int = 64,
+        secrets: Sequence[str] = (),
+        report: WorkerReport | None = None,
     ) -> None:
+        self.report = report or WorkerReport()
+        """What this worker says about the runs it takes and ends (engines/temporal/_report)."""
         self.secrets = WorkerSecrets(secrets)
         self.mcp = MCPSessions(max_runs=cache_runs)
         self.store: PersistentStore = open_store(store_url)
@@ -133,6 +141,7 @@ class RunActivities:
                 plan, mcp_tools=tools, secrets=self.secrets.values, on_worker=self.parts.complete
             )
             await self._check_tool_code(plan, tool_code(agent.tools))
+            self.report.took(plan.run_id, "agent", RunSpec.from_dict(plan.spec).request)
             found = setup, setup.tool_executor.max_output_chars
             setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
             self._setups[plan.run_id] = found
@@ -175,6 +184,8 @@ class RunActivities:
         if not events:
             return
 
+        started_at: list[float] = []
+
         async def attempt() -> list[Event]:
             record = await asyncio.to_thread(self.store.get_run, run_id)
             stored = record.last_seq if record is not None else 0
@@ -183,11 +194,14 @@ class RunActivities:
                 await asyncio.to_thread(_register, self.store, fresh[0])
             if fresh:
                 await asyncio.to_thread(self.store.append_many, fresh)
+            started_at[:] = [record.created_at if record is not None else events[0]["ts"]]
             return fresh
 
         async with self._append_lock:
             fresh = await retrying(attempt)
-            if any(isinstance(e, RunFinishedEvent) for e in fresh):
+            finished = [e for e in fresh if isinstance(e, RunFinishedEvent)]
+            if finished:
+                self.report.ended(run_id, finished[0].status, finished[0].ts - started_at[0])
                 await store_call(self.store.release_lease, run_id, LEASE_OWNER)
                 self._setups.pop(run_id, None)
                 await self.mcp.close(run_id)  # the run ended: its MCP servers are closed

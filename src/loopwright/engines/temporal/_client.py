@@ -21,6 +21,7 @@ from loopwright.engines.temporal._payloads import (
     Resumed,
     TaskRunInput,
 )
+from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._sandbox import workflow_runner
 from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
@@ -148,6 +149,7 @@ async def run_worker(
     secrets: Sequence[str] = (),
     max_cached_workflows: int | None = None,
     graceful_timeout_s: float = GRACEFUL_TIMEOUT_S,
+    report: WorkerReport | None = None,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
@@ -155,8 +157,10 @@ async def run_worker(
     workflow from its history at each of its tasks (a determinism check; slower).
     Once `stop` is set, the worker takes no new task and gives its in-flight activities
     `graceful_timeout_s` to finish; those still running are then handed back (retried on
-    another worker where their policy allows)."""
-    activities = RunActivities(store_url, secrets=secrets)
+    another worker where their policy allows). `report` hears of the runs this worker
+    takes and ends, and of what it did with its in-flight calls when it stopped."""
+    report = report or WorkerReport()
+    activities = RunActivities(store_url, secrets=secrets, report=report)
     worker = Worker(
         client,
         task_queue=task_queue,
@@ -169,9 +173,12 @@ async def run_worker(
         graceful_shutdown_timeout=timedelta(seconds=graceful_timeout_s),
         build_id=worker_build_id(),  # announced: every workflow task it completes carries it
         workflow_runner=workflow_runner(),  # the workflows run sandboxed (_sandbox.py)
+        interceptors=[report.interceptor()],  # counts the in-flight calls
     )
     try:
         async with worker:
             await (stop or asyncio.Event()).wait()
+            report.stop(graceful_timeout_s)
+        report.stopped()
     finally:
         await activities.aclose()

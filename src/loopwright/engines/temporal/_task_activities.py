@@ -129,6 +129,7 @@ class TaskActivities:
             if data.tool_code is not None and data.tool_code != code:  # listed interrupted
                 await store_call(self.runs.store.release_lease, run_id, LEASE_OWNER)
             check_tool_code(run_id, data.tool_code, code)
+            self.runs.report.took(run_id, "task", ctx.plan.task.name)
             await self.runs._append(run_id, data.events)
             state, committed = await store_call(content.claim_tool_call, key, run_id)
             if committed is not None:
