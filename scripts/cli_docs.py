@@ -131,8 +131,12 @@ def command_section(path: tuple[str, ...], parser: argparse.ArgumentParser, summ
         lines += [f"**{title}**", "", "| option | meaning |", "| --- | --- |"]
         lines += [f"| `{_label(a)}` | {_escape(a.help or '')} |" for a in options]
         lines.append("")
-    if parser.epilog:
-        lines += [_escape(parser.epilog), ""]
+    for paragraph in (parser.epilog or "").split("\n\n"):
+        if paragraph.startswith("examples:"):
+            examples = [line.strip() for line in paragraph.splitlines()[1:]]
+            lines += ["Examples:", "", "```sh", *examples, "```", ""]
+        elif paragraph:
+            lines += [_escape(paragraph), ""]
     return "\n".join(lines)
 
 

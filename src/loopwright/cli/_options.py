@@ -54,6 +54,35 @@ def opt(
     return Opt(tuple(flags), help, group, key, default, default_text, kwargs)
 
 
+METAVARS = {
+    "--after": "SEQ",
+    "--limit": "N",
+    "--timeout": "S",
+    "--base-url": "URL",
+    "--ollama-url": "URL",
+    "--openai-url": "URL",
+    "--anthropic-url": "URL",
+    "--by": "NAME",
+    "--client": "NAME",
+    "--tenant": "NAME",
+    "--task-queue": "NAME",
+    "--model": "SPEC",
+    "--only": "IDS",
+    "--reason": "TEXT",
+    "--request": "TEXT",
+    "--state-dir": "DIR",
+    "--workspace": "DIR",
+    "--token-file": "PATH",
+    "--output-schema": "PATH",
+    "--host": "HOST",
+    "--port": "PORT",
+    "--tools": "TOOLS",
+}
+"""One word per kind of value, the same for every command: N (a count), S (seconds), PATH (a
+file), DIR (a folder), URL, NAME, SPEC (a model spec), TEXT; a flag whose Opt names none
+takes its word from here."""
+
+
 def _default_text(option: Opt, section: str | None) -> str:
     if option.default_text is not None:
         return option.default_text
@@ -70,14 +99,19 @@ def _default_text(option: Opt, section: str | None) -> str:
 def add_options(
     parser: argparse.ArgumentParser, options: Sequence[Opt], section: str | None
 ) -> None:
-    """Add `options` in titled groups; config-backed ones are filled in by `apply_config`."""
-    groups: dict[str, argparse._ArgumentGroup] = {}
+    """Add `options` in titled groups (one group per title, however many calls add to it);
+    config-backed ones are filled in by `apply_config`."""
+    groups = {group.title: group for group in parser._action_groups if group.title}
     keys: dict[str, str] = dict(parser.get_default("config_keys") or {})
     for option in sorted(options, key=lambda o: list(GROUP_TITLES).index(o.group)):
-        if option.group not in groups:
-            groups[option.group] = parser.add_argument_group(GROUP_TITLES[option.group])
+        title = GROUP_TITLES[option.group]
+        if title not in groups:
+            groups[title] = parser.add_argument_group(title)
         text = f"{option.help} (default: {_default_text(option, section)}"
         kwargs = dict(option.kwargs)
+        takes_value = kwargs.get("action") in (None, "append") and "choices" not in kwargs
+        if takes_value and "metavar" not in kwargs and option.flags[0] in METAVARS:
+            kwargs["metavar"] = METAVARS[option.flags[0]]
         if option.key is not None and section is not None:
             text += f"; config: {option.key}"
             kwargs["default"] = None
@@ -86,7 +120,7 @@ def add_options(
                 kwargs["choices"] = item.choices
         else:
             kwargs.setdefault("default", option.default)
-        action = groups[option.group].add_argument(*option.flags, help=text + ")", **kwargs)
+        action = groups[title].add_argument(*option.flags, help=text + ")", **kwargs)
         if option.key is not None and section is not None:
             keys[action.dest] = option.key
     if section is not None:
@@ -216,7 +250,7 @@ TASK_RUN = (
         group="task",
         action="append",
         default=[],
-        metavar="K=V",
+        metavar="NAME=VALUE",
     ),
     opt(
         "--client",

@@ -87,7 +87,6 @@ RUN = (
         "--output-schema",
         help="a JSON Schema file the final answer must match; its value is printed as JSON",
         group="model",
-        metavar="FILE.json",
     ),
     opt(
         "--tier",

@@ -37,7 +37,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     copy.add_argument("source", help="the store to copy from: a SQLite file or a postgresql:// URL")
     copy.add_argument("target", help="the store to copy into (a Postgres one must be migrated)")
-    copy.add_argument("--tenant", default=None, help="only this tenant's runs (default: every run)")
+    copy.add_argument(
+        "--tenant",
+        default=None,
+        metavar="NAME",
+        help="only this tenant's runs (default: every run)",
+    )
     copy.set_defaults(handler=copy_command)
 
 
