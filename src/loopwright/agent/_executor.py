@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
@@ -54,17 +53,15 @@ _SYSTEM_CLOCK = SystemClock()
 _NO_PROMPT_PARTS = PromptParts()
 _DEFAULT_BUILDER = PromptBuilder()
 _MAX_ITERATIONS = MaxIterations()
-"""Shared defaults (all immutable; the policies keep their state in LoopState): fewer
-objects per run for the garbage collector."""
-_repetition = functools.lru_cache(maxsize=8)(Repetition)
-_no_progress = functools.lru_cache(maxsize=8)(NoProgress)
+"""Shared defaults (all immutable; the policies keep their state in LoopState)."""
 
 
-@functools.lru_cache(maxsize=16)
-def _resolved(directory: str) -> Path:
-    """The working directory, resolved (Path.resolve costs ~12 µs, and an executor is often
-    made per request in the same directory)."""
-    return Path(directory).resolve()
+def working_directory() -> Path:
+    """The current directory, resolved. POSIX's getcwd() gives it absolute and without `.`,
+    `..` or a symbolic link in it: what `Path.resolve()` would make of it, so it is not
+    resolved again there (elsewhere it is)."""
+    cwd = Path(os.getcwd())
+    return cwd if os.name == "posix" else cwd.resolve()
 
 
 def new_run_id() -> str:
@@ -118,7 +115,7 @@ class AgentExecutor:
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
         self.scrubber = scrubber or Scrubber.default()
-        self.workspace = Path(workspace).resolve() if workspace else _resolved(os.getcwd())
+        self.workspace = Path(workspace).resolve() if workspace else working_directory()
         self.extra_policies = tuple(policies)
         self.prices = prices
         self.clock = clock or _SYSTEM_CLOCK
@@ -182,8 +179,8 @@ class AgentExecutor:
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
             )
         policies += [
-            _repetition(opts.repetition_threshold),
-            _no_progress(opts.no_progress_limit, opts.progress_signal),
+            Repetition(opts.repetition_threshold),
+            NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
