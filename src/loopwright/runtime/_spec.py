@@ -136,6 +136,7 @@ def build_agent(
             registry,
             allow_commands=spec.allow_skill_commands,
             context_window=spec.options.context_window or context_window_of(model),
+            own_read=spec.options.revision > 1,
         )
         parts, registry = skill.prompt_parts, skill.registry
         allowed = skill.allowed_tools

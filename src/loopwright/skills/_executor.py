@@ -207,11 +207,14 @@ def prepare_skill_agent(
     *,
     allow_commands: bool = False,
     context_window: int | None = None,
+    own_read: bool = True,
 ) -> PreparedSkill:
     """A run of the skill in `skill_dir` on `request`, with the run's tools `registry`.
 
     A SkillError (a usage error, before the run) when the skill is not valid, names a tool
-    nobody knows, or (given the model's `context_window`) is too big for the model."""
+    nobody knows, or (given the model's `context_window`) is too big for the model.
+    `own_read=False` leaves out the skill's own `read` of its folder (runs recorded before
+    it existed, `AgentOptions.revision` 1, rebuild the tools they had)."""
     skill = load_skill(skill_dir, known_tools=known_tool_names(registry))
     context = ContextLoader().load(skill)
     content = StringSubstitutor().substitute(
@@ -220,7 +223,8 @@ def prepare_skill_agent(
     content = DynamicInjector(enabled=allow_commands).inject_sync(content, skill.path)
     parts = skill_prompt_parts(skill, content, context)
     check_fits(skill, parts, context_window)
-    tools = with_skill_read(registry, skill.path, len(context.available_files))
+    files = len(context.available_files)
+    tools = with_skill_read(registry, skill.path, files) if own_read else registry
     return PreparedSkill(parts, skill_allowed_tools(skill, context, tools), tools, skill.path)
 
 
