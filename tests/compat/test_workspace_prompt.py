@@ -103,8 +103,8 @@ async def test_no_workspace_tools_no_workspace_example(tmp_path: Path) -> None:
     await AgentExecutor(model, [add], workspace=repo(tmp_path)).run("2 + 3 in settings.py")
     system = model.requests[0].messages[0].content
     assert "WORKSPACE:" not in system and "work on files" not in system
-    # the plain prompted example stays, calling the run's own tool (it has no read)
-    assert '"action": "add"' in system and "notes.txt" not in system
+    # the plain prompted example stays, its read said to be an illustration (it has no read)
+    assert "EXAMPLE (its read tool is an illustration" in system and "notes.txt" in system
 
 
 async def test_read_only_file_tools_keep_the_plain_example(tmp_path: Path) -> None:

@@ -42,16 +42,18 @@ async def test_native_tools_mode_has_a_few_shot_example_in_its_system_prompt() -
     prompt shows a call (as `name(arguments)`, which the parser reads as that call), its
     result, and a final answer that calls no tool."""
     system = await system_prompt("native")
-    example = system[system.index("EXAMPLE (tool calls go through the tool-calling interface") :]
+    example = system[system.index("EXAMPLE (its read tool is an illustration") :]
+    assert "(tool calls go through the tool-calling interface" in example.splitlines()[0]
     lines = example.splitlines()
     call = next(line for line in lines if line.startswith("Assistant, calling a tool: "))
     outcome = parse_reply(ModelResponse(text=call.removeprefix("Assistant, calling a tool: ")))
     assert isinstance(outcome, ParsedAction)
-    # the run offers `lookup`, not `read`: the example calls the run's own tool
-    assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("lookup", {"key": "..."})
-    assert "Tool result of lookup: (the tool's result)" in lines
-    assert "Assistant: The answer, taken from that result." in lines
-    assert "it is the final answer" in example and "read" not in example
+    # the run offers `lookup`, not `read`: the heading says read is an illustration
+    assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("read", {"path": "notes.txt"})
+    assert "call only the tools listed above" in lines[0]
+    assert "Tool result of read: buy milk" in lines
+    assert "Assistant: notes.txt says: buy milk" in lines
+    assert "it is the final answer" in example
 
 
 async def test_the_json_format_keeps_is_final() -> None:
@@ -62,7 +64,7 @@ async def test_the_json_format_keeps_is_final() -> None:
     fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
     assert '"action_input": {"arg1": "value1", "arg2": "value2"},\n    "is_final": false' in fmt
     assert '"final_answer": "Your complete response to the user",\n    "is_final": true' in fmt
-    example = system[system.index("EXAMPLE:") :]
+    example = system[system.index("EXAMPLE (its read tool") :]
     replies = [
         line.removeprefix("Assistant: ")
         for line in example.splitlines()

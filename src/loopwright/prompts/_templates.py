@@ -64,6 +64,10 @@ User: Observation from read: buy milk
 Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: buy milk", "is_final": true}
 """
 
+ILLUSTRATION_HEADING = (
+    "EXAMPLE (its read tool is an illustration: call only the tools listed above)"
+)
+
 PROMPTED_ANSWER_EXAMPLE = """\
 EXAMPLE:
 User: What is 6 * 7?
@@ -92,23 +96,6 @@ User: What is in notes.txt?
 Assistant, calling a tool: read(path="notes.txt")
 Tool result of read: buy milk
 Assistant: notes.txt says: buy milk
-(That last reply calls no tool: it is the final answer, and it ends the task.)
-"""
-
-PROMPTED_TOOL_EXAMPLE = """\
-EXAMPLE:
-User: A request that needs {name}.
-Assistant: {{"thought": "I should call {name} first.", "action": "{name}", "action_input": {arguments}, "is_final": false}}
-User: Observation from {name}: (the tool's result)
-Assistant: {{"thought": "I have what I need.", "final_answer": "The answer, taken from that result.", "is_final": true}}
-"""
-
-NATIVE_TOOL_EXAMPLE = """\
-EXAMPLE (tool calls go through the tool-calling interface; here they are shown as name(arguments)):
-User: A request that needs {name}.
-Assistant, calling a tool: {name}({arguments})
-Tool result of {name}: (the tool's result)
-Assistant: The answer, taken from that result.
 (That last reply calls no tool: it is the final answer, and it ends the task.)
 """
 
