@@ -106,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.markexpr = f"({chosen}) and {nothing}" if chosen else nothing
     process_guard.install()
     config.pluginmanager.register(process_guard, "process_guard")
+    config.pluginmanager.import_plugin("pytester")  # test_process_guard.py
 
 
 def _missing(modules: tuple[str, ...]) -> list[str]:

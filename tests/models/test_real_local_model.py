@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from inprocess_cli import CliRun
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import Event, ModelResponseEvent, RunFinishedEvent
 from loopwright.messages import ModelResponse
@@ -141,15 +142,16 @@ async def test_embedded_model_reuses_its_prompt_cache() -> None:
     assert finished.usage["cached_input_tokens"] == sum(totals) - sum(evaluated)
 
 
-def test_cli_default_model_streams_json_events(tmp_path: Path) -> None:
+def test_cli_default_model_streams_json_events(
+    tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    """In this process: the embedded model is loaded once for all its tests (the user's
+    environment is kept: the model is unpacked in the user's cache)."""
     tools = f"{ROOT}/examples/tools.py:add,{ROOT}/examples/tools.py:multiply"
-    command = [sys.executable, "-m", "loopwright", "run", CHAIN, "--tools", tools, "--json"]
     env = {**os.environ, "LOOPWRIGHT_STORE": str(tmp_path / "runs.db")}
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=3 * CALL_LIMIT_S, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    done = run_cli("run", CHAIN, "--tools", tools, "--json", env=env)
+    assert done.code == 0, done.err
+    lines = [json.loads(line) for line in done.out.splitlines()]
     deltas = [e for e in lines if e["type"] == "model_text_delta"]  # live only: no seq of their own
     events = [e for e in lines if e["type"] != "model_text_delta"]
     assert all(d["text"] for d in deltas)
