@@ -1,5 +1,6 @@
 """The docs speak to users: no document they do not have is named outside docs/seeds.md,
-and what the docs say about resuming task runs is what `runs resume` does
+no page reads as a diary of the work (issues, sessions, dated headings: history is in
+CHANGELOG.md), and what the docs say about resuming task runs is what `runs resume` does
 (tests/store/test_task_crash.py kills task runs and resumes them with the real command)."""
 
 from __future__ import annotations
@@ -11,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SEED = re.compile(r"\bseed(?:s|'s|s')?\b", re.I)
 ALLOWED = ("seeds.md", "tests/seeds/")
 """The page that maps the seeds' names to loopwright's, and links to it; test paths."""
+DIARY = re.compile(
+    r"\bissue \d+|\bissue's\b|\b(?:this|last|that|same|one) session\b|\bsession ended\b"
+    r"|\bthis work\b|^#+ .*\b\d{4}-\d{2}-\d{2}\b|\b(?:before|since|rerun|on|checked) \d{4}-\d{2}-\d{2}",
+    re.I,
+)
+"""What a lab notebook says and a user's page does not: the issue or session a figure came
+from, a heading dated by when the work was done, what was so on a past day."""
 
 
 def user_pages() -> list[Path]:
@@ -27,6 +35,15 @@ def test_no_page_but_seeds_md_names_a_seed() -> None:
             for allowed in ALLOWED:
                 text = text.replace(allowed, "")
             if SEED.search(text):
+                found.append(f"{page.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert found == []
+
+
+def test_no_page_is_a_diary() -> None:
+    found = []
+    for page in user_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if DIARY.search(line):
                 found.append(f"{page.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert found == []
 
