@@ -58,6 +58,8 @@ def test_task_run_into_head_is_cancelled_and_says_so(tmp_path: Path) -> None:
     run_id, status = _only_run(tmp_path)
     assert code == 1 and status == "cancelled"
     assert f"stdout was closed: run {run_id} was cancelled (stored cancelled)" in err
+    # the line to see its events can be pasted: it names the store the run is in
+    assert f"`loopwright runs show {run_id} --store {tmp_path / 'runs.db'}` shows" in err
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 

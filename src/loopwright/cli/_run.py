@@ -18,6 +18,7 @@ from loopwright.cli._shared import (
     View,
     check_heartbeat,
     live_view,
+    reach_flags,
     runtime_from_args,
     secrets_from_args,
     show_run,
@@ -180,7 +181,10 @@ async def _run(
         handle = runtime.start(
             spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
         )
-        await show_run(runtime, handle.run_id, view, decide=terminal_decider(args, runtime))
+        await show_run(
+            runtime, handle.run_id, view, decide=terminal_decider(args, runtime),
+            flags=reach_flags(args),
+        )  # fmt: skip
         result: ExecutionResult = await handle.wait()
         return result
     finally:

@@ -301,7 +301,7 @@ def follow_command(args: argparse.Namespace) -> int:
             runtime = runtime_from_args(args, store)
             try:
                 await show_run(runtime, record.run_id, view, after=args.after,
-                               cancel_on_interrupt=False)  # fmt: skip
+                               cancel_on_interrupt=False, flags=reach_flags(args))  # fmt: skip
             finally:
                 runtime.close()
 
@@ -338,7 +338,7 @@ def resume_command(args: argparse.Namespace) -> int:
             command = "task approve" if record.kind == "task" else "runs approve"
             decide = terminal_decider(args, runtime, command)
             await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq,
-                           waiting=waiting_again(recorded))  # fmt: skip
+                           waiting=waiting_again(recorded), flags=reach_flags(args))  # fmt: skip
             result = await handle.wait()
             return str(result.status)
         finally:

@@ -255,6 +255,7 @@ async def show_run(
     after: int = 0,
     cancel_on_interrupt: bool = True,
     waiting: Sequence[ConfirmationRequiredEvent] = (),
+    flags: str = "",
 ) -> int:
     """Show the run's events to its end (`Runtime.follow`: the same whichever engine and
     process executes it); the last seq shown. `waiting`: the gates a resumed run waits at
@@ -262,7 +263,9 @@ async def show_run(
 
     With `cancel_on_interrupt`, a run this command started does not outlive it: Ctrl-C
     cancels it on its engine (its end is shown), and so does a closed stdout (`| head`: the
-    run is stored `cancelled`, stderr says so) or any error here. Without, the run goes on."""
+    run is stored `cancelled`, stderr says so) or any error here. Without, the run goes on.
+    `flags`: the options that reach the run's store (`reach_flags`), for the line that says
+    how to see its events."""
     last = after
     watch = _ReaderWatch.start() if cancel_on_interrupt else None
     try:
@@ -292,7 +295,7 @@ async def show_run(
                     )
         if closed:
             silence(sys.stdout)
-            _say_stdout_closed(runtime, run_id, cancel_on_interrupt)
+            _say_stdout_closed(runtime, run_id, cancel_on_interrupt, flags)
             raise BrokenPipeError("stdout was closed") from None
         raise
     finally:
@@ -328,14 +331,14 @@ class _ReaderWatch:
         self._watching.cancel()
 
 
-def _say_stdout_closed(runtime: Runtime, run_id: str, cancelled: bool) -> None:
+def _say_stdout_closed(runtime: Runtime, run_id: str, cancelled: bool, flags: str) -> None:
     record = runtime.store.get_run(run_id)
     status = record.status if record is not None else "unknown"
     what = f"run {run_id} was cancelled (stored {status})" if cancelled else (
         f"stopped following run {run_id} ({status}; it goes on)"
     )  # fmt: skip
-    print(f"loopwright: stdout was closed: {what}; `loopwright runs show {run_id}` shows "
-          "its events", file=sys.stderr)  # fmt: skip
+    print(f"loopwright: stdout was closed: {what}; `loopwright runs show {run_id}{flags}` "
+          "shows its events", file=sys.stderr)  # fmt: skip
 
 
 def waiting_again(recorded: Sequence[Event]) -> list[ConfirmationRequiredEvent]:

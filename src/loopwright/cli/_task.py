@@ -18,6 +18,7 @@ from loopwright.cli._shared import (
     add_store_argument,
     check_heartbeat,
     live_view,
+    reach_flags,
     runtime_from_args,
     show_run,
     store_from_args,
@@ -223,9 +224,8 @@ def run_command(args: argparse.Namespace) -> int:
             if args.model and runtime.engine is runtime.embedded:  # workers resolve their own
                 model = runtime.models.resolve(args.model, base_url=args.base_url)
             handle = runtime.start_task(spec, model=model)
-            await show_run(
-                runtime, handle.run_id, view, decide=terminal_decider(args, runtime, "task approve")
-            )
+            decide = terminal_decider(args, runtime, "task approve")
+            await show_run(runtime, handle.run_id, view, decide=decide, flags=reach_flags(args))
             state: TaskRunState = await handle.wait()
             return state.status
         finally:
