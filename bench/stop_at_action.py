@@ -2,6 +2,7 @@
 
     python bench/stop_at_action.py readme --before SRC [--tries 5] [--command readme|demo]
     python bench/stop_at_action.py eval --before SRC [--only ID,ID | --first N]
+    python bench/stop_at_action.py peers --python bench/.venv-peers/bin/python [--only ID,ID]
     python bench/stop_at_action.py tables
 
 `before` is the engine before the change: SRC is the `src` folder of a checkout of it (a git
@@ -16,6 +17,9 @@ before, ...) so both see the same load; each figure is stored with `os.getloadav
 - `eval`: the suite (evals/) against llama-cpp-python's server (started once, 2 threads,
   as bench/eval_compare.py does), one process per (task, variant), the suite's own runner
   and checker. Results: bench/results/stop-at-action-eval.json.
+- `peers`: smolagents on the same server and tasks, as the reference (bench/peers/
+  eval_peers.py under the peers' virtualenv). Results: bench/results/stop-at-action-
+  smolagents.json.
 - `tables`: the Markdown tables of docs/benchmarks.md from the JSON files.
 
 Tokens: a reply's output tokens are what the model generated: after, the adapter's count
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 README_JSON = RESULTS / "stop-at-action-readme.json"
 EVAL_JSON = RESULTS / "stop-at-action-eval.json"
+PEERS_JSON = RESULTS / "stop-at-action-smolagents.json"
 QUESTION = "What is (123 + 456) * 7?"
 TOOLS = "examples/tools.py:add,examples/tools.py:multiply"
 COMMANDS = {
@@ -96,6 +101,8 @@ def readme(args: argparse.Namespace) -> None:
         for variant in order(index):
             with tempfile.TemporaryDirectory(prefix="stop-at-action-") as tmp:
                 env = {**env_for(variant, args.before), "LOOPWRIGHT_STORE": f"{tmp}/runs.db"}
+                if args.threads:  # (the CLI's default: the physical cores)
+                    env["LOOPWRIGHT_LOCAL_THREADS"] = str(args.threads)
                 before_load = load()
                 started = time.perf_counter()
                 done = subprocess.run(
@@ -109,6 +116,7 @@ def readme(args: argparse.Namespace) -> None:
             answer = finished.get("answer") or ""
             run = {
                 "command": args.command,
+                "threads": args.threads or None,
                 "variant": variant,
                 "seconds": round(seconds, 2),
                 "correct": done.returncode == 0 and "4053" in answer,
@@ -192,6 +200,29 @@ def eval_suite(args: argparse.Namespace) -> None:
                         save(EVAL_JSON, data)
 
 
+def peers(args: argparse.Namespace) -> None:
+    """smolagents on the same server, the same tasks (bench/peers/eval_peers.py, with its
+    counting proxy for tokens), as the reference a user would pick instead."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from eval_compare import SERVERS, free_port, running
+
+    with tempfile.TemporaryDirectory(prefix="stop-at-action-server-") as tmp:
+        server = SERVERS["llama-cpp-python"]
+        with running(server, free_port(), args.threads, Path(tmp) / "server.log") as url:
+            command = [
+                args.python, str(ROOT / "bench" / "peers" / "eval_peers.py"), "--base-url", url,
+                "--frameworks", "smolagents", "--timeout", str(args.timeout),
+                "--out", str(PEERS_JSON), "--resume",
+            ]  # fmt: skip
+            if args.only:
+                command += ["--only", args.only]
+            env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+            subprocess.run(command, env=env, check=True)
+    data = json.loads(PEERS_JSON.read_text(encoding="utf-8"))
+    data["threads"], data["load_after"] = args.threads, load()
+    save(PEERS_JSON, data)
+
+
 def one_task(args: argparse.Namespace, url: str, task_id: str, variant: str) -> dict[str, Any]:
     command = [sys.executable, __file__, "task", "--task", task_id, "--base-url", url]
     command += ["--timeout", str(args.timeout)]
@@ -232,12 +263,18 @@ def main() -> None:
     first.add_argument("--before", required=True, help="src folder of the engine before")
     first.add_argument("--tries", type=int, default=5)
     first.add_argument("--command", choices=sorted(COMMANDS), default="readme")
+    first.add_argument("--threads", type=int, default=0, help="LOOPWRIGHT_LOCAL_THREADS")
     suite = commands.add_parser("eval")
     suite.add_argument("--before", required=True)
     suite.add_argument("--only", default="")
     suite.add_argument("--first", type=int, default=0)
     suite.add_argument("--threads", type=int, default=2)
     suite.add_argument("--timeout", type=float, default=600.0)
+    peer = commands.add_parser("peers")
+    peer.add_argument("--python", required=True, help="the peers' virtualenv's python")
+    peer.add_argument("--only", default="")
+    peer.add_argument("--threads", type=int, default=2)
+    peer.add_argument("--timeout", type=float, default=600.0)
     child = commands.add_parser("task")
     child.add_argument("--task", required=True)
     child.add_argument("--base-url", required=True)
@@ -248,12 +285,14 @@ def main() -> None:
         readme(args)
     elif args.what == "eval":
         eval_suite(args)
+    elif args.what == "peers":
+        peers(args)
     elif args.what == "task":
         task_child(args)
     else:
         from stop_at_action_tables import print_tables
 
-        print_tables(README_JSON, EVAL_JSON)
+        print_tables(README_JSON, EVAL_JSON, PEERS_JSON)
 
 
 if __name__ == "__main__":

@@ -80,11 +80,12 @@ def readme_tables(path: Path) -> list[str]:
         return []
     runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
     out = []
-    for command in sorted({r["command"] for r in runs}):
-        mine = [r for r in runs if r["command"] == command]
+    for command, threads in sorted({(r["command"], r.get("threads") or 0) for r in runs}):
+        mine = [r for r in runs if (r["command"], r.get("threads") or 0) == (command, threads)]
+        how = f"{threads} thread(s)" if threads else "the default threads"
         out += [
-            f"`{command}` command, each try (alternating; load average = `uptime`'s 1-minute "
-            "figure before and after the try):",
+            f"`{command}` command, {how}, each try (alternating; load average = `uptime`'s "
+            "1-minute figure before and after the try):",
             "",
             "| try | variant | seconds | correct | load average | replies (output tokens) |",
             "|---:|---|---:|---|---|---|",
@@ -143,5 +144,30 @@ def eval_tables(path: Path) -> list[str]:
     return out
 
 
-def print_tables(readme_json: Path, eval_json: Path) -> None:
-    print("\n".join([*readme_tables(readme_json), *eval_tables(eval_json)]))
+def peers_table(path: Path, eval_json: Path) -> list[str]:
+    """smolagents on the tasks loopwright ran both ways (its tokens counted on the wire)."""
+    if not path.is_file() or not eval_json.is_file():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    ran = {r["task"] for r in json.loads(eval_json.read_text(encoding="utf-8"))["runs"]}
+    outcomes = [o for o in data["results"]["smolagents"]["tasks"] if o["id"] in ran]
+    if not outcomes:
+        return []
+    seconds = [o["wall_s"] for o in outcomes]
+    output = [o.get("output_tokens", 0) for o in outcomes]
+    return [
+        f"smolagents on the same server ({data.get('threads')} threads) and tasks, the "
+        f"reference (load average after: {data.get('load_after', ['?'])[0]}):",
+        "",
+        "| | passed | s / task, median | s / task, mean | output tokens / task, median |",
+        "|---|---:|---:|---:|---:|",
+        f"| smolagents | {sum(o['passed'] for o in outcomes)}/{len(outcomes)} | "
+        f"{statistics.median(seconds):.1f} | {statistics.mean(seconds):.1f} | "
+        f"{statistics.median(output):g} |",
+        "",
+    ]
+
+
+def print_tables(readme_json: Path, eval_json: Path, peers_json: Path) -> None:
+    tables = [*readme_tables(readme_json), *eval_tables(eval_json)]
+    print("\n".join([*tables, *peers_table(peers_json, eval_json)]))
