@@ -43,6 +43,12 @@ names it (`loopwright runs show RUN_ID`). The pipe is watched while the run is q
 gate waiting for a decision), so the command does not wait for the run's next line to
 notice. `runs follow` stops following; the run goes on.
 
+Ctrl-C (SIGINT) during `run`, `task run` or `runs resume` cancels the run on its engine (on
+its worker with `--engine temporal`), shows its end (`cancelled`) and exits with status 130.
+A command started with SIGINT ignored, as a shell without job control starts one in the
+background (`loopwright run ... &` in a script, a CI job), takes it all the same:
+`kill -INT PID` cancels its run.
+
 Long work shows its progress on stderr, with done/total, the elapsed time and an estimate of
 the time left: `eval`, `runs replay` of a long run, the embedded model's first unpacking
 (and, in `make`, the first llama.cpp build and `make bench`). On a terminal it is a bar; on

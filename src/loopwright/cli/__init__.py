@@ -6,6 +6,7 @@ import argparse
 import atexit
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -86,10 +87,23 @@ def _warn(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; with no `argv`, this process's own (the program's entry point)."""
+    if argv is None:
+        take_ctrl_c()
     code = _main(argv)
     if argv is None and "temporalio.bridge.runtime" in sys.modules:
         _exit_without_teardown(code)
     return code
+
+
+def take_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) interrupts the command even when the process was started with SIGINT
+    ignored, as a shell without job control starts a background command (`loopwright run
+    ... &` in a script, a CI runner's shell): Python then installs no handler of its own
+    and asyncio none either, so SIGINT did nothing and the run went on. `worker` and `dev`
+    set their own handlers; this gives every other command Python's (KeyboardInterrupt:
+    the run is cancelled on its engine, its end shown, exit 130)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _exit_without_teardown(code: int) -> NoReturn:

@@ -288,11 +288,10 @@ async def show_run(
         if cancel_on_interrupt:
             with contextlib.suppress(Exception):
                 await runtime.cancel(run_id)
-            if not closed:
+            if not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
+                ending = show_run(runtime, run_id, view, after=last, cancel_on_interrupt=False)
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(
-                        show_run(runtime, run_id, view, after=last), CANCEL_WAIT_S
-                    )
+                    await asyncio.wait_for(ending, CANCEL_WAIT_S)
         if closed:
             silence(sys.stdout)
             _say_stdout_closed(runtime, run_id, cancel_on_interrupt, flags)
