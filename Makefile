@@ -89,8 +89,9 @@ typecheck: $(STAMP)
 	for conftest in tests/*/conftest.py; do $(VENV)/bin/mypy $$conftest || exit 1; done
 
 # The coverage of src/ by the tests that run in this process (a process the suite starts is
-# not measured), held at a floor: raise it as tests improve, never lower it.
-COVERAGE_FLOOR := 84
+# not measured), held at a floor: raise it as tests improve, never lower it. Measured 89%
+# (rounded) in a fresh clone; the floor leaves a point for paths that depend on timing.
+COVERAGE_FLOOR := 88
 
 unit: setup
 	$(VENV)/bin/pytest -q --cov --cov-report=
@@ -101,7 +102,7 @@ unit: setup
 
 test: lock-check lint typecheck unit
 
-# The inner loop, about a minute: lint, types, and the tests that start nothing (no
+# The inner loop, a few minutes on 2 cores: lint, types, and the tests that start nothing (no
 # process, server, browser or model: tests/process_guard.py holds every test to its markers).
 check: lint typecheck
 	$(VENV)/bin/pytest -q --starts-nothing

@@ -76,13 +76,13 @@ class Workers:
         """A worker (reaching Temporal at `via` instead, when given: a proxy). Its calls
         have 2 s to finish when it is stopped (not the default 30: a test that ends with
         a call still hanging stops its workers at once), unless `options` say otherwise."""
-        log = (self.log_dir / f"worker{len(self.procs)}.log").open("wb")
         command = [sys.executable, "-m", "loopwright", "worker", "--temporal",
                    via or self.address, "--store", self.store, "--task-queue", self.queue,
                    "--graceful-timeout", "2", *options]  # fmt: skip
-        proc = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)
-        )
+        with (self.log_dir / f"worker{len(self.procs)}.log").open("wb") as log:  # the child's
+            proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)
+            )
         self.procs.append(proc)
         return proc
 

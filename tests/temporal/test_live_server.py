@@ -33,7 +33,8 @@ def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
     log = (tmp_path / "serve.log").open("wb")
     command = [sys.executable, "-m", "loopwright", "serve", "--port", str(port),
                "--store", workers.store]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env())
+    with log:  # the child has its own copy
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env())
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:

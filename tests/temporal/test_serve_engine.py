@@ -41,7 +41,8 @@ def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
                "--task-queue", workers.queue, "--model", f"scripted:{script}",
                "--tasks", str(tmp_path / "tasks"), "--workspace", str(tmp_path)]  # fmt: skip
     env = loopwright_env(HOME=str(tmp_path))  # task backups under this test's folder
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with log:  # the child has its own copy
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
