@@ -153,17 +153,18 @@ class PromptBuilder:
         if parts.revision == 1:  # the read example, prompted mode only
             return revision1.PROMPTED_EXAMPLES if prompted else ""
         offered = offered_tools(parts)
-        if READ_TOOL in offered:
-            return templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES
-        if not offered:
-            answer_only = templates.PROMPTED_ANSWER_EXAMPLE, templates.NATIVE_ANSWER_EXAMPLE
-            return answer_only[0] if prompted else answer_only[1]
-        # The plain example, its heading saying read is an illustration. Concrete beats
-        # generic: with a call of the run's own tool and placeholders ("...", "(the tool's
-        # result)") the 1.5B embedded model gave the placeholder answer as its final answer
-        # to the README's question; with this one it chains add and multiply (with the
-        # same words in a note after the example instead of its heading, it did not).
+        if not offered:  # nothing to call: a final answer
+            return (
+                templates.PROMPTED_ANSWER_EXAMPLE if prompted else templates.NATIVE_ANSWER_EXAMPLE
+            )
         example = templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES
+        if READ_TOOL in offered:
+            return example
+        # Without read, its heading says read is an illustration. Concrete beats generic:
+        # with a call of the run's own tool and placeholders ("...", "(the tool's result)")
+        # the 1.5B embedded model gave the placeholder answer as its final answer to the
+        # README's question; with this one it chains add and multiply (with the same words
+        # in a note after the example instead of its heading, it did not).
         return example.replace("EXAMPLE", templates.ILLUSTRATION_HEADING, 1)
 
     def format_tool_descriptions(
