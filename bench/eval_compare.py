@@ -70,12 +70,12 @@ SERVER_START_LIMIT_S = 300
 CONTEXT = 8192
 PYTHON_SERVER_MAIN = (
     "import runpy\n"
-    "from loopwright.models._local import without_weight_repacking\n"
-    "with without_weight_repacking():\n"
+    "from loopwright.models._local import safe_cpu_buffers\n"
+    "with safe_cpu_buffers():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
 )
-"""llama-cpp-python's server with the embedded model's loading rule (no extra buffer types:
-they crash llama.cpp on this project's machines; see models/_local.py)."""
+"""llama-cpp-python's server with the embedded model's loading rule (extra buffer types only
+where they are safe; see models/_local.py)."""
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,22 @@ def test_cli_refuses_threads_for_a_remote_model(capsys: pytest.CaptureFixture[st
     code = main(["eval", str(evals), "--model", "openai:gpt-4.1-mini", "--threads", "2"])
     assert code == 2
     assert "--threads is for the embedded model" in capsys.readouterr().err
+
+
+def test_weight_repacking_follows_the_switch_else_the_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Repacked weights (llama.cpp's extra CPU buffers) unless the build has AMX, which
+    crashed on this project's machines; LOOPWRIGHT_LLAMA_REPACK=0/1 decides instead."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from loopwright.models._local import weight_repacking_is_safe
+
+    monkeypatch.setenv("LOOPWRIGHT_LLAMA_REPACK", "0")
+    assert weight_repacking_is_safe() is False
+    monkeypatch.setenv("LOOPWRIGHT_LLAMA_REPACK", "1")
+    assert weight_repacking_is_safe() is True
+    monkeypatch.delenv("LOOPWRIGHT_LLAMA_REPACK")
+    features = llama_cpp.llama_print_system_info().decode()
+    assert weight_repacking_is_safe() is ("AMX" not in features)
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: b"CPU : AMX_INT8 = 1 |")
+    assert weight_repacking_is_safe() is False

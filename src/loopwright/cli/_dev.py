@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from types import FrameType
 
 from loopwright.errors import ConfigurationError, StoreError
@@ -79,7 +80,7 @@ def postgres_command(args: argparse.Namespace) -> int:
     try:
         url = server.create_database(DATABASE)
         open_store(url, migrate=True).close()
-        say(
+        announce = (
             "PostgreSQL is up, with a run store (a throwaway server: Ctrl-C stops it and "
             "deletes its data)",
             f"  URL    {url}",
@@ -87,7 +88,7 @@ def postgres_command(args: argparse.Namespace) -> int:
             f"  or     export LOOPWRIGHT_STORE='{url}'",
             f"  data   {server.folder}",
         )
-        code = wait_for_stop(server.process, "PostgreSQL", str(server.log))
+        code = wait_for_stop(server.process, "PostgreSQL", str(server.log), announce)
     finally:
         server.stop()
     print("PostgreSQL stopped; its data is deleted", file=sys.stderr)
@@ -115,8 +116,7 @@ def temporal_command(args: argparse.Namespace) -> int:
             f'  run      loopwright run "hello" --engine temporal --temporal {address} --store URL',
             "  (URL: a PostgreSQL run store; `loopwright dev postgres` prints one)",
         ]
-        say(*lines)
-        code = wait_for_stop(server.process, "the Temporal dev server", str(server.log))
+        code = wait_for_stop(server.process, "the Temporal dev server", str(server.log), lines)
     finally:
         server.stop()
     print("the Temporal dev server stopped", file=sys.stderr)
@@ -139,12 +139,12 @@ def check_port(port: int, other: str = "--port 0") -> None:
             ) from None
 
 
-def say(*lines: str) -> None:
-    print("\n".join(lines), flush=True)
-
-
-def wait_for_stop(process: subprocess.Popen[bytes], name: str, log: str) -> int:
-    """Wait for Ctrl-C or SIGTERM (0), or for the server to end by itself (1)."""
+def wait_for_stop(
+    process: subprocess.Popen[bytes], name: str, log: str, announce: Sequence[str]
+) -> int:
+    """Print `announce`, then wait for Ctrl-C or SIGTERM (0), or for the server to end by
+    itself (1). The handlers are in place before anything is printed: a Ctrl-C sent as soon
+    as the address shows stops the server the same way as a later one."""
     ended = threading.Event()
     asked: list[int] = []
 
@@ -159,6 +159,7 @@ def wait_for_stop(process: subprocess.Popen[bytes], name: str, log: str) -> int:
     threading.Thread(target=watch, name="loopwright-dev-watch", daemon=True).start()
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        print("\n".join(announce), flush=True)
         ended.wait()
     finally:
         for sig, handler in previous.items():

@@ -156,13 +156,28 @@ def resolve_local_path(name: str) -> Path:
     return path
 
 
+def weight_repacking_is_safe() -> bool:
+    """Whether llama.cpp may use its "extra" CPU buffer types: weights repacked for the
+    CPU's vector units and, in a build that has them, AMX tiles. A build with AMX crashed
+    the process on this project's machines (Xeon with AMX, in a VM: a general protection
+    fault in libggml-cpu on the first prompt of more than one token), so a build that
+    reports AMX gets plain buffers. The portable wheel `make setup` builds has no AMX, and
+    its repacked weights evaluate a prompt about 15% faster (docs/models.md).
+    LOOPWRIGHT_LLAMA_REPACK=1 or 0 decides instead."""
+    forced = os.environ.get("LOOPWRIGHT_LLAMA_REPACK")
+    if forced in ("0", "1"):
+        return forced == "1"
+    import llama_cpp
+
+    features = llama_cpp.llama_print_system_info().decode(errors="replace")
+    return "AMX" not in features
+
+
 @contextlib.contextmanager
-def without_weight_repacking() -> Iterator[None]:
-    """Models loaded inside use llama.cpp's plain CPU buffers, not its "extra" buffer types
-    (weight repacking, AMX). On this project's machines (Xeon with AMX tiles, in a VM) the
-    extra buffers crash the process (a general protection fault in libggml-cpu) as soon as
-    a prompt of more than one token is evaluated. LOOPWRIGHT_LLAMA_REPACK=1 keeps them."""
-    if os.environ.get("LOOPWRIGHT_LLAMA_REPACK") == "1":
+def safe_cpu_buffers() -> Iterator[None]:
+    """Models loaded inside use llama.cpp's extra buffer types only where
+    `weight_repacking_is_safe()`; elsewhere its plain CPU buffers."""
+    if weight_repacking_is_safe():
         yield
         return
     import llama_cpp
@@ -219,7 +234,7 @@ def _load(path: Path, threads: int, context: int) -> Any:
                 raise ConfigurationError(
                     "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
                 ) from None
-            with without_weight_repacking():
+            with safe_cpu_buffers():
                 llm = Llama(
                     str(path),
                     n_ctx=context,
