@@ -102,10 +102,11 @@ unit: setup
 
 test: lock-check lint typecheck unit
 
-# The inner loop, a few minutes on 2 cores: lint, types, and the tests that start nothing (no
-# process, server, browser or model: tests/process_guard.py holds every test to its markers).
+# The inner loop: lint, types, and the tests that start nothing (no process, server, browser
+# or model: tests/process_guard.py holds every test to its markers), on every core
+# (pytest-xdist; they share nothing, so any order and any split holds).
 check: lint typecheck
-	$(VENV)/bin/pytest -q --starts-nothing
+	$(VENV)/bin/pytest -q --starts-nothing -n auto
 
 PEERS_VENV := bench/.venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed
