@@ -90,3 +90,17 @@ def test_worker_help_shows_no_default_it_would_refuse(capsys: pytest.CaptureFixt
         "a postgresql:// URL (default: none: a postgresql:// URL is needed; config: store)" in text
     )
     assert "runs.db" not in text and "[worker] section" in text
+
+
+def test_a_worker_takes_a_sticky_timeout_above_zero(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--sticky-timeout` (or [worker] sticky_timeout): how long a run's next workflow task
+    waits for the worker that holds it; 0 would never let it wait, so it is refused (the
+    Temporal tests start their workers with 1 s: a killed worker's runs go on at once)."""
+    reach = ["--temporal", "127.0.0.1:1", "--store", "postgresql://localhost/none"]
+    assert main(["worker", *reach, "--sticky-timeout", "0"]) == 2
+    assert "--sticky-timeout must be more than 0 seconds" in capsys.readouterr().err
+    _user_file(home, "[worker]\nsticky_timeout = -1\n")
+    assert main(["worker", *reach]) == 2
+    assert "sticky_timeout" in capsys.readouterr().err

@@ -75,10 +75,12 @@ class Workers:
     def start(self, *options: str, via: str | None = None, **env: str) -> subprocess.Popen[bytes]:
         """A worker (reaching Temporal at `via` instead, when given: a proxy). Its calls
         have 2 s to finish when it is stopped (not the default 30: a test that ends with
-        a call still hanging stops its workers at once), unless `options` say otherwise."""
+        a call still hanging stops its workers at once), and a run it holds waits 1 s for
+        it (not the default 10: a killed worker's runs go on elsewhere at once), unless
+        `options` say otherwise."""
         command = [sys.executable, "-m", "loopwright", "worker", "--temporal",
                    via or self.address, "--store", self.store, "--task-queue", self.queue,
-                   "--graceful-timeout", "2", *options]  # fmt: skip
+                   "--graceful-timeout", "2", "--sticky-timeout", "1", *options]  # fmt: skip
         with (self.log_dir / f"worker{len(self.procs)}.log").open("wb") as log:  # the child's
             proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)

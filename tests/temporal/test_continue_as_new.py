@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from temporal_helpers import Workers, action, final, shape
@@ -74,14 +75,76 @@ def activity_inputs(histories: list[History], name: str) -> list[int]:
     ]
 
 
-async def test_a_1000_step_run_continues_as_new_and_its_history_stays_small(
+@dataclass(frozen=True)
+class Growth:
+    """What a workflow run's history holds, measured from a chain's histories: its fixed
+    part, the part per earlier step it replays (the recording), the part per model call it
+    makes (bytes and events each). Each is the largest seen, overheads included: an upper
+    bound of what a run of any length adds."""
+
+    fixed_bytes: int
+    fixed_events: int
+    recorded_bytes: float
+    recorded_events: float
+    call_bytes: float
+    call_events: float
+
+    def run(self, earlier: int, calls: int) -> tuple[float, float]:
+        """Bytes and events of a workflow run that replays `earlier` steps, makes `calls`."""
+        return (
+            self.fixed_bytes + self.recorded_bytes * earlier + self.call_bytes * calls,
+            self.fixed_events + self.recorded_events * earlier + self.call_events * calls,
+        )
+
+
+def first_model_call(history: History) -> int:
+    return next(
+        i
+        for i, e in enumerate(history.events)
+        if e.activity_task_scheduled_event_attributes.activity_type.name == MODEL_CALL
+    )
+
+
+def measure(histories: list[History]) -> Growth:
+    """The prefix of a run (before its first model call) is its fixed part, and, after a
+    continue-as-new, the recording of the earlier steps; the rest is its calls'. Only the
+    continued runs (all but the last) are measured per call: each made a full set."""
+    prefixes = [h.events[: first_model_call(h)] for h in histories]
+    sizes = [sum(e.ByteSize() for e in p) for p in prefixes]
+    calls = [len(activity_inputs([h], MODEL_CALL)) for h in histories]
+    earlier = [sum(calls[:k]) for k in range(len(histories))]
+    rest = [
+        (sum(e.ByteSize() for e in h.events[len(p) :]), len(h.events) - len(p))
+        for h, p in zip(histories, prefixes, strict=True)
+    ]
+    full = range(len(histories) - 1)
+    return Growth(
+        fixed_bytes=sizes[0],
+        fixed_events=len(prefixes[0]),
+        recorded_bytes=max(sizes[k] / earlier[k] for k in range(1, len(histories))),
+        recorded_events=max(len(prefixes[k]) / earlier[k] for k in range(1, len(histories))),
+        call_bytes=max(rest[k][0] / calls[k] for k in full),
+        call_events=max(rest[k][1] / calls[k] for k in full),
+    )
+
+
+async def test_a_long_run_continues_as_new_and_its_history_stays_small(
     workers: Workers, tmp_path: Path
 ) -> None:
-    steps = int(os.environ.get("LOOPWRIGHT_TEST_LONG_STEPS", "1000"))
+    """A 30-step run continued every 10 model calls: 4 workflow runs, each small, the
+    activities' inputs the same size at every step, the stored events gapless and whole.
+    What a workflow run's history grows by (per model call, per earlier step replayed) is
+    measured from the chain, and the default (continue after 500 calls) keeps every
+    workflow run of a 1000-step run under Temporal's limits (10 MB, 10,240 events) by it.
+    (A tool result of 20 KB in the history would break that: 500 of them are 10 MB.)"""
+    steps = int(os.environ.get("LOOPWRIGHT_TEST_LONG_STEPS", "30"))
+    every = 10
     workers.start()
     client = await connect(workers.address)
     started = time.monotonic()
-    handle = await start_agent_run(client, scripted_spec(tmp_path, steps), task_queue=workers.queue)
+    settings = EngineSettings(continue_after_calls=every)
+    spec = scripted_spec(tmp_path, steps)
+    handle = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
     outcome = await handle.result()
     elapsed = time.monotonic() - started
     assert outcome["status"] == "completed", outcome
@@ -94,18 +157,28 @@ async def test_a_1000_step_run_continues_as_new_and_its_history_stays_small(
     counts = [len(h.events) for h in histories]
     model_inputs = activity_inputs(histories, MODEL_CALL)
     tool_inputs = activity_inputs(histories, TOOL_CALL)
+    growth = measure(histories)
+    default = EngineSettings().continue_after_calls
+    long_steps = 1000
+    chain = [
+        growth.run(earlier, min(default, long_steps + 1 - earlier))
+        for earlier in range(0, long_steps + 1, default)
+    ]
     print(
-        f"\n{steps} steps in {elapsed:.1f} s ({elapsed / steps * 1000:.0f} ms a step), "
-        f"{len(histories)} workflow runs: {sizes} bytes, {counts} events; model call input "
-        f"at step 10: {model_inputs[9]:,} B, at step {steps}: {model_inputs[steps - 1]:,} B; "
-        f"tool call input at step 10: {tool_inputs[9]:,} B, at {steps}: {tool_inputs[-1]:,} B"
+        f"\n{steps} steps in {elapsed:.1f} s, {len(histories)} workflow runs: {sizes} bytes, "
+        f"{counts} events; model call inputs {model_inputs}; tool call inputs "
+        f"{tool_inputs}; {growth}; projected {long_steps}-step run, continued every "
+        f"{default} calls: {[(round(b), round(e)) for b, e in chain]} (bytes, events)"
     )
-    assert len(histories) >= 2, "the run never continued as new"
+    assert len(histories) == (steps + 1 + every - 1) // every  # continued every 10 calls
     assert max(sizes) < MAX_RUN_BYTES, sizes
     assert max(counts) < MAX_RUN_EVENTS, counts
     assert len(model_inputs) == steps + 1 and len(tool_inputs) == steps
-    assert model_inputs[steps - 1] <= model_inputs[9] * 1.05, (model_inputs[9], model_inputs[-2])
-    assert tool_inputs[-1] <= tool_inputs[9] * 1.05, (tool_inputs[9], tool_inputs[-1])
+    # from step 10 on, every step's inputs are the size of step 10's (as at step 1000)
+    assert max(model_inputs[9:steps]) <= model_inputs[9] * 1.05, model_inputs
+    assert max(tool_inputs[9:]) <= tool_inputs[9] * 1.05, tool_inputs
+    assert max(b for b, _ in chain) < MAX_RUN_BYTES, chain
+    assert max(e for _, e in chain) < MAX_RUN_EVENTS, chain
 
     store = open_store(workers.store)
     try:

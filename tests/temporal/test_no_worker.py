@@ -27,9 +27,13 @@ from loopwright.store import open_store
 NOTICE_BOUND_S = 30.0
 """The notice comes this soon after the command starts: the engine's 5 s without a worker,
 plus the command's start-up and connection on a loaded machine."""
-APPROVE_BOUND_S = 60.0
-"""`runs approve` returns this soon while the run's only worker is gone: the 30 s a worker
-that polled lately is given to take it, plus start-up."""
+WORKER_WAIT_S = 2.0
+"""How long `runs approve --worker-wait` gives a worker that polled lately to take the
+decision (30 s by default)."""
+APPROVE_BOUND_S = 30.0
+"""`runs approve` returns this soon while the run's only worker is gone: the 2 s a worker
+that polled lately is given to take it, plus start-up on a loaded machine (under the
+default wait of 30 s: the option is what bounds it)."""
 RUN_BOUND_S = 120.0
 
 
@@ -117,7 +121,8 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
         first.wait()
         asked = time.monotonic()
         approved = _loopwright("runs", "approve", gate["run_id"], "--by", "ops:ana",
-                               "--store", workers.store, "--temporal", workers.address)  # fmt: skip
+                               "--store", workers.store, "--temporal", workers.address,
+                               "--worker-wait", str(WORKER_WAIT_S))  # fmt: skip
         assert time.monotonic() - asked < APPROVE_BOUND_S
         assert approved.returncode == 0, approved.stderr
         assert "stored; it waits for a worker" in approved.stdout

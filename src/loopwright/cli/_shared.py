@@ -153,7 +153,13 @@ def temporal_engine(args: argparse.Namespace, store: RunStore) -> RunEngine:
         err.print(text, style="yellow", soft_wrap=True, markup=False)
 
     queue = getattr(args, "task_queue", None) or "loopwright"
-    return TemporalEngine(address, store, task_queue=queue, settings=settings, notice=notice)
+    engine = TemporalEngine(address, store, task_queue=queue, settings=settings, notice=notice)
+    wait = getattr(args, "worker_wait", None)
+    if wait is not None:
+        if wait <= 0:
+            raise ConfigurationError(f"--worker-wait {wait:g}: must be more than 0")
+        engine.approve_wait_s = wait
+    return engine
 
 
 def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
@@ -370,6 +376,15 @@ DECISION_OPTIONS: list[Opt] = [
     opt("--reason", help="why (the agent sees it when rejected)", group="task"),
     opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
     TEMPORAL,
+    opt(
+        "--worker-wait",
+        help="a run on Temporal: how long the decision waits for a worker that polled its task "
+        "queue lately to take it, before it is stored for the next worker",
+        group="engine",
+        type=float,
+        metavar="S",
+        default_text="30",
+    ),
 ]
 WHERE: dict[Delivery, str] = {
     "process": "taken by its run",

@@ -49,6 +49,15 @@ WORKER_OPTIONS = (
         type=float,
         metavar="S",
     ),
+    opt(
+        "--sticky-timeout",
+        help="how long a run's next step waits for this worker (which holds the run in "
+        "memory) before any worker of the queue takes it: how long its runs wait if it dies",
+        group="engine",
+        key="sticky_timeout",
+        type=float,
+        metavar="S",
+    ),
 )
 
 
@@ -70,9 +79,11 @@ def worker_command(args: argparse.Namespace) -> int:
     secrets = secrets_from_args(args)  # the worker's own: scrubbed from what it stores/returns
     if args.graceful_timeout < 0:
         raise ConfigurationError("--graceful-timeout must be 0 or more seconds")
+    if args.sticky_timeout <= 0:
+        raise ConfigurationError("--sticky-timeout must be more than 0 seconds")
     asyncio.run(
         _work(address, url, args.task_queue, secrets, args.max_cached_workflows,
-              args.graceful_timeout)
+              args.graceful_timeout, args.sticky_timeout)
     )  # fmt: skip
     return 0
 
@@ -84,6 +95,7 @@ async def _work(
     secrets: list[str],
     cached: int | None,
     graceful_s: float,
+    sticky_s: float,
 ) -> None:
     from loopwright.engines.temporal import WorkerReport, connect, run_worker, worker_build_id
 
@@ -98,6 +110,7 @@ async def _work(
     await run_worker(
         client, url, task_queue=task_queue, stop=stop, secrets=secrets,
         max_cached_workflows=cached, graceful_timeout_s=graceful_s, report=WorkerReport(say),
+        sticky_timeout_s=sticky_s,
     )  # fmt: skip
 
 

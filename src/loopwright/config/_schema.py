@@ -200,6 +200,14 @@ WORKER = (
         "on SIGTERM or Ctrl-C, seconds in-flight model and tool calls may take to finish",
         minimum=0,
     ),
+    _s(
+        "sticky_timeout",
+        "float",
+        10.0,
+        "seconds a run's next workflow task waits for this worker (which holds the run in "
+        "memory) before any worker of the queue takes it: how long its runs wait if it dies",
+        minimum=0.001,
+    ),
 )
 SECTIONS: dict[str, tuple[Setting, ...]] = {
     "run": RUN,

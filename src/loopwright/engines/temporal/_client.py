@@ -137,6 +137,10 @@ DEFAULT_CACHED = 1000
 """Temporal's own default for `Worker(max_cached_workflows=...)`."""
 GRACEFUL_TIMEOUT_S = 30.0
 """How long a stopping worker lets its in-flight activities finish (then hands them back)."""
+STICKY_TIMEOUT_S = 10.0
+"""Temporal's own default for `Worker(sticky_queue_schedule_to_start_timeout=...)`: how long
+a workflow's next task waits for the worker that has it cached before any worker takes it
+(after a worker dies, its runs wait this long)."""
 
 
 async def run_worker(
@@ -150,6 +154,7 @@ async def run_worker(
     max_cached_workflows: int | None = None,
     graceful_timeout_s: float = GRACEFUL_TIMEOUT_S,
     report: WorkerReport | None = None,
+    sticky_timeout_s: float = STICKY_TIMEOUT_S,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
@@ -158,7 +163,9 @@ async def run_worker(
     Once `stop` is set, the worker takes no new task and gives its in-flight activities
     `graceful_timeout_s` to finish; those still running are then handed back (retried on
     another worker where their policy allows). `report` hears of the runs this worker
-    takes and ends, and of what it did with its in-flight calls when it stopped."""
+    takes and ends, and of what it did with its in-flight calls when it stopped.
+    `sticky_timeout_s`: how long a workflow's next task waits for this worker, which has
+    it cached, before any worker of the queue takes it (how long its runs wait if it dies)."""
     report = report or WorkerReport()
     activities = RunActivities(store_url, secrets=secrets, report=report)
     worker = Worker(
@@ -171,6 +178,7 @@ async def run_worker(
         if max_cached_workflows is None
         else max_cached_workflows,
         graceful_shutdown_timeout=timedelta(seconds=graceful_timeout_s),
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout_s),
         build_id=worker_build_id(),  # announced: every workflow task it completes carries it
         workflow_runner=workflow_runner(),  # the workflows run sandboxed (_sandbox.py)
         interceptors=[report.interceptor()],  # counts the in-flight calls

@@ -78,6 +78,7 @@ class TemporalEngine:
         settings: EngineSettings | None = None,
         notice: Callable[[str], None] | None = None,
         untaken_after_s: float = UNTAKEN_AFTER_S,
+        approve_wait_s: float = APPROVE_WAIT_S,
     ) -> None:
         self.address = address
         self.store = store
@@ -86,6 +87,8 @@ class TemporalEngine:
         self.notice = notice or log.warning
         """Tells the user what waits on workers (a CLI prints it; by default, a log warning)."""
         self.untaken_after_s = untaken_after_s
+        self.approve_wait_s = approve_wait_s
+        """How long a decision waits for a polling worker before it is stored instead."""
         self.handles: dict[str, RunHandle] = {}
         self._client: Client | None = None
         self._connecting: asyncio.Lock | None = None
@@ -297,7 +300,7 @@ class TemporalEngine:
             try:
                 await asyncio.wait_for(
                     decide(client, record.run_id, gate_id, approved, decided_by, reason),
-                    APPROVE_WAIT_S,
+                    self.approve_wait_s,
                 )
                 return "engine"
             except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
