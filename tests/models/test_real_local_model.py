@@ -1,6 +1,11 @@
 """End to end on the embedded model, for real: llama.cpp in-process and llama.cpp's own
 OpenAI-compatible server on 127.0.0.1. CPU heavy: pytest runs these one at a time, with
-temperature 0 and a fixed thread count, so the greedy output is reproducible."""
+temperature 0 and a fixed thread count, so the greedy output is reproducible.
+
+Each run costs tens of seconds on 2 cores, so one run of the chain on each backend shows
+every property that needs its wire behaviour (the chain, streaming, stopping at the
+action, and in process the prompt cache), each assertion naming the one it checks; what
+does not need a real model is shown with ScriptedModel or a recorded reply elsewhere."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import pytest
 
 from inprocess_cli import CliRun
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
-from loopwright.events import Event, ModelResponseEvent, RunFinishedEvent
+from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import LocalModel, _load, resolve_local_path
@@ -30,6 +35,7 @@ from tools import add, multiply
 
 pytestmark = pytest.mark.model
 CHAIN = "What is (123 + 456) * 7?"
+CALLS = [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
 CALL_LIMIT_S = 900
 """Generous: a 3-8 s call on an idle machine took minutes when other model work shared it."""
 
@@ -38,25 +44,60 @@ def calls_of(result: ExecutionResult) -> list[tuple[str, dict[str, Any]]]:
     return [(step.tool_name, step.arguments) for step in result.steps]
 
 
+def replies_of(events: list[Event]) -> list[tuple[ModelResponseEvent, list[str]]]:
+    """Each reply's model_response event, with the deltas that came before it."""
+    replies: list[tuple[ModelResponseEvent, list[str]]] = []
+    pieces: list[str] = []
+    for event in events:
+        if isinstance(event, ModelTextDeltaEvent):
+            pieces.append(event.text)
+        elif isinstance(event, ModelResponseEvent):
+            replies.append((event, pieces))
+            pieces = []
+    return replies
+
+
+def assert_cut_after_the_first_action(event: ModelResponseEvent) -> None:
+    """The reply ended with its first action: `add`, nothing after its closing brace."""
+    text = event.response["text"]
+    assert event.ended == "action_complete", ("stop at the action", event.response)
+    assert event.response["finish_reason"] == "action_complete", ("stop at the action", text)
+    outcome = parse_reply(ModelResponse.from_dict(event.response))
+    assert isinstance(outcome, ParsedAction), ("stop at the action: an action", text)
+    calls = [(c.name, c.arguments) for c in outcome.calls]
+    assert calls == [("add", {"a": 123, "b": 456})], ("stop at the action: one call", text)
+    assert text.rstrip().endswith("}"), ("stop at the action: nothing after its brace", text)
+
+
+def assert_streamed(replies: list[tuple[ModelResponseEvent, list[str]]]) -> None:
+    """Each reply came as deltas, token by token, that add up to its text."""
+    for event, pieces in replies:
+        assert "".join(pieces) == event.response["text"], ("streaming", pieces, event.response)
+    assert len(replies[0][1]) >= 2, ("streaming: the reply came whole", replies[0][1])
+
+
 async def test_openai_compatible_server_runs_a_two_call_chain(llama_server: LlamaServer) -> None:
+    """The chain through llama-cpp-python's OpenAI-compatible server. One run shows the
+    server's wire behaviour for three properties, each assertion saying which:
+    - the chain: `add`, then `multiply` on its result, the answer, the usage reported;
+    - streaming: the server's stream reaches the run as deltas that add up to each reply;
+    - stop at the action: the first reply ends with its first action (the client closes
+      the stream there; that the server then stops generating is shown in
+      test_stop_at_action_real.py)."""
     model = OpenAIModel(
         "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
-    result = await AgentExecutor(model, [add, multiply]).run(CHAIN)
-    assert result.status == "completed", (result.reason, result.message)
-    assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
-    assert result.answer is not None and "4053" in result.answer
-    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
-
-
-async def test_openai_compatible_server_single_call(llama_server: LlamaServer) -> None:
-    model = OpenAIModel(
-        "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
-    )
-    result = await AgentExecutor(model, [add, multiply]).run("What is 17 + 25?")
-    assert result.status == "completed", (result.reason, result.message)
-    assert calls_of(result) == [("add", {"a": 17, "b": 25})]
-    assert result.answer is not None and "42" in result.answer
+    events: list[Event] = []
+    result = await AgentExecutor(model, [add, multiply]).run(CHAIN, on_event=events.append)
+    assert result.status == "completed", ("the chain", result.reason, result.message)
+    assert calls_of(result) == CALLS, ("the chain", calls_of(result))
+    assert result.answer is not None and "4053" in result.answer, ("the chain", result.answer)
+    usage = result.usage
+    assert usage.input_tokens > 0 and usage.output_tokens > 0, ("the chain: usage", usage)
+    replies = replies_of(events)
+    assert_streamed(replies)
+    assert_cut_after_the_first_action(replies[0][0])
+    assert events[-1].type == "run_finished", ("streaming: the run ends", events[-1])
 
 
 ADD_TOOL = {
@@ -101,9 +142,17 @@ def test_tools_with_tool_choice_auto_the_call_is_read_either_way(
     assert found == ("add", {"a": 17, "b": 25})
 
 
-async def test_embedded_model_reuses_its_prompt_cache() -> None:
-    """Each iteration evaluates only the tokens its prompt does not share with the previous
-    one; the run's model_response events report it (`cached_input_tokens`)."""
+async def test_embedded_model_runs_a_two_call_chain() -> None:
+    """The chain on llama.cpp in this process, from a cold cache. One run shows four
+    properties, each assertion saying which:
+    - the chain: `add`, then `multiply` on its result, the answer;
+    - streaming: the tokens reach the run as deltas that add up to each reply;
+    - stop at the action: the first reply ends with its first action, and no token is
+      generated past it (let go on, the 1.5B model writes a whole invented chain after its
+      first call: 168 tokens for a 40-token call);
+    - the prompt cache: each iteration evaluates only the tokens its prompt does not share
+      with the previous one; the model_response events report it (`cached_input_tokens`),
+      and so does the run's usage."""
     model = LocalModel(resolve_local_path(""), threads=default_threads())
     llm, lock = _load(model.path, model.threads, model.context)
     with lock:  # a cold cache: other tests in this process share the llama.cpp instance
@@ -125,64 +174,68 @@ async def test_embedded_model_reuses_its_prompt_cache() -> None:
 
     agent = AgentExecutor(model, [add, multiply], options=AgentOptions(temperature=0.0))
     result = await agent.run(CHAIN, on_event=watch)
-    assert calls_of(result) == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
+    assert result.status == "completed", ("the chain", result.reason, result.message)
+    assert calls_of(result) == CALLS, ("the chain", calls_of(result))
+    assert result.answer is not None and "4053" in result.answer, ("the chain", result.answer)
+
+    replies = replies_of(events)
+    assert_streamed(replies)
+
+    first = replies[0][0]
+    assert_cut_after_the_first_action(first)
+    with lock:
+        text_tokens = len(llm.tokenize(first.response["text"].encode(), add_bos=False))
+    generated = first.response["usage"]["output_tokens"]
+    assert abs(generated - text_tokens) <= 2, ("stop at the action: tokens", generated, text_tokens)
+
     totals = [u["input_tokens"] for u in usages]
     evaluated = [u["input_tokens"] - u.get("cached_input_tokens", 0) for u in usages]
-    assert len(usages) >= 2, usages  # the model may make both calls in its first reply
-    assert evaluated[0] == totals[0]  # a cold cache evaluates the whole prompt
-    assert "cached_input_tokens" not in usages[0]  # written only when there is some
+    cache = ("the prompt cache", evaluated, new_tokens, totals)
+    assert len(usages) >= 2, cache
+    assert evaluated[0] == totals[0], cache  # a cold cache evaluates the whole prompt
+    assert "cached_input_tokens" not in usages[0], cache  # written only when there is some
     # from the second iteration on, the system prompt and history are a cached prefix (the
     # iteration note sits in the newest message only): only the new turns are evaluated
-    assert evaluated[1:] == new_tokens[1:], (evaluated, new_tokens, totals)
+    assert evaluated[1:] == new_tokens[1:], cache
     for fresh, whole in zip(evaluated[1:], totals[1:], strict=True):
-        assert 0 < fresh < whole * 0.4, (evaluated, totals)
-    assert result.usage.cached_input_tokens == sum(totals) - sum(evaluated)
+        assert 0 < fresh < whole * 0.4, cache
+    assert result.usage.cached_input_tokens == sum(totals) - sum(evaluated), cache
     finished = events[-1]
-    assert isinstance(finished, RunFinishedEvent)
-    assert finished.usage["cached_input_tokens"] == sum(totals) - sum(evaluated)
+    assert isinstance(finished, RunFinishedEvent), ("the chain: the run ends", finished)
+    assert finished.usage["cached_input_tokens"] == sum(totals) - sum(evaluated), cache
 
 
-def test_cli_default_model_streams_json_events(
+def test_cli_runs_a_skill_folder_on_the_default_model(
     tmp_path: Path, run_cli: Callable[..., CliRun]
 ) -> None:
-    """In this process: the embedded model is loaded once for all its tests (the user's
-    environment is kept: the model is unpacked in the user's cache)."""
-    tools = f"{ROOT}/examples/tools.py:add,{ROOT}/examples/tools.py:multiply"
+    """docs/skills.md's command, `loopwright run app.py --skill examples/skills/code-review
+    --tools read,list_files`, with `--json`, in this process (the embedded model is loaded
+    once for all its tests; the user's environment is kept: the model is unpacked in the
+    user's cache). One run shows two properties, each assertion saying which:
+    - the CLI's default model is the embedded one, and its JSON events stream the reply's
+      deltas and number every other event 1, 2, 3...;
+    - a skill folder runs on the embedded model: its instructions, tools and files."""
+    skills = ROOT / "examples" / "skills"
+    (tmp_path / "app.py").write_bytes((skills / "code-review-sample" / "app.py").read_bytes())
     env = {**os.environ, "LOOPWRIGHT_STORE": str(tmp_path / "runs.db")}
-    done = run_cli("run", CHAIN, "--tools", tools, "--json", env=env)
+    argv = ["run", "app.py", "--skill", str(skills / "code-review"), "--tools", "read,list_files"]
+    done = run_cli(*argv, "--json", env=env, cwd=tmp_path)
     assert done.code == 0, done.err
     lines = [json.loads(line) for line in done.out.splitlines()]
     deltas = [e for e in lines if e["type"] == "model_text_delta"]  # live only: no seq of their own
     events = [e for e in lines if e["type"] != "model_text_delta"]
-    assert all(d["text"] for d in deltas)
+    cli = "the CLI's default model, JSON events"
+    assert deltas and all(d["text"] for d in deltas), (cli, deltas)
     started = events[0]
-    assert started["type"] == "run_started" and started["model"] == "local"
-    tool_calls = [(e["tool_name"], e["arguments"]) for e in events if e["type"] == "tool_call"]
-    assert tool_calls == [("add", {"a": 123, "b": 456}), ("multiply", {"a": 579, "b": 7})]
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert started["type"] == "run_started" and started["model"] == "local", (cli, started)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), (cli, events)
     finished = events[-1]
-    assert finished["type"] == "run_finished" and finished["status"] == "completed"
-    assert "4053" in finished["answer"]
-
-
-async def test_skill_folder_runs_on_the_embedded_model(tmp_path: Path) -> None:
-    from loopwright.models import resolve_model
-    from loopwright.skills import AutonomousSkillExecutor, load_skill
-    from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
-
-    skills = ROOT / "examples" / "skills"
-    (tmp_path / "app.py").write_bytes((skills / "code-review-sample" / "app.py").read_bytes())
-    executor = AutonomousSkillExecutor(
-        load_skill(skills / "code-review"),
-        ToolRegistry(BUILTIN_TOOLS.values()),
-        model=resolve_model("local"),
-        workspace=tmp_path,
-    )
-    result = await executor.execute_sync("app.py", task_id="review-1", session_id="s-1")
-    assert result.status == "completed", (result.reason, result.message)
-    reads = [step.arguments.get("path") for step in result.steps if step.tool_name == "read"]
-    assert "app.py" in reads  # it looked at the code before judging it
-    assert {step.tool_name for step in result.steps} <= {"read", "list_files", "grep"}
+    assert finished["type"] == "run_finished", (cli, finished)
+    assert finished["status"] == "completed", ("the skill", finished)
+    calls = [(e["tool_name"], e["arguments"]) for e in events if e["type"] == "tool_call"]
+    reads = [arguments.get("path") for name, arguments in calls if name == "read"]
+    assert "app.py" in reads, ("the skill: it read the code before judging it", calls)
+    assert {name for name, _ in calls} <= {"read", "list_files"}, ("the skill: its tools", calls)
     # what the 1.5B model concludes is its own (it has called this file fine): the test
     # holds the engine to running the skill, its tools and its files, not the model's taste
-    assert result.answer and "app.py" in result.answer
+    assert finished["answer"] and "app.py" in finished["answer"], ("the skill", finished)

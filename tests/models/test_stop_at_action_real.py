@@ -1,6 +1,7 @@
-"""A reply cut after its first action, for real: the embedded model (llama.cpp in this
-process) and llama-cpp-python's OpenAI-compatible server on 127.0.0.1, which stops
-generating when the client closes the stream. CPU heavy: marked `model`."""
+"""A reply cut after its first action, for real: llama-cpp-python's OpenAI-compatible
+server on 127.0.0.1 stops generating when the client closes the stream. CPU heavy: marked
+`model`. The reply cut after its first action, on the embedded model and through the
+server, is asserted in the runs of the chain in test_real_local_model.py."""
 
 from __future__ import annotations
 
@@ -13,71 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from loopwright import AgentExecutor
-from loopwright.events import Event, ModelResponseEvent
-from loopwright.messages import ModelResponse
-from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import LocalModel, _load, resolve_local_path
-from loopwright.models._local_spec import default_threads
-from loopwright.parsing import ParsedAction, parse_reply
 from model_server import LlamaServer
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(Path(__file__).parent))
-from test_real_local_model import (
-    CALL_LIMIT_S,
-    CHAIN,
-)
-
-from tools import add, multiply
+from test_real_local_model import CALL_LIMIT_S
 
 pytestmark = pytest.mark.model
 IDLE_LIMIT_S = 300
 """How long the server may take to go quiet after the client left (on a loaded machine)."""
-
-
-def first_response(events: list[Event]) -> ModelResponseEvent:
-    return next(e for e in events if isinstance(e, ModelResponseEvent))
-
-
-def assert_cut_after_the_first_action(event: ModelResponseEvent) -> None:
-    text = event.response["text"]
-    assert event.ended == "action_complete", event.response
-    assert event.response["finish_reason"] == "action_complete"
-    outcome = parse_reply(ModelResponse.from_dict(event.response))
-    assert isinstance(outcome, ParsedAction), text
-    assert [(c.name, c.arguments) for c in outcome.calls] == [("add", {"a": 123, "b": 456})]
-    assert text.rstrip().endswith("}"), text  # nothing after the action's closing brace
-
-
-async def test_the_embedded_model_stops_at_the_end_of_its_first_action() -> None:
-    """The 1.5B model writes a whole invented chain after its first call when let go on
-    (168 tokens for a 40-token call); cut, its tokens are those of the action."""
-    model = LocalModel(resolve_local_path(""), threads=default_threads())
-    events: list[Event] = []
-    result = await AgentExecutor(model, [add, multiply]).run(CHAIN, on_event=events.append)
-    assert result.status == "completed" and result.answer and "4053" in result.answer
-    first = first_response(events)
-    assert_cut_after_the_first_action(first)
-    llm, lock = _load(model.path, model.threads, model.context)
-    with lock:
-        text_tokens = len(llm.tokenize(first.response["text"].encode(), add_bos=False))
-    generated = first.response["usage"]["output_tokens"]
-    assert abs(generated - text_tokens) <= 2, (generated, text_tokens)
-
-
-async def test_through_the_server_the_reply_ends_after_its_first_action(
-    llama_server: LlamaServer,
-) -> None:
-    url = llama_server.url
-    model = OpenAIModel(
-        "qwen", base_url=url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
-    )
-    events: list[Event] = []
-    result = await AgentExecutor(model, [add, multiply]).run(CHAIN, on_event=events.append)
-    assert result.status == "completed" and result.answer and "4053" in result.answer
-    assert_cut_after_the_first_action(first_response(events))
 
 
 def cpu_seconds(pid: int) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import socket
 import subprocess
 import sys
@@ -88,10 +89,18 @@ def test_with_no_server_and_no_embedded_model_the_example_says_what_it_needs() -
 
 
 @pytest.mark.model
-def test_without_a_server_the_example_streams_the_embedded_model() -> None:
+def test_without_a_server_the_example_streams_the_embedded_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example as a program, in this process: the embedded model is loaded once for
+    all its tests (the tests above run it in a process of its own)."""
     pytest.importorskip("llama_cpp")
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
-    done = run_example(env, timeout=900)  # three replies of the embedded model on a CPU
-    assert "Traceback" not in done.stderr
-    complete = [line for line in done.stdout.splitlines() if line.startswith("[reply complete")]
-    assert complete and complete[0] != "[reply complete: 0 deltas]"
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    example = str(ROOT / "examples" / "streaming.py")
+    monkeypatch.setattr(sys, "argv", [example])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_path(example, run_name="__main__")
+    out = capsys.readouterr().out
+    assert exited.value.code == 0, out
+    complete = [line for line in out.splitlines() if line.startswith("[reply complete")]
+    assert complete and complete[0] != "[reply complete: 0 deltas]", out
