@@ -93,8 +93,11 @@ typecheck: $(STAMP)
 # (rounded) in a fresh clone; the floor leaves a point for paths that depend on timing.
 COVERAGE_FLOOR := 88
 
+# Every test but the real-model ones on every core (pytest-xdist; each worker starts its own
+# servers), then the real-model ones alone: llama.cpp's threads stall on a busy core.
 unit: setup
-	$(VENV)/bin/pytest -q --cov --cov-report=
+	$(VENV)/bin/pytest -q -n auto -m "not model" --cov --cov-report=
+	$(VENV)/bin/pytest -q -m model --cov --cov-append --cov-report=
 	@total=$$($(VENV)/bin/coverage report --format=total) && \
 		if [ "$$total" -lt $(COVERAGE_FLOOR) ]; then \
 			echo "coverage of src/: $$total% is under its floor of $(COVERAGE_FLOOR)%"; exit 1; fi && \
