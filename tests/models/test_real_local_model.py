@@ -142,7 +142,9 @@ def test_tools_with_tool_choice_auto_the_call_is_read_either_way(
     assert found == ("add", {"a": 17, "b": 25})
 
 
-async def test_embedded_model_runs_a_two_call_chain() -> None:
+async def test_embedded_model_runs_a_two_call_chain(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The chain on llama.cpp in this process, from a cold cache. One run shows four
     properties, each assertion saying which:
     - the chain: `add`, then `multiply` on its result, the answer;
@@ -153,6 +155,7 @@ async def test_embedded_model_runs_a_two_call_chain() -> None:
     - the prompt cache: each iteration evaluates only the tokens its prompt does not share
       with the previous one; the model_response events report it (`cached_input_tokens`),
       and so does the run's usage."""
+    monkeypatch.setenv("LOOPWRIGHT_PROMPT_CACHE", str(tmp_path))  # no system prompt on disk
     model = LocalModel(resolve_local_path(""), threads=default_threads())
     llm, lock = _load(model.path, model.threads, model.context)
     with lock:  # a cold cache: other tests in this process share the llama.cpp instance

@@ -34,6 +34,7 @@ from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink, ToolMode
 from loopwright.models._local_spec import default_threads, parse_local_spec
+from loopwright.models._prefix_cache import prefix_folder, prime, system_prefix
 from loopwright.models._stop import StreamedText
 
 
@@ -313,10 +314,12 @@ class LocalModel:
         llm, lock = _load(self.path, self.threads, self.context)
         with lock:
             counter: EvalCounter = llm.eval  # installed by _load
-            counter.start()
             try:
+                messages = [_wire(m) for m in request.messages]
+                primed = self._prime(llm, messages)
+                counter.start()
                 arguments: dict[str, Any] = {
-                    "messages": [_wire(m) for m in request.messages],
+                    "messages": messages,
                     "temperature": request.temperature if request.temperature is not None else 0.0,
                     "max_tokens": request.max_output_tokens or self.max_output_tokens,
                     "seed": 0,
@@ -329,7 +332,7 @@ class LocalModel:
                     reply = _streamed(llm, arguments, text, counter)
             except ValueError as exc:  # e.g. the prompt is longer than the context window
                 raise ModelError(f"local model {self.path.name}: {exc}", provider="local") from None
-            evaluated = counter.prompt_evaluated or 0
+            evaluated = primed + (counter.prompt_evaluated or 0)
         usage = reply.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
         cached = max(0, prompt_tokens - evaluated)
@@ -340,6 +343,13 @@ class LocalModel:
             model=self._name,
             finish_reason=choice.get("finish_reason"),
         )
+
+    def _prime(self, llm: Any, messages: list[dict[str, str]]) -> int:
+        """The system message from the KV cache or its file on disk (docs/models.md);
+        the tokens evaluated to get it there."""
+        folder = prefix_folder(cache_folder())
+        prefix = system_prefix(llm, messages) if folder is not None else []
+        return prime(llm, prefix, folder, self.path) if folder and prefix else 0
 
 
 def _unheard(piece: str) -> None:
