@@ -2,6 +2,7 @@
 
     python bench/stop_at_action.py readme --before SRC [--tries 5] [--command readme|demo]
     python bench/stop_at_action.py eval --before SRC [--only ID,ID | --first N]
+        [--variants before,after] [--out FILE]
     python bench/stop_at_action.py peers --python bench/.venv-peers/bin/python [--only ID,ID]
     python bench/stop_at_action.py tables
 
@@ -187,7 +188,9 @@ def eval_suite(args: argparse.Namespace) -> None:
         tasks = [t for t in tasks if t in args.only.split(",")]
     elif args.first:
         tasks = tasks[: args.first]
-    data = saved(EVAL_JSON)
+    out = Path(args.out) if args.out else EVAL_JSON
+    variants = tuple(args.variants.split(","))
+    data = saved(out)
     done = {(r["task"], r["variant"]) for r in data["runs"]}
     with tempfile.TemporaryDirectory(prefix="stop-at-action-server-") as tmp:
         server = SERVERS["llama-cpp-python"]
@@ -195,9 +198,9 @@ def eval_suite(args: argparse.Namespace) -> None:
             data["server"] = {"name": server.name, "threads": args.threads}
             for index, task_id in enumerate(tasks):
                 for variant in order(index):
-                    if (task_id, variant) not in done:
+                    if variant in variants and (task_id, variant) not in done:
                         data["runs"].append(one_task(args, url, task_id, variant))
-                        save(EVAL_JSON, data)
+                        save(out, data)
 
 
 def peers(args: argparse.Namespace) -> None:
@@ -265,7 +268,9 @@ def main() -> None:
     first.add_argument("--command", choices=sorted(COMMANDS), default="readme")
     first.add_argument("--threads", type=int, default=0, help="LOOPWRIGHT_LOCAL_THREADS")
     suite = commands.add_parser("eval")
-    suite.add_argument("--before", required=True)
+    suite.add_argument("--before", default="", help="needed when the variants hold before")
+    suite.add_argument("--variants", default="before,after", help="which to run")
+    suite.add_argument("--out", default="", help=f"results (default {EVAL_JSON.name})")
     suite.add_argument("--only", default="")
     suite.add_argument("--first", type=int, default=0)
     suite.add_argument("--threads", type=int, default=2)
