@@ -15,6 +15,7 @@ import pytest
 
 import process_guard
 from inprocess_cli import CliRun, clean_env, invoke
+from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
 from loopwright.tools import tool
 from model_server import LlamaServer, start_llama_server, stop
 
@@ -87,6 +88,24 @@ def llama_server() -> Iterator[LlamaServer]:
         yield server
     finally:
         stop(process)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server, once per session (each xdist worker has its own): initdb in
+    a temporary folder, a free port on 127.0.0.1, stopped at the end. Tests take a fresh
+    database of it each (the store, Temporal and adversarial tests share the one server); a
+    test that shuts its server down starts one of its own."""
+    pytest.importorskip("psycopg")
+    bin_dir = find_pg_bin()
+    if bin_dir is None:
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, postgres): `make postgres` installs "
+            "Debian's postgresql package (make test does it)"
+        )
+    server = start_local_postgres(bin_dir)
+    yield server
+    server.stop()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
