@@ -151,8 +151,10 @@ def _why_not(marker: str) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # the markers it adds count when -m selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that need an extra skip with the reason when it is absent (CI installs all);
-    a test that asks for a server's fixture is marked with what it starts."""
+    a test that asks for a server's fixture is marked with what it starts; the files that
+    start the costliest things run first (process_guard.costliest_files_first)."""
     process_guard.mark_by_fixture(items)
+    process_guard.costliest_files_first(items)
     reasons = {marker: _why_not(marker) for marker in ("model", "browser", "postgres")}
     for item in items:
         for marker, reason in reasons.items():
