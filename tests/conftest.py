@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -105,7 +106,12 @@ def pg_server() -> Iterator[LocalPostgres]:
         )
     server = start_local_postgres(bin_dir)
     yield server
-    server.stop()
+    # An immediate shutdown (SIGQUIT: no shutdown checkpoint; its data is deleted next). The
+    # fast one of LocalPostgres.stop (SIGINT) took 20-40 s at the end of loaded -n 2 runs,
+    # after some 200 databases (one per test); this one took 0.03 s in the same run.
+    server.process.send_signal(signal.SIGQUIT)
+    server.process.wait(timeout=60)
+    server.stop()  # removes its folder
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
