@@ -94,9 +94,13 @@ typecheck: $(STAMP)
 COVERAGE_FLOOR := 88
 
 # Every test but the real-model ones on every core (pytest-xdist; each worker starts its own
-# servers), then the real-model ones alone: llama.cpp's threads stall on a busy core.
+# servers), then the real-model ones alone: llama.cpp's threads stall on a busy core. The
+# workers take whole files (a file's module fixtures start once: the wheel's build, a
+# browser) in the suite's order, the files that start the costliest things first
+# (tests/process_guard.py), so the quick files come last and the workers end together.
+DIST := --dist loadfile --no-loadscope-reorder
 unit: setup
-	$(VENV)/bin/pytest -q -n auto -m "not model" --cov --cov-report=
+	$(VENV)/bin/pytest -q -n auto $(DIST) -m "not model" --cov --cov-report=
 	$(VENV)/bin/pytest -q -m model --cov --cov-append --cov-report=
 	@total=$$($(VENV)/bin/coverage report --format=total) && \
 		if [ "$$total" -lt $(COVERAGE_FLOOR) ]; then \

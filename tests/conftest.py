@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 import process_guard
 from inprocess_cli import CliRun, clean_env, invoke
+from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
 from loopwright.tools import tool
 from model_server import LlamaServer, start_llama_server, stop
 
@@ -89,6 +91,29 @@ def llama_server() -> Iterator[LlamaServer]:
         stop(process)
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server, once per session (each xdist worker has its own): initdb in
+    a temporary folder, a free port on 127.0.0.1, stopped at the end. Tests take a fresh
+    database of it each (the store, Temporal and adversarial tests share the one server); a
+    test that shuts its server down starts one of its own."""
+    pytest.importorskip("psycopg")
+    bin_dir = find_pg_bin()
+    if bin_dir is None:
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, postgres): `make postgres` installs "
+            "Debian's postgresql package (make test does it)"
+        )
+    server = start_local_postgres(bin_dir)
+    yield server
+    # An immediate shutdown (SIGQUIT: no shutdown checkpoint; its data is deleted next). The
+    # fast one of LocalPostgres.stop (SIGINT) took 20-40 s at the end of loaded -n 2 runs,
+    # after some 200 databases (one per test); this one took 0.03 s in the same run.
+    server.process.send_signal(signal.SIGQUIT)
+    server.process.wait(timeout=60)
+    server.stop()  # removes its folder
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--starts-nothing",
@@ -132,8 +157,10 @@ def _why_not(marker: str) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # the markers it adds count when -m selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that need an extra skip with the reason when it is absent (CI installs all);
-    a test that asks for a server's fixture is marked with what it starts."""
+    a test that asks for a server's fixture is marked with what it starts; the files that
+    start the costliest things run first (process_guard.costliest_files_first)."""
     process_guard.mark_by_fixture(items)
+    process_guard.costliest_files_first(items)
     reasons = {marker: _why_not(marker) for marker in ("model", "browser", "postgres")}
     for item in items:
         for marker, reason in reasons.items():

@@ -91,6 +91,29 @@ def mark_by_fixture(items: list[pytest.Item]) -> None:
                 item.add_marker(marker)
 
 
+#: What a test starts, costliest first (a Temporal test starts worker processes and waits on
+#: them; the wheel test builds and installs the package once for its file).
+COST_ORDER = ("temporal", "wheel", "browser", "postgres", "subprocess", "model")
+
+
+def costliest_files_first(items: list[pytest.Item]) -> None:
+    """Reorder `items` in place: the files whose tests start the costliest things first, each
+    file's tests together and in their order, files of the same cost in their order. With
+    `pytest -n N --dist loadfile` (make test) the workers take files in this order, so the
+    last files handed out are the quick ones and the workers end together (in collection
+    order, the Temporal tests came last and one worker ran most of them alone)."""
+
+    def cost(item: pytest.Item) -> int:
+        marked = [i for i, name in enumerate(COST_ORDER) if item.get_closest_marker(name)]
+        return min(marked, default=len(COST_ORDER))
+
+    by_file: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        by_file[path] = min(by_file.get(path, len(COST_ORDER)), cost(item))
+    items.sort(key=lambda item: by_file[item.nodeid.split("::", 1)[0]])
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     global _current

@@ -11,7 +11,6 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -23,20 +22,9 @@ from loopwright.events import RunFinishedEvent, ToolCallEvent, encode_event
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.server import ServerConfig
 from loopwright.store import PersistentStore, open_store
-from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.store._pg_local import LocalPostgres
 
 ODD = "nul[\x00] surrogate[\ud800] low[\udfff] escaped-looking[\ufdd0{}] end"
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[LocalPostgres]:
-    pytest.importorskip("psycopg")
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, postgres): `make postgres`")
-    server = start_local_postgres(bin_dir)
-    yield server
-    server.stop()
 
 
 def _database(server: LocalPostgres) -> str:

@@ -1,29 +1,15 @@
-"""Fixtures for the store tests: a real PostgreSQL server for the whole session (initdb in a
-temporary folder, a free port on 127.0.0.1, stopped at the end), a fresh database per test,
-and `spot`: one store location per kind, so the conformance suite runs on both stores."""
+"""Fixtures for the store tests: a fresh database per test on the session's PostgreSQL server
+(`pg_server`, tests/conftest.py), and `spot`: one store location per kind, so the conformance
+suite runs on both stores."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from store_locations import Spot, new_database
 
-from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[LocalPostgres]:
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        pytest.skip(
-            "no PostgreSQL server binaries (initdb, postgres): `make postgres` installs "
-            "Debian's postgresql package (make test does it)"
-        )
-    server = start_local_postgres(bin_dir)
-    yield server
-    server.stop()
+from loopwright.store._pg_local import LocalPostgres
 
 
 @pytest.fixture

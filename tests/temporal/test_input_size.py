@@ -1,4 +1,4 @@
-"""Activity inputs do not grow with the run: a model call at step 80 sends what one at step
+"""Activity inputs do not grow with the run: a model call at step 40 sends what one at step
 10 sends (the new messages and events only; the rest of the conversation is loaded from the
 content store by (run_id, call)), with a 20 KB tool result at every step; the events refer
 to long tool results in the content store instead of carrying them again."""
@@ -16,7 +16,7 @@ from loopwright.engines.temporal._payloads import MODEL_CALL
 from loopwright.runtime import RunSpec
 
 TOOLS = Path(__file__).with_name("run_tools.py")
-STEPS = 80
+STEPS = 40
 RESULT = 20_000
 
 
