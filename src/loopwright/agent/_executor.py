@@ -151,14 +151,17 @@ class AgentExecutor:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        parts = dataclasses.replace(
-            self.prompt_parts,
-            tools=tuple(self.tools.specs()),
-            tool_mode=mode,
-            workspace_section=workspace_section or self.prompt_parts.workspace_section,
-            context_window=self.prompt_parts.context_window or self.options.context_window,
-            revision=self.options.revision,
-        )
+        run_parts: dict[str, Any] = {
+            "tools": tuple(self.tools.specs()),
+            "tool_mode": mode,
+            "workspace_section": workspace_section or self.prompt_parts.workspace_section,
+            "context_window": self.prompt_parts.context_window or self.options.context_window,
+            "revision": self.options.revision,
+        }
+        if self.prompt_parts is _NO_PROMPT_PARTS:  # (the same, a third of the time)
+            parts = PromptParts(**run_parts)
+        else:
+            parts = dataclasses.replace(self.prompt_parts, **run_parts)
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:

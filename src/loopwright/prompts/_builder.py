@@ -97,6 +97,10 @@ def without_iteration(template: str) -> str:
     return "\n".join(kept)
 
 
+KEPT_PROMPTS = 64
+"""How many prompts a PromptBuilder keeps (most programs make a handful)."""
+
+
 class PromptBuilder:
     """Builds the system prompt. The template is configurable (`template=`): it may name
     the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`); a line naming
@@ -105,8 +109,26 @@ class PromptBuilder:
     def __init__(self, template: str = templates.SYSTEM_PROMPT_TEMPLATE) -> None:
         check_template(template)
         self.template = without_iteration(template)
+        self._built: dict[tuple[str, PromptParts], str] = {}
+        """The prompts made so far (the newest `KEPT_PROMPTS`), by template and parts."""
 
     def build(self, parts: PromptParts) -> str:
+        """The system prompt of `parts`. The same template and parts make the same prompt,
+        so it is made once and kept: agents made one per request share theirs."""
+        key = (self.template, parts)
+        try:
+            prompt = self._built.get(key)
+        except TypeError:  # parts that cannot be hashed (available_files given as a dict)
+            return self.make(parts)
+        if prompt is None:
+            prompt = self.make(parts)
+            if len(self._built) >= KEPT_PROMPTS:
+                del self._built[next(iter(self._built))]  # the oldest
+            self._built[key] = prompt
+        return prompt
+
+    def make(self, parts: PromptParts) -> str:
+        """The system prompt of `parts`, made now."""
         prompted = parts.tool_mode == "prompted"
         intro = (
             templates.INTRO_SKILL.format(skill_name=parts.skill_name)
