@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
@@ -60,8 +61,14 @@ def working_directory() -> Path:
     """The current directory, resolved. POSIX's getcwd() gives it absolute and without `.`,
     `..` or a symbolic link in it: what `Path.resolve()` would make of it, so it is not
     resolved again there (elsewhere it is)."""
-    cwd = Path(os.getcwd())
-    return cwd if os.name == "posix" else cwd.resolve()
+    cwd = os.getcwd()
+    return _path(cwd) if os.name == "posix" else Path(cwd).resolve()
+
+
+@functools.lru_cache(maxsize=16)
+def _path(directory: str) -> Path:
+    """A directory's Path, made once (a process has few current directories; agents, many)."""
+    return Path(directory)
 
 
 def new_run_id() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,7 +111,12 @@ class AgentOptions:
             reason = getattr(model, "tool_mode_reason", None)
             if isinstance(reason, str) and reason != "given":
                 changes["tool_mode_reason"] = reason
-        return dataclasses.replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        try:
+            return _with_changes(self, tuple(changes.items()))
+        except TypeError:  # a field that cannot be hashed (allowed_tools given as a list)
+            return dataclasses.replace(self, **changes)
 
     @property
     def iteration_limit(self) -> int:
@@ -132,3 +138,10 @@ class AgentOptions:
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
         return cls(**known)
+
+
+@functools.lru_cache(maxsize=64)
+def _with_changes(options: AgentOptions, changes: tuple[tuple[str, Any], ...]) -> AgentOptions:
+    """`options` with `changes`, made once: agents made one per request with the same
+    options and tools resolve them alike (and options are immutable)."""
+    return dataclasses.replace(options, **dict(changes))

@@ -1,7 +1,11 @@
-"""The system prompt is made once per template and parts, and kept (prompts/_builder.py)."""
+"""What agents made one per request share instead of making again: the system prompt
+(kept by its builder, per template and parts) and the options resolved for their tools."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from loopwright import AgentOptions, tool
 from loopwright.messages import ToolSpec
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.prompts._builder import KEPT_PROMPTS, FileRef
@@ -39,3 +43,21 @@ def test_a_builder_keeps_a_bounded_number_of_prompts() -> None:
     assert len(builder._built) == KEPT_PROMPTS
     newest = PromptParts(tools=(ADD,), context_window=(KEPT_PROMPTS + 10) * 1000)
     assert (builder.template, newest) in builder._built
+
+
+@tool
+def write_note(text: str) -> str:
+    """Write a note."""
+    return text
+
+
+def test_options_resolved_for_tools_are_those_replace_gives() -> None:
+    options = AgentOptions(max_iterations=3)
+    resolved = options.for_tools([write_note])
+    assert resolved == dataclasses.replace(
+        options, timeout_s=1800.0, progress_signal="observations"
+    )
+    assert AgentOptions(max_iterations=3).for_tools([write_note]) == resolved
+    assert AgentOptions(max_iterations=3).for_tools([]).timeout_s == 600.0
+    listed = AgentOptions(allowed_tools=["write_note"])  # type: ignore[arg-type]  # a list
+    assert listed.for_tools([write_note]).timeout_s == 1800.0
