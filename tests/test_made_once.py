@@ -40,7 +40,7 @@ def test_a_builder_keeps_a_bounded_number_of_prompts() -> None:
     builder = PromptBuilder()
     for window in range(1, KEPT_PROMPTS + 11):
         builder.build(PromptParts(tools=(ADD,), context_window=window * 1000))
-    assert len(builder._built) == KEPT_PROMPTS
+    assert 0 < len(builder._built) <= KEPT_PROMPTS
     newest = PromptParts(tools=(ADD,), context_window=(KEPT_PROMPTS + 10) * 1000)
     assert (builder.template, newest) in builder._built
 

@@ -110,7 +110,7 @@ class PromptBuilder:
         check_template(template)
         self.template = without_iteration(template)
         self._built: dict[tuple[str, PromptParts], str] = {}
-        """The prompts made so far (the newest `KEPT_PROMPTS`), by template and parts."""
+        """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts."""
 
     def build(self, parts: PromptParts) -> str:
         """The system prompt of `parts`. The same template and parts make the same prompt,
@@ -123,7 +123,7 @@ class PromptBuilder:
         if prompt is None:
             prompt = self.make(parts)
             if len(self._built) >= KEPT_PROMPTS:
-                del self._built[next(iter(self._built))]  # the oldest
+                self._built.clear()  # (atomic: agents may be made in several threads)
             self._built[key] = prompt
         return prompt
 
