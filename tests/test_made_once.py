@@ -42,7 +42,14 @@ def test_a_builder_keeps_a_bounded_number_of_prompts() -> None:
         builder.build(PromptParts(tools=(ADD,), context_window=window * 1000))
     assert 0 < len(builder._built) <= KEPT_PROMPTS
     newest = PromptParts(tools=(ADD,), context_window=(KEPT_PROMPTS + 10) * 1000)
-    assert (builder.template, newest) in builder._built
+    assert builder.build(newest) in builder._built.values()
+
+
+def test_equal_parts_of_other_types_give_their_own_prompt() -> None:
+    builder = PromptBuilder()
+    as_int = builder.build(PromptParts(tools=(ADD,), context_window=4096))
+    as_float = builder.build(PromptParts(tools=(ADD,), context_window=4096.0))  # type: ignore[arg-type]
+    assert "4,096 tokens" in as_int and "4,096.0 tokens" in as_float
 
 
 @tool
@@ -61,3 +68,10 @@ def test_options_resolved_for_tools_are_those_replace_gives() -> None:
     assert AgentOptions(max_iterations=3).for_tools([]).timeout_s == 600.0
     listed = AgentOptions(allowed_tools=["write_note"])  # type: ignore[arg-type]  # a list
     assert listed.for_tools([write_note]).timeout_s == 1800.0
+
+
+def test_equal_options_of_other_types_keep_their_own_values() -> None:
+    as_int = AgentOptions(temperature=0, tool_timeout_s=60).for_tools([write_note])
+    as_float = AgentOptions(temperature=0.0, tool_timeout_s=60.0).for_tools([write_note])
+    assert type(as_int.temperature) is int and type(as_int.tool_timeout_s) is int
+    assert type(as_float.temperature) is float and type(as_float.tool_timeout_s) is float

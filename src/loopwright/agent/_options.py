@@ -114,7 +114,8 @@ class AgentOptions:
         if not changes:
             return self
         try:
-            return _with_changes(self, tuple(changes.items()))
+            types = tuple(type(value) for value in vars(self).values())
+            return _with_changes(self, tuple(changes.items()), types)
         except TypeError:  # a field that cannot be hashed (allowed_tools given as a list)
             return dataclasses.replace(self, **changes)
 
@@ -141,7 +142,11 @@ class AgentOptions:
 
 
 @functools.lru_cache(maxsize=64)
-def _with_changes(options: AgentOptions, changes: tuple[tuple[str, Any], ...]) -> AgentOptions:
+def _with_changes(
+    options: AgentOptions, changes: tuple[tuple[str, Any], ...], types: tuple[type, ...]
+) -> AgentOptions:
     """`options` with `changes`, made once: agents made one per request with the same
-    options and tools resolve them alike (and options are immutable)."""
+    options and tools resolve them alike (options are immutable). `types` are those of
+    the options' values: equal options with other types (`0` and `0.0`) are made apart,
+    so each agent's options keep the values it was given."""
     return dataclasses.replace(options, **dict(changes))

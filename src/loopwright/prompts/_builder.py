@@ -109,13 +109,15 @@ class PromptBuilder:
     def __init__(self, template: str = templates.SYSTEM_PROMPT_TEMPLATE) -> None:
         check_template(template)
         self.template = without_iteration(template)
-        self._built: dict[tuple[str, PromptParts], str] = {}
-        """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts."""
+        self._built: dict[tuple[str, PromptParts, tuple[type, ...]], str] = {}
+        """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts (and the
+        types of the parts' values: equal parts of other types, `4096` and `4096.0`, read
+        otherwise in a prompt)."""
 
     def build(self, parts: PromptParts) -> str:
         """The system prompt of `parts`. The same template and parts make the same prompt,
         so it is made once and kept: agents made one per request share theirs."""
-        key = (self.template, parts)
+        key = (self.template, parts, tuple(type(value) for value in vars(parts).values()))
         try:
             prompt = self._built.get(key)
         except TypeError:  # parts that cannot be hashed (available_files given as a dict)
