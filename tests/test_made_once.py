@@ -40,7 +40,7 @@ def test_a_builder_keeps_a_bounded_number_of_prompts() -> None:
     builder = PromptBuilder()
     for window in range(1, KEPT_PROMPTS + 11):
         builder.build(PromptParts(tools=(ADD,), context_window=window * 1000))
-    assert 0 < len(builder._built) <= KEPT_PROMPTS
+    assert builder._built is not None and 0 < len(builder._built) <= KEPT_PROMPTS
     newest = PromptParts(tools=(ADD,), context_window=(KEPT_PROMPTS + 10) * 1000)
     assert builder.build(newest) in builder._built.values()
 
@@ -75,3 +75,16 @@ def test_equal_options_of_other_types_keep_their_own_values() -> None:
     as_float = AgentOptions(temperature=0.0, tool_timeout_s=60.0).for_tools([write_note])
     assert type(as_int.temperature) is int and type(as_int.tool_timeout_s) is int
     assert type(as_float.temperature) is float and type(as_float.tool_timeout_s) is float
+
+
+class OwnBuilder(PromptBuilder):
+    """A subclass whose __init__ does not call PromptBuilder's."""
+
+    def __init__(self) -> None:
+        self.template = "{tool_descriptions}"
+
+
+def test_a_builder_whose_init_does_not_call_the_base_one_still_builds() -> None:
+    builder = OwnBuilder()
+    assert builder.build(PromptParts(tools=(ADD,))) == builder.make(PromptParts(tools=(ADD,)))
+    assert PromptBuilder().build(PromptParts(tools=(ADD,))) != builder.build(PromptParts())

@@ -165,7 +165,7 @@ class AgentExecutor:
             "context_window": self.prompt_parts.context_window or self.options.context_window,
             "revision": self.options.revision,
         }
-        if self.prompt_parts is _NO_PROMPT_PARTS:  # (the same, a third of the time)
+        if self.prompt_parts is _NO_PROMPT_PARTS:  # what replace() makes, in a third of its time
             parts = PromptParts(**run_parts)
         else:
             parts = dataclasses.replace(self.prompt_parts, **run_parts)

@@ -114,14 +114,18 @@ class PromptBuilder:
     def __init__(self, template: str = templates.SYSTEM_PROMPT_TEMPLATE) -> None:
         check_template(template)
         self.template = without_iteration(template)
-        self._built: dict[tuple[str, PromptParts, tuple[type, ...]], str] = {}
-        """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts (and the
-        types of the parts' values: equal parts of other types, `4096` and `4096.0`, read
-        otherwise in a prompt)."""
+
+    _built: dict[tuple[str, PromptParts, tuple[type, ...]], str] | None = None
+    """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts (and the types
+    of the parts' values: equal parts of other types, `4096` and `4096.0`, read otherwise
+    in a prompt). Made by the first `build`, also for a subclass whose `__init__` does not
+    call this one."""
 
     def build(self, parts: PromptParts) -> str:
         """The system prompt of `parts`. The same template and parts make the same prompt,
         so it is made once and kept: agents made one per request share theirs."""
+        if self._built is None:
+            self._built = {}
         key = (self.template, parts, tuple(map(type, _part_values(parts))))
         try:
             prompt = self._built.get(key)
