@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -110,7 +112,13 @@ class AgentOptions:
             reason = getattr(model, "tool_mode_reason", None)
             if isinstance(reason, str) and reason != "given":
                 changes["tool_mode_reason"] = reason
-        return dataclasses.replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        try:
+            types = tuple(map(type, _values(self)))
+            return _with_changes(self, tuple(changes.items()), types)
+        except TypeError:  # a field that cannot be hashed (allowed_tools given as a list)
+            return dataclasses.replace(self, **changes)
 
     @property
     def iteration_limit(self) -> int:
@@ -132,3 +140,19 @@ class AgentOptions:
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
         return cls(**known)
+
+
+_values = operator.attrgetter(*AgentOptions.__dataclass_fields__)
+"""The options' values, in field order (as one C call: `vars()` would give the instance a
+dict of its own, which makes reading its fields slower)."""
+
+
+@functools.lru_cache(maxsize=64)
+def _with_changes(
+    options: AgentOptions, changes: tuple[tuple[str, Any], ...], types: tuple[type, ...]
+) -> AgentOptions:
+    """`options` with `changes`, made once: agents made one per request with the same
+    options and tools resolve them alike (options are immutable). `types` are those of
+    the options' values: equal options with other types (`0` and `0.0`) are made apart,
+    so each agent's options keep the values it was given."""
+    return dataclasses.replace(options, **dict(changes))

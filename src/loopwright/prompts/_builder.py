@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,10 @@ class PromptParts:
     """Which revision of the prompt (`AgentOptions.revision`): 1 is the one runs recorded
     with RunSpec 1 to 3 had (prompts/_revision1.py), kept so they replay as they ran."""
 
+
+_part_values = operator.attrgetter(*PromptParts.__dataclass_fields__)
+"""The parts' values, in field order (as one C call: `vars()` would give the instance a
+dict of its own, which makes reading its fields slower)."""
 
 TEMPLATE_FIELDS = (
     "intro",
@@ -97,6 +102,10 @@ def without_iteration(template: str) -> str:
     return "\n".join(kept)
 
 
+KEPT_PROMPTS = 64
+"""How many prompts a PromptBuilder keeps (most programs make a handful)."""
+
+
 class PromptBuilder:
     """Builds the system prompt. The template is configurable (`template=`): it may name
     the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`); a line naming
@@ -106,7 +115,31 @@ class PromptBuilder:
         check_template(template)
         self.template = without_iteration(template)
 
+    _built: dict[tuple[str, PromptParts, tuple[type, ...]], str] | None = None
+    """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts (and the types
+    of the parts' values: equal parts of other types, `4096` and `4096.0`, read otherwise
+    in a prompt). Made by the first `build`, also for a subclass whose `__init__` does not
+    call this one."""
+
     def build(self, parts: PromptParts) -> str:
+        """The system prompt of `parts`. The same template and parts make the same prompt,
+        so it is made once and kept: agents made one per request share theirs."""
+        if self._built is None:
+            self._built = {}
+        key = (self.template, parts, tuple(map(type, _part_values(parts))))
+        try:
+            prompt = self._built.get(key)
+        except TypeError:  # parts that cannot be hashed (available_files given as a dict)
+            return self.make(parts)
+        if prompt is None:
+            prompt = self.make(parts)
+            if len(self._built) >= KEPT_PROMPTS:
+                self._built.clear()  # (atomic: agents may be made in several threads)
+            self._built[key] = prompt
+        return prompt
+
+    def make(self, parts: PromptParts) -> str:
+        """The system prompt of `parts`, made now."""
         prompted = parts.tool_mode == "prompted"
         intro = (
             templates.INTRO_SKILL.format(skill_name=parts.skill_name)
