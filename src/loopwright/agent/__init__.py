@@ -1,11 +1,12 @@
 """The ReAct agent loop."""
 
 from loopwright.agent._conversation import messages_digest
-from loopwright.agent._executor import AgentExecutor, new_run_id
+from loopwright.agent._executor import AgentExecutor
 from loopwright.agent._follow_up import follow_up_request
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
 from loopwright.agent._output import OutputSpec
+from loopwright.agent._process import new_run_id
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import LoopState

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
-import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +14,7 @@ from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import as_output_spec
+from loopwright.agent._process import new_run_id, working_directory
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
@@ -55,25 +54,6 @@ _NO_PROMPT_PARTS = PromptParts()
 _DEFAULT_BUILDER = PromptBuilder()
 _MAX_ITERATIONS = MaxIterations()
 """Shared defaults (all immutable; the policies keep their state in LoopState)."""
-
-
-def working_directory() -> Path:
-    """The current directory, resolved. POSIX's getcwd() gives it absolute and without `.`,
-    `..` or a symbolic link in it: what `Path.resolve()` would make of it, so it is not
-    resolved again there (elsewhere it is)."""
-    cwd = os.getcwd()
-    return _path(cwd) if os.name == "posix" else Path(cwd).resolve()
-
-
-@functools.lru_cache(maxsize=16)
-def _path(directory: str) -> Path:
-    """A directory's Path, made once (a process has few current directories; agents, many)."""
-    return Path(directory)
-
-
-def new_run_id() -> str:
-    """`run_` and 16 random hex digits (64 bits from the OS, as uuid4 takes them)."""
-    return f"run_{os.urandom(8).hex()}"
 
 
 class AgentExecutor:
