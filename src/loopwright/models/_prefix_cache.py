@@ -69,9 +69,7 @@ def system_prefix(llm: Any, messages: Sequence[dict[str, str]]) -> list[int]:
     )
     whole = _tokens(llm, formatter(messages=list(messages)))
     alone = _tokens(llm, formatter(messages=[messages[0]]))
-    same = 0
-    while same < min(len(whole), len(alone)) and whole[same] == alone[same]:
-        same += 1
+    same = int(llm.longest_token_prefix(whole, alone))
     return whole[:same] if same >= MIN_TOKENS else []
 
 
@@ -86,11 +84,7 @@ def _tokens(llm: Any, rendered: Any) -> list[int]:
 
 def cached_length(llm: Any, tokens: Sequence[int]) -> int:
     """How many of `tokens` the KV cache holds now, from the start."""
-    held = llm.input_ids[: llm.n_tokens]
-    same = 0
-    while same < min(len(held), len(tokens)) and held[same] == tokens[same]:
-        same += 1
-    return same
+    return int(llm.longest_token_prefix(llm.input_ids[: llm.n_tokens], tokens))
 
 
 def prime(llm: Any, prefix: Sequence[int], folder: Path, model_path: Path) -> int:
