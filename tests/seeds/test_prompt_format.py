@@ -59,11 +59,14 @@ async def test_native_tools_mode_has_a_few_shot_example_in_its_system_prompt() -
 async def test_the_json_format_keeps_is_final() -> None:
     """Seed 000: `"action": "tool_name", ... "is_final": false` and `"final_answer": ...,
     "is_final": true`. The prompted format and its example say it, and each example reply
-    reads as what its `is_final` says."""
+    reads as what its `is_final` says. Since revision 3 each structure is on one line, as
+    the model should reply; each line is a reply the parser reads as what it says."""
     system = await system_prompt("prompted")
     fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
-    assert '"action_input": {"arg1": "value1", "arg2": "value2"},\n    "is_final": false' in fmt
-    assert '"final_answer": "Your complete response to the user",\n    "is_final": true' in fmt
+    lines = [line for line in fmt.splitlines() if line.startswith("{")]
+    assert [json.loads(line)["is_final"] for line in lines] == [False, True]
+    formats = [parse_reply(ModelResponse(text=line)) for line in lines]
+    assert isinstance(formats[0], ParsedAction) and isinstance(formats[1], ParsedFinal)
     example = system[system.index("EXAMPLE (its read tool") :]
     replies = [
         line.removeprefix("Assistant: ")
@@ -73,6 +76,15 @@ async def test_the_json_format_keeps_is_final() -> None:
     assert [json.loads(r)["is_final"] for r in replies] == [False, True]
     outcomes = [parse_reply(ModelResponse(text=r)) for r in replies]
     assert isinstance(outcomes[0], ParsedAction) and isinstance(outcomes[1], ParsedFinal)
+
+
+async def test_revision_2_keeps_its_format_over_several_lines() -> None:
+    """Runs recorded with RunSpec 4 replay with the format they were sent."""
+    system = await system_prompt("prompted", revision=2)
+    fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
+    assert '"action_input": {"arg1": "value1", "arg2": "value2"},\n    "is_final": false' in fmt
+    assert '"final_answer": "Your complete response to the user",\n    "is_final": true' in fmt
+    assert "Parameters: {" in system  # and its tools as JSON Schema lines
 
 
 @pytest.mark.parametrize(

@@ -61,8 +61,12 @@ async def test_the_system_prompt_describes_the_tools_and_the_step_by_step_rules(
     model = ScriptedModel(["done"], tool_mode=tool_mode)  # type: ignore[arg-type]
     await AgentExecutor(model, [lookup]).run("find router-7")
     system = model.requests[0].messages[0].content
-    assert "- lookup: Look a key up in the inventory." in system
-    assert '"key": {"description": "the inventory key, e.g. \\"router-7\\""' in system
+    if tool_mode == "native":  # as JSON Schema, the way the tools travel natively
+        assert "- lookup: Look a key up in the inventory." in system
+        assert '"key": {"description": "the inventory key, e.g. \\"router-7\\""' in system
+    else:  # as a signature, and a line per argument
+        assert "- lookup(key: string): Look a key up in the inventory." in system
+        assert '\n    key: the inventory key, e.g. "router-7"\n' in system
     for rule in (
         "- Think step by step about how to accomplish the task",
         "- Use tools to gather information and perform actions; never invent a tool's result",

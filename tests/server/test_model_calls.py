@@ -65,7 +65,10 @@ def test_each_call_shows_the_messages_sent_and_the_reply(
     assert first["request_problem"] is None
     roles = [m["role"] for m in first["request"]["messages"]]
     assert roles == ["system", "user"]
-    assert "echo: Repeat the given text back" in first["request"]["messages"][0]["content"]
+    assert (
+        "- echo(text: string): Repeat the given text back"
+        in first["request"]["messages"][0]["content"]
+    )
     assert first["request"]["messages"][1]["content"].startswith("echo two lines")
     assert json.loads(first["reply"]["text"])["action_input"] == {"text": "hi 0"}
     assert first["duration_ms"] >= 0 and first["iteration_number"] == 1

@@ -58,7 +58,8 @@ def test_the_prompt_of_a_skill_run_without_tools_offers_the_read_it_names(
     assert main(["prompt", "--skill", str(EXAMPLE), "app.py"]) == 0
     prompt = capsys.readouterr().out
     tools = prompt[prompt.index("AVAILABLE TOOLS:") : prompt.index("EXECUTION FORMAT:")]
-    assert "- read: Read a file of the skill's folder" in tools
+    assert "): Read a file of the skill's folder" in tools
+    assert tools.count("\n- read(") == 1
     assert "AVAILABLE SUPPORTING FILES (load on-demand with 'read' tool):" in prompt
     assert "WORKSPACE:" not in prompt  # its read does not reach the workspace
 
@@ -68,8 +69,8 @@ def test_offering_read_gives_the_builtin_that_reads_the_workspace_too(
 ) -> None:
     assert main(["prompt", "--skill", str(EXAMPLE), "--tools", "read", "app.py"]) == 0
     prompt = capsys.readouterr().out
-    assert "- read: Read a text file in the workspace" in prompt
-    assert "- read: Read a file of the skill's folder" not in prompt
+    assert "): Read a text file in the workspace" in prompt
+    assert "): Read a file of the skill's folder" not in prompt
 
 
 def test_a_prompt_without_tools_never_names_read(capsys: pytest.CaptureFixture[str]) -> None:

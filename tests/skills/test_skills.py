@@ -146,7 +146,7 @@ def test_prompt_command_shows_files_section_with_line_counts(
     assert "- checklist.md: Review checklist: what the team flags in every review (7 lines)" in out
     assert "You review the code the user names: review app.py" in out
     assert f"Skill directory: {EXAMPLE}" in out
-    assert "- read:" in out and "- list_files:" in out
+    assert "- read(path: string" in out and "- list_files(" in out  # as signatures
 
 
 def test_skills_list_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 4  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 5  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 5 .* reads 1, 2, 3, 4\): upgrade"):
-        RunSpec.from_dict({"request": "r", "version": 5})
+    with pytest.raises(ConfigurationError, match=r"version 6 .* reads 1, 2, 3, 4, 5\): upgrade"):
+        RunSpec.from_dict({"request": "r", "version": 6})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -92,3 +92,34 @@ def test_a_version_2_spec_reads_its_extra_options_as_fields(tmp_path: Path) -> N
     report = asyncio.run(replay_run(stored(tmp_path, events), "r_v2_extra"))
     assert report.ok, report.describe()
     assert report.events == len(events)
+
+
+V4_FIXTURES = {
+    "r_v4_echo": Path(__file__).parents[1] / "fixtures" / "run_spec_v4_echo.jsonl",
+    "r_v4_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v4_workspace.jsonl",
+}
+"""Frozen: recorded with RunSpec v4 (main at a9a1ba4, the CLI with a scripted model in
+prompted mode): `echo` alone (the plain example) and `read` + `edit_file` on a workspace
+(the file-work example). Their system prompt is revision 2's: the JSON format over several
+lines with `"is_final"`, which revision 3 writes on one line without it."""
+
+
+@pytest.mark.parametrize("run_id", sorted(V4_FIXTURES))
+def test_a_version_4_run_replays_with_the_prompt_it_had(tmp_path: Path, run_id: str) -> None:
+    events = [decode_event(line) for line in V4_FIXTURES[run_id].read_text().splitlines()]
+    spec = recorded_spec(events)
+    assert spec is not None and spec.options.revision == 2
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+def test_a_version_4_run_read_as_revision_3_diverges_at_its_first_request(tmp_path: Path) -> None:
+    """The contrast: with today's prompt the replay's first request is not the one the run
+    sent, and the replay says so."""
+    events = [decode_event(line) for line in V4_FIXTURES["r_v4_echo"].read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 3}}
+    events[0] = event_from_dict(first)
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v4_echo"))
+    assert not report.ok and report.divergence is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from loopwright.agent._conversation import Conversation
+from loopwright.agent._conversation import Conversation, estimate_tokens
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.events import RunStatus
@@ -23,6 +23,7 @@ from loopwright.guards import (
     limit_stop,
     timeout_stop,
 )
+from loopwright.prompts import iteration_note, progress_note
 
 
 @dataclass
@@ -59,11 +60,27 @@ class LoopState:
         guard.usage = ledger.total_usage
         guard.cost = ledger.total_cost
         guard.next_input_tokens = self.conversation.total_tokens
+        if setup.options.max_tokens_total is not None or setup.options.max_cost is not None:
+            guard.next_input_tokens += estimate_tokens(self.note(setup))  # the budget's estimate
         if new_observation is not None:
             changes = len(setup.tool_executor.context.modified_files)
             guard.new_observation.append(new_observation)
             guard.workspace_changed.append(changes > guard.workspace_changes)
             guard.workspace_changes = changes
+
+    def note(self, setup: RunSetup, *, last_turn: bool = False) -> str:
+        """What the next request adds to its newest message: the iteration, and in prompted
+        mode the task and the latest results restated (small models need them)."""
+        guard = self.guard
+        if setup.tool_mode != "prompted":
+            return iteration_note(guard.iteration, guard.max_iterations)
+        return progress_note(
+            guard.iteration,
+            guard.max_iterations,
+            setup.request,
+            self.recap,
+            last_turn=last_turn and guard.hard_limit,  # revision 1 kept the usual hint
+        )
 
     def result(self, setup: RunSetup, status: RunStatus, **fields: str | None) -> ExecutionResult:
         return ExecutionResult(

@@ -14,7 +14,7 @@ from loopwright.events import ParseErrorEvent
 from loopwright.guards import Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
-from loopwright.prompts import correction_message, iteration_note, progress_note
+from loopwright.prompts import correction_message
 
 
 async def think(
@@ -66,17 +66,7 @@ def model_request(
     """The next request (fitted to the context window); its fingerprint goes in `state`.
     A last turn offers no tool: none natively, and a constraining backend is held to a
     final answer in prompted mode."""
-    guard = state.guard
-    if setup.tool_mode == "prompted":  # small models need the task and latest results restated
-        note = progress_note(
-            guard.iteration,
-            guard.max_iterations,
-            setup.request,
-            state.recap,
-            last_turn=last_turn and guard.hard_limit,  # revision 1 kept the usual hint
-        )
-    else:
-        note = iteration_note(guard.iteration, guard.max_iterations)
+    note = state.note(setup, last_turn=last_turn)
     window = setup.options.context_window
     if window:
         state.conversation.fit(window - estimate_tokens(note))

@@ -14,6 +14,8 @@ from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
+from loopwright.prompts._revisions import prompted_texts as _prompted
+from loopwright.prompts._signatures import tool_signatures
 from loopwright.prompts.errors import build_error_observation
 
 _SORTED_JSON = json.JSONEncoder(sort_keys=True)
@@ -45,9 +47,10 @@ class PromptParts:
     """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
     context_window: int | None = None
     """The run's context window, tokens: the token-limit rule names it (None: unknown)."""
-    revision: int = 2
-    """Which revision of the prompt (`AgentOptions.revision`): 1 is the one runs recorded
-    with RunSpec 1 to 3 had (prompts/_revision1.py), kept so they replay as they ran."""
+    revision: int = 3
+    """Which revision of the prompt (`AgentOptions.revision`): 1 and 2 are the ones runs
+    recorded with RunSpec 1 to 3 and 4 had (prompts/_revision1.py, _revision2.py), kept so
+    they replay as they ran."""
 
 
 _part_values = operator.attrgetter(*PromptParts.__dataclass_fields__)
@@ -156,7 +159,7 @@ class PromptBuilder:
         )
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
         examples = self._examples(parts) if parts.examples else ""
-        tools = self.format_tool_descriptions(parts.tools, parts.allowed_tools) or "(no tools)"
+        tools = self._tool_descriptions(parts) or "(no tools)"
         return (
             self.template.format(
                 skill_name=parts.skill_name or "",
@@ -167,7 +170,9 @@ class PromptBuilder:
                 workspace_section=workspace,
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
-                format_section=_format_section(prompted, parts.revision),
+                format_section=(
+                    _prompted(parts.revision).format if prompted else templates.NATIVE_FORMAT
+                ),
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
@@ -188,9 +193,11 @@ class PromptBuilder:
         offered = offered_tools(parts)
         if not offered:  # nothing to call: a final answer
             return (
-                templates.PROMPTED_ANSWER_EXAMPLE if prompted else templates.NATIVE_ANSWER_EXAMPLE
+                _prompted(parts.revision).answer_example
+                if prompted
+                else templates.NATIVE_ANSWER_EXAMPLE
             )
-        example = templates.PROMPTED_EXAMPLES if prompted else templates.NATIVE_EXAMPLES
+        example = _prompted(parts.revision).examples if prompted else templates.NATIVE_EXAMPLES
         if READ_TOOL in offered:
             return example
         # Without read, its heading says read is an illustration. Concrete beats generic:
@@ -199,6 +206,17 @@ class PromptBuilder:
         # README's question; with this one it chains add and multiply (with the same words
         # in a note after the example instead of its heading, it did not).
         return example.replace("EXAMPLE", templates.ILLUSTRATION_HEADING, 1)
+
+    def _tool_descriptions(self, parts: PromptParts) -> str:
+        """With the default template in prompted mode, the tools as signatures (revision 3).
+        Otherwise as `format_tool_descriptions` writes them (JSON Schema lines): native mode,
+        the revisions before, a template of the user's own and a subclass with its own
+        method (seed 002's contract for `{tool_descriptions}`)."""
+        default = self.template == templates.SYSTEM_PROMPT_TEMPLATE
+        own = type(self).format_tool_descriptions is not PromptBuilder.format_tool_descriptions
+        if parts.tool_mode == "prompted" and parts.revision > 2 and default and not own:
+            return tool_signatures(parts.tools, parts.allowed_tools)
+        return self.format_tool_descriptions(parts.tools, parts.allowed_tools)
 
     def format_tool_descriptions(
         self, tools: Iterable[ToolSpec], allowed_tools: Iterable[str] | None = None
@@ -233,12 +251,6 @@ class PromptBuilder:
         return "\n".join(lines)
 
     build_error_observation = staticmethod(build_error_observation)
-
-
-def _format_section(prompted: bool, revision: int) -> str:
-    if not prompted:
-        return templates.NATIVE_FORMAT
-    return revision1.PROMPTED_FORMAT if revision == 1 else templates.PROMPTED_FORMAT
 
 
 def token_rule(context_window: int | None) -> str:
@@ -280,14 +292,11 @@ def workspace_example(parts: PromptParts) -> str:
     )
     native = parts.tool_mode == "native"
     arguments = _call_arguments if native else json.dumps
-    template: str
-    if parts.revision == 1:
+    template = _prompted(parts.revision).workspace_example
+    if native:
+        revision_1 = parts.revision == 1
         template = (
-            revision1.WORKSPACE_EXAMPLE_NATIVE if native else revision1.WORKSPACE_EXAMPLE_PROMPTED
-        )
-    else:
-        template = (
-            templates.WORKSPACE_EXAMPLE_NATIVE if native else templates.WORKSPACE_EXAMPLE_PROMPTED
+            revision1.WORKSPACE_EXAMPLE_NATIVE if revision_1 else templates.WORKSPACE_EXAMPLE_NATIVE
         )
     return template.format(
         read="read",

@@ -1,5 +1,7 @@
-"""The default system prompt templates (seed 002's ReAct JSON format with `is_final`, seed
-003's few-shot examples in both tool modes)."""
+"""The default system prompt templates, revision 3 (seed 002's ReAct JSON format with
+`is_final`, written on one line as the model should reply; seed 003's few-shot examples in
+both tool modes). What revisions 1 and 2 had instead is kept in _revision1.py and
+_revision2.py."""
 
 from __future__ import annotations
 
@@ -23,23 +25,10 @@ RULES:
 
 PROMPTED_FORMAT = """\
 EXECUTION FORMAT:
-You must respond in JSON format with exactly one of these structures, and nothing else:
-
-1. When you need to call a tool:
-{
-    "thought": "Your reasoning about what to do next",
-    "action": "tool_name",
-    "action_input": {"arg1": "value1", "arg2": "value2"},
-    "is_final": false
-}
-
-2. When you have completed the task:
-{
-    "thought": "Your final reasoning",
-    "final_answer": "Your complete response to the user",
-    "is_final": true
-}
-
+Reply with exactly one JSON object on one line, and nothing else. To call a tool:
+{"thought": "a short reason for this call", "action": "tool_name", "action_input": {"arg1": "value1"}, "is_final": false}
+When the task is complete:
+{"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}
 After each tool call you will receive an Observation with the tool's result."""
 
 TOKEN_RULE = (

@@ -1,0 +1,52 @@
+"""The prompted-mode texts of each revision of the system prompt.
+
+A run's requests are fingerprinted with its system prompt, so a run recorded with an older
+revision replays and resumes only with that revision's texts, byte for byte: revision 1
+(RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py) and 3 (today,
+prompts/_templates.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loopwright.prompts import _revision1 as revision1
+from loopwright.prompts import _revision2 as revision2
+from loopwright.prompts import _templates as templates
+
+
+@dataclass(frozen=True)
+class PromptedTexts:
+    """The prompted-mode texts of one revision of the prompt."""
+
+    format: str
+    examples: str
+    answer_example: str
+    workspace_example: str
+
+
+_PROMPTED = {
+    1: PromptedTexts(
+        revision1.PROMPTED_FORMAT,
+        revision1.PROMPTED_EXAMPLES,
+        "",  # revision 1 gave no example to a run without tools
+        revision1.WORKSPACE_EXAMPLE_PROMPTED,
+    ),
+    2: PromptedTexts(
+        revision2.PROMPTED_FORMAT,
+        templates.PROMPTED_EXAMPLES,
+        templates.PROMPTED_ANSWER_EXAMPLE,
+        templates.WORKSPACE_EXAMPLE_PROMPTED,
+    ),
+    3: PromptedTexts(
+        templates.PROMPTED_FORMAT,
+        templates.PROMPTED_EXAMPLES,
+        templates.PROMPTED_ANSWER_EXAMPLE,
+        templates.WORKSPACE_EXAMPLE_PROMPTED,
+    ),
+}
+
+
+def prompted_texts(revision: int) -> PromptedTexts:
+    """The prompted-mode texts of `revision` (1, 2 or 3: `AgentOptions` checks it)."""
+    return _PROMPTED[revision]
