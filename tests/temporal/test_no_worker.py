@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 from task_files import GATED, gated_task
-from temporal_helpers import TOOLS_FILE, Workers, loopwright_env, run_command, write_script
+from temporal_helpers import (
+    TOOLS_FILE,
+    Workers,
+    gates_opened,
+    loopwright_env,
+    run_command,
+    write_script,
+)
 from temporalio.service import RPCError
 
 from loopwright.engines.temporal._devserver import DevServer
@@ -94,6 +101,15 @@ def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: 
     assert asyncio.run(_heartbeat_timeouts(workers.address, queued["run_id"])) == {7}
 
 
+async def _gate_open(address: str, run_id: str) -> None:
+    """Once the gate is open in the workflow (not only stored): the worker is then killed
+    while the run waits for the decision, not while it reports the gate's activity."""
+    from loopwright.engines.temporal import connect
+
+    handle = (await connect(address)).get_workflow_handle(run_id)
+    await asyncio.wait_for(gates_opened(handle), RUN_BOUND_S)
+
+
 async def _heartbeat_timeouts(address: str, run_id: str) -> set[int]:
     """The heartbeat timeouts (s) of the run's model and tool activities, from its history."""
     from loopwright.engines.temporal import connect
@@ -117,6 +133,7 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
     try:
         shown = _lines(proc.stdout)
         gate = json.loads(_until(shown, '"confirmation_required"', time.monotonic() + RUN_BOUND_S))
+        asyncio.run(_gate_open(workers.address, gate["run_id"]))
         first.send_signal(signal.SIGKILL)  # the run's only worker is gone
         first.wait()
         asked = time.monotonic()
