@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +21,8 @@ from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHandle, WorkflowHistory
 from temporalio.worker import Replayer
 
-from loopwright.engines.temporal._codec import load_cipher
+from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -51,6 +52,18 @@ def run_command(script: Path, workspace: Path, store: str, *extra: str) -> list[
     return [sys.executable, "-m", "loopwright", "run", "echo hello, then write the lines",
             "--model", f"scripted:{script}", "--tools", f"echo,{TOOLS_FILE}:append_line",
             "--workspace", str(workspace), "--store", store, "--json", *extra]  # fmt: skip
+
+
+def run_in_process(
+    run_cli: Callable[..., CliRun], command: list[str], home: Path
+) -> tuple[int, list[dict[str, Any]], str]:
+    """`command` (`python -m loopwright ARGS`, as run_command makes it) as `loopwright ARGS`
+    in this process (the `run_cli` fixture; `home`: its home folder), with the suite's
+    payload key: (exit code, the JSON events it printed, stderr)."""
+    assert command[1:3] == ["-m", "loopwright"], command
+    done = run_cli(*command[3:], env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}))
+    events = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
+    return done.code, events, done.err
 
 
 def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

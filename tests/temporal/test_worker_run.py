@@ -5,28 +5,14 @@ except ids and times. The commands (`loopwright run`, `runs show`) run in this p
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from temporal_helpers import Workers, run_command, shape, write_script
+from temporal_helpers import Workers, run_command, run_in_process, shape, write_script
 
-from inprocess_cli import CliRun, clean_env
-from loopwright.engines.temporal._codec import KEY_ENV
+from inprocess_cli import CliRun
 from loopwright.events import event_to_dict
 from loopwright.store import open_store
-
-
-def _run(
-    run_cli: Callable[..., CliRun], command: list[str], home: Path
-) -> tuple[int, list[dict[str, object]], str]:
-    """`command` (`python -m loopwright ARGS`) as `loopwright ARGS` in this process, with
-    the suite's payload key."""
-    assert command[1:3] == ["-m", "loopwright"], command
-    done = run_cli(*command[3:], env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}))
-    events = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
-    return done.code, events, done.err
 
 
 def test_a_run_on_a_worker_matches_the_embedded_engine(
@@ -35,7 +21,7 @@ def test_a_run_on_a_worker_matches_the_embedded_engine(
     out, home = tmp_path / "out.txt", tmp_path / "home"
     script = write_script(tmp_path, out, ["line1", "line2"])
     command = run_command(script, tmp_path, str(tmp_path / "runs.db"))
-    code, embedded, err = _run(run_cli, command, home)
+    code, embedded, err = run_in_process(run_cli, command, home)
     assert code == 0, err
     assert out.read_text() == "line1\nline2\n"
     out.unlink()
@@ -43,7 +29,7 @@ def test_a_run_on_a_worker_matches_the_embedded_engine(
     workers.start()
     command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
                           "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
-    code, shown, err = _run(run_cli, command, home)
+    code, shown, err = run_in_process(run_cli, command, home)
     assert code == 0, f"{err}\n{workers.logs()}"
     assert out.read_text() == "line1\nline2\n"  # each effect once
 
