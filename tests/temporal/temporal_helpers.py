@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,9 +18,12 @@ from typing import Any
 
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
-from temporalio.client import WorkflowHandle
+from temporalio.client import WorkflowHandle, WorkflowHistory
+from temporalio.worker import Replayer
 
-from loopwright.engines.temporal._codec import load_cipher
+from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
+from loopwright.engines.temporal._payloads import GATE_OPEN
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
@@ -49,6 +52,18 @@ def run_command(script: Path, workspace: Path, store: str, *extra: str) -> list[
     return [sys.executable, "-m", "loopwright", "run", "echo hello, then write the lines",
             "--model", f"scripted:{script}", "--tools", f"echo,{TOOLS_FILE}:append_line",
             "--workspace", str(workspace), "--store", store, "--json", *extra]  # fmt: skip
+
+
+def run_in_process(
+    run_cli: Callable[..., CliRun], command: list[str], home: Path
+) -> tuple[int, list[dict[str, Any]], str]:
+    """`command` (`python -m loopwright ARGS`, as run_command makes it) as `loopwright ARGS`
+    in this process (the `run_cli` fixture; `home`: its home folder), with the suite's
+    payload key: (exit code, the JSON events it printed, stderr)."""
+    assert command[1:3] == ["-m", "loopwright"], command
+    done = run_cli(*command[3:], env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}))
+    events = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
+    return done.code, events, done.err
 
 
 def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -189,3 +204,34 @@ def completion(text: str) -> dict[str, Any]:
         "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5},
     }
+
+
+async def gates_opened(handle: WorkflowHandle[Any, Any], count: int = 1) -> None:
+    """Return once `count` gates of the run are open in its workflow: their `gate_open`
+    activities completed in its history (read as it grows: a long poll, not a sleep).
+    A gate seen in the store is not yet open there: its worker may still be reporting the
+    activity, and a worker SIGKILLed then loses it until its 60 s start-to-close timeout."""
+    scheduled: dict[int, str] = {}
+    opened = 0
+    async for event in handle.fetch_history_events(wait_new_event=True):
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            attributes = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = attributes.activity_type.name
+        elif event.HasField("activity_task_completed_event_attributes"):
+            done = event.activity_task_completed_event_attributes.scheduled_event_id
+            opened += scheduled.get(done) == GATE_OPEN
+            if opened >= count:
+                return
+    raise AssertionError(f"the run ended with {opened} of {count} gates opened")
+
+
+async def replay_all(checker: Replayer, handles: list[WorkflowHandle[Any, Any]]) -> dict[str, str]:
+    """Replay each run's history with one replayer (one worker for all, not one per
+    history); the runs whose replay failed, with why (empty: every history replays)."""
+
+    async def histories() -> AsyncIterator[WorkflowHistory]:
+        for handle in handles:
+            yield await handle.fetch_history()
+
+    results = await checker.replay_workflows(histories(), raise_on_replay_failure=False)
+    return {run: repr(failure) for run, failure in results.replay_failures.items()}

@@ -21,6 +21,7 @@ from loopwright.runtime import RunSpec
 
 TOKEN = "ghp_" + "Zq8Lw3Rt5Yx7Mn2Bv4Cd6Fg9Hj1Kp0Ss3Tu"  # secret-shaped, in the request
 PASSWORD = "Tr0ub4dor-xq7-lantern"  # in the model's reply
+WORKFLOW_TASK_S = 3.0
 
 
 def _text(payloads: list[Payload]) -> str:
@@ -40,7 +41,11 @@ async def test_no_secret_in_plain_text_in_the_history(
     other_key.write_text(base64.b64encode(b"k" * 32).decode())
     wrong = workers.start(**{KEY_ENV: str(other_key)})
     client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    # the wrong worker leaves a retry of the workflow task it refused unanswered: the right
+    # one gets it after this timeout (Temporal's default: 10 s)
+    handle = await start_agent_run(
+        client, spec, task_queue=workers.queue, workflow_task_timeout_s=WORKFLOW_TASK_S
+    )
     await until(lambda: "was encrypted with key" in workers.log_of(0), workers.logs, 60)
     wrong.terminate()
     wrong.wait(timeout=30)

@@ -8,19 +8,29 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from task_files import GATED, gated_task
-from temporal_helpers import TOOLS_FILE, Workers, loopwright_env, run_command, write_script
+from temporal_helpers import (
+    TOOLS_FILE,
+    Workers,
+    gates_opened,
+    loopwright_env,
+    run_command,
+    write_script,
+)
 from temporalio.service import RPCError
 
+from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.engines.temporal._devserver import DevServer
 from loopwright.store import open_store
 
@@ -58,12 +68,15 @@ def _until(lines: queue.Queue[str], text: str, deadline: float) -> str:
             return line
 
 
-def _loopwright(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "loopwright", *args], capture_output=True,
-                          text=True, env=loopwright_env(), timeout=RUN_BOUND_S)  # fmt: skip
+def _loopwright(run_cli: Callable[..., CliRun], home: Path, *args: str) -> CliRun:
+    """`loopwright ARGS` in this process, with the suite's payload key (the run it acts on
+    is another process's: the `loopwright run` the test started)."""
+    return run_cli(*args, env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}))
 
 
-def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: Path) -> None:
+def test_a_run_with_no_worker_says_so_and_is_listed(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
     out = tmp_path / "out.txt"
     script = write_script(tmp_path, out, ["line1"])
     command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
@@ -76,9 +89,9 @@ def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: 
         err = _lines(proc.stderr)
         notice = _until(err, "no worker polls", started + NOTICE_BOUND_S)
         assert f"task queue {workers.queue!r}" in notice and "listed as queued" in notice
-        listed = _loopwright("runs", "list", "--status", "queued", "--json", "--store",
-                             workers.store)  # fmt: skip
-        [queued] = json.loads(listed.stdout)
+        listed = _loopwright(run_cli, tmp_path / "home", "runs", "list", "--status", "queued",
+                             "--json", "--store", workers.store)  # fmt: skip
+        [queued] = json.loads(listed.out)
         assert queued["engine"] == "temporal" and queued["run_id"] in notice
         workers.start()  # a worker comes: the run goes on where it waited
         proc.wait(timeout=RUN_BOUND_S)
@@ -94,6 +107,15 @@ def test_a_run_with_no_worker_says_so_and_is_listed(workers: Workers, tmp_path: 
     assert asyncio.run(_heartbeat_timeouts(workers.address, queued["run_id"])) == {7}
 
 
+async def _gate_open(address: str, run_id: str) -> None:
+    """Once the gate is open in the workflow (not only stored): the worker is then killed
+    while the run waits for the decision, not while it reports the gate's activity."""
+    from loopwright.engines.temporal import connect
+
+    handle = (await connect(address)).get_workflow_handle(run_id)
+    await asyncio.wait_for(gates_opened(handle), RUN_BOUND_S)
+
+
 async def _heartbeat_timeouts(address: str, run_id: str) -> set[int]:
     """The heartbeat timeouts (s) of the run's model and tool activities, from its history."""
     from loopwright.engines.temporal import connect
@@ -104,7 +126,7 @@ async def _heartbeat_timeouts(address: str, run_id: str) -> set[int]:
 
 
 def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
 ) -> None:
     out = tmp_path / "out.txt"
     script = write_script(tmp_path, out, ["line1"])
@@ -117,16 +139,17 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
     try:
         shown = _lines(proc.stdout)
         gate = json.loads(_until(shown, '"confirmation_required"', time.monotonic() + RUN_BOUND_S))
+        asyncio.run(_gate_open(workers.address, gate["run_id"]))
         first.send_signal(signal.SIGKILL)  # the run's only worker is gone
         first.wait()
         asked = time.monotonic()
-        approved = _loopwright("runs", "approve", gate["run_id"], "--by", "ops:ana",
-                               "--store", workers.store, "--temporal", workers.address,
-                               "--worker-wait", str(WORKER_WAIT_S))  # fmt: skip
+        approved = _loopwright(run_cli, tmp_path / "home", "runs", "approve", gate["run_id"],
+                               "--by", "ops:ana", "--store", workers.store, "--temporal",
+                               workers.address, "--worker-wait", str(WORKER_WAIT_S))  # fmt: skip
         assert time.monotonic() - asked < APPROVE_BOUND_S
-        assert approved.returncode == 0, approved.stderr
-        assert "stored; it waits for a worker" in approved.stdout
-        assert "the run takes it when one polls" in approved.stderr
+        assert approved.code == 0, approved.err
+        assert "stored; it waits for a worker" in approved.out
+        assert "the run takes it when one polls" in approved.err
         assert not out.exists()  # not yet: no worker
         workers.start()
         proc.wait(timeout=RUN_BOUND_S)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from task_files import two_gates_task
-from temporal_helpers import Workers, loopwright_env
+from temporal_helpers import Workers, gates_opened, loopwright_env
 from temporalio.api.enums.v1 import EventType
 
 from loopwright.engines.temporal import connect, send_decision
@@ -67,6 +67,8 @@ async def test_an_approval_survives_every_worker_stopping(workers: Workers, tmp_
     )
     try:
         run_id, gate = (await waiting_gate(workers.store, None, "approve", 90)).split()
+        client = await connect(workers.address)  # killed once the gate is open in the workflow
+        await asyncio.wait_for(gates_opened(client.get_workflow_handle(run_id)), 90)
         for proc in first:  # every worker dies while the gate waits
             proc.send_signal(signal.SIGKILL)
             proc.wait()
@@ -87,7 +89,6 @@ async def test_an_approval_survives_every_worker_stopping(workers: Workers, tmp_
         second = (await waiting_gate(workers.store, run_id, "confirm", 90)).split()[1]
         assert out.read_text() == "after-the-gate\n"  # ran once, on a new worker
 
-        client = await connect(workers.address)
         for gate_id, refusal in ((gate, "already has a decision"), ("gate_nope", "no gate")):
             with pytest.raises(UsageError, match=refusal):
                 await send_decision(workers.address, run_id, gate_id, True, "test")

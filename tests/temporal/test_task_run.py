@@ -1,6 +1,8 @@
 """A task run on a Temporal worker in another process: `loopwright task run --engine
 temporal` shows exactly the events the workers stored, which equal the embedded engine's
-field by field except ids and times; each effect happens once."""
+field by field except ids and times; each effect happens once. The commands run in this
+process (`run_cli`) where the process boundary tested is the worker's; Ctrl-C is sent to a
+command that is a process."""
 
 from __future__ import annotations
 
@@ -9,11 +11,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from task_files import failing_task, gated_task
-from temporal_helpers import Workers, loopwright_env, shape
+from temporal_helpers import Workers, loopwright_env, run_in_process, shape
 
+from inprocess_cli import CliRun
 from loopwright.events import event_to_dict
 from loopwright.store import open_store
 
@@ -22,14 +26,6 @@ def task_command(task: Path, out: Path, workspace: Path, store: str, *extra: str
     return [sys.executable, "-m", "loopwright", "task", "run", str(task),
             "--input", f"out={out}", "--workspace", str(workspace), "--store", store,
             "--state-dir", str(workspace / "state"), "--json", *extra]  # fmt: skip
-
-
-def run_json(command: list[str]) -> tuple[int, list[dict[str, object]], str]:
-    proc = subprocess.run(
-        command, capture_output=True, text=True, env=loopwright_env(), timeout=180
-    )
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return proc.returncode, events, proc.stderr
 
 
 def stored_events(store_url: str, run_id: str) -> list[dict[str, object]]:
@@ -52,14 +48,13 @@ def comparable(events: list[dict[str, object]]) -> list[dict[str, object]]:
 
 
 def test_a_task_run_on_a_worker_matches_the_embedded_engine(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
 ) -> None:
     task = gated_task(tmp_path)
     out = tmp_path / "out.txt"
     out.write_text("", encoding="utf-8")
-    code, embedded, err = run_json(
-        task_command(task, out, tmp_path, str(tmp_path / "runs.db"), "--yes")
-    )
+    embedded_command = task_command(task, out, tmp_path, str(tmp_path / "runs.db"), "--yes")
+    code, embedded, err = run_in_process(run_cli, embedded_command, tmp_path / "home")
     assert code == 0, err
     assert out.read_text() == "after-the-gate\n"
     out.write_text("", encoding="utf-8")
@@ -67,7 +62,7 @@ def test_a_task_run_on_a_worker_matches_the_embedded_engine(
     workers.start()
     command = task_command(task, out, tmp_path, workers.store, "--yes", "--engine", "temporal",
                            "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
-    code, shown, err = run_json(command)
+    code, shown, err = run_in_process(run_cli, command, tmp_path / "home")
     assert code == 0, f"{err}\n{workers.logs()}"
     assert out.read_text() == "after-the-gate\n"  # the tool after the gate ran once
 
@@ -114,14 +109,16 @@ def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(workers: Workers, tmp_pat
     assert stored[-1] == last and stored[-2]["type"] == "task_complete"
 
 
-def test_a_failed_task_run_is_rolled_back_on_its_worker(workers: Workers, tmp_path: Path) -> None:
+def test_a_failed_task_run_is_rolled_back_on_its_worker(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
     out = tmp_path / "out.txt"
     out.write_text("original\n", encoding="utf-8")
     workers.start()
     command = task_command(failing_task(tmp_path), out, tmp_path, workers.store, "--yes",
                            "--rollback-on-failure", "--engine", "temporal",
                            "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
-    code, shown, err = run_json(command)
+    code, shown, err = run_in_process(run_cli, command, tmp_path / "home")
     assert code == 1, err
     assert out.read_text() == "original\n"  # the append was undone from its backup
     kinds = [e["type"] for e in shown]

@@ -1,32 +1,27 @@
 """A scripted agent run on a Temporal worker in another process: its events land in the
 Postgres store (one transaction per batch) and equal the embedded engine's, field by field
-except ids and times."""
+except ids and times. The commands (`loopwright run`, `runs show`) run in this process
+(`run_cli`): the process boundary tested is the worker's."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from temporal_helpers import Workers, loopwright_env, run_command, shape, write_script
+from temporal_helpers import Workers, run_command, run_in_process, shape, write_script
 
+from inprocess_cli import CliRun
 from loopwright.events import event_to_dict
 from loopwright.store import open_store
 
 
-def _run(command: list[str]) -> tuple[int, list[dict[str, object]], str]:
-    proc = subprocess.run(
-        command, capture_output=True, text=True, env=loopwright_env(), timeout=180
-    )
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return proc.returncode, events, proc.stderr
-
-
-def test_a_run_on_a_worker_matches_the_embedded_engine(workers: Workers, tmp_path: Path) -> None:
-    out = tmp_path / "out.txt"
+def test_a_run_on_a_worker_matches_the_embedded_engine(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    out, home = tmp_path / "out.txt", tmp_path / "home"
     script = write_script(tmp_path, out, ["line1", "line2"])
-    code, embedded, err = _run(run_command(script, tmp_path, str(tmp_path / "runs.db")))
+    command = run_command(script, tmp_path, str(tmp_path / "runs.db"))
+    code, embedded, err = run_in_process(run_cli, command, home)
     assert code == 0, err
     assert out.read_text() == "line1\nline2\n"
     out.unlink()
@@ -34,7 +29,7 @@ def test_a_run_on_a_worker_matches_the_embedded_engine(workers: Workers, tmp_pat
     workers.start()
     command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
                           "--temporal", workers.address, "--task-queue", workers.queue)  # fmt: skip
-    code, shown, err = _run(command)
+    code, shown, err = run_in_process(run_cli, command, home)
     assert code == 0, f"{err}\n{workers.logs()}"
     assert out.read_text() == "line1\nline2\n"  # each effect once
 
@@ -50,9 +45,6 @@ def test_a_run_on_a_worker_matches_the_embedded_engine(workers: Workers, tmp_pat
     assert shape(stored) == shape(embedded)
     assert record is not None and record.status == "completed"
     assert record.answer == "wrote 2 lines"
-    show = subprocess.run(
-        [sys.executable, "-m", "loopwright", "runs", "show", run_id, "--store", workers.store],
-        capture_output=True, text=True, env=loopwright_env(), timeout=60,
-    )  # fmt: skip
-    assert show.returncode == 0, show.stderr
-    assert "completed" in show.stdout and "append_line" in show.stdout
+    show = run_cli("runs", "show", run_id, "--store", workers.store)
+    assert show.code == 0, show.err
+    assert "completed" in show.out and "append_line" in show.out

@@ -59,13 +59,21 @@ async def start_agent_run(
     parent_run_id: str | None = None,
     settings: EngineSettings | None = None,
     task_queue: str = TASK_QUEUE,
+    workflow_task_timeout_s: float | None = None,
 ) -> WorkflowHandle[Any, Any]:
-    """Start `spec` as a workflow whose id is the run id; a worker picks it up."""
+    """Start `spec` as a workflow whose id is the run id; a worker picks it up. A workflow
+    task a worker took and never answered goes to another after `workflow_task_timeout_s`
+    (None: Temporal's default, 10 s)."""
     run_id = run_id or new_run_id()
     data = AgentRunInput(
         run_id, spec.to_dict(), settings or EngineSettings(), parent_run_id=parent_run_id
     )
-    return await client.start_workflow(AGENT_RUN, data, id=run_id, task_queue=task_queue)
+    task_timeout = None
+    if workflow_task_timeout_s is not None:
+        task_timeout = timedelta(seconds=workflow_task_timeout_s)
+    return await client.start_workflow(
+        AGENT_RUN, data, id=run_id, task_queue=task_queue, task_timeout=task_timeout
+    )
 
 
 async def start_task_run(
