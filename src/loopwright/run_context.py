@@ -118,7 +118,7 @@ class EventSource(Protocol):
     def events(self, run_id: str) -> Sequence[Event]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunContext:
     """What a run's code needs from its run. Frozen; the ledger is the one part that
     changes (it counts the run's usage)."""

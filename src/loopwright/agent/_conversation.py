@@ -38,6 +38,17 @@ def shorten(text: str, keep_chars: int) -> str:
 
 
 class Conversation:
+    __slots__ = (
+        "_chain",
+        "_cuttable",
+        "_notes",
+        "_shared",
+        "_tokens",
+        "messages",
+        "system",
+        "total_tokens",
+    )
+
     def __init__(self, system_prompt: str, *, fingerprinted: bool = True) -> None:
         self.system = Message.system(system_prompt)
         self.messages: list[Message] = []

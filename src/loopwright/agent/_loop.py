@@ -148,7 +148,9 @@ async def _answer_turn(
         why=why,
         how="with final_answer" if prompted else "as plain text, without calling a tool",
     )))  # fmt: skip
-    await _next_iteration(fx, state.guard)
+    state.guard.iteration += 1
+    if fx.log.listening:
+        await fx.log.append(_iteration_started(state.guard))
     return await think(setup, fx, state, last_turn=True)
 
 
@@ -159,16 +161,11 @@ def _is_last_call(setup: RunSetup, guard: GuardState) -> bool:
     return last and setup.options.last_turn and bool(setup.tools.names())
 
 
-async def _next_iteration(fx: Effects, guard: GuardState) -> None:
-    """Count the next iteration; `iteration_started` for whoever reads the log."""
-    guard.iteration += 1
-    if fx.log.listening:
-        await fx.log.append(
-            IterationStartedEvent(
-                iteration_number=guard.iteration,
-                max_iterations=guard.max_iterations,
-            )
-        )
+def _iteration_started(guard: GuardState) -> IterationStartedEvent:
+    """The event of the iteration `guard` has just counted (for whoever reads the log)."""
+    return IterationStartedEvent(
+        iteration_number=guard.iteration, max_iterations=guard.max_iterations
+    )
 
 
 async def _iteration(
@@ -182,7 +179,9 @@ async def _iteration(
     guard = state.guard
     if _is_last_call(setup, guard):
         return await _limit_turn(setup, fx, state)
-    await _next_iteration(fx, guard)
+    guard.iteration += 1
+    if fx.log.listening:
+        await fx.log.append(_iteration_started(guard))
     try:
         outcome = await think(setup, fx, state)
     except TimeoutError:

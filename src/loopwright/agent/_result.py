@@ -45,7 +45,7 @@ _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 200
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, slots=True)
 class ExecutionResult:
     """The outcome of a run: status, answer, the work done, and why it stopped."""
 

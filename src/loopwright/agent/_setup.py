@@ -22,7 +22,7 @@ from loopwright.tools import ToolExecutor, ToolRegistry
 Verifier = Callable[[Path], Awaitable[VerificationResult]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunSetup:
     """What a run is made of; the loop reads it and never changes it."""
 

@@ -26,7 +26,7 @@ from loopwright.guards import (
 from loopwright.prompts import iteration_note, progress_note
 
 
-@dataclass
+@dataclass(slots=True)
 class LoopState:
     """A run's state between effects: conversation, guard state, completed steps."""
 
@@ -55,7 +55,7 @@ class LoopState:
 
     def refresh(self, setup: RunSetup, now: float, *, new_observation: bool | None = None) -> None:
         """Bring the guard state up to date before the stop policies read it."""
-        guard, ledger = self.guard, setup.ledger
+        guard, ledger = self.guard, setup.context.ledger
         guard.now = now
         guard.usage = ledger.total_usage
         guard.cost = ledger.total_cost

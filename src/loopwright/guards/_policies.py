@@ -70,19 +70,16 @@ class WallClock(BasePolicy):
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
 
-    def _check(self, state: GuardState) -> Stop | None:
-        if state.elapsed >= self.timeout_s:
+    def before_model_call(self, state: GuardState) -> Stop | None:
+        elapsed = state.now - state.started_at
+        if elapsed >= self.timeout_s:
             return Stop(
                 "timeout",
-                f"Stopped: the run took {state.elapsed:.1f}s, over its {self.timeout_s:g}s limit.",
+                f"Stopped: the run took {elapsed:.1f}s, over its {self.timeout_s:g}s limit.",
             )
         return None
 
-    def before_model_call(self, state: GuardState) -> Stop | None:
-        return self._check(state)
-
-    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
-        return self._check(state)
+    after_tool_calls = before_model_call  # the same check after each round of tool calls
 
 
 def timeout_stop(

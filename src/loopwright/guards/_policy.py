@@ -57,7 +57,7 @@ class CallSignature:
 _CANONICAL = json.JSONEncoder(sort_keys=True, default=str)
 
 
-@dataclass
+@dataclass(slots=True)
 class GuardState:
     """What stop policies may look at (part of the loop's LoopState); policies only read it."""
 
