@@ -41,7 +41,6 @@ class Conversation:
     __slots__ = (
         "_chain",
         "_cuttable",
-        "_notes",
         "_shared",
         "_tokens",
         "messages",
@@ -55,8 +54,6 @@ class Conversation:
         self._tokens: list[int] = []
         self._cuttable: dict[int, str] = {}
         """Observation index -> its full text, while it can still be shortened further."""
-        self._notes: dict[int, str] = {}
-        """Observation index -> the notes kept after it (never shortened)."""
         self.total_tokens = estimate_tokens(system_prompt)
         self._chain: list[bytes] | None = [_first_link(system_prompt)] if fingerprinted else None
         """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
@@ -73,16 +70,6 @@ class Conversation:
         if self._chain is not None:
             self._chain.append(_link(self._chain[-1], message))
 
-    def add_to_newest(self, note: str) -> None:
-        """`note` appended to the newest message for good: later requests send it too."""
-        index = len(self.messages) - 1
-        last = self.messages[index]
-        separator = "\n\n" if last.content else ""
-        noted = dataclasses.replace(last, content=f"{last.content}{separator}{note}")
-        if index in self._cuttable:  # shortening cuts the observation, not its notes
-            self._notes[index] = f"{self._notes.get(index, '')}{separator}{note}"
-        self._replace(index, noted)
-
     def fit(self, limit: int | None) -> int:
         """Shorten old observations until the conversation fits; returns how many were cut."""
         if limit is None:
@@ -96,14 +83,11 @@ class Conversation:
                 break
             excess_chars = (self.total_tokens - limit) * 4
             message = self.messages[index]
-            notes = self._notes.get(index, "")
-            length = len(message.content) - len(notes)
-            keep = max(MIN_KEEP_CHARS, length - excess_chars - NOTE_CHARS)
-            if keep >= length:
+            keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars - NOTE_CHARS)
+            if keep >= len(message.content):
                 continue
             # shortened again from the full text as the run grows, so the note stays exact
-            content = shorten(original, keep) + notes
-            self._replace(index, dataclasses.replace(message, content=content))
+            self._replace(index, dataclasses.replace(message, content=shorten(original, keep)))
             if keep == MIN_KEEP_CHARS:
                 del self._cuttable[index]
             shortened += 1

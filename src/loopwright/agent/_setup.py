@@ -64,13 +64,6 @@ class RunSetup:
         object.__setattr__(self, "output_schema", schema)
 
     @property
-    def keeps_notes(self) -> bool:
-        """Each request's note stays in the conversation (revision 3, prompted mode): the
-        requests after it start with the same text, so a model's cached prefix reaches the
-        end of the previous reply instead of stopping where the note was taken out."""
-        return self.tool_mode == "prompted" and self.options.revision > 2
-
-    @property
     def run_id(self) -> str:
         return self.context.run_id
 

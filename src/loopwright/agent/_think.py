@@ -65,16 +65,11 @@ def model_request(
 ) -> ModelRequest:
     """The next request (fitted to the context window); its fingerprint goes in `state`.
     A last turn offers no tool: none natively, and a constraining backend is held to a
-    final answer in prompted mode. The note (`LoopState.note`) ends the newest message; since
-    revision 3 in prompted mode it stays there in later requests (`RunSetup.keeps_notes`)."""
-    text = state.note(setup, last_turn=last_turn)
+    final answer in prompted mode. The note (`LoopState.note`) ends the newest message only."""
+    note = state.note(setup, last_turn=last_turn)
     window = setup.options.context_window
     if window:
-        state.conversation.fit(window - estimate_tokens(text))
-    note: str | None = text
-    if setup.keeps_notes and state.conversation.messages:
-        state.conversation.add_to_newest(text)  # stays: the model's cached prefix holds it
-        note = None
+        state.conversation.fit(window - estimate_tokens(note))
     if fingerprint:
         state.digest = state.conversation.digest(note, setup.native_tool_names)
     schema = setup.output_schema
