@@ -171,7 +171,8 @@ def test_model_call_spans_and_what_each_call_sent(page: Page, scene: Scene, tmp_
     messages = detail.locator(".call-msg")
     roles = messages.locator(".call-role").all_text_contents()
     assert roles == ["system", "user", "assistant", "user"]
-    assert "read: Read a text file in the workspace" in messages.nth(0).inner_text()
+    assert "- read(path: string" in messages.nth(0).inner_text()  # the tools as signatures
+    assert "): Read a text file in the workspace" in messages.nth(0).inner_text()
     assert messages.nth(1).locator(".call-text").inner_text() == "Write the release notes for 1.4"
     assert messages.nth(2).locator(".call-text").inner_text() == PACED_REPLIES[0]
     assert "Observation from list_files" in messages.nth(3).inner_text()
