@@ -111,3 +111,17 @@ def test_the_reply_grammar_allows_is_final_only_as_the_format_says(
     schema = tool_reply_schema([lookup.spec])
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(reply))
     assert (not errors) is valid
+
+
+@pytest.mark.parametrize(("revision", "shows_a_call"), [(3, False), (2, True)])
+async def test_a_run_without_tools_is_shown_only_the_answer_format(
+    revision: int, shows_a_call: bool
+) -> None:
+    """Shown a call's structure with no tool to call, the 1.5B model called a tool it made
+    up; since revision 3 a run without tools is shown the answer's structure only."""
+    model = ScriptedModel([json.dumps({"final_answer": "42"})], tool_mode="prompted")
+    await AgentExecutor(model, options=AgentOptions(revision=revision)).run("What is 6 * 7?")
+    system = model.requests[0].messages[0].content
+    fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
+    assert ('"action": "tool_name"' in fmt) is shows_a_call
+    assert '"final_answer"' in fmt and '"is_final": true' in fmt

@@ -170,9 +170,7 @@ class PromptBuilder:
                 workspace_section=workspace,
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
-                format_section=(
-                    _prompted(parts.revision).format if prompted else templates.NATIVE_FORMAT
-                ),
+                format_section=_format_section(parts),
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
@@ -251,6 +249,15 @@ class PromptBuilder:
         return "\n".join(lines)
 
     build_error_observation = staticmethod(build_error_observation)
+
+
+def _format_section(parts: PromptParts) -> str:
+    """The reply format: native, or the prompted JSON (only the answer's when no tool is
+    offered, since revision 3)."""
+    if parts.tool_mode != "prompted":
+        return templates.NATIVE_FORMAT
+    texts = _prompted(parts.revision)
+    return texts.format if offered_tools(parts) else texts.answer_format
 
 
 def token_rule(context_window: int | None) -> str:

@@ -20,6 +20,8 @@ class PromptedTexts:
     """The prompted-mode texts of one revision of the prompt."""
 
     format: str
+    answer_format: str
+    """The format when no tool is offered."""
     examples: str
     answer_example: str
     workspace_example: str
@@ -28,11 +30,13 @@ class PromptedTexts:
 _PROMPTED = {
     1: PromptedTexts(
         revision1.PROMPTED_FORMAT,
+        revision1.PROMPTED_FORMAT,
         revision1.PROMPTED_EXAMPLES,
         "",  # revision 1 gave no example to a run without tools
         revision1.WORKSPACE_EXAMPLE_PROMPTED,
     ),
     2: PromptedTexts(
+        revision2.PROMPTED_FORMAT,
         revision2.PROMPTED_FORMAT,
         templates.PROMPTED_EXAMPLES,
         templates.PROMPTED_ANSWER_EXAMPLE,
@@ -40,6 +44,7 @@ _PROMPTED = {
     ),
     3: PromptedTexts(
         templates.PROMPTED_FORMAT,
+        templates.PROMPTED_ANSWER_FORMAT,
         templates.PROMPTED_EXAMPLES,
         templates.PROMPTED_ANSWER_EXAMPLE,
         templates.WORKSPACE_EXAMPLE_PROMPTED,

@@ -31,6 +31,13 @@ When the task is complete:
 {"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}
 After each tool call you will receive an Observation with the tool's result."""
 
+PROMPTED_ANSWER_FORMAT = """\
+EXECUTION FORMAT:
+Reply with exactly one JSON object on one line, and nothing else:
+{"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}"""
+"""The format of a run with no tools: only an answer to give (shown a call's structure, the
+1.5B model called a tool it made up)."""
+
 TOKEN_RULE = (
     "- Mind the token limit{limit}: keep each reply short, quote only the part of a tool "
     "result you need, and read a big file in parts"
