@@ -14,6 +14,7 @@ from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
+from loopwright.prompts._revisions import format_section
 from loopwright.prompts._revisions import prompted_texts as _prompted
 from loopwright.prompts._signatures import tool_signatures
 from loopwright.prompts.errors import build_error_observation
@@ -170,7 +171,9 @@ class PromptBuilder:
                 workspace_section=workspace,
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
-                format_section=_format_section(parts),
+                format_section=format_section(
+                    parts.tool_mode, parts.revision, bool(offered_tools(parts))
+                ),
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
@@ -249,15 +252,6 @@ class PromptBuilder:
         return "\n".join(lines)
 
     build_error_observation = staticmethod(build_error_observation)
-
-
-def _format_section(parts: PromptParts) -> str:
-    """The reply format: native, or the prompted JSON (only the answer's when no tool is
-    offered, since revision 3)."""
-    if parts.tool_mode != "prompted":
-        return templates.NATIVE_FORMAT
-    texts = _prompted(parts.revision)
-    return texts.format if offered_tools(parts) else texts.answer_format
 
 
 def token_rule(context_window: int | None) -> str:

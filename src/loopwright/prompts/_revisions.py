@@ -55,3 +55,12 @@ _PROMPTED = {
 def prompted_texts(revision: int) -> PromptedTexts:
     """The prompted-mode texts of `revision` (1, 2 or 3: `AgentOptions` checks it)."""
     return _PROMPTED[revision]
+
+
+def format_section(tool_mode: str, revision: int, has_tools: bool) -> str:
+    """The reply format: native, or the prompted JSON (only the answer's when no tool is
+    offered, since revision 3)."""
+    if tool_mode != "prompted":
+        return templates.NATIVE_FORMAT
+    texts = _PROMPTED[revision]
+    return texts.format if has_tools else texts.answer_format
