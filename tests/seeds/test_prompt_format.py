@@ -50,7 +50,8 @@ async def test_native_tools_mode_has_a_few_shot_example_in_its_system_prompt() -
     assert isinstance(outcome, ParsedAction)
     # the run offers `lookup`, not `read`: the heading says read is an illustration
     assert (outcome.calls[0].name, outcome.calls[0].arguments) == ("read", {"path": "notes.txt"})
-    assert "call only the tools listed above" in lines[0]
+    assert "call only the tools listed below" in lines[0]  # the run's tools come last
+    assert system.index("AVAILABLE TOOLS:") > system.index(example)
     assert "Tool result of read: buy milk" in lines
     assert "Assistant: notes.txt says: buy milk" in lines
     assert "it is the final answer" in example

@@ -27,12 +27,12 @@ def call(key: str) -> str:
     return json.dumps({"thought": "look", "action": "lookup", "action_input": {"key": key}})
 
 
-@pytest.mark.parametrize(("version", "revision"), [(1, 1), (2, 1), (3, 1), (4, 2), (5, 3)])
+@pytest.mark.parametrize(("version", "revision"), [(1, 1), (2, 1), (3, 1), (4, 2), (5, 3), (6, 4)])
 def test_a_spec_reads_the_revision_its_runs_had(version: int, revision: int) -> None:
     spec = RunSpec.from_dict({"request": "r", "version": version})
     assert spec.options.revision == revision
     assert RunSpec.from_dict(spec.to_dict()).options.revision == revision  # kept on a round trip
-    assert RunSpec(request="r").options.revision == 3
+    assert RunSpec(request="r").options.revision == 4
 
 
 async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
@@ -49,5 +49,5 @@ async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
 
 
 def test_an_unknown_revision_is_refused_by_name() -> None:
-    with pytest.raises(ConfigurationError, match=r"unknown revision 4 \(use 1, 2 or 3\)"):
-        AgentOptions(revision=4)
+    with pytest.raises(ConfigurationError, match=r"unknown revision 5 \(use 1, 2, 3 or 4\)"):
+        AgentOptions(revision=5)

@@ -57,7 +57,7 @@ def test_the_prompt_of_a_skill_run_without_tools_offers_the_read_it_names(
 ) -> None:
     assert main(["prompt", "--skill", str(EXAMPLE), "app.py"]) == 0
     prompt = capsys.readouterr().out
-    tools = prompt[prompt.index("AVAILABLE TOOLS:") : prompt.index("EXECUTION FORMAT:")]
+    tools = prompt[prompt.index("AVAILABLE TOOLS:") :]  # the last section
     assert "): Read a file of the skill's folder" in tools
     assert tools.count("\n- read(") == 1
     assert "AVAILABLE SUPPORTING FILES (load on-demand with 'read' tool):" in prompt
@@ -88,7 +88,7 @@ def test_a_prompt_without_read_says_its_example_read_is_an_illustration(
     embedded model answered the README's question with the placeholder answer)."""
     assert main(["prompt", "--tools", "echo", "--tool-mode", mode, "What is 6 * 7?"]) == 0
     prompt = capsys.readouterr().out
-    heading = "EXAMPLE (its read tool is an illustration: call only the tools listed above)"
+    heading = "EXAMPLE (its read tool is an illustration: call only the tools listed below)"
     example = prompt[prompt.index(heading) :]
     for call in ('"action": "read"', "from read:", "read(path="):
         assert prompt.count(call) == example.count(call)

@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 5  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 6  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 6 .* reads 1, 2, 3, 4, 5\): upgrade"):
-        RunSpec.from_dict({"request": "r", "version": 6})
+    with pytest.raises(ConfigurationError, match=r"version 7 .* reads 1, 2, 3, 4, 5, 6\): upgrade"):
+        RunSpec.from_dict({"request": "r", "version": 7})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -123,3 +123,35 @@ def test_a_version_4_run_read_as_revision_3_diverges_at_its_first_request(tmp_pa
     events[0] = event_from_dict(first)
     report = asyncio.run(replay_run(stored(tmp_path, events), "r_v4_echo"))
     assert not report.ok and report.divergence is not None
+
+
+V5_FIXTURES = {
+    "r_v5_echo": Path(__file__).parents[1] / "fixtures" / "run_spec_v5_echo.jsonl",
+    "r_v5_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v5_workspace.jsonl",
+}
+"""Frozen: recorded with RunSpec v5 (main at b442cc4, the same two CLI runs as the v4
+ones). Their system prompt is revision 3's: the run's tools before the format, the rules
+and the example, which revision 4 puts last."""
+
+
+@pytest.mark.parametrize("run_id", sorted(V5_FIXTURES))
+def test_a_version_5_run_replays_with_the_prompt_it_had(tmp_path: Path, run_id: str) -> None:
+    events = [decode_event(line) for line in V5_FIXTURES[run_id].read_text().splitlines()]
+    spec = recorded_spec(events)
+    assert spec is not None and spec.options.revision == 3
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+@pytest.mark.parametrize("run_id", sorted(V5_FIXTURES))
+def test_a_version_5_run_read_as_revision_4_diverges_at_its_first_request(
+    tmp_path: Path, run_id: str
+) -> None:
+    events = [decode_event(line) for line in V5_FIXTURES[run_id].read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 4}}
+    events[0] = event_from_dict(first)
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert not report.ok and report.divergence is not None
+    assert report.divergence.seq == 3  # the first model_response: its request differs

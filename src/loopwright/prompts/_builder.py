@@ -14,7 +14,7 @@ from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
-from loopwright.prompts._revisions import format_section
+from loopwright.prompts._revisions import format_section, illustration_heading, layout
 from loopwright.prompts._revisions import prompted_texts as _prompted
 from loopwright.prompts._signatures import tool_signatures
 from loopwright.prompts.errors import build_error_observation
@@ -48,10 +48,10 @@ class PromptParts:
     """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
     context_window: int | None = None
     """The run's context window, tokens: the token-limit rule names it (None: unknown)."""
-    revision: int = 3
-    """Which revision of the prompt (`AgentOptions.revision`): 1 and 2 are the ones runs
-    recorded with RunSpec 1 to 3 and 4 had (prompts/_revision1.py, _revision2.py), kept so
-    they replay as they ran."""
+    revision: int = 4
+    """Which revision of the prompt (`AgentOptions.revision`): 1, 2 and 3 are the ones runs
+    recorded with RunSpec 1 to 3, 4 and 5 had (prompts/_revision1.py, _revision2.py,
+    _revision3.py), kept so they replay as they ran."""
 
 
 _part_values = operator.attrgetter(*PromptParts.__dataclass_fields__)
@@ -162,7 +162,7 @@ class PromptBuilder:
         examples = self._examples(parts) if parts.examples else ""
         tools = self._tool_descriptions(parts) or "(no tools)"
         return (
-            self.template.format(
+            layout(self.template, parts.revision).format(
                 skill_name=parts.skill_name or "",
                 skill_content=parts.skill_content,
                 max_iterations="" if parts.max_iterations is None else parts.max_iterations,
@@ -206,7 +206,7 @@ class PromptBuilder:
         # the 1.5B embedded model gave the placeholder answer as its final answer to the
         # README's question; with this one it chains add and multiply (with the same words
         # in a note after the example instead of its heading, it did not).
-        return example.replace("EXAMPLE", templates.ILLUSTRATION_HEADING, 1)
+        return example.replace("EXAMPLE", illustration_heading(self.template, parts.revision), 1)
 
     def _tool_descriptions(self, parts: PromptParts) -> str:
         """With the default template in prompted mode, the tools as signatures (revision 3).

@@ -2,7 +2,8 @@
 
 A run's requests are fingerprinted with its system prompt, so a run recorded with an older
 revision replays and resumes only with that revision's texts, byte for byte: revision 1
-(RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py) and 3 (today,
+(RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py), 3 (RunSpec 5:
+revision 4's texts in the layout of prompts/_revision3.py) and 4 (today,
 prompts/_templates.py).
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _revision2 as revision2
+from loopwright.prompts import _revision3 as revision3
 from loopwright.prompts import _templates as templates
 
 
@@ -26,6 +28,14 @@ class PromptedTexts:
     answer_example: str
     workspace_example: str
 
+
+_SINCE_3 = PromptedTexts(
+    templates.PROMPTED_FORMAT,
+    templates.PROMPTED_ANSWER_FORMAT,
+    templates.PROMPTED_EXAMPLES,
+    templates.PROMPTED_ANSWER_EXAMPLE,
+    templates.WORKSPACE_EXAMPLE_PROMPTED,
+)
 
 _PROMPTED = {
     1: PromptedTexts(
@@ -42,18 +52,13 @@ _PROMPTED = {
         templates.PROMPTED_ANSWER_EXAMPLE,
         templates.WORKSPACE_EXAMPLE_PROMPTED,
     ),
-    3: PromptedTexts(
-        templates.PROMPTED_FORMAT,
-        templates.PROMPTED_ANSWER_FORMAT,
-        templates.PROMPTED_EXAMPLES,
-        templates.PROMPTED_ANSWER_EXAMPLE,
-        templates.WORKSPACE_EXAMPLE_PROMPTED,
-    ),
+    3: _SINCE_3,
+    4: _SINCE_3,  # revision 4 changed the layout only
 }
 
 
 def prompted_texts(revision: int) -> PromptedTexts:
-    """The prompted-mode texts of `revision` (1, 2 or 3: `AgentOptions` checks it)."""
+    """The prompted-mode texts of `revision` (1 to 4: `AgentOptions` checks it)."""
     return _PROMPTED[revision]
 
 
@@ -64,3 +69,21 @@ def format_section(tool_mode: str, revision: int, has_tools: bool) -> str:
         return templates.NATIVE_FORMAT
     texts = _PROMPTED[revision]
     return texts.format if has_tools else texts.answer_format
+
+
+def layout(template: str, revision: int) -> str:
+    """The template to fill: the builder's own, or for the default one before revision 4
+    the layout those runs had (the tools before the format, prompts/_revision3.py)."""
+    if revision < 4 and template == templates.SYSTEM_PROMPT_TEMPLATE:
+        return revision3.SYSTEM_PROMPT_TEMPLATE
+    return template
+
+
+def illustration_heading(template: str, revision: int) -> str:
+    """The example's heading when the run has no `read`: it points at the run's tools,
+    which since revision 4 may come after the example (below) or before it (above)."""
+    filled = layout(template, revision)
+    tools_first = filled.find("{tool_descriptions}") < filled.find("{examples_section}")
+    if revision < 4 or tools_first:
+        return revision3.ILLUSTRATION_HEADING
+    return templates.ILLUSTRATION_HEADING

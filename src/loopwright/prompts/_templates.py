@@ -1,15 +1,15 @@
-"""The default system prompt templates, revision 3 (seed 002's ReAct JSON format with
+"""The default system prompt templates, revision 4 (seed 002's ReAct JSON format with
 `is_final`, written on one line as the model should reply; seed 003's few-shot examples in
-both tool modes). What revisions 1 and 2 had instead is kept in _revision1.py and
-_revision2.py."""
+both tool modes). The parts every run shares come first (the intro, the format, the rules,
+the example) and the run's own parts last (a skill's instructions, the workspace, the
+tools), so a model server's prompt cache, which keeps the longest prefix a prompt shares
+with the one before, reuses the shared part from one run to the next. What revisions 1 to 3
+had instead is kept in _revision1.py, _revision2.py and _revision3.py."""
 
 from __future__ import annotations
 
 SYSTEM_PROMPT_TEMPLATE = """\
 {intro}
-{skill_section}{workspace_section}{available_files_section}
-AVAILABLE TOOLS:
-{tool_descriptions}
 
 {format_section}
 
@@ -21,7 +21,9 @@ RULES:
 - Continue until the task is complete or you cannot make progress
 - Provide clear, actionable final answers
 {token_rule}{format_rule}
-{examples_section}"""
+{examples_section}{skill_section}{workspace_section}{available_files_section}
+AVAILABLE TOOLS:
+{tool_descriptions}"""
 
 PROMPTED_FORMAT = """\
 EXECUTION FORMAT:
@@ -61,7 +63,7 @@ Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: b
 """
 
 ILLUSTRATION_HEADING = (
-    "EXAMPLE (its read tool is an illustration: call only the tools listed above)"
+    "EXAMPLE (its read tool is an illustration: call only the tools listed below)"
 )
 
 PROMPTED_ANSWER_EXAMPLE = """\
