@@ -162,7 +162,8 @@ class PromptBuilder:
         examples = self._examples(parts) if parts.examples else ""
         tools = self._tool_descriptions(parts) or "(no tools)"
         return (
-            layout(self.template, parts.revision).format(
+            layout(self.template, parts.revision)
+            .format(
                 skill_name=parts.skill_name or "",
                 skill_content=parts.skill_content,
                 max_iterations="" if parts.max_iterations is None else parts.max_iterations,
@@ -177,7 +178,8 @@ class PromptBuilder:
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
-            ).rstrip()
+            )
+            .rstrip()
             + "\n"
         )
 
