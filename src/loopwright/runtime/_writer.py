@@ -47,6 +47,11 @@ class StoreWriter:
         self._closed = False
         self._wake_due = False
         """A wake-up of the thread is scheduled for the end of the event loop's turn."""
+        self._go = False
+        """The thread may take the queue: the turn ended, someone flushes, the batch is
+        full or the writer closes. Without it, a thread that had just stored a batch took
+        the next turn's events while they were still being written (one turn, two
+        transactions: seen on a loaded machine)."""
 
     def write(self, event: Event) -> None:
         """Queue one event. The thread is woken once the event loop's turn ends, so the
@@ -60,6 +65,7 @@ class StoreWriter:
             self._lines.append(line)
             self._queued += 1
             if len(self._queue) == MAX_BATCH:  # a run that does not yield: store as it goes
+                self._go = True
                 self._cond.notify()  # once: the thread takes all that is queued by then
             if self._wake_due:
                 return
@@ -70,6 +76,7 @@ class StoreWriter:
     def _wake(self) -> None:
         with self._cond:
             self._wake_due = False
+            self._go = bool(self._queue)  # (a full batch may have taken it already)
             self._cond.notify()
 
     async def flush(self) -> None:
@@ -82,6 +89,7 @@ class StoreWriter:
                 return
             future: asyncio.Future[None] = loop.create_future()
             self._waiters.append((target, future))
+            self._go = bool(self._queue)  # (or the thread is storing the last of it)
             self._cond.notify()  # now, not at the end of the turn: someone waits
         await future
 
@@ -98,10 +106,11 @@ class StoreWriter:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._closed:
+                while not (self._go and self._queue) and not self._closed:
                     self._cond.wait()
                 if not self._queue and self._closed:
                     return
+                self._go = False
                 queued, self._queue = self._queue, []
                 lines, self._lines = self._lines, []
             for start in range(0, len(queued), MAX_BATCH):  # all taken at once: no re-slicing

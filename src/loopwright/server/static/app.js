@@ -83,9 +83,18 @@ function badge(node, status) {
 
 async function showNew() {
   mount("tpl-new");
+  let kind = "agent";
+  // the tabs answer before the server's info arrives: a click while it loads is not lost
+  view.querySelectorAll(".tab").forEach((tab) =>
+    tab.addEventListener("click", () => {
+      kind = tab.dataset.kind;
+      view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
+      view.querySelector(".kind-agent").hidden = kind !== "agent";
+      view.querySelector(".kind-task").hidden = kind !== "task";
+    }),
+  );
   const server = await info();
   const form = view.querySelector("#run-form");
-  let kind = "agent";
   form.model.placeholder = server.default_model;
   // the models this server offers (its --model and --allow-model entries; a `provider:*`
   // entry stands for any model of that provider)
@@ -117,14 +126,6 @@ async function showNew() {
   };
   select.addEventListener("change", taskInputs);
   taskInputs();
-  view.querySelectorAll(".tab").forEach((tab) =>
-    tab.addEventListener("click", () => {
-      kind = tab.dataset.kind;
-      view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
-      view.querySelector(".kind-agent").hidden = kind !== "agent";
-      view.querySelector(".kind-task").hidden = kind !== "task";
-    }),
-  );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const error = view.querySelector(".form-error");
