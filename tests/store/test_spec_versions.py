@@ -104,16 +104,6 @@ prompted mode): `echo` alone (the plain example) and `read` + `edit_file` on a w
 lines with `"is_final"`, which revision 3 writes on one line without it."""
 
 
-@pytest.mark.parametrize("run_id", sorted(V4_FIXTURES))
-def test_a_version_4_run_replays_with_the_prompt_it_had(tmp_path: Path, run_id: str) -> None:
-    events = [decode_event(line) for line in V4_FIXTURES[run_id].read_text().splitlines()]
-    spec = recorded_spec(events)
-    assert spec is not None and spec.options.revision == 2
-    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
-    assert report.ok, report.describe()
-    assert report.events == len(events)
-
-
 def test_a_version_4_run_read_as_revision_3_diverges_at_its_first_request(tmp_path: Path) -> None:
     """The contrast: with today's prompt the replay's first request is not the one the run
     sent, and the replay says so."""
@@ -134,11 +124,19 @@ ones). Their system prompt is revision 3's: the run's tools before the format, t
 and the example, which revision 4 puts last."""
 
 
-@pytest.mark.parametrize("run_id", sorted(V5_FIXTURES))
-def test_a_version_5_run_replays_with_the_prompt_it_had(tmp_path: Path, run_id: str) -> None:
-    events = [decode_event(line) for line in V5_FIXTURES[run_id].read_text().splitlines()]
+REPLAYED = [(run_id, V4_FIXTURES[run_id], 2) for run_id in sorted(V4_FIXTURES)] + [
+    (run_id, V5_FIXTURES[run_id], 3) for run_id in sorted(V5_FIXTURES)
+]
+"""Each frozen v4/v5 run, with the prompt revision its spec version reads."""
+
+
+@pytest.mark.parametrize(("run_id", "fixture", "revision"), REPLAYED)
+def test_a_run_of_an_older_spec_replays_with_the_prompt_it_had(
+    tmp_path: Path, run_id: str, fixture: Path, revision: int
+) -> None:
+    events = [decode_event(line) for line in fixture.read_text().splitlines()]
     spec = recorded_spec(events)
-    assert spec is not None and spec.options.revision == 3
+    assert spec is not None and spec.options.revision == revision
     report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
     assert report.ok, report.describe()
     assert report.events == len(events)
