@@ -161,7 +161,7 @@ eval-compare: setup $(PEERS_STAMP) llama-server
 
 # The wheel and the sdist, as a user installs them (tests/test_wheel.py builds its own).
 dist: $(STAMP)
-	$(PY) -m build --outdir dist
+	$(PY) -m build --installer uv --outdir dist
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist
