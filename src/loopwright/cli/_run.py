@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentOptions, ExecutionResult
+from loopwright.cli._follow import View, show_run
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG, print_json
 from loopwright.cli._output import console as output_console
 from loopwright.cli._run_options import RUN as RUN_OPTIONS
 from loopwright.cli._shared import (
-    View,
     check_heartbeat,
     live_view,
     reach_flags,
     runtime_from_args,
     secrets_from_args,
-    show_run,
     store_from_args,
     terminal_decider,
     whole_run_id,

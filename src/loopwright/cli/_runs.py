@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
 from loopwright.agent import child_run_id
+from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
@@ -42,10 +43,8 @@ from loopwright.cli._shared import (
     reach_flags,
     runtime_from_args,
     secrets_from_args,
-    show_run,
     store_from_args,
     terminal_decider,
-    waiting_again,
     whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView

@@ -1,6 +1,7 @@
 """What the subcommands share (each imports its helpers from here, never from another
 subcommand): the store and the Runtime a command works with, the engine options, the one
-terminal decider of waiting gates, showing a run to its end, and deciding a gate.
+terminal decider of waiting gates, and deciding a gate; showing a run to its end is in
+_follow.py.
 
 Every lifecycle operation goes through the Runtime, whichever engine executes the run.
 """
@@ -9,20 +10,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import dataclasses
 import datetime
 import getpass
 import shlex
 import sys
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
 
 from rich.console import Console
 
+from loopwright.cli._follow import Decide, View
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
-from loopwright.cli._output import console, is_pipe, reader_gone, silence
+from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.run_context import MAX_REASON_CHARS
@@ -40,27 +37,9 @@ from loopwright.store import (
 )
 from loopwright.tasks import pending_gates
 
-GATE_REOPEN_POLL_S = 0.02
-"""How often a resumed run is looked at until it waits at its recorded gate again."""
-READER_POLL_S = 0.5
-"""How often a pipe's reader is looked for while a run is shown on the pipe."""
-CANCEL_WAIT_S = 30.0
-"""After Ctrl-C, how long the run's end (cancelled on its engine) is waited for and shown."""
-
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
 )
-
-
-class View(Protocol):
-    def show(self, event: Event) -> None: ...
-
-    def resumed(self, recorded: Sequence[Event]) -> None: ...
-
-    def close(self) -> None: ...
-
-
-Decide = Callable[[Event], Awaitable[None]]
 
 
 def add_store_argument(parser: argparse.ArgumentParser, section: str = "run") -> None:
@@ -250,123 +229,6 @@ def terminal_decider(
             err.print(escape(line), style="dim", soft_wrap=True)
 
     return decide
-
-
-async def show_run(
-    runtime: Runtime,
-    run_id: str,
-    view: View,
-    *,
-    decide: Decide | None = None,
-    after: int = 0,
-    cancel_on_interrupt: bool = True,
-    waiting: Sequence[ConfirmationRequiredEvent] = (),
-    flags: str = "",
-) -> int:
-    """Show the run's events to its end (`Runtime.follow`: the same whichever engine and
-    process executes it); the last seq shown. `waiting`: the gates a resumed run waits at
-    again (recorded before `after`), shown and decided first.
-
-    With `cancel_on_interrupt`, a run this command started does not outlive it: Ctrl-C
-    cancels it on its engine (its end is shown), and so does a closed stdout (`| head`: the
-    run is stored `cancelled`, stderr says so) or any error here. Without, the run goes on.
-    `flags`: the options that reach the run's store (`reach_flags`), for the line that says
-    how to see its events."""
-    last = after
-    watch = _ReaderWatch.start() if cancel_on_interrupt else None
-    try:
-        for gate in waiting:
-            view.show(gate)
-            if decide is not None:
-                await _until_asked_again(runtime, gate)
-                await decide(gate)
-        async with contextlib.aclosing(runtime.follow(run_id, after=after)) as events:
-            async for event in events:
-                view.show(event)
-                if event.run_id == run_id:  # not a sub-agent's (it has a run of its own)
-                    last = event.seq
-                if decide is not None:
-                    await decide(event)
-    except BaseException as exc:
-        closed = isinstance(exc, BrokenPipeError) or (watch is not None and watch.gone)
-        if closed and watch is not None and watch.gone:
-            watch.task.uncancel()  # the watch cancelled the follow: not Ctrl-C
-        if cancel_on_interrupt:
-            with contextlib.suppress(Exception):
-                await runtime.cancel(run_id)
-            if not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
-                ending = show_run(runtime, run_id, view, after=last, cancel_on_interrupt=False)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(ending, CANCEL_WAIT_S)
-        if closed:
-            silence(sys.stdout)
-            _say_stdout_closed(runtime, run_id, cancel_on_interrupt, flags)
-            raise BrokenPipeError("stdout was closed") from None
-        raise
-    finally:
-        if watch is not None:
-            watch.stop()
-    return last
-
-
-class _ReaderWatch:
-    """While a run is shown on a pipe, looks every READER_POLL_S whether the pipe's reader
-    went away, and then stops the showing (a run waiting at a gate writes nothing that
-    would fail)."""
-
-    def __init__(self, task: asyncio.Task[object]) -> None:
-        self.task = task
-        self.gone = False
-        self._watching = asyncio.get_running_loop().create_task(self._watch())
-
-    @classmethod
-    def start(cls) -> _ReaderWatch | None:
-        task = asyncio.current_task()
-        if task is None or not is_pipe(sys.stdout):
-            return None
-        return cls(task)
-
-    async def _watch(self) -> None:
-        while not reader_gone(sys.stdout):
-            await asyncio.sleep(READER_POLL_S)
-        self.gone = True
-        self.task.cancel()
-
-    def stop(self) -> None:
-        self._watching.cancel()
-
-
-def _say_stdout_closed(runtime: Runtime, run_id: str, cancelled: bool, flags: str) -> None:
-    record = runtime.store.get_run(run_id)
-    status = record.status if record is not None else "unknown"
-    what = f"run {run_id} was cancelled (stored {status})" if cancelled else (
-        f"stopped following run {run_id} ({status}; it goes on)"
-    )  # fmt: skip
-    print(f"loopwright: stdout was closed: {what}; `loopwright runs show {run_id}{flags}` "
-          "shows its events", file=sys.stderr)  # fmt: skip
-
-
-def waiting_again(recorded: Sequence[Event]) -> list[ConfirmationRequiredEvent]:
-    """The gates a run was waiting at when its process stopped: resumed, it asks them again
-    (from now, for their whole timeout)."""
-    pending = {gate["request_id"] for gate in pending_gates(recorded)}
-    now = time.time()
-    return [
-        dataclasses.replace(event, ts=now)
-        for event in recorded
-        if isinstance(event, ConfirmationRequiredEvent) and event.request_id in pending
-    ]
-
-
-async def _until_asked_again(runtime: Runtime, gate: ConfirmationRequiredEvent) -> None:
-    """Until the resumed run, replaying its log, waits at `gate` here again (so a decision
-    reaches it); a run another engine executes takes it through the engine at any time."""
-    handle = runtime.handles.get(gate.run_id)
-    pending = getattr(runtime.gates, "pending", None)
-    if handle is None or pending is None:
-        return
-    while not handle.done and all(g.request_id != gate.request_id for g in pending(gate.run_id)):
-        await asyncio.sleep(GATE_REOPEN_POLL_S)
 
 
 # --- deciding a gate: `runs approve`, `task approve` ------------------------------------------

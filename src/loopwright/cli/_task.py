@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from loopwright.cli._follow import show_run
 from loopwright.cli._options import JSON_EVENTS, add_options, opt
 from loopwright.cli._options import TASK_RUN as TASK_RUN_OPTIONS
 from loopwright.cli._output import CONFIG_EPILOG, console, print_json, print_problem
@@ -20,7 +21,6 @@ from loopwright.cli._shared import (
     live_view,
     reach_flags,
     runtime_from_args,
-    show_run,
     store_from_args,
     terminal_decider,
     whole_run_id,
