@@ -71,6 +71,32 @@ def _parse_step(
 ) -> StepDefinition | None:
     reject_unknown(raw, STEP_KEYS, where, "step", problems)
     before = len(problems.items)
+    name, kind = _name_and_kind(raw, where, problems)
+    refs = _StepRefs(where, name, earlier, every, problems, inputs)
+    args, args_from = raw.get("args") or {}, raw.get("args_from") or {}
+    _check_references(raw, args, args_from, refs)
+    condition = raw.get("condition")
+    timeout = _timeout(raw, name, where, problems)
+    schema = _output_schema(raw, name, kind, where, problems)
+    if len(problems.items) > before or kind not in STEP_TYPES:
+        return None
+    return StepDefinition(
+        name=name,
+        type=cast(StepType, kind),
+        description=str(raw.get("description") or ""),
+        tool=raw.get("tool"),
+        args=dict(args),
+        args_from={str(k): str(v) for k, v in args_from.items()},
+        condition=None if condition is None else str(condition),
+        message_template=raw.get("message_template"),
+        timeout_s=timeout,
+        line=raw.line,
+        output_schema=schema,
+    )
+
+
+def _name_and_kind(raw: LineDict, where: str, problems: Problems) -> tuple[str, Any]:
+    """The step's name ("?" when missing) and type, with what its type needs."""
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         problems.add(where, "the step needs a 'name'", raw.line)
@@ -86,11 +112,17 @@ def _parse_step(
         problems.add(where, f"step {name!r}: a tool step needs 'tool'", raw.line)
     if kind == "agent" and not (raw.get("description") or raw.get("message_template")):
         problems.add(where, f"step {name!r}: an agent step needs a 'description'", raw.line)
-    refs = _StepRefs(where, name, earlier, every, problems, inputs)
-    args, args_from = raw.get("args") or {}, raw.get("args_from") or {}
+    return name, kind
+
+
+def _check_references(raw: LineDict, args: Any, args_from: Any, refs: _StepRefs) -> None:
+    """`args` and `args_from` are mappings; every path a step reads (its `args_from`, its
+    condition, its templates' fields) names an input or an earlier step."""
     for key, value in (("args", args), ("args_from", args_from)):
         if not isinstance(value, dict):
-            problems.add(where, f"step {name!r}: {key!r} must be a mapping", raw.line_of(key))
+            refs.problems.add(
+                refs.where, f"step {refs.step!r}: {key!r} must be a mapping", raw.line_of(key)
+            )
     if isinstance(args_from, dict):
         for arg, path in args_from.items():
             line = args_from.line_of(arg) if isinstance(args_from, LineDict) else raw.line
@@ -101,29 +133,18 @@ def _parse_step(
     for key in ("message_template", "description"):
         for field_text in template_fields(str(raw.get(key) or "")):
             refs.check(field_text, key, raw.line_of(key), path_only=True)
+
+
+def _timeout(raw: LineDict, name: str, where: str, problems: Problems) -> float | None:
     timeout = raw.get("timeout_s")
-    if timeout is not None and not (
-        isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
-    ):
-        problems.add(
-            where, f"step {name!r}: 'timeout_s' must be a positive number", raw.line_of("timeout_s")
-        )
-    schema = _output_schema(raw, name, kind, where, problems)
-    if len(problems.items) > before or kind not in STEP_TYPES:
+    if timeout is None:
         return None
-    return StepDefinition(
-        name=name,
-        type=cast(StepType, kind),
-        description=str(raw.get("description") or ""),
-        tool=raw.get("tool"),
-        args=dict(args),
-        args_from={str(k): str(v) for k, v in args_from.items()},
-        condition=None if condition is None else str(condition),
-        message_template=raw.get("message_template"),
-        timeout_s=None if timeout is None else float(timeout),
-        line=raw.line,
-        output_schema=schema,
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout)
+    problems.add(
+        where, f"step {name!r}: 'timeout_s' must be a positive number", raw.line_of("timeout_s")
     )
+    return None
 
 
 def _output_schema(
