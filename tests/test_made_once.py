@@ -1,14 +1,20 @@
 """What agents made one per request share instead of making again: the system prompt
-(kept by its builder, per template and parts) and the options resolved for their tools."""
+(kept by its builder, per template and parts), the options resolved for their tools, the
+default scrubber (per state of the environment) and the working directory's Path."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+
+import pytest
 
 from loopwright import AgentOptions, tool
+from loopwright.agent._process import working_directory
 from loopwright.messages import ToolSpec
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.prompts._builder import KEPT_PROMPTS, FileRef
+from loopwright.safety.scrub import Scrubber
 
 ADD = ToolSpec("add", "Add two integers.", {"type": "object", "properties": {"a": {}}})
 
@@ -88,3 +94,54 @@ def test_a_builder_whose_init_does_not_call_the_base_one_still_builds() -> None:
     builder = OwnBuilder()
     assert builder.build(PromptParts(tools=(ADD,))) == builder.make(PromptParts(tools=(ADD,)))
     assert PromptBuilder().build(PromptParts(tools=(ADD,))) != builder.build(PromptParts())
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggedParts(PromptParts):
+    tag: str = ""
+
+
+class TaggedBuilder(PromptBuilder):
+    def make(self, parts: PromptParts) -> str:
+        return f"{getattr(parts, 'tag', '')}|{super().make(parts)}"
+
+
+def test_parts_of_a_subclass_with_fields_of_its_own_are_not_taken_for_others() -> None:
+    builder = TaggedBuilder()
+    assert builder.build(TaggedParts(tools=(ADD,), tag="a")).startswith("a|")
+    assert builder.build(TaggedParts(tools=(ADD,), tag="b")).startswith("b|")
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggedOptions(AgentOptions):
+    tag: str = ""
+
+
+def test_options_of_a_subclass_keep_their_class_and_fields() -> None:
+    first = TaggedOptions(tag="a").for_tools([write_note])
+    second = TaggedOptions(tag="b").for_tools([write_note])
+    assert type(first) is TaggedOptions and (first.tag, second.tag) == ("a", "b")
+
+
+def test_the_default_scrubber_is_made_again_when_the_environment_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MADE_ONCE_TOKEN", raising=False)
+    before = Scrubber.default()
+    assert Scrubber.default() is before
+    monkeypatch.setenv("MADE_ONCE_TOKEN", "tok-3f9a1c7e2b")
+    after = Scrubber.default()
+    assert after is not before and after.scrub("x tok-3f9a1c7e2b").redactions == 1
+    monkeypatch.delenv("MADE_ONCE_TOKEN")
+    assert Scrubber.default().scrub("x tok-3f9a1c7e2b").redactions == 0
+
+
+def test_the_working_directory_is_read_at_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    here = working_directory()
+    assert here == tmp_path.resolve() and working_directory() is here
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert working_directory() == tmp_path.resolve() / "sub"

@@ -118,9 +118,11 @@ class AgentOptions:
                 changes["tool_mode_reason"] = reason
         if not changes:
             return self
+        if type(self) is not AgentOptions:  # a subclass's fields of its own: made now
+            return dataclasses.replace(self, **changes)
+        values = _values(self)
         try:
-            types = tuple(map(type, _values(self)))
-            return _with_changes(self, tuple(changes.items()), types)
+            return _with_changes(values, tuple(map(type, values)), tuple(changes.items()))
         except TypeError:  # a field that cannot be hashed (allowed_tools given as a list)
             return dataclasses.replace(self, **changes)
 
@@ -153,10 +155,12 @@ dict of its own, which makes reading its fields slower)."""
 
 @functools.lru_cache(maxsize=64)
 def _with_changes(
-    options: AgentOptions, changes: tuple[tuple[str, Any], ...], types: tuple[type, ...]
+    values: tuple[Any, ...], types: tuple[type, ...], changes: tuple[tuple[str, Any], ...]
 ) -> AgentOptions:
-    """`options` with `changes`, made once: agents made one per request with the same
-    options and tools resolve them alike (options are immutable). `types` are those of
-    the options' values: equal options with other types (`0` and `0.0`) are made apart,
-    so each agent's options keep the values it was given."""
-    return dataclasses.replace(options, **dict(changes))
+    """The options of field `values` with `changes`, made once: agents made one per request
+    with the same options and tools resolve them alike (options are immutable). Kept by
+    the values (a tuple hashes and compares without a call of the options' own `__hash__`
+    and `__eq__`) and their `types`: equal values of other types (`0` and `0.0`) are made
+    apart, so each agent's options keep the values it was given."""
+    given = dict(zip(AgentOptions.__dataclass_fields__, values, strict=True))
+    return AgentOptions(**{**given, **dict(changes)})

@@ -119,18 +119,22 @@ class PromptBuilder:
         check_template(template)
         self.template = without_iteration(template)
 
-    _built: dict[tuple[str, PromptParts, tuple[type, ...]], str] | None = None
-    """The prompts made so far (up to `KEPT_PROMPTS`), by template and parts (and the types
-    of the parts' values: equal parts of other types, `4096` and `4096.0`, read otherwise
-    in a prompt). Made by the first `build`, also for a subclass whose `__init__` does not
-    call this one."""
+    _built: dict[tuple[str, tuple[Any, ...], tuple[type, ...]], str] | None = None
+    """The prompts made so far (up to `KEPT_PROMPTS`), by template and the parts' values
+    (a tuple hashes and compares without a call of PromptParts' own `__hash__` and
+    `__eq__`), and their types: equal parts of other types, `4096` and `4096.0`, read
+    otherwise in a prompt. Made by the first `build`, also for a subclass whose `__init__`
+    does not call this one."""
 
     def build(self, parts: PromptParts) -> str:
         """The system prompt of `parts`. The same template and parts make the same prompt,
         so it is made once and kept: agents made one per request share theirs."""
+        if type(parts) is not PromptParts:  # a subclass's fields of its own: made now
+            return self.make(parts)
         if self._built is None:
             self._built = {}
-        key = (self.template, parts, tuple(map(type, _part_values(parts))))
+        values = _part_values(parts)
+        key = (self.template, values, tuple(map(type, values)))
         try:
             prompt = self._built.get(key)
         except TypeError:  # parts that cannot be hashed (available_files given as a dict)

@@ -171,7 +171,7 @@ class Scrubber:
     ) -> Scrubber:
         """Every detector, the secret-looking environment values, and `secrets`."""
         if cls is Scrubber and environ is None and not secrets:
-            return _process_default(_process_env_secrets(_environ_snapshot()))
+            return _PROCESS_DEFAULT.scrubber()
         return cls(secrets, env_secrets=secret_env_values(environ))
 
     def with_secrets(self, secrets: Iterable[str]) -> Scrubber:
@@ -303,11 +303,28 @@ def _lower(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
-@functools.lru_cache(maxsize=4)
-def _process_default(env_secrets: tuple[tuple[str, str], ...]) -> Scrubber:
-    """`Scrubber.default()` for one state of the process environment, built once: a
-    Scrubber never changes after it is made, and AgentExecutor asks for one per run."""
-    return Scrubber(env_secrets=dict(env_secrets))
+class _ProcessDefault:
+    """`Scrubber.default()` of the process environment, made again only when the
+    environment has changed since the last one was made (a Scrubber never changes after
+    it is made, and AgentExecutor asks for one per run). The environment is compared with
+    a copy of it as it was: one dict comparison, no snapshot built per call."""
+
+    def __init__(self) -> None:
+        self._made: tuple[dict[Any, Any], Scrubber] | None = None
+        """The environment's copy and the scrubber made from it (one value: agents may be
+        made in several threads)."""
+
+    def scrubber(self) -> Scrubber:
+        environ = getattr(os.environ, "_data", os.environ)
+        made = self._made
+        if made is None or made[0] != environ:
+            copy = dict(environ)
+            env_secrets = _secret_values(os.environ.items())
+            made = self._made = (copy, Scrubber(env_secrets=env_secrets))
+        return made[1]
+
+
+_PROCESS_DEFAULT = _ProcessDefault()
 
 
 def _remember(memo: dict[str, None], texts: Iterable[str]) -> None:
