@@ -120,6 +120,7 @@ class TaggedOptions(AgentOptions):
 def test_options_of_a_subclass_keep_their_class_and_fields() -> None:
     first = TaggedOptions(tag="a").for_tools([write_note])
     second = TaggedOptions(tag="b").for_tools([write_note])
+    assert isinstance(first, TaggedOptions) and isinstance(second, TaggedOptions)
     assert type(first) is TaggedOptions and (first.tag, second.tag) == ("a", "b")
 
 
