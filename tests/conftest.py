@@ -166,3 +166,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, reason in reasons.items():
             if reason is not None and marker in item.keywords:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+BROWSER_EXPECT_TIMEOUT_MS = 20_000
+"""How long a dashboard test's `expect(...)` waits for the page to show what it asserts.
+Playwright's own default is 5 s: a loaded 2-core machine ran a 300-step run past it (the
+page had drawn 184 steps). The assertion polls and returns as soon as the page shows it, so
+the bound costs nothing when the test passes."""
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("browser") is not None:
+        from playwright.sync_api import expect
+
+        expect.set_options(timeout=BROWSER_EXPECT_TIMEOUT_MS)
