@@ -12,7 +12,7 @@ from typing import Any, Literal
 from loopwright import telemetry
 from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._loop import run_agent
-from loopwright.agent._options import AgentOptions
+from loopwright.agent._options import AgentOptions, recorded_workspace_section
 from loopwright.agent._output import as_output_spec
 from loopwright.agent._process import new_run_id, working_directory
 from loopwright.agent._result import ExecutionResult
@@ -22,7 +22,7 @@ from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_n
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects import Effects, EventLog, LiveEffects, replaying
-from loopwright.events import Event, RunStartedEvent
+from loopwright.events import Event
 from loopwright.guards import (
     DEFAULT_PRICES,
     Budget,
@@ -231,7 +231,7 @@ class AgentExecutor:
         made now."""
         section = workspace_section
         if section is None:
-            section = _recorded_workspace_section(context.own_recorded)
+            section = recorded_workspace_section(context.own_recorded)
         if section is None:
             section = self.options.workspace_context
         if section is None:
@@ -393,10 +393,3 @@ class AgentExecutor:
             gates=gates,
         )
         return asyncio.run(run)
-
-
-def _recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
-    """The workspace section an earlier process of this run used (None: no earlier one)."""
-    if not recorded or not isinstance(recorded[0], RunStartedEvent):
-        return None
-    return AgentOptions.from_dict(recorded[0].options).workspace_context or ""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
+from loopwright.events import Event, RunStartedEvent
 from loopwright.guards import DeclaredTool, default_wall_clock, progress_signal
 
 Tier = Literal["trivial", "standard", "complex"]
@@ -164,3 +165,11 @@ def _with_changes(
     apart, so each agent's options keep the values it was given."""
     given = dict(zip(AgentOptions.__dataclass_fields__, values, strict=True))
     return AgentOptions(**{**given, **dict(changes)})
+
+
+def recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
+    """The workspace section an earlier process of this run used, read from the options its
+    `run_started` event recorded (None: no earlier process)."""
+    if not recorded or not isinstance(recorded[0], RunStartedEvent):
+        return None
+    return AgentOptions.from_dict(recorded[0].options).workspace_context or ""
