@@ -120,11 +120,9 @@ class PromptBuilder:
         self.template = without_iteration(template)
 
     _built: dict[tuple[str, tuple[Any, ...], tuple[type, ...]], str] | None = None
-    """The prompts made so far (up to `KEPT_PROMPTS`), by template and the parts' values
-    (a tuple hashes and compares without a call of PromptParts' own `__hash__` and
-    `__eq__`), and their types: equal parts of other types, `4096` and `4096.0`, read
-    otherwise in a prompt. Made by the first `build`, also for a subclass whose `__init__`
-    does not call this one."""
+    """The prompts made so far (up to `KEPT_PROMPTS`), by template, the parts' values and
+    their types (`4096` and `4096.0` read otherwise in a prompt). Made by the first
+    `build`, also for a subclass whose `__init__` does not call this one."""
 
     def build(self, parts: PromptParts) -> str:
         """The system prompt of `parts`. The same template and parts make the same prompt,
