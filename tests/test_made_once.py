@@ -14,7 +14,7 @@ from loopwright.agent._process import working_directory
 from loopwright.messages import ToolSpec
 from loopwright.prompts import PromptBuilder, PromptParts
 from loopwright.prompts._builder import KEPT_PROMPTS, FileRef
-from loopwright.safety.scrub import Scrubber
+from loopwright.safety.scrub import Scrubber, secret_env_values
 
 ADD = ToolSpec("add", "Add two integers.", {"type": "object", "properties": {"a": {}}})
 
@@ -133,8 +133,10 @@ def test_the_default_scrubber_is_made_again_when_the_environment_changes(
     monkeypatch.setenv("MADE_ONCE_TOKEN", "tok-3f9a1c7e2b")
     after = Scrubber.default()
     assert after is not before and after.scrub("x tok-3f9a1c7e2b").redactions == 1
+    assert secret_env_values()["MADE_ONCE_TOKEN"] == "tok-3f9a1c7e2b"  # the same state
     monkeypatch.delenv("MADE_ONCE_TOKEN")
     assert Scrubber.default().scrub("x tok-3f9a1c7e2b").redactions == 0
+    assert "MADE_ONCE_TOKEN" not in secret_env_values()
 
 
 def test_the_working_directory_is_read_at_every_call(

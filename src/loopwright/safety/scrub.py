@@ -95,16 +95,7 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str
     """
     if environ is not None:
         return _secret_values(environ.items())
-    return dict(_process_env_secrets(_environ_snapshot()))
-
-
-def _environ_snapshot() -> tuple[tuple[Any, Any], ...]:
-    return tuple(getattr(os.environ, "_data", os.environ).items())
-
-
-@functools.lru_cache(maxsize=4)
-def _process_env_secrets(snapshot: tuple[tuple[Any, Any], ...]) -> tuple[tuple[str, str], ...]:
-    return tuple(_secret_values(os.environ.items()).items())
+    return dict(_PROCESS_ENVIRONMENT.secrets_and_scrubber()[0])
 
 
 def _secret_values(items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -171,7 +162,7 @@ class Scrubber:
     ) -> Scrubber:
         """Every detector, the secret-looking environment values, and `secrets`."""
         if cls is Scrubber and environ is None and not secrets:
-            return _PROCESS_DEFAULT.scrubber()
+            return _PROCESS_ENVIRONMENT.secrets_and_scrubber()[1]
         return cls(secrets, env_secrets=secret_env_values(environ))
 
     def with_secrets(self, secrets: Iterable[str]) -> Scrubber:
@@ -303,28 +294,29 @@ def _lower(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
-class _ProcessDefault:
-    """`Scrubber.default()` of the process environment, made again only when the
-    environment has changed since the last one was made (a Scrubber never changes after
-    it is made, and AgentExecutor asks for one per run). The environment is compared with
-    a copy of it as it was: one dict comparison, no snapshot built per call."""
+class _ProcessEnvironment:
+    """The process environment's secret values and `Scrubber.default()` made from them,
+    made again only when the environment has changed since they were made (a Scrubber
+    never changes after it is made, and AgentExecutor asks for one per run). The
+    environment is compared with a copy of it as it was: one dict comparison, no snapshot
+    built per call."""
 
     def __init__(self) -> None:
-        self._made: tuple[dict[Any, Any], Scrubber] | None = None
-        """The environment's copy and the scrubber made from it (one value: agents may be
-        made in several threads)."""
+        self._made: tuple[dict[Any, Any], dict[str, str], Scrubber] | None = None
+        """The environment's copy and what was made from it (one value: agents may be made
+        in several threads)."""
 
-    def scrubber(self) -> Scrubber:
+    def secrets_and_scrubber(self) -> tuple[dict[str, str], Scrubber]:
         environ = getattr(os.environ, "_data", os.environ)
         made = self._made
         if made is None or made[0] != environ:
             copy = dict(environ)
             env_secrets = _secret_values(os.environ.items())
-            made = self._made = (copy, Scrubber(env_secrets=env_secrets))
-        return made[1]
+            made = self._made = (copy, env_secrets, Scrubber(env_secrets=env_secrets))
+        return made[1], made[2]
 
 
-_PROCESS_DEFAULT = _ProcessDefault()
+_PROCESS_ENVIRONMENT = _ProcessEnvironment()
 
 
 def _remember(memo: dict[str, None], texts: Iterable[str]) -> None:
