@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
-WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2
+WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2-text
 
 .PHONY: demo test check lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
 

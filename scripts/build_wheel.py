@@ -22,10 +22,12 @@ from typing import TextIO
 
 PORTABLE_CMAKE_ARGS = (
     "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON "
-    "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF"
+    "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DLLAVA_BUILD=OFF"
 )
 """Runs on any x86-64 with AVX2; -march=native turned on AMX, which crashes in VMs that do
-not grant AMX tile state (llama.cpp segfaulted on the first token here)."""
+not grant AMX tile state (llama.cpp segfaulted on the first token here). Text only: the
+multimodal library (`mtmd`, 51 of the 178 files compiled) is left out; llama-cpp-python
+loads it only for its image chat handlers, which loopwright never uses."""
 
 STEP = re.compile(r"\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 PERCENT = re.compile(r"^\[\s*(\d+)%\]")
@@ -120,8 +122,10 @@ def main() -> int:
     args = parser.parse_args()
     wheels = args.wheels.expanduser()
     wheels.mkdir(parents=True, exist_ok=True)
+    # --no-cache-dir: pip's own cache keys a built wheel by the sdist alone, so it would hand
+    # back a wheel built with other CMAKE_ARGS.
     command = shlex.split(args.command) if args.command else [
-        args.python, "-m", "pip", "wheel", "-v", "--no-deps",
+        args.python, "-m", "pip", "wheel", "-v", "--no-deps", "--no-cache-dir",
         f"llama-cpp-python=={args.version}", "-w", str(wheels),
     ]  # fmt: skip
     label = f"building llama-cpp-python {args.version} (once; cached in {wheels})"
