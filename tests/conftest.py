@@ -10,7 +10,7 @@ import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +19,9 @@ from inprocess_cli import CliRun, clean_env, invoke
 from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
 from loopwright.tools import tool
 from model_server import LlamaServer, start_llama_server, stop
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 _real_connect = socket.socket.connect
 
@@ -112,6 +115,36 @@ def pg_server() -> Iterator[LocalPostgres]:
     server.process.send_signal(signal.SIGQUIT)
     server.process.wait(timeout=60)
     server.stop()  # removes its folder
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium driven by Playwright (which never downloads a browser here), once
+    per session (each xdist worker has its own): every dashboard test opens a context of its
+    own and closes it. One launch costs Playwright's driver and Chromium's helper processes
+    (about 5 s of CPU), which each test file paid before."""
+    pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (make browser; make test does it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -33,6 +33,7 @@ MARK_BY_FIXTURE = {
     "pg_server": "postgres",
     "temporal_server": "temporal",
     "llama_server": "model",
+    "browser": "browser",
 }
 
 #: The marker expression of the tests that start nothing (make check).

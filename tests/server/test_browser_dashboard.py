@@ -29,27 +29,15 @@ from dashboard_scene import (
     png_size,
     wait_for,
 )
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect
 from server_helpers import start_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 TIMEOUT_MS = 20_000
 WIDTH = 1400
 KEEP = os.environ.get("LOOPWRIGHT_SCREENSHOTS")
 """A folder (docs/) where the screenshots are kept; unset: they stay in the test's tmp."""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

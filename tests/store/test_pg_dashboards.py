@@ -13,15 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from loopwright.store import open_store
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 TIMEOUT_MS = 20_000
 GATED_TASK = """\
 name: publish-notes
@@ -86,16 +83,6 @@ def two_servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[Served, Served]]:
     yield servers[0], servers[1]
     for server in servers:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make browser)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def open_page(browser: Browser, url: str, errors: list[str]) -> Page:

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from playwright.sync_api import Page, expect
 from server_helpers import LiveServer, live_server, make_config, start_run
-from test_browser import browser, page  # noqa: F401
+from test_browser import page  # noqa: F401
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
 from loopwright.models import ModelRegistry, TextSink, ToolMode

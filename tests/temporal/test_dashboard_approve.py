@@ -18,14 +18,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 
 from playwright.sync_api import Browser, expect
 from temporal_helpers import Workers
-from test_pg_dashboards import TIMEOUT_MS, browser, open_page  # noqa: F401
+from test_pg_dashboards import TIMEOUT_MS, open_page
 from test_serve_engine import server  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
 
 def test_approve_in_the_dashboard_decides_a_gate_in_the_workflow(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     server: str,  # noqa: F811
     workers: Workers,
     tmp_path: Path,
@@ -48,6 +48,6 @@ def test_approve_in_the_dashboard_decides_a_gate_in_the_workflow(
     approved = page.locator("li", has_text="Approved by api:default")
     expect(approved).to_have_count(1, timeout=TIMEOUT_MS)
     assert page.locator(".gate-card").count() == 0
-    page.close()
+    page.context.close()
     assert errors == []
     assert out.read_text() == "after-the-gate\n"

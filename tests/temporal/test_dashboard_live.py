@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
 from playwright.sync_api import Browser, expect
 from temporal_helpers import Workers, action, final, loopwright_env
 from temporalio.client import WorkflowExecutionStatus
-from test_pg_dashboards import TIMEOUT_MS, Served, browser, open_page  # noqa: F401
+from test_pg_dashboards import TIMEOUT_MS, Served, open_page
 
 from loopwright.engines.temporal import connect
 from loopwright.store import open_store
@@ -80,7 +80,7 @@ class Started:
 
 
 def test_the_dashboard_shows_a_worker_run_live(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     workers: Workers,
     tmp_path: Path,
 ) -> None:
