@@ -7,18 +7,21 @@ models, stores, events, the error bases). Everything else lives in its subpackag
 with `_`, and names in no `__all__`, may change without notice.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 from loopwright._moved import moved
-from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.errors import LoopwrightError, ModelRetry, RunError, ToolError, UsageError
-from loopwright.events import Event, decode_event, encode_event
-from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from loopwright.models import Model, resolve_model
-from loopwright.runtime import RunSpec, Runtime, resume_run
-from loopwright.store import RunStore, SqliteRunStore, open_store
-from loopwright.tasks import TaskExecutor, TaskSpec, load_task
-from loopwright.tools import Tool, ToolContext, tool
+
+if TYPE_CHECKING:  # imported on first use (see __getattr__), for type checkers now
+    from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
+    from loopwright.events import Event, decode_event, encode_event
+    from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
+    from loopwright.models import Model, resolve_model
+    from loopwright.runtime import RunSpec, Runtime, resume_run
+    from loopwright.store import RunStore, SqliteRunStore, open_store
+    from loopwright.tasks import TaskExecutor, TaskSpec, load_task
+    from loopwright.tools import Tool, ToolContext, tool
 
 if TYPE_CHECKING:  # the names that left the top level, for type checkers meanwhile
     from loopwright.agent import CompletedStep as CompletedStep
@@ -110,8 +113,33 @@ MOVED = {name: home for home, names in _HOMES.items() for name in names}
 gives them, with a DeprecationWarning, until the next release."""
 
 
+_PUBLIC_HOMES = {
+    "loopwright.agent": ("AgentExecutor", "AgentOptions", "ExecutionResult"),
+    "loopwright.events": ("Event", "decode_event", "encode_event"),
+    "loopwright.messages": ("ModelRequest", "ModelResponse", "ToolCall", "Usage"),
+    "loopwright.models": ("Model", "resolve_model"),
+    "loopwright.runtime": ("RunSpec", "Runtime", "resume_run"),
+    "loopwright.store": ("RunStore", "SqliteRunStore", "open_store"),
+    "loopwright.tasks": ("TaskExecutor", "TaskSpec", "load_task"),
+    "loopwright.tools": ("Tool", "ToolContext", "tool"),
+}
+_HOME_OF_PUBLIC = {name: home for home, names in _PUBLIC_HOMES.items() for name in names}
+"""The public names imported on their first use: `import loopwright` (which every
+`loopwright.X` import runs first) loads no agent loop, runtime, store or model code, so a
+command or program that needs one part does not pay for them all."""
+
+
 def __getattr__(name: str) -> object:
+    home = _HOME_OF_PUBLIC.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value  # once: later lookups find it without this function
+        return value
     home = MOVED.get(name)
     if home is None:
         raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
     return moved("loopwright", name, home)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

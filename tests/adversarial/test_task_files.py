@@ -13,7 +13,8 @@ import pytest
 from inprocess_cli import invoke
 from loopwright.errors import TaskParseError
 from loopwright.tasks import check_task, load_task
-from loopwright.tasks._yaml import MAX_DOCUMENT_BYTES, load_yaml
+from loopwright.tasks._line_dict import MAX_DOCUMENT_BYTES
+from loopwright.tasks._yaml import load_yaml
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ALIAS_BOMB = """\

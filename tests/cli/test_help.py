@@ -69,3 +69,18 @@ def test_each_subcommand_help_runs(tmp_path: Path) -> None:
         result = cli(*path, "--help", home=tmp_path)
         assert result.code == 0, (path, result.err)
         assert "(default: " in result.out or path == ("runs", "export"), path
+
+
+def test_a_command_s_parser_is_the_same_built_alone_as_among_all_the_commands() -> None:
+    from loopwright.cli import SUBCOMMANDS, command_of
+
+    everything = dict(subcommands(build_parser()))
+    assert set(SUBCOMMANDS) == {path[0] for path in everything}
+    for command in SUBCOMMANDS:
+        alone = dict(subcommands(build_parser(command)))
+        assert command in {path[0] for path in alone}
+        for path, parser in alone.items():
+            assert parser.format_help() == everything[path].format_help(), path
+    assert command_of(["runs", "list"]) == "runs"
+    assert command_of(["--help", "runs"]) is None  # the top-level help shows every command
+    assert command_of([]) is None

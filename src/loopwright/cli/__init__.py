@@ -20,23 +20,28 @@ from loopwright.cli._toolcheck import check_tool_specs
 from loopwright.errors import RunError, UsageError
 from loopwright.safety.terminal import visible
 
-SUBCOMMAND_MODULES = [
-    "loopwright.cli._run",
-    "loopwright.cli._parse",
-    "loopwright.cli._skills",
-    "loopwright.cli._eval",
-    "loopwright.cli._task",
-    "loopwright.cli._runs",
-    "loopwright.cli._serve",
-    "loopwright.cli._models",
-    "loopwright.cli._config",
-    "loopwright.cli._store",
-    "loopwright.cli._worker",
-    "loopwright.cli._dev",
-]
+SUBCOMMANDS = {
+    "run": "loopwright.cli._run",
+    "parse": "loopwright.cli._parse",
+    "skills": "loopwright.cli._skills",
+    "prompt": "loopwright.cli._skills",
+    "eval": "loopwright.cli._eval",
+    "task": "loopwright.cli._task",
+    "runs": "loopwright.cli._runs",
+    "serve": "loopwright.cli._serve",
+    "models": "loopwright.cli._models",
+    "config": "loopwright.cli._config",
+    "store": "loopwright.cli._store",
+    "worker": "loopwright.cli._worker",
+    "dev": "loopwright.cli._dev",
+}
+"""Command -> the module that registers it (`register`), in the order of `--help`."""
+SUBCOMMAND_MODULES = list(dict.fromkeys(SUBCOMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given a known `command`, only that command's module is
+    imported and registered (what its process needs), the parse is the same."""
     parser = argparse.ArgumentParser(
         prog="loopwright",
         description="Run LLM agents and deterministic tasks, and watch every tool call.",
@@ -44,10 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
+    modules = [SUBCOMMANDS[command]] if command in SUBCOMMANDS else SUBCOMMAND_MODULES
+    for name in modules:
         importlib.import_module(name).register(commands)
     add_examples(parser)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command `argv` names: its first word, unless that is an option (the top-level
+    ones, --help and --version, show every command)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 class _Version(argparse.Action):
@@ -117,7 +129,7 @@ def _exit_without_teardown(code: int) -> NoReturn:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    parser = build_parser(command_of(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

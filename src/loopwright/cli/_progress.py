@@ -10,21 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING, TextIO
 
 from loopwright.cli._output import is_terminal, plain
-from loopwright.evals import ProgressClock
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 INTERVAL_ENV = "LOOPWRIGHT_PROGRESS_INTERVAL"
 
@@ -44,24 +35,15 @@ class Reporter:
     ) -> None:
         self.label = label
         self.out = out or sys.stderr
+        from loopwright.evals import ProgressClock  # imported when there is progress to show
+
         self.clock = ProgressClock(total, unit=unit)
         self.interval = _interval()
         self._last_line = -1e18
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         if is_terminal(self.out):
-            console = Console(file=self.out, highlight=False)
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("elapsed"),
-                TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
-                console=console,
-                transient=False,
-            )
+            self._progress = _bar(self.out)
             self._task = self._progress.add_task(label, total=total or None)
             self._progress.start()
 
@@ -97,6 +79,30 @@ class Reporter:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def _bar(out: TextIO) -> Progress:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=Console(file=out, highlight=False),
+        transient=False,
+    )
 
 
 class _ModelUnpacking:

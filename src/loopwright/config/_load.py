@@ -11,10 +11,8 @@ user trusts the file (config/_trust.py); until then they are left out, in `ignor
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,6 +208,8 @@ def read_config_file(path: Path, source: str) -> _Layer:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"{path}: cannot read the config file: {exc}") from None
+    import tomllib  # imported when there is a file: most commands run where there is none
+
     try:
         data = tomllib.loads(text)
     except RecursionError:  # tomllib recurses per level of nested arrays and inline tables
@@ -250,6 +250,8 @@ def _add(
     known = [item.key for item in SECTIONS[section]] if section else list(SHARED_KEYS)
     label = f"{section}.{key}" if section else key
     if key not in known:
+        import difflib
+
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         return [(line, f"{where}: unknown key {label!r} ({hint}known in "

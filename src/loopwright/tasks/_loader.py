@@ -13,11 +13,12 @@ from pathlib import Path
 
 from loopwright.errors import ConfigurationError, TaskParseError
 from loopwright.safety.operations import SnapshotHook
+from loopwright.tasks._line_dict import MAX_DOCUMENT_BYTES, LineDict
 from loopwright.tasks._models import HOOK_NAMES, HookDefinition, StepDefinition, TaskDefinition
 from loopwright.tasks._problems import Problems
 from loopwright.tasks._step_checks import parse_steps, reject_unknown, validate_tools
 from loopwright.tasks._toolfile import absolute_spec, build_registry, static_tools
-from loopwright.tasks._yaml import MAX_DOCUMENT_BYTES, LineDict, load_yaml, split_front_matter
+from loopwright.tasks._yaml import load_yaml, split_front_matter
 from loopwright.tools import Tool, ToolRegistry
 
 TASK_KEYS = {

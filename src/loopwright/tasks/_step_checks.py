@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from loopwright.tasks._expressions import ExpressionProblem, compile_expression, template_fields
+from loopwright.tasks._line_dict import LineDict
 from loopwright.tasks._models import STEP_TYPES, StepDefinition, StepType, TaskDefinition
 from loopwright.tasks._problems import Problems
-from loopwright.tasks._yaml import LineDict
 
 STEP_KEYS = {
     "name", "type", "description", "tool", "args", "args_from", "condition",

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from datetime import timedelta
 from typing import Any, TypeVar
 
-import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -24,7 +23,7 @@ from loopwright.errors import (
     StoreUnavailableError,
 )
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.models import HttpClient, Model, Transient
+from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber, secret_env_values
 
 HEARTBEAT_EVERY_S = 1.0
@@ -123,6 +122,10 @@ def _worker_stopping() -> bool:
 def _without_client_retries(model: Model) -> Model:
     """Retries are Temporal's (the activity's policy): the provider client tries once."""
     client = getattr(model, "client", None)
+    if client is None:  # a model without a provider client (scripted, embedded)
+        return model
+    from loopwright.models import HttpClient  # (httpx) imported by a model that has one
+
     if isinstance(client, HttpClient):
         client.retry = dataclasses.replace(client.retry, max_retries=0)
     return model
@@ -132,6 +135,10 @@ def _model_failure(exc: ModelError) -> ApplicationError:
     """A failed provider call as Temporal sees it: 408/409/429/5xx, a timeout or a dropped
     connection are retried (after the server's `Retry-After` when it sent one); any other
     failure (a 400, a refused key) fails the call at once."""
+    import httpx  # here: a worker whose runs use no HTTP model never needs it
+
+    from loopwright.models import Transient
+
     cause = exc.__context__
     if isinstance(cause, Transient):
         delay = None if cause.retry_after is None else timedelta(seconds=cause.retry_after)
