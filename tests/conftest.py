@@ -130,12 +130,12 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Debian's Chromium driven by Playwright (which never downloads a browser here), once
-    per session (each xdist worker has its own): every dashboard test opens a context of its
-    own and closes it. One launch costs Playwright's driver and Chromium's helper processes
-    (about 5 s of CPU), which each test file paid before."""
+    per test file: every dashboard test opens a context of its own and closes it. Not once
+    per session: Playwright's sync API leaves its event loop set as the thread's running
+    loop, and the async tests that came after it in the same process could not start theirs."""
     pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed (make browser; make test does it)")
