@@ -14,7 +14,7 @@ WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2-text
 LLAMA_VERSION := 0.3.36
 
 # The embedded model runs on llama-cpp-python, which PyPI ships as source only: build its
-# wheel once (about 11 minutes on 2 cores, with a progress line) into a per-user cache, then
+# wheel once (about 8 minutes on 2 cores, with a progress line) into a per-user cache, then
 # every venv reuses it. It is built portable (AVX2/FMA/F16C, no -march=native): a native
 # build on a host with AMX crashes in llama.cpp's decode inside VMs that do not grant AMX
 # tile state (seen here: a segfault on the first token). Every package comes at the version

@@ -2,7 +2,7 @@
 
     python scripts/build_wheel.py --version 0.3.36 --wheels ~/.cache/loopwright/wheels
 
-The build (CMake + Ninja, about 11 minutes on 2 cores) prints `[N/M]` for each compiled file;
+The build (CMake + Ninja, about 8 minutes on 2 cores) prints `[N/M]` for each compiled file;
 this script reads that from `pip wheel -v` and shows a bar on a terminal, or a plain line
 every `--interval` seconds on a pipe. It needs nothing but the standard library (it runs
 before anything else is installed). The full build log is kept in the wheels folder.
