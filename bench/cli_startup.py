@@ -33,24 +33,56 @@ WORKER_START = (
 )
 """What a `loopwright worker` process imports before it connects: the command line built for
 `worker`, and the Temporal engine (its `--help` stands in for connecting)."""
+SERVE_START = (
+    "from loopwright.cli import build_parser; build_parser('serve'); import uvicorn; "
+    "from loopwright.server import ServerConfig, create_app, server_runtime; "
+    "from loopwright.store import memory_store; "
+    "create_app(ServerConfig(runtime=server_runtime(memory_store())))"
+)
+"""What a `loopwright serve` process does before it listens: the command line built for
+`serve`, uvicorn and the server imported, its Runtime and app made (on a memory store)."""
+TASK = """name: look
+description: List the workspace.
+tools: [list_files]
+steps:
+  - name: look
+    type: tool
+    tool: list_files
+    args: {path: "."}
+"""
 
 
 def commands(folder: Path) -> dict[str, list[str]]:
     script = folder / "hi.json"
     script.write_text(json.dumps(["Hello there."]), encoding="utf-8")
-    run = ["run", "hi", "--model", f"scripted:{script}", "--store", str(folder / "runs.db")]
+    (folder / "look.yaml").write_text(TASK, encoding="utf-8")
+    store = ["--store", str(folder / "runs.db")]
+    run = ["run", "hi", "--model", f"scripted:{script}", *store]
+    task = ["task", "run", str(folder / "look.yaml"), "--workspace", str(folder), *store]
     return {
         "python -c pass": ["-c", "pass"],
         "import loopwright": ["-c", "import loopwright"],
         "loopwright runs --help": ["-m", "loopwright", "runs", "--help"],
         "loopwright run (scripted)": ["-m", "loopwright", *run],
+        "loopwright runs list": ["-m", "loopwright", "runs", "list", "--limit", "5", *store],
+        "loopwright task run (one tool step)": ["-m", "loopwright", *task],
+        "loopwright store migrate": ["-m", "loopwright", "store", "migrate", *store],
+        "loopwright config show": ["-m", "loopwright", "config", "show"],
+        "loopwright models --help": ["-m", "loopwright", "models", "--help"],
+        "serve start (imports, app)": ["-c", SERVE_START],
         "worker start (imports)": ["-c", WORKER_START],
     }
 
 
+def environment(src: Path, cwd: Path) -> dict[str, str]:
+    """The tree's src first on the path; the store, a task's state and any config in `cwd`."""
+    store = str(cwd / "runs.db")
+    return {**os.environ, "PYTHONPATH": str(src), "LOOPWRIGHT_STORE": store, "HOME": str(cwd)}
+
+
 def timed(argv: list[str], src: Path, cwd: Path) -> tuple[float, float]:
     """(wall ms, CPU ms) of one process."""
-    env = {**os.environ, "PYTHONPATH": str(src), "LOOPWRIGHT_STORE": str(cwd / "runs.db")}
+    env = environment(src, cwd)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, *argv], cwd=cwd, env=env, check=True, capture_output=True)
@@ -65,7 +97,7 @@ def instructions(argv: list[str], src: Path, cwd: Path) -> int:
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *argv],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(src), "LOOPWRIGHT_STORE": str(cwd / "runs.db")},
+        env=environment(src, cwd),
         capture_output=True,
         text=True,
         check=True,

@@ -1,8 +1,11 @@
 """The command line starts without what only some commands need (httpx, jsonschema, the
-other commands' modules), and `import loopwright` without the parts a program has not named."""
+other commands' modules), each command without the parts it does not use (the agent loop,
+the runtime, the task runner), and `import loopwright` without the parts a program has not
+named."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -32,20 +35,28 @@ def _imported_after(code: str, names: Sequence[str] = HEAVY) -> list[str]:
     return [name for name in names if name in modules]
 
 
+def _command(argv: Sequence[str], code: int = 0) -> str:
+    """A probe that runs `loopwright ARGV` in the probing process (exit status `code`)."""
+    return f"import loopwright.cli; assert loopwright.cli.main({list(argv)!r}) == {code}"
+
+
+def _scripted_run(tmp_path: Path) -> list[str]:
+    """`run` of a scripted agent that calls the built-in `echo`, stored in tmp_path."""
+    script = tmp_path / "script.json"
+    replies = [{"action": "echo", "action_input": {"text": "hi"}}, {"final_answer": "done"}]
+    script.write_text(json.dumps([json.dumps(reply) for reply in replies]), encoding="utf-8")
+    return [
+        "run", "say hi", "--model", f"scripted:{script}", "--tools", "echo", "--json",
+        "--store", str(tmp_path / "runs.db"),
+    ]  # fmt: skip
+
+
 def test_starting_the_command_line_imports_no_backend_library() -> None:
     assert _imported_after("import loopwright.cli; loopwright.cli.build_parser()") == []
 
 
 def test_a_scripted_run_with_a_built_in_tool_imports_no_backend_library(tmp_path: Path) -> None:
-    script = tmp_path / "script.json"
-    replies = [{"action": "echo", "action_input": {"text": "hi"}}, {"final_answer": "done"}]
-    script.write_text(json.dumps([json.dumps(reply) for reply in replies]), encoding="utf-8")
-    argv = [
-        "run", "say hi", "--model", f"scripted:{script}", "--tools", "echo", "--json",
-        "--store", str(tmp_path / "runs.db"),
-    ]  # fmt: skip
-    run = f"import loopwright.cli; assert loopwright.cli.main({argv!r}) == 0"
-    assert _imported_after(run) == []
+    assert _imported_after(_command(_scripted_run(tmp_path))) == []
 
 
 def test_an_http_adapter_brings_httpx_when_it_is_named() -> None:
@@ -83,3 +94,92 @@ def test_the_worker_command_imports_no_http_client_or_other_command() -> None:
     worker = "import loopwright.cli\nloopwright.cli.build_parser('worker')\n"
     worker += "import loopwright.engines.temporal"
     assert _imported_after(worker, ["httpx", "yaml", "loopwright.cli._run"]) == []
+
+
+AGENT_LOOP = ("loopwright.agent._executor", "loopwright.agent._loop")
+RUNTIME = ("loopwright.runtime", "loopwright.runtime._engine", "loopwright.runtime._embedded")
+TASK_RUNNER = ("loopwright.tasks._run", "loopwright.tasks._steps", "loopwright.tasks._executor")
+TASK_FILES = ("loopwright.tasks._loader", "yaml")
+
+
+def test_listing_and_showing_stored_runs_loads_no_agent_loop_runtime_or_task_runner(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "runs.db")
+    subprocess.run(
+        [sys.executable, "-m", "loopwright", *_scripted_run(tmp_path)],
+        capture_output=True,
+        check=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER, *TASK_FILES]
+    assert _imported_after(_command(["runs", "list", "--store", store]), unused) == []
+    from loopwright.store import open_store
+
+    with contextlib.closing(open_store(store)) as opened:
+        (run,) = opened.list_runs()
+    shown = _command(["runs", "show", run.run_id, "--store", store])
+    assert _imported_after(shown, unused) == []
+
+
+def test_an_agent_run_loads_no_task_runner(tmp_path: Path) -> None:
+    run = _command(_scripted_run(tmp_path))
+    assert _imported_after(run, [*TASK_RUNNER, *TASK_FILES]) == []
+
+
+def test_the_store_config_and_models_commands_load_no_agent_loop_or_runtime(
+    tmp_path: Path,
+) -> None:
+    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER]
+    migrate = ["store", "migrate", "--store", str(tmp_path / "runs.db")]
+    assert _imported_after(_command(migrate), unused) == []
+    assert _imported_after(_command(["config", "show"]), unused) == []
+    models_help = "import loopwright.cli, contextlib\nwith contextlib.suppress(SystemExit):\n"
+    models_help += "    loopwright.cli.main(['models', '--help'])"
+    assert _imported_after(models_help, unused) == []
+
+
+def test_a_task_file_is_checked_without_the_runtime_or_the_task_runner(
+    tmp_path: Path,
+) -> None:
+    task = tmp_path / "look.yaml"
+    task.write_text(TASK, encoding="utf-8")
+    validate = _command(["task", "validate", str(task)])
+    assert _imported_after(validate, [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER]) == []
+
+
+TASK = """name: look
+description: List the workspace.
+tools: [list_files]
+steps:
+  - name: look
+    type: tool
+    tool: list_files
+    args: {path: "."}
+"""
+
+
+def test_the_server_loads_no_task_runner_before_a_task_run() -> None:
+    serve = "import loopwright.cli\nloopwright.cli.build_parser('serve')\n"
+    serve += "from loopwright.server import ServerConfig, create_app, server_runtime\n"
+    serve += "from loopwright.store import memory_store\n"
+    serve += "create_app(ServerConfig(runtime=server_runtime(memory_store())))"
+    assert _imported_after(serve, TASK_RUNNER) == []
+
+
+def test_the_task_package_loads_a_part_on_the_first_use_of_its_name() -> None:
+    assert _imported_after("import loopwright.tasks", [*TASK_RUNNER, *TASK_FILES]) == []
+    gates = "from loopwright.tasks import GateBroker, pending_gates"
+    assert _imported_after(gates, [*TASK_RUNNER, *TASK_FILES, *AGENT_LOOP]) == []
+    runner = "from loopwright.tasks import run_task"
+    assert _imported_after(runner, TASK_RUNNER[:2]) == list(TASK_RUNNER[:2])
+
+
+def test_every_name_of_the_task_package_is_there_and_listed() -> None:
+    import loopwright.tasks as tasks
+
+    missing = [name for name in tasks.__all__ if getattr(tasks, name, None) is None]
+    assert missing == []
+    assert set(tasks.__all__) <= set(dir(tasks))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = tasks.nothing

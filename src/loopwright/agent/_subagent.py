@@ -19,7 +19,6 @@ not done again.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.effects import Effects
 from loopwright.errors import ToolError
-from loopwright.events import Event
+from loopwright.events import Event, child_run_id
 from loopwright.models import Model
 from loopwright.run_context import RunContext
 from loopwright.safety.scrub import Scrubber
@@ -57,10 +56,6 @@ class SubAgent(Protocol):
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult: ...
 
     async def run(self, request: str) -> ExecutionResult: ...
-
-
-def child_run_id(parent_run_id: str, call_id: str) -> str:
-    return "run_" + hashlib.sha256(f"{parent_run_id}/{call_id}".encode()).hexdigest()[:16]
 
 
 def subagent_run_id(registry: ToolRegistry, run_id: str, call_id: str, name: str) -> str | None:

@@ -10,12 +10,13 @@ import dataclasses
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from loopwright.cli._output import is_pipe, reader_gone, silence
 from loopwright.events import ConfirmationRequiredEvent, Event
-from loopwright.runtime import Runtime
-from loopwright.tasks import pending_gates
+
+if TYPE_CHECKING:  # a command that shows a run made its Runtime
+    from loopwright.runtime import Runtime
 
 GATE_REOPEN_POLL_S = 0.02
 """How often a resumed run is looked at until it waits at its recorded gate again."""
@@ -133,6 +134,8 @@ def _say_stdout_closed(runtime: Runtime, run_id: str, cancelled: bool, flags: st
 def waiting_again(recorded: Sequence[Event]) -> list[ConfirmationRequiredEvent]:
     """The gates a run was waiting at when its process stopped: resumed, it asks them again
     (from now, for their whole timeout)."""
+    from loopwright.tasks import pending_gates  # only `runs resume` and `task resume`
+
     pending = {gate["request_id"] for gate in pending_gates(recorded)}
     now = time.time()
     return [

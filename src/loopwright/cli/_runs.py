@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
-from loopwright.agent import child_run_id
 from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
     HEARTBEAT_TIMEOUT,
@@ -56,15 +55,11 @@ from loopwright.events import (
     RunStartedEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
+    child_run_id,
     event_to_dict,
 )
-from loopwright.runtime import (
-    export_run,
-    find_run,
-    replay_run,
-)
 from loopwright.safety.terminal import visible
-from loopwright.store import RunRecord, RunStore, StoredStatus
+from loopwright.store import RunRecord, RunStore, StoredStatus, find_run
 
 STATUSES = get_args(StoredStatus)
 
@@ -353,6 +348,7 @@ def resume_command(args: argparse.Namespace) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     from loopwright.cli._replay_progress import ReplayProgress
+    from loopwright.runtime import replay_run
 
     store = store_from_args(args)
     progress: ReplayProgress | None = None
@@ -381,6 +377,8 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
+    from loopwright.runtime import export_run  # a task run's state: the task runner's
+
     store = store_from_args(args)
     try:
         document = export_run(store, whole_run_id(store, args.run_id))

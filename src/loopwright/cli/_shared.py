@@ -14,6 +14,7 @@ import datetime
 import getpass
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -23,7 +24,6 @@ from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.run_context import MAX_REASON_CHARS
-from loopwright.runtime import Delivery, RunEngine, Runtime, waiting_gate
 from loopwright.safety.scrub import read_secrets_file
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
@@ -35,7 +35,9 @@ from loopwright.store import (
     redact_url,
     store_location,
 )
-from loopwright.tasks import pending_gates
+
+if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
+    from loopwright.runtime import Delivery, RunEngine, Runtime
 
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
@@ -145,6 +147,8 @@ def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
     """The Runtime of a command: new runs start on `--engine` (embedded by default: a
     Temporal address from loopwright.toml alone does not send them there); a command on
     recorded runs (no --engine of its own) reaches one on Temporal with `--temporal`."""
+    from loopwright.runtime import Runtime  # the agent loop and the task runner
+
     named = getattr(args, "engine", None)
     engine = None
     if named == "temporal" or (named is None and getattr(args, "temporal", None)):
@@ -277,6 +281,9 @@ def user_name() -> str:
 
 def approve_command(args: argparse.Namespace) -> int:
     """Decide a run's gate through the Runtime (whoever executes it)."""
+    from loopwright.runtime import waiting_gate
+    from loopwright.tasks import pending_gates
+
     store = store_from_args(args)
     approved, by, why = not args.reject, args.by or user_name(), args.reason or ""
     if len(why) > MAX_REASON_CHARS:

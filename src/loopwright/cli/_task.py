@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -26,10 +26,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.errors import ConfigurationError, RunNotFound, TaskParseError
-from loopwright.events import (
-    Event,
-)
-from loopwright.runtime import Runtime, task_state
+from loopwright.events import Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
 from loopwright.store import RunStore
@@ -40,11 +37,13 @@ from loopwright.tasks import (
     TaskCheck,
     TaskDefinition,
     TaskRunState,
-    TaskSpec,
     check_task,
     choose_task,
     load_task,
 )
+
+if TYPE_CHECKING:
+    from loopwright.tasks import TaskSpec
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -194,6 +193,8 @@ def known_inputs(task: TaskDefinition, given: dict[str, str]) -> dict[str, str]:
 
 def task_spec(args: argparse.Namespace, loaded: LoadedTask) -> TaskSpec:
     """The run as plain data (recorded in its run_started: `runs resume` needs nothing else)."""
+    from loopwright.tasks import TaskSpec  # with the agent steps' options: not for `validate`
+
     return TaskSpec(
         task_file=str(Path(loaded.definition.source_path).resolve()),
         inputs=known_inputs(loaded.definition, parse_inputs(args.input)),
@@ -241,6 +242,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def stored_state(store: RunStore, exporter: StateFileExporter, run_id: str) -> TaskRunState:
     """The run's state from the store; the JSON state file for runs the store does not hold."""
+    from loopwright.runtime import task_state  # `task validate` needs no runtime
+
     try:
         return task_state(store, run_id)
     except RunNotFound:
@@ -248,6 +251,8 @@ def stored_state(store: RunStore, exporter: StateFileExporter, run_id: str) -> T
 
 
 def rollback_command(args: argparse.Namespace) -> int:
+    from loopwright.runtime import Runtime  # `task validate` needs no runtime
+
     exporter = StateFileExporter(Path(args.state_dir).expanduser())
     store = store_from_args(args)
     runtime = Runtime(store)

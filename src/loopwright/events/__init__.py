@@ -55,6 +55,7 @@ from loopwright.events._types import (
     ToolCallStartedEvent,
     VerificationEvent,
     WarningEvent,
+    child_run_id,
     reply_end,
 )
 
@@ -89,6 +90,7 @@ __all__ = [
     "ToolCallStartedEvent",
     "VerificationEvent",
     "WarningEvent",
+    "child_run_id",
     "decode_event",
     "encode_event",
     "event_from_dict",

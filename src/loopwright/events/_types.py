@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -108,6 +109,12 @@ class ToolCallStartedEvent(BaseEvent):
     arguments: dict[str, Any]
     child_run_id: str | None = None
     """A sub-agent tool's call: the id of the run it starts (nested under this call)."""
+
+
+def child_run_id(parent_run_id: str, call_id: str) -> str:
+    """The id of the run that the call `call_id` of a sub-agent tool in run `parent_run_id`
+    starts (`ToolCallStartedEvent.child_run_id`): the same in every process of the lead."""
+    return "run_" + hashlib.sha256(f"{parent_run_id}/{call_id}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -9,12 +9,13 @@ from loopwright.runtime._export import export_run, task_state
 from loopwright.runtime._follow import FollowUp, continue_spec, stored_result
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
-from loopwright.runtime._replay import ReplayReport, find_run, replay_run
+from loopwright.runtime._replay import ReplayReport, replay_run
 from loopwright.runtime._requests import rebuild_request
 from loopwright.runtime._resume import FINISHED, agent_spec, check_resumable
 from loopwright.runtime._runtime import Runtime, resume_run, waiting_gate
 from loopwright.runtime._spec import RUN_SPEC_VERSION, RunSpec, build_agent, recorded_spec
 from loopwright.runtime._writer import StoreWriter
+from loopwright.store import find_run  # defined with the store: `runs show` needs no runtime
 
 __all__ = [
     "DEFAULT_LEASE_TTL_S",

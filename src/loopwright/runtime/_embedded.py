@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
 from loopwright.effects import (
@@ -36,17 +36,11 @@ from loopwright.runtime._spec import RunSpec, build_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import (
-    GateBroker,
-    TaskPlan,
-    TaskSpec,
-    join_decider,
-    prepare_task,
-    recorded_task_spec,
-    run_task,
-    task_run_context,
-)
+from loopwright.tasks import GateBroker, join_decider
 from loopwright.tools import TenantToolThreads
+
+if TYPE_CHECKING:
+    from loopwright.tasks import TaskSpec
 
 
 class EmbeddedEngine:
@@ -120,9 +114,9 @@ class EmbeddedEngine:
         events = await asyncio.to_thread(self.store.events, run_id)
         check_resumable(record)
         if record.kind == "task":
-            task = self._task_plan(recorded_task_spec(events), model)
-            fx = self._task_effects(run_id, on_event, events)
-            return self.launch(run_id, run_task(task, fx, self._task_context(task, fx)))
+            from loopwright.tasks import recorded_task_spec  # the task runner (_launch_task)
+
+            return self._launch_task(run_id, recorded_task_spec(events), model, on_event, events)
         spec = agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
@@ -238,25 +232,34 @@ class EmbeddedEngine:
         on_event: EventSink | None = None,
         model: Model | None = None,
     ) -> RunHandle:
-        plan = self._task_plan(spec, model)
-        fx = self._task_effects(run_id, on_event, ())
-        return self.launch(run_id, run_task(plan, fx, self._task_context(plan, fx)))
+        return self._launch_task(run_id, spec, model, on_event, ())
 
-    def _task_plan(self, spec: TaskSpec, model: Model | None) -> TaskPlan:
+    def _launch_task(
+        self,
+        run_id: str,
+        spec: TaskSpec,
+        model: Model | None,
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+    ) -> RunHandle:
+        """A task run, new or resumed from its `recorded` events: its gates decided here, its
+        sync tools in its tenant's pool. The task runner is imported here, by the first task
+        run: a process that runs agents does not load it."""
+        from loopwright.tasks import prepare_task, run_task, task_run_context
+
         if model is None and spec.model:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
-        return prepare_task(spec, model=model, agent_events=self._child_event)
+        plan = prepare_task(spec, model=model, agent_events=self._child_event)
+        fx = self._task_effects(run_id, on_event, recorded)
+        context = task_run_context(
+            plan, fx, gates=self.gates, store=self.store, leases=self.leases,
+            tool_threads=self.tool_threads(plan.spec.tenant),
+        )  # fmt: skip
+        return self.launch(run_id, run_task(plan, fx, context))
 
     async def _child_event(self, event: Event) -> None:
         """An event of a task's agent step (its own run, linked by parent_run_id)."""
         self.writer.write(event)
-
-    def _task_context(self, plan: TaskPlan, fx: Effects) -> RunContext:
-        """A task run's context: its gates decided here, its sync tools in its tenant's pool."""
-        return task_run_context(
-            plan, fx, gates=self.gates, store=self.store, leases=self.leases,
-            tool_threads=self.tool_threads(plan.spec.tenant),
-        )  # fmt: skip
 
     def _task_effects(
         self, run_id: str, on_event: EventSink | None, recorded: Sequence[Event]

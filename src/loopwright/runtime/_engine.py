@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from loopwright.effects import EventSink
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent, ToolCallStartedEvent
@@ -19,7 +19,9 @@ from loopwright.models import Model
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._spec import RunSpec
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from loopwright.tasks import TaskSpec
 
 LIVE_STATUSES = ("queued", "running")
 """A stored run in one of these may still get events (waiting for a worker, or leased)."""

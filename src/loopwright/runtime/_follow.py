@@ -28,9 +28,8 @@ from loopwright.events import (
     VerificationEvent,
 )
 from loopwright.messages import Usage
-from loopwright.runtime._replay import find_run
 from loopwright.runtime._spec import RunSpec, recorded_spec
-from loopwright.store import RunStore
+from loopwright.store import RunStore, find_run
 
 CONTINUABLE = ("stopped", "failed", "cancelled")
 

@@ -25,7 +25,7 @@ from loopwright.effects import (
     ToolInvocation,
     WrappedEffects,
 )
-from loopwright.errors import ReplayDivergence, RunNotFound, UsageError
+from loopwright.errors import ReplayDivergence, UsageError
 from loopwright.events import (
     Event,
     IterationStartedEvent,
@@ -36,19 +36,12 @@ from loopwright.events import (
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
-from loopwright.store import RunRecord, RunStore
+from loopwright.store import RunStore, find_run
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
 FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 CLOCK_STOPS = ("timeout", "iteration_timeout")
 """The stop reasons of a run's wall clock (the whole run's, one iteration's)."""
-
-
-def find_run(store: RunStore, run_id: str, *, tenant: str | None = None) -> RunRecord:
-    record = store.get_run(run_id, tenant=tenant)
-    if record is None:
-        raise RunNotFound(run_id, str(getattr(store, "path", "")))
-    return record
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
 from loopwright.effects import EventSink, Gatekeeper
@@ -34,13 +35,10 @@ from loopwright.runtime._spec import RunSpec
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, memory_store
-from loopwright.tasks import (
-    StateFileExporter,
-    TaskRunState,
-    TaskSpec,
-    pending_gates,
-    rollback_task_run,
-)
+from loopwright.tasks import pending_gates
+
+if TYPE_CHECKING:
+    from loopwright.tasks import StateFileExporter, TaskRunState, TaskSpec
 
 REACH = {
     "temporal": "Temporal workers: its gates, cancel and resume go through "
@@ -264,6 +262,8 @@ class Runtime:
     ) -> RunHandle:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
         parent the original), in this process; the handle's result is the rollback's status."""
+        from loopwright.tasks import rollback_task_run  # the task runner: not for agent runs
+
         run_id = new_run_id()
 
         async def body() -> str:

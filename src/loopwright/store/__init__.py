@@ -3,7 +3,14 @@
 from typing import TYPE_CHECKING
 
 from loopwright._moved import moved
-from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
+from loopwright.store._base import (
+    GateDecision,
+    Lease,
+    RunRecord,
+    RunStore,
+    StoredStatus,
+    find_run,
+)
 from loopwright.store._copy import copy_runs
 from loopwright.store._memory import memory_store, record_after
 from loopwright.store._open import (
@@ -41,6 +48,7 @@ __all__ = [
     "StoredStatus",
     "copy_runs",
     "default_store_path",
+    "find_run",
     "is_postgres_url",
     "memory_store",
     "new_owner_id",

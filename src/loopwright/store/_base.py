@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from loopwright.errors import RunNotFound
 from loopwright.events import Event
 
 StoredStatus = Literal[
@@ -153,3 +154,11 @@ class RunStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def find_run(store: RunStore, run_id: str, *, tenant: str | None = None) -> RunRecord:
+    """The stored run (of `tenant`, when given), or RunNotFound."""
+    record = store.get_run(run_id, tenant=tenant)
+    if record is None:
+        raise RunNotFound(run_id, str(getattr(store, "path", "")))
+    return record
