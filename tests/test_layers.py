@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "_event_schema",
         "_extras",
         "_moved",
+        "_assembly",
     },
 ]
 """Top to bottom. A module may import its own layer or any layer below it."""

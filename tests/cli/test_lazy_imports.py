@@ -100,6 +100,8 @@ AGENT_LOOP = ("loopwright.agent._executor", "loopwright.agent._loop")
 RUNTIME = ("loopwright.runtime", "loopwright.runtime._engine", "loopwright.runtime._embedded")
 TASK_RUNNER = ("loopwright.tasks._run", "loopwright.tasks._steps", "loopwright.tasks._executor")
 TASK_FILES = ("loopwright.tasks._loader", "yaml")
+MODELS_AND_SCRUBBER = ("loopwright.models", "loopwright.parsing", "loopwright.safety.scrub")
+"""What runs, not a command that reads stored runs or the configuration."""
 
 
 def test_listing_and_showing_stored_runs_loads_no_agent_loop_runtime_or_task_runner(
@@ -112,7 +114,7 @@ def test_listing_and_showing_stored_runs_loads_no_agent_loop_runtime_or_task_run
         check=True,
         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
-    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER, *TASK_FILES]
+    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER, *TASK_FILES, *MODELS_AND_SCRUBBER]
     assert _imported_after(_command(["runs", "list", "--store", store]), unused) == []
     from loopwright.store import open_store
 
@@ -130,7 +132,7 @@ def test_an_agent_run_loads_no_task_runner(tmp_path: Path) -> None:
 def test_the_store_config_and_models_commands_load_no_agent_loop_or_runtime(
     tmp_path: Path,
 ) -> None:
-    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER]
+    unused = [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER, *MODELS_AND_SCRUBBER]
     migrate = ["store", "migrate", "--store", str(tmp_path / "runs.db")]
     assert _imported_after(_command(migrate), unused) == []
     assert _imported_after(_command(["config", "show"]), unused) == []

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from loopwright._assembly import on_assembly_progress
 from loopwright.cli._output import is_terminal, plain
 
 if TYPE_CHECKING:
@@ -122,6 +123,4 @@ class _ModelUnpacking:
 
 def watch_model_unpacking() -> None:
     """Report the embedded model's first-time assembly (models/_local.py) as progress."""
-    from loopwright.models import on_assembly_progress
-
     on_assembly_progress(_ModelUnpacking())

@@ -23,8 +23,6 @@ from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
-from loopwright.run_context import MAX_REASON_CHARS
-from loopwright.safety.scrub import read_secrets_file
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
 from loopwright.store import (
@@ -66,6 +64,8 @@ def open_cli_store(location: str | None, *, migrate: bool = False) -> Persistent
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:
     """The secrets the user named: scrubbed everywhere, never recorded in the run."""
+    from loopwright.safety.scrub import read_secrets_file  # the scrubber: commands that run
+
     secrets = list(getattr(args, "secret", None) or [])
     files = getattr(args, "secrets_file", None) or []
     if isinstance(files, str):  # from loopwright.toml or LOOPWRIGHT_SECRETS_FILE: a, b
@@ -281,6 +281,7 @@ def user_name() -> str:
 
 def approve_command(args: argparse.Namespace) -> int:
     """Decide a run's gate through the Runtime (whoever executes it)."""
+    from loopwright.run_context import MAX_REASON_CHARS
     from loopwright.runtime import waiting_gate
     from loopwright.tasks import pending_gates
 

@@ -1,10 +1,11 @@
 """Model adapters behind one protocol, and the spec resolver (`scripted:FILE`, ...).
 
 The HTTP adapters (`AnthropicModel`, `OllamaModel`, `OpenAIModel`, `RetryPolicy`, and
-`HttpClient` / `Transient` under them), the backends' status (`backend_statuses`, for
-`loopwright models`) and the embedded model's `on_assembly_progress` are imported when
-first named: httpx costs ~50 ms of start-up that a run on the embedded or a scripted
-model does not need (python -X importtime).
+`HttpClient` / `Transient` under them) and the backends' status (`backend_statuses`, for
+`loopwright models`) are imported when first named: httpx costs ~50 ms of start-up that a
+run on the embedded or a scripted model does not need (python -X importtime). The embedded
+model's `on_assembly_progress` is defined below the models (loopwright/_assembly.py), for a
+command to listen without importing them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from loopwright._assembly import on_assembly_progress
 from loopwright._moved import moved
 from loopwright.models._base import (
     ChecksUse,
@@ -30,7 +32,6 @@ from loopwright.models._scripted import response_from_item, stand_in_model
 if TYPE_CHECKING:
     from loopwright.models._anthropic import AnthropicModel
     from loopwright.models._http import HttpClient, RetryPolicy, Transient
-    from loopwright.models._local import on_assembly_progress
     from loopwright.models._ollama import OllamaModel
     from loopwright.models._openai import OpenAIModel
     from loopwright.models._scripted import ScriptedModel as ScriptedModel
@@ -45,7 +46,6 @@ _LAZY = {
     "RetryPolicy": "_http",
     "Transient": "_http",
     "backend_statuses": "_status",
-    "on_assembly_progress": "_local",
 }
 
 

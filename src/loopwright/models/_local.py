@@ -30,6 +30,7 @@ from typing import Any
 
 import platformdirs
 
+from loopwright import _assembly as assembly
 from loopwright.errors import ConfigurationError, ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink, ToolMode
@@ -101,19 +102,6 @@ def _part_paths(model: PackagedModel) -> list[Path]:
     return paths
 
 
-AssemblyProgress = Callable[[str, int, int], None]
-"""(model name, bytes done, bytes in all) while a packaged model is assembled."""
-_ASSEMBLY_PROGRESS: list[AssemblyProgress] = []
-
-
-def on_assembly_progress(callback: AssemblyProgress | None) -> None:
-    """Report the first-time assembly of a packaged model (the CLI shows a progress bar);
-    None stops reporting. This module never prints."""
-    _ASSEMBLY_PROGRESS.clear()
-    if callback is not None:
-        _ASSEMBLY_PROGRESS.append(callback)
-
-
 def assemble(model: PackagedModel) -> Path:
     """The model file, assembled from its part packages on first use and checksummed."""
     target = cache_folder() / "models" / f"{model.name}.gguf"
@@ -132,7 +120,7 @@ def assemble(model: PackagedModel) -> Path:
                     digest.update(chunk)
                     out.write(chunk)
                     done += len(chunk)
-                    for report in _ASSEMBLY_PROGRESS:
+                    for report in assembly.LISTENERS:
                         report(model.name, done, total)
     if digest.hexdigest() != model.sha256:
         partial.unlink(missing_ok=True)
