@@ -161,12 +161,12 @@ steps:
 """
 
 
-def test_the_server_loads_no_task_runner_before_a_task_run() -> None:
+def test_a_server_without_task_files_loads_no_task_reader_or_runner() -> None:
     serve = "import loopwright.cli\nloopwright.cli.build_parser('serve')\n"
     serve += "from loopwright.server import ServerConfig, create_app, server_runtime\n"
     serve += "from loopwright.store import memory_store\n"
     serve += "create_app(ServerConfig(runtime=server_runtime(memory_store())))"
-    assert _imported_after(serve, TASK_RUNNER) == []
+    assert _imported_after(serve, [*TASK_RUNNER, *TASK_FILES]) == []
 
 
 def test_the_task_package_loads_a_part_on_the_first_use_of_its_name() -> None:

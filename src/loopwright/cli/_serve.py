@@ -38,7 +38,6 @@ def serve_command(args: argparse.Namespace) -> int:
 
     from loopwright.server import (
         LOOPBACK_HOSTS,
-        FolderTaskLauncher,
         ServerConfig,
         check_bind,
         create_app,
@@ -46,7 +45,6 @@ def serve_command(args: argparse.Namespace) -> int:
         load_token_file,
         server_runtime,
     )
-    from loopwright.tasks import TaskSettings
 
     if not 0 <= args.port <= 65535:
         raise ConfigurationError(f"--port {args.port}: must be between 0 and 65535")
@@ -54,7 +52,10 @@ def serve_command(args: argparse.Namespace) -> int:
     check_bind(args.host, tokens)
     workspace = Path(args.workspace).resolve()
     tasks = None
-    if args.tasks:
+    if args.tasks:  # the task file reader: only for a server that offers task files
+        from loopwright.server import FolderTaskLauncher
+        from loopwright.tasks import TaskSettings
+
         settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
         tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
     check_heartbeat(args)
