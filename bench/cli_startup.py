@@ -9,12 +9,15 @@ the trees take turns within each repeat, so both see the same machine load. Repo
 command and tree: the median wall and CPU (user + system, from the child's rusage)
 milliseconds, and the CPU ratio to `python -c pass` measured in the same run. With
 `--instructions`, each command also runs once under `valgrind --tool=callgrind` (one at a
-time): instruction counts do not depend on the load.
+time): instruction counts do not depend on the load. Both trees are byte-compiled first, as
+an installed package is (with PYTHONDONTWRITEBYTECODE set, every process would otherwise
+compile the modules it imports: 114M instructions instead of 89M for `import loopwright`).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -108,6 +111,8 @@ def instructions(argv: list[str], src: Path, cwd: Path) -> int:
 
 
 def measure(trees: dict[str, Path], repeats: int, counts: bool) -> list[dict[str, object]]:
+    for src in trees.values():  # as installed: compiled once (PYTHONDONTWRITEBYTECODE or not)
+        compileall.compile_dir(src, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         argvs = commands(folder)
