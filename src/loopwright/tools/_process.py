@@ -93,18 +93,20 @@ async def _read_all(process: asyncio.subprocess.Process, output: CappedOutput) -
     return await process.wait()
 
 
-async def _drain(process: asyncio.subprocess.Process) -> None:
-    """Read and drop what is left: a full, paused pipe would keep the exit from being seen."""
+async def _drain(process: asyncio.subprocess.Process, output: CappedOutput) -> None:
+    """Read what is left (a full, paused pipe would keep the exit from being seen): what
+    the program wrote before it was stopped is part of its output."""
     if process.stdout is not None:
-        while await process.stdout.read(65536):
-            pass
+        while chunk := await process.stdout.read(65536):
+            output.add(chunk)
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def _stop(process: asyncio.subprocess.Process, output: CappedOutput) -> None:
     """SIGTERM the reaper (it kills every descendant), then SIGKILL the group."""
     _signal(process.pid, signal.SIGTERM, group=False)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(_drain(process), process.wait()), _GRACE_S)
+        drained = asyncio.gather(_drain(process, output), process.wait())
+        await asyncio.wait_for(drained, _GRACE_S)
     _signal(process.pid, signal.SIGKILL, group=True)
     if process.returncode is None:
         with contextlib.suppress(TimeoutError):
@@ -137,7 +139,7 @@ async def run_process(
         pass
     finally:  # timed out or cancelled: nothing it started may outlive the call
         if code is None:
-            await asyncio.shield(_stop(process))
+            await asyncio.shield(_stop(process, output))
     return ProcessOutcome(code, output.text(), time.monotonic() - started)
 
 
