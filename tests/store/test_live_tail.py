@@ -4,8 +4,10 @@ misses nothing and repeats nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -17,11 +19,20 @@ from loopwright.events import IterationStartedEvent, RunFinishedEvent, RunStarte
 SUBSCRIBER = Path(__file__).parent / "tail_subscriber.py"
 
 
-def subscribe(spot: Spot, run_id: str, *args: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
+@pytest.fixture
+def processes() -> Iterator[contextlib.ExitStack]:
+    """Each subscriber started is waited for and its pipes closed when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield stack
+
+
+def subscribe(
+    processes: contextlib.ExitStack, spot: Spot, run_id: str, *args: str
+) -> subprocess.Popen[str]:
+    proc = processes.enter_context(subprocess.Popen(
         [sys.executable, str(SUBSCRIBER), spot.location, run_id, *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     return proc
@@ -34,7 +45,9 @@ def next_seq(stdout: IO[str]) -> int:
 
 
 @pytest.mark.subprocess
-def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(spot: Spot) -> None:
+def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(
+    spot: Spot, processes: contextlib.ExitStack
+) -> None:
     writer = spot.open()
     writer.append(
         RunStartedEvent(
@@ -49,7 +62,7 @@ def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(spot:
             tenant="default",
         )
     )
-    proc = subscribe(spot, "r1")
+    proc = subscribe(processes, spot, "r1")
     assert proc.stdout is not None
     assert next_seq(proc.stdout) == 1
     for seq in range(2, 12):  # the next event is appended only once the last one arrived
@@ -84,7 +97,9 @@ def test_a_subscriber_in_another_process_gets_each_event_as_it_is_appended(spot:
 
 
 @pytest.mark.subprocess
-def test_a_subscriber_that_comes_back_resumes_from_its_last_seq(spot: Spot) -> None:
+def test_a_subscriber_that_comes_back_resumes_from_its_last_seq(
+    spot: Spot, processes: contextlib.ExitStack
+) -> None:
     writer = spot.open()
     writer.append_many(
         [
@@ -107,7 +122,7 @@ def test_a_subscriber_that_comes_back_resumes_from_its_last_seq(spot: Spot) -> N
             for s in range(2, 5)
         ]
     )
-    first = subscribe(spot, "r1", "--stop-after", "4")
+    first = subscribe(processes, spot, "r1", "--stop-after", "4")
     assert first.stdout is not None
     assert [next_seq(first.stdout) for _ in range(4)] == [1, 2, 3, 4]
     assert first.wait(timeout=30) == 0
@@ -119,7 +134,9 @@ def test_a_subscriber_that_comes_back_resumes_from_its_last_seq(spot: Spot) -> N
             for s in range(5, 9)
         ]
     )
-    again = subscribe(spot, "r1", "--after", "4")  # nobody listened while 5..8 were appended
+    again = subscribe(
+        processes, spot, "r1", "--after", "4"
+    )  # nobody listened while 5..8 were appended
     assert again.stdout is not None
     writer.append(
         RunFinishedEvent(

@@ -49,9 +49,10 @@ def test_two_processes_append_to_one_run_in_order(spot: Spot) -> None:
         proc.stdin.close()
     lost = []
     for proc in writers:
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        assert proc.wait(timeout=120) == 0
+        with proc:
+            assert proc.stdout is not None
+            out = proc.stdout.read()
+            assert proc.wait(timeout=120) == 0
         lost.append(int(out.split()[-1]))
     events = spot.open().events("r1")
     assert [e.seq for e in events] == list(range(1, 2 + 2 * PER_WRITER))

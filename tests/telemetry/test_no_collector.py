@@ -43,14 +43,15 @@ def test_run_with_otel_and_no_collector_warns_once_and_exits_promptly(tmp_path: 
     process = subprocess.Popen(
         argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    assert process.stdout is not None and process.stderr is not None
-    finished_at = None
-    for line in process.stdout:
-        if json.loads(line)["type"] == "run_finished":
-            finished_at = time.monotonic()
-    code = process.wait(timeout=60)
-    exit_after = time.monotonic() - (finished_at or 0)
-    err = process.stderr.read()
+    with process:
+        assert process.stdout is not None and process.stderr is not None
+        finished_at = None
+        for line in process.stdout:
+            if json.loads(line)["type"] == "run_finished":
+                finished_at = time.monotonic()
+        code = process.wait(timeout=60)
+        exit_after = time.monotonic() - (finished_at or 0)
+        err = process.stderr.read()
     assert code == 0 and finished_at is not None
     assert exit_after < EXIT_BOUND_S, f"exited {exit_after:.1f} s after the run finished"
     assert err.splitlines() == [
