@@ -7,14 +7,14 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
-WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2-text
+WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2-text-lean
 
 .PHONY: demo test check lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
 
 LLAMA_VERSION := 0.3.36
 
 # The embedded model runs on llama-cpp-python, which PyPI ships as source only: build its
-# wheel once (about 8 minutes on 2 cores, with a progress line) into a per-user cache, then
+# wheel once (about 4 minutes on 2 cores, with a progress line) into a per-user cache, then
 # every venv reuses it. It is built portable (AVX2/FMA/F16C, no -march=native): a native
 # build on a host with AMX crashes in llama.cpp's decode inside VMs that do not grant AMX
 # tile state (seen here: a segfault on the first token). Every package comes at the version
@@ -70,8 +70,8 @@ setup: $(STAMP) browser postgres
 # build it; tests/models/test_llama_server.py skips without it). Built once from the
 # llama.cpp source that the llama-cpp-python release vendors (its sdist from PyPI), portable
 # like the wheel, only the llama-server target (206 compile steps, with a progress line):
-# 28 minutes here at nice 19 on 2 cores shared at a load average of 7-12 (the larger wheel
-# build takes about 11 on idle cores); cached per user. Debian's cmake, ninja and g++.
+# 28 minutes here at nice 19 on 2 cores shared at a load average of 7-12 (the wheel build,
+# 83 steps, takes about 4 on idle cores); cached per user. Debian's cmake, ninja and g++.
 LLAMA_SERVER := $(HOME)/.cache/loopwright/bin/portable-avx2/llama-server-$(LLAMA_VERSION)
 
 llama-server: $(STAMP)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,23 @@ def test_the_build_draws_a_bar_on_a_terminal_and_fails_loudly(tmp_path: Path) ->
     assert result.code == 3
     assert "[##############################] building llama-cpp-python" in result.out
     assert "FAILED in 0:0" in result.out and "the build failed (exit 3)" in result.out
+
+
+def test_the_wheel_is_built_text_only_without_llama_cpps_common(tmp_path: Path) -> None:
+    """The build gets no multimodal library and no `common`: the CMake flags it is given
+    turn LLAVA_BUILD off and name a file, read after llama.cpp's project(), that turns
+    llama-cpp-python's forced LLAMA_BUILD_COMMON off again."""
+    fake = tmp_path / "show_cmake_args.py"
+    fake.write_text("import os\nprint(os.environ['CMAKE_ARGS'])\n")
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "CMAKE_ARGS"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--wheels", str(tmp_path / "wheels"), "--interval", "0",
+         "--command", f"{sys.executable} {fake}"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "wheels" / "build-llama-cpp-python-0.3.36.log").read_text()
+    flags = dict(arg.split("=", 1) for arg in shlex.split(log))
+    assert flags["-DLLAVA_BUILD"] == "OFF" and flags["-DGGML_NATIVE"] == "OFF"
+    hook = Path(flags["-DCMAKE_PROJECT_llama.cpp_INCLUDE"]).read_text()
+    assert 'set(LLAMA_BUILD_COMMON OFF CACHE BOOL "Build llama.cpp common library" FORCE)' in hook
