@@ -9,7 +9,7 @@ Variants (each an `AgentOptions`, nothing task-specific):
 - `no-last-turn`: the defaults before that (the baseline of the variants below);
 - `reply-grammar`: prompted replies constrained to the run's tools (each with its argument
   schema) or a final answer (loopwright/agent/_reply_grammar.py);
-- `every-part`: the progress note's closing line (prompts/_builder.py NEXT_STEP_HINT) asks
+- `every-part`: the progress note's closing line (prompts/_turn_notes.py NEXT_STEP_HINT) asks
   the model to check the task part by part before it answers (aimed at chains stopped
   after their first call), set for this process only;
 - `direct-answer`: the prompted-mode system prompt says tools are for when they are needed
@@ -43,7 +43,7 @@ from loopwright import AgentOptions
 from loopwright.evals import EvalReport, ProgressClock, TaskOutcome, load_suite, run_suite
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import resolve_model
-from loopwright.prompts import _builder, _templates
+from loopwright.prompts import _templates, _turn_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 # The variants measured before the last turn became the default (2026-11-24) keep it off,
@@ -146,7 +146,7 @@ async def main() -> None:
 
     options = VARIANTS[args.variant]
     if args.variant == "every-part":
-        _builder.NEXT_STEP_HINT = EVERY_PART_HINT
+        _turn_notes.NEXT_STEP_HINT = EVERY_PART_HINT
     if args.variant == "direct-answer":
         _templates.INTRO_PLAIN = DIRECT_INTRO
         _templates.PROMPTED_EXAMPLES += "\n" + DIRECT_EXAMPLE

@@ -6,16 +6,18 @@ from loopwright.prompts._builder import (
     PromptBuilder,
     PromptParts,
     check_template,
+    template_fields,
+    token_rule,
+    without_iteration,
+    workspace_example,
+)
+from loopwright.prompts._turn_notes import (
     correction_message,
     iteration_note,
     observation_text,
     progress_note,
     recap_line,
     summarize,
-    template_fields,
-    token_rule,
-    without_iteration,
-    workspace_example,
 )
 from loopwright.prompts.errors import build_error_observation
 

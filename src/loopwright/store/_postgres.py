@@ -3,8 +3,9 @@
 The same RunStore contract as SqliteRunStore (one conformance suite runs on both), through
 psycopg 3 and a connection pool. An append is one transaction: the event rows, the run's
 row when an event changes it, and a NOTIFY naming the run and its newest seq (the live tail,
-store/_pg_listen.py). The primary key (run_id, seq) and a check that each seq follows the
-stored one keep every run's log gap-free under concurrent appenders, across machines.
+store/_pg_listen.py); store/_pg_append.py works out and writes its statements. The primary
+key (run_id, seq) and a check that each seq follows the stored one keep every run's log
+gap-free under concurrent appenders, across machines.
 
 Leases are rows taken and renewed with one atomic upsert (the row lock decides between
 racing processes). Without an injected clock, lease times are the database server's clock,
@@ -23,25 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 from loopwright.clock import Clock
 from loopwright.errors import ConfigurationError, EventDecodeError, StoreError
-from loopwright.events import Event, RunStartedEvent, decode_event
+from loopwright.events import Event, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
-from loopwright.store._memory import record_after
+from loopwright.store._pg_append import plan_batch, quick_rows, write_batch, write_rows
 from loopwright.store._pg_errors import Redactor
-from loopwright.store._pg_listen import CHANNEL, EventListener, payload
+from loopwright.store._pg_listen import EventListener
 from loopwright.store._pg_schema import check_version, migrate
-from loopwright.store._pg_sql import (
-    ACQUIRE,
-    INSERT_EVENT,
-    INSERT_RUN,
-    LAST_SEQ,
-    NOW,
-    REGISTER_RUN,
-    SELECT_RUN,
-    UPDATE_RUN,
-    S,
-    append_rows,
-)
-from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
+from loopwright.store._pg_sql import ACQUIRE, LAST_SEQ, NOW, REGISTER_RUN, SELECT_RUN, S
+from loopwright.store._rows import record_of, run_row
 from loopwright.store._text import row_text, storable_text
 
 if TYPE_CHECKING:
@@ -49,21 +39,9 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 POOL_SIZE = 4
-QUICK_MAX = 1000
-"""Longer batches go through the transaction path (a statement has at most 65,535 values)."""
 CONNECT_TIMEOUT_S = 10
 TAIL_FALLBACK_S = 1.0
 """A waiting tail reads again at least this often while the LISTEN connection is down."""
-
-
-@dataclasses.dataclass
-class _Batch:
-    """What one append_many writes, worked out before the transaction's statements."""
-
-    started: set[str] = dataclasses.field(default_factory=set)
-    records: dict[str, RunRecord] = dataclasses.field(default_factory=dict)
-    rows: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
-    last: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 class PostgresRunStore:
@@ -152,95 +130,24 @@ class PostgresRunStore:
         runs whose last seq this store knows are one statement (one round trip)."""
         if not events:
             return
-        quick = self._quick(events, lines)
+        with self._lock:
+            quick = quick_rows(events, lines, self._last_seq)
         if quick is not None:
             rows, last = quick
-            notes = [payload(run_id, seq) for run_id, seq in last.items()]
-            params = [value for row in rows for value in row] + notes
             with self._conn() as conn:
-                conn.execute(append_rows(len(rows), len(notes)), params)
-            with self._lock:
-                self._last_seq.update(last)
-            return
-        with self._conn() as conn, conn.transaction():
-            batch = self._plan(conn, events, lines)
-            with conn.cursor() as cur:
-                for run_id, record in batch.records.items():
-                    if run_id in batch.started:
-                        if not cur.execute(INSERT_RUN, run_row(record)).rowcount:
-                            raise StoreError(
-                                f"run {run_id} is already in {self.path}: it started before"
-                            )
-                    else:
-                        cur.execute(UPDATE_RUN, row_update(record))
-                cur.executemany(INSERT_EVENT, batch.rows)
-                for run_id, seq in batch.last.items():
-                    cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload(run_id, seq)))
+                write_rows(conn, rows, last)
+        else:
+            with self._conn() as conn, conn.transaction():
+                batch = plan_batch(conn, events, lines, self._known_seq, self.path)
+                write_batch(conn, batch, self.path)
+            last = batch.last
         with self._lock:
-            self._last_seq.update(batch.last)
+            self._last_seq.update(last)
 
-    def _quick(
-        self, events: Sequence[Event], lines: Sequence[str] | None
-    ) -> tuple[list[tuple[Any, ...]], dict[str, int]] | None:
-        """The rows of a batch that only continues runs this store appended to (each seq
-        following the one before), or None. A stale last seq cannot make a gap: the seq it
-        names is stored, so the insert fails on the primary key."""
-        if len(events) > QUICK_MAX:
-            return None
-        last: dict[str, int] = {}
-        rows = []
+    def _known_seq(self, run_id: str) -> int | None:
+        """The last seq of the run this store appended (None: not known here)."""
         with self._lock:
-            for index, event in enumerate(events):
-                if isinstance(event, (RunStartedEvent, *ROW_EVENTS)):
-                    return None
-                before = last.get(event.run_id, self._last_seq.get(event.run_id))
-                if before is None or event.seq != before + 1:
-                    return None
-                last[event.run_id] = event.seq
-                line = encode(event) if lines is None else lines[index]
-                rows.append((event.run_id, event.seq, event.type, event.ts, line))
-        return rows, last
-
-    def _plan(
-        self,
-        conn: psycopg.Connection[tuple[Any, ...]],
-        events: Sequence[Event],
-        lines: Sequence[str] | None,
-    ) -> _Batch:
-        """Check every event follows the one before it (in the batch, or stored)."""
-        batch = _Batch()
-        for index, event in enumerate(events):
-            run_id = event.run_id
-            if isinstance(event, RunStartedEvent):
-                batch.started.add(run_id)
-                batch.records[run_id] = record_after(None, event)
-            else:
-                last = batch.last.get(run_id)
-                if last is None:
-                    with self._lock:
-                        last = self._last_seq.get(run_id)
-                    if last is None or event.seq != last + 1:  # another writer may have added
-                        last = conn.execute(LAST_SEQ, (run_id,)).fetchone()[0]  # type: ignore[index]
-                if last is None:
-                    raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
-                if event.seq != last + 1:
-                    raise StoreError(f"run {run_id}: event seq {event.seq} does not follow {last}")
-                if isinstance(event, ROW_EVENTS):
-                    record = batch.records.get(run_id) or self._stored_record(conn, run_id)
-                    record = dataclasses.replace(record, last_seq=event.seq - 1)
-                    batch.records[run_id] = record_after(record, event)
-            line = encode(event) if lines is None else lines[index]
-            batch.rows.append((run_id, event.seq, event.type, event.ts, line))
-            batch.last[run_id] = event.seq
-        return batch
-
-    def _stored_record(self, conn: psycopg.Connection[tuple[Any, ...]], run_id: str) -> RunRecord:
-        row = conn.execute(
-            SELECT_RUN + " WHERE r.run_id = %s FOR UPDATE OF r", (run_id,)
-        ).fetchone()
-        if row is None:
-            raise StoreError(f"run {run_id} has events but no row in {self.path}")
-        return record_of(row, now=None)
+            return self._last_seq.get(run_id)
 
     def register_run(self, record: RunRecord) -> None:
         queued = dataclasses.replace(record, status="queued")

@@ -1,5 +1,6 @@
 """What every persistent store writes and reads the same way: an event's stored text, a
-run's row as values, and a RunRecord from a selected row (with the lease's verdict)."""
+run's row as values, a RunRecord from a selected row (with the lease's verdict), and the
+check that an appended event follows its run's stored ones."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from loopwright.errors import StoreError
 from loopwright.events import (
+    Event,
     RunFinishedEvent,
     TaskCompleteEvent,
     TaskStartEvent,
@@ -93,3 +96,12 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         tools=tuple(json.loads(row[16])),
         engine=row[17],
     )
+
+
+def check_follows(event: Event, last: int | None) -> None:
+    """A StoreError unless `event` is the next of its run, whose newest stored seq is
+    `last` (None: the run has no event, so no run_started)."""
+    if last is None:
+        raise StoreError(f"event {event.type} for unknown run {event.run_id}: no run_started")
+    if event.seq != last + 1:
+        raise StoreError(f"run {event.run_id}: event seq {event.seq} does not follow {last}")

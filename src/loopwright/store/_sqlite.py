@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 import sqlite3
 import threading
 import time
@@ -33,7 +32,7 @@ from loopwright.errors import EventDecodeError, StoreError
 from loopwright.events import Event, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
-from loopwright.store._rows import ROW_EVENTS, encode, record_of, row_update, run_row
+from loopwright.store._rows import ROW_EVENTS, check_follows, encode, record_of, row_update, run_row
 from loopwright.store._schema import (
     INSERT_EVENT,
     INSERT_RUN,
@@ -41,34 +40,16 @@ from loopwright.store._schema import (
     REGISTER_RUN,
     SCHEMA_VERSION,
     UPDATE_RUN,
-    check_readable,
-    check_store,
-    migrate,
     select_run,
 )
-from loopwright.store._sqlite_errors import READ_ONLY_CODES, primary_code, store_failure
+from loopwright.store._sqlite_errors import store_failure
+from loopwright.store._sqlite_open import open_store_file, store_path
 from loopwright.store._text import row_text, storable_text
 
 _ROW_KINDS = frozenset({RunStartedEvent, *ROW_EVENTS})
 """Events that make or change a run's row: never in a plain batch of event rows."""
-WAL_CHECKPOINT_PAGES = 10_000
-WAL_SIZE_LIMIT = 64 * 1024 * 1024
 TAIL_POLL_S = 0.02
 """How often a waiting tail looks for another connection's commits (`PRAGMA data_version`)."""
-
-
-def _use_wal(conn: sqlite3.Connection, attempts: int = 50) -> None:
-    """WAL mode, before anything else: switching needs the file to itself, and SQLite
-    answers "locked" at once (without waiting) while another connection opens a new store
-    at the same moment; the switch is retried for up to ~1 s."""
-    for attempt in range(attempts):
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if primary_code(exc) != sqlite3.SQLITE_BUSY or attempt == attempts - 1:
-                raise
-            time.sleep(0.02)
 
 
 class SqliteRunStore:
@@ -79,78 +60,16 @@ class SqliteRunStore:
     """
 
     def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
-        self.path = str(path)
+        self.path, cannot_write = store_path(path)
         self.clock = clock or SystemClock()
-        self.read_only: str | None = None
-        """Why the store cannot be written, or None for a writable store."""
-        if self.path != ":memory:":
-            self.path = str(Path(self.path).expanduser())
-            if Path(self.path).is_dir():
-                raise StoreError(
-                    f"run store {self.path} is a folder: give the path of a file in it "
-                    f"(e.g. {Path(self.path) / 'runs.db'})"
-                )
-            if not Path(self.path).exists():
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            elif not os.access(self.path, os.W_OK) or not os.access(
-                Path(self.path).parent, os.W_OK
-            ):
-                self.read_only = "the file or its folder is not writable"
         self._lock = threading.RLock()
         self._watch: sqlite3.Connection | None = None
-        self._conn = self._open_read_only() if self.read_only else self._open()
+        self.read_only: str | None
+        """Why the store cannot be written, or None for a writable store."""
+        self._conn, self.migrated_from, self.read_only = open_store_file(self.path, cannot_write)
         self._select_run = select_run(self.migrated_from if self.read_only else SCHEMA_VERSION)
         self._last_seq: dict[str, int] = {}
         """The newest seq of each run appended through this store (checked for gaps)."""
-
-    def _open(self) -> sqlite3.Connection:
-        try:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open run store {self.path}: {exc}") from None
-        try:
-            conn.execute("PRAGMA busy_timeout = 10000")
-            version = check_store(conn, self.path)  # a foreign file is refused untouched
-            _use_wal(conn)
-            migrate(conn, version)
-            self.migrated_from = version
-            conn.execute("PRAGMA synchronous = NORMAL")
-            # a checkpoint (which syncs) every ~10,000 appends instead of every ~1,000
-            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-            conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
-        except sqlite3.Error as exc:
-            conn.close()
-            if primary_code(exc) in READ_ONLY_CODES and self.path != ":memory:":
-                self.read_only = f"{exc}"
-                return self._open_read_only()
-            raise store_failure(self.path, exc) from None
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _open_read_only(self) -> sqlite3.Connection:
-        """The file opened for reading only; `immutable` if even its WAL index cannot be made
-        (a read-only folder): nothing else can be writing to it then."""
-        failure: sqlite3.Error | None = None
-        for mode in ("mode=ro", "immutable=1"):
-            try:
-                conn = sqlite3.connect(
-                    f"file:{quote(self.path)}?{mode}", uri=True, check_same_thread=False
-                )
-            except sqlite3.Error as exc:
-                failure = exc
-                continue
-            try:
-                self.migrated_from = check_readable(conn, self.path)
-                return conn
-            except sqlite3.Error as exc:
-                conn.close()
-                failure = exc
-        assert failure is not None
-        raise store_failure(self.path, failure) from None
 
     def _refuse_write(self) -> None:
         if self.read_only is not None:
@@ -230,10 +149,7 @@ class SqliteRunStore:
             last = self._last_seq.get(run_id)
             if last is None or event.seq != last + 1:  # another writer may have added events
                 last = conn.execute(LAST_SEQ, (run_id,)).fetchone()[0]
-            if last is None:
-                raise StoreError(f"event {event.type} for unknown run {run_id}: no run_started")
-            if event.seq != last + 1:
-                raise StoreError(f"run {run_id}: event seq {event.seq} does not follow {last}")
+            check_follows(event, last)
             if isinstance(event, ROW_EVENTS):
                 row = conn.execute(self._select_run + " WHERE r.run_id = ?", (run_id,)).fetchone()
                 conn.execute(UPDATE_RUN, row_update(record_after(record_of(row, now=None), event)))

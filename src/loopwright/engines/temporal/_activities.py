@@ -5,7 +5,8 @@ transaction, skipping those a failed earlier attempt already stored), then does 
 Inputs stay small: a model call gets the messages that are new since the previous call and
 loads the others from the content store; a tool call gets its call.
 
-Their inputs and outputs are the dataclasses of engines/temporal/_payloads.py.
+Their inputs and outputs are the dataclasses of engines/temporal/_payloads.py; what a
+worker builds once per run (its setup, its model) is kept by engines/temporal/_run_setups.py.
 """
 
 from __future__ import annotations
@@ -14,27 +15,25 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from loopwright.agent import RunSetup
 from loopwright.engines.temporal._activity_support import (
     HEARTBEAT_EVERY_S,
+    LEASE_OWNER,
+    LEASE_TTL_S,
     UNCERTAIN,
     WorkerSecrets,
     _as_application_errors,
     _heartbeating,
     _model_failure,
-    _without_client_retries,
     retrying,
     store_call,
     uncertain_result,
 )
-from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._payloads import (
@@ -60,8 +59,9 @@ from loopwright.engines.temporal._payloads import (
 )
 from loopwright.engines.temporal._refs import digests_in, expand, reference, request_digest
 from loopwright.engines.temporal._report import WorkerReport
+from loopwright.engines.temporal._run_setups import FULL_RESULT_CHARS, RunSetups
 from loopwright.engines.temporal._subagents import WorkerParts
-from loopwright.engines.temporal._versions import check_tool_code, tool_code
+from loopwright.engines.temporal._versions import tool_code
 from loopwright.errors import ModelError, StoreError
 from loopwright.events import (
     Event,
@@ -71,21 +71,14 @@ from loopwright.events import (
     event_to_dict,
 )
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
-from loopwright.models import Model, resolve_model
-from loopwright.runtime import FINISHED, LeaseKeeper, RunSpec, build_agent
+from loopwright.models import resolve_model
+from loopwright.runtime import LeaseKeeper, RunSpec, build_agent
 from loopwright.store import PersistentStore, open_store, record_after
 from loopwright.tasks import GateBroker
-from loopwright.tools import Tool, truncate_output
+from loopwright.tools import truncate_output
 
 RECORDING_PAGE_BYTES = 512 * 1024
 """A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""
-FULL_RESULT_CHARS = 64 * 1024 * 1024
-"""The worker's tools keep results up to this long; past the run's own limit they are
-stored whole in the content store and the run gets the truncated text."""
-LEASE_OWNER = "temporal-engine"
-LEASE_TTL_S = 900.0
-"""Each activity renews the run's lease in the store, so `runs list` shows a run that is
-executing on workers as running (and one no activity touched for this long: interrupted)."""
 
 
 class RunActivities:
@@ -107,9 +100,10 @@ class RunActivities:
         self.content = ContentStore(store_url)
         self.parts = WorkerParts(self.store, GateBroker(self.store), LeaseKeeper(self.store))
         """What the runs' sub-agents get from this worker (engines/temporal/_subagents.py)."""
-        self._setups: OrderedDict[str, tuple[RunSetup, int]] = OrderedDict()
-        self._models: dict[tuple[str, str | None], Model] = {}
-        self._cache_runs = cache_runs
+        self.setups = RunSetups(
+            self.store, self.mcp, self.secrets, self.report, self.parts.complete,
+            cache_runs=cache_runs,
+        )  # fmt: skip
         self._append_lock = asyncio.Lock()
 
     def all(self) -> list[Callable[..., Any]]:
@@ -125,59 +119,6 @@ class RunActivities:
         """Close every run's MCP sessions, then the stores."""
         await self.mcp.close_all()
         self.close()
-
-    async def _setup(self, plan: RunPlan) -> RunSetup:
-        return (await self._setup_and_limit(plan))[0]
-
-    async def _setup_and_limit(self, plan: RunPlan) -> tuple[RunSetup, int]:
-        """The run's setup (its tools keep whole results; its MCP servers connected on this
-        worker; scrubbing the worker's secrets too) and its tool output limit."""
-        found = self._setups.get(plan.run_id)
-        if found is None:
-            tools = None
-            if plan.mcp_tools:
-                tools = await self._mcp_tools(plan.run_id, RunSpec.from_dict(plan.spec).mcp)
-            agent, setup = build_setup(
-                plan, mcp_tools=tools, secrets=self.secrets.values, on_worker=self.parts.complete
-            )
-            await self._check_tool_code(plan, tool_code(agent.tools))
-            self.report.took(plan.run_id, "agent", RunSpec.from_dict(plan.spec).request)
-            found = setup, setup.tool_executor.max_output_chars
-            setup.tool_executor.max_output_chars = FULL_RESULT_CHARS
-            self._setups[plan.run_id] = found
-            while len(self._setups) > self._cache_runs:
-                self._setups.popitem(last=False)
-        return found
-
-    async def _check_tool_code(self, plan: RunPlan, here: str) -> None:
-        """Refuse the run if this worker's tool code is not the code it started with; its
-        lease is released first, so it lists as interrupted (and can be resumed) at once."""
-        if plan.tool_code is not None and plan.tool_code != here:
-            await store_call(self.store.release_lease, plan.run_id, LEASE_OWNER)
-        check_tool_code(plan.run_id, plan.tool_code, here)
-
-    def _model(self, spec: RunSpec, calls_before: int) -> Model:
-        """The run's model; a scripted one goes on after the replies already served."""
-        key = (spec.model, spec.base_url)
-        model = self._models.get(key)
-        if model is None or hasattr(model, "resume_after"):
-            model = _without_client_retries(resolve_model(spec.model, base_url=spec.base_url))
-            if hasattr(model, "resume_after"):
-                model.resume_after(calls_before)
-            else:
-                self._models[key] = model
-        return model
-
-    async def _mcp_tools(self, run_id: str, servers: Sequence[str]) -> list[Tool]:
-        """The run's MCP tools on this worker. Before opening a run's servers, the sessions
-        of runs that ended meanwhile (on another worker, which stored their end) close."""
-        if run_id not in self.mcp.open_runs():
-            for other in self.mcp.open_runs():
-                record = await store_call(self.store.get_run, other)
-                if record is None or record.status in FINISHED:
-                    self._setups.pop(other, None)
-                    await self.mcp.close(other)
-        return await self.mcp.tools(run_id, servers)
 
     async def _append(self, run_id: str, events: Events) -> None:
         """Store the events not stored yet (an earlier attempt may have stored some)."""
@@ -203,8 +144,7 @@ class RunActivities:
             if finished:
                 self.report.ended(run_id, finished[0].status, finished[0].ts - started_at[0])
                 await store_call(self.store.release_lease, run_id, LEASE_OWNER)
-                self._setups.pop(run_id, None)
-                await self.mcp.close(run_id)  # the run ended: its MCP servers are closed
+                await self.setups.forget(run_id)  # the run ended: its MCP servers are closed
             else:
                 await store_call(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
 
@@ -244,7 +184,7 @@ class RunActivities:
         async with _as_application_errors():
             spec = RunSpec.from_dict(data.spec)
             model = resolve_model(spec.model, base_url=spec.base_url)
-            tools = await self._mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
+            tools = await self.setups.mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
             agent = build_agent(spec, model, tools)
             return RunPlan(
                 run_id=data.run_id,
@@ -270,7 +210,7 @@ class RunActivities:
         plan = data.plan
         run_id, call = plan.run_id, data.call
         async with _as_application_errors():
-            setup = await self._setup(plan)  # first: a worker with other tool code refuses
+            setup = await self.setups.setup(plan)  # first: a worker with other tool code refuses
             await self._append(run_id, data.events)
             new = [Message.from_dict(m) for m in data.new]
             base: list[Message] = []
@@ -291,7 +231,7 @@ class RunActivities:
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
                 stop_at_action=setup.stop_at_action,
             )
-            model = self._model(RunSpec.from_dict(plan.spec), call)
+            model = self.setups.model(RunSpec.from_dict(plan.spec), call)
             try:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
@@ -309,7 +249,7 @@ class RunActivities:
         call = ToolCall.from_dict(data.call)
         key = f"{run_id}:{call.id}"
         async with _as_application_errors():
-            setup, limit = await self._setup_and_limit(plan)  # other tool code: refused
+            setup, limit = await self.setups.setup_and_limit(plan)  # other tool code: refused
             await self._append(run_id, data.events)
             # a claim committed but not acknowledged is found `started` when made again:
             # reported uncertain, never run twice
@@ -349,7 +289,7 @@ class RunActivities:
     async def verify(self, data: VerifyInput) -> Verified:
         plan = data.plan
         async with _as_application_errors():
-            setup = await self._setup(plan)
+            setup = await self.setups.setup(plan)
             await self._append(plan.run_id, data.events)
             verifier = setup.verifier
             if verifier is None:
@@ -402,7 +342,10 @@ def _inline(plan: RunPlan) -> bool:
 
 
 __all__ = [
+    "FULL_RESULT_CHARS",
     "HEARTBEAT_EVERY_S",
+    "LEASE_OWNER",
+    "LEASE_TTL_S",
     "UNCERTAIN",
     "RunActivities",
     "_as_application_errors",

@@ -1,6 +1,7 @@
 """What every activity of the Temporal engine shares: heartbeats, how loopwright's errors
-and a provider's failures become Temporal's, the uncertain outcome of a tool call, and the
-scrubbing of what leaves a worker with the worker's own secrets."""
+and a provider's failures become Temporal's, the uncertain outcome of a tool call, the
+run's lease in the store, and the scrubbing of what leaves a worker with the worker's own
+secrets."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ STORE_OUTAGE_S = 40.0
 """How long an activity waits out a store that cannot be reached (a dropped connection, a
 server restarting) before its attempt fails; the attempt's failure is retryable, so the
 activity's own policy applies after that."""
+LEASE_OWNER = "temporal-engine"
+LEASE_TTL_S = 900.0
+"""Each activity renews the run's lease in the store, so `runs list` shows a run that is
+executing on workers as running (and one no activity touched for this long: interrupted)."""
 T = TypeVar("T")
 log = logging.getLogger("loopwright.temporal")
 

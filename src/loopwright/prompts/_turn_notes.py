@@ -1,0 +1,92 @@
+"""What goes in the newest message of a turn, never in the system prompt (so the prompt
+and the history stay a cacheable prefix): the iteration note, prompted mode's progress note
+with its recap of the latest tool results, an observation, and the correction sent after a
+reply that could not be read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def iteration_note(iteration: int, max_iterations: int) -> str:
+    """Goes in the newest message, never the system prompt (keeps the prompt cache warm).
+
+    Worded without an `i/n` fraction: small models copied "3/10" into tool arguments.
+    """
+    return f"[Iteration {iteration} of at most {max_iterations}]"
+
+
+RECAP_STEPS = 6
+RECAP_RESULT_CHARS = 200
+RECAP_TASK_CHARS = 600
+NEXT_STEP_HINT = (
+    "If the task needs another tool call, make it now; "
+    "if these results answer the task, reply with final_answer."
+)
+
+
+LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
+
+
+_RECAP_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""Made once: `json.dumps` with options makes an encoder per call (a recap line a step)."""
+
+
+def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_error: bool) -> str:
+    """One tool result as the progress note lists it: `add({"a": 1, "b": 2}) returned 3`."""
+    args = _RECAP_JSON.encode(dict(arguments))
+    outcome = "failed" if is_error else "returned"
+    return f"{tool_name}({args}) {outcome} {summarize(result, RECAP_RESULT_CHARS)}"
+
+
+def progress_note(
+    iteration: int,
+    max_iterations: int,
+    request: str,
+    recap: Sequence[str],
+    *,
+    last_turn: bool = False,
+) -> str:
+    """The iteration note for prompted mode: the task and the latest tool results, restated.
+
+    Small local models lose the thread after a few observations: measured on the embedded
+    1.5B model, a two-step arithmetic chain looped until the iteration limit with the bare
+    note and finished with this one. Like `iteration_note` it goes in the newest message
+    only, so the system prompt and the history stay a cacheable prefix; it lists at most
+    the last RECAP_STEPS results, so its cost does not grow with the run. In a last turn
+    (no tool offered) it does not invite another call.
+    """
+    head = iteration_note(iteration, max_iterations)
+    if not recap:
+        return head
+    shown = recap[-RECAP_STEPS:]
+    lines = [head, f"Task: {summarize(request, RECAP_TASK_CHARS)}", "Tool results so far:"]
+    if len(recap) > len(shown):
+        lines.append(f"- ({len(recap) - len(shown)} earlier results in the conversation above)")
+    lines.extend(f"- {line}" for line in shown)
+    lines.append(LAST_TURN_HINT if last_turn else NEXT_STEP_HINT)
+    return "\n".join(lines)
+
+
+def summarize(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def observation_text(tool_name: str, content: str) -> str:
+    return f"Observation from {tool_name}: {content}"
+
+
+CORRECTION_TEMPLATE = (
+    "Your last reply could not be read: {problem}\n"
+    "Reply again with exactly one JSON object, either\n"
+    '{{"thought": "...", "action": "<tool name>", "action_input": {{...}}}}\n'
+    'or {{"thought": "...", "final_answer": "..."}}.'
+)
+
+
+def correction_message(problem: str) -> str:
+    return CORRECTION_TEMPLATE.format(problem=problem)
