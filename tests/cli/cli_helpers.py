@@ -126,6 +126,7 @@ def cli_tty_command(
         os.close(master)
         if process.poll() is None:
             process.kill()
+            process.wait()
     raw = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
     text = ANSI.sub("", raw)  # colours and cursor moves; the words stay
     return Result(code, text, "", time.monotonic() - started)

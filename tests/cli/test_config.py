@@ -116,19 +116,19 @@ def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     write(tmp_path / "loopwright.toml", f'[serve]\nport = {port}\nstore = ":memory:"\n')
-    server = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "loopwright", "serve"],
         cwd=tmp_path, env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        assert f"on http://127.0.0.1:{port} " in line, line
-        with socket.create_connection(("127.0.0.1", port), timeout=10):
-            pass
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    ) as server:  # fmt: skip
+        try:
+            assert server.stderr is not None
+            line = server.stderr.readline()
+            assert f"on http://127.0.0.1:{port} " in line, line
+            with socket.create_connection(("127.0.0.1", port), timeout=10):
+                pass
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 @pytest.mark.subprocess

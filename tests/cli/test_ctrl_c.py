@@ -52,6 +52,7 @@ def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(tmp_path: Path, inherited
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # reaps it and closes its pipes
     elapsed = time.monotonic() - started
 
     assert proc.returncode == 130, err

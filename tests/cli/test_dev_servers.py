@@ -64,8 +64,9 @@ def started(home: Path, *args: str) -> Iterator[Running]:
 
     def read() -> None:
         assert process.stdout is not None
-        for line in process.stdout:
-            running.lines.put(line.rstrip("\n"))
+        with process.stdout:  # the reader owns the pipe: closed at EOF, never under a read
+            for line in process.stdout:
+                running.lines.put(line.rstrip("\n"))
         running.lines.put(None)
 
     threading.Thread(target=read, daemon=True).start()
@@ -75,6 +76,8 @@ def started(home: Path, *args: str) -> Iterator[Running]:
         if process.poll() is None:
             process.kill()
             process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def server_processes(*needles: str) -> list[str]:

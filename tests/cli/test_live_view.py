@@ -174,6 +174,7 @@ def _on_a_terminal(argv: list[str], env: dict[str, str], answer: str) -> str:
         os.close(master)
         if process.poll() is None:
             process.kill()
+            process.wait()
     return ANSI.sub("", raw.decode("utf-8", "replace")).replace("\r\n", "\n")
 
 

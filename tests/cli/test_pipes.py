@@ -26,19 +26,19 @@ EXIT_LIMIT_S = 60
 
 def _head(argv: list[str], env: dict[str, str], lines: int) -> tuple[list[str], int, str]:
     """`loopwright ARGV | head -LINES`: the lines read, the command's exit code, its stderr."""
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "loopwright", *argv], env=env, cwd=env["HOME"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert process.stdout is not None and process.stderr is not None
-    read = [process.stdout.readline() for _ in range(lines)]
-    process.stdout.close()  # what `head` does when it has its lines
-    try:
-        code = process.wait(timeout=EXIT_LIMIT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    return read, code, process.stderr.read()
+    ) as process:  # fmt: skip
+        assert process.stdout is not None and process.stderr is not None
+        read = [process.stdout.readline() for _ in range(lines)]
+        process.stdout.close()  # what `head` does when it has its lines
+        try:
+            code = process.wait(timeout=EXIT_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        return read, code, process.stderr.read()
 
 
 def _rotate_keys(tmp_path: Path, *extra: str) -> list[str]:

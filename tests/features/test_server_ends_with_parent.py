@@ -42,8 +42,8 @@ def test_the_server_process_ends_when_its_parent_is_killed() -> None:
         pass_fds=(write,), stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     os.close(write)
+    assert parent.stdout is not None
     try:
-        assert parent.stdout is not None
         int(parent.stdout.readline())  # the child's pid: it started
         assert parent.stdout.readline().strip() == "armed"  # as a server is, once it runs
         parent.kill()
@@ -57,3 +57,5 @@ def test_the_server_process_ends_when_its_parent_is_killed() -> None:
         os.close(read)
         if parent.poll() is None:
             parent.kill()
+            parent.wait()
+        parent.stdout.close()

@@ -66,8 +66,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
+    assert process.stderr is not None
     try:
-        assert process.stderr is not None
         line = process.stderr.readline()  # printed once the socket listens
         assert "serving the dashboard and the API on http://127.0.0.1:" in line, line
         assert "2 token(s)" in line
@@ -76,6 +76,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     finally:
         process.terminate()
         process.wait(timeout=20)
+        process.stderr.close()
 
 
 def test_serve_runs_the_api_with_tokens(served: tuple[str, Path], tmp_path: Path) -> None:

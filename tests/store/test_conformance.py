@@ -471,8 +471,8 @@ def test_two_resume_processes_one_is_refused(spot: Spot, tmp_path: Path) -> None
     ]
     env = {**os.environ, "LOOPWRIGHT_TEST_HANG_AFTER": "line 2"}
     first = subprocess.Popen(resume, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert first.stderr is not None
     try:
-        assert first.stderr is not None
         for line in first.stderr:  # it holds the run's lease, inside its second tool call
             if b"hanging after line 2" in line:
                 break
@@ -483,3 +483,4 @@ def test_two_resume_processes_one_is_refused(spot: Spot, tmp_path: Path) -> None
     finally:
         first.kill()
         first.wait()
+        first.stderr.close()

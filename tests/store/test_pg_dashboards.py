@@ -62,7 +62,8 @@ class Served:
 
     def _read(self) -> None:
         assert self.process.stderr is not None
-        self.output.extend(self.process.stderr)
+        with self.process.stderr:  # closed by its reader, at its end
+            self.output.extend(self.process.stderr)
 
     def stop(self) -> None:
         self.process.terminate()

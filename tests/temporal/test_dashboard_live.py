@@ -70,13 +70,15 @@ class Started:
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        self.lines.extend(self.process.stdout)
+        with self.process.stdout:  # closed by its reader, at its end
+            self.lines.extend(self.process.stdout)
 
     def finish(self) -> tuple[int, str]:
         code = self.process.wait(timeout=120)
         self._drain.join(timeout=5)
         assert self.process.stderr is not None
-        return code, self.process.stderr.read()
+        with self.process.stderr:
+            return code, self.process.stderr.read()
 
 
 def test_the_dashboard_shows_a_worker_run_live(

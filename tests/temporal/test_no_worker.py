@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import pytest
 from task_files import GATED, gated_task
@@ -47,13 +48,15 @@ default wait of 30 s: the option is what bounds it)."""
 RUN_BOUND_S = 120.0
 
 
-def _lines(stream: object) -> queue.Queue[str]:
-    """The stream's lines as they come (read by a thread)."""
+def _lines(stream: IO[str] | None) -> queue.Queue[str]:
+    """The stream's lines as they come (read by a thread, which closes it at its end)."""
+    assert stream is not None
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            lines.put(line)
+        with stream:
+            for line in stream:
+                lines.put(line)
 
     threading.Thread(target=pump, daemon=True).start()
     return lines
@@ -101,6 +104,8 @@ def test_a_run_with_no_worker_says_so_and_is_listed(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert proc.returncode == 0, workers.logs()
     assert out.read_text() == "line1\n"
     assert json.loads(stdout.splitlines()[-1])["status"] == "completed"
@@ -157,6 +162,8 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
     assert proc.returncode == 0, workers.logs()
     assert out.read_text() == "line1\n"  # approved: the call ran, once
     store = open_store(workers.store)

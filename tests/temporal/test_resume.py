@@ -125,6 +125,7 @@ async def test_a_run_resumed_while_its_approval_waits_waits_again(
     finally:
         if resumed.poll() is None:
             resumed.kill()
+            resumed.communicate()  # reaps it and closes its pipes
     assert resumed.returncode == 0, f"{stderr}\n{workers.logs()}"
     assert out.read_text() == "gated\n"
     shown = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]

@@ -15,8 +15,7 @@ import json
 import random
 import re
 import time
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -160,12 +159,38 @@ async def sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
 Consume = Callable[[httpx.Response], Awaitable[T]]
 
 
+class LoopClient:
+    """An httpx client closed on the event loop that made it: when the loop shuts down
+    (`asyncio.run` and `asyncio.Runner` close the async generators it started) or, while it
+    runs, once the client is let go of (the loop closes an abandoned async generator). Its
+    connections are never left to the garbage collector, a socket at a time."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self._holder = _open_until_closed(client)
+
+    async def start(self) -> None:
+        """On the running loop, which from now on closes it."""
+        await anext(self._holder)
+
+    async def aclose(self) -> None:
+        await self._holder.aclose()
+
+
+async def _open_until_closed(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
 class HttpClient:
     """POSTs JSON to one provider and retries what is worth retrying.
 
     `consume` reads the response body (whole, or as a stream); if it raises `Transient` or
     the connection drops while it reads, the whole call is made again. One httpx client is
-    kept per event loop, so connections are reused within a loop.
+    kept per event loop, so connections are reused within a loop; each is closed on its own
+    loop (`LoopClient`).
     """
 
     def __init__(
@@ -199,8 +224,7 @@ class HttpClient:
         self._sleep = sleep or asyncio.sleep
         self._now = now
         self._jitter = jitter
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
-        self._clients = weakref.WeakKeyDictionary()
+        self._clients: dict[asyncio.AbstractEventLoop, LoopClient] = {}
         self.waits: list[float] = []
         """Every wait before a retry, in seconds (for tests and diagnostics)."""
 
@@ -215,18 +239,23 @@ class HttpClient:
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def _client(self) -> httpx.AsyncClient:
+    async def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(transport=self._transport, timeout=self.timeout)
-            self._clients[loop] = client
-        return client
+        held = self._clients.get(loop)
+        if held is None or held.client.is_closed:
+            for other, ended in list(self._clients.items()):  # a copy: other threads' loops
+                if other.is_closed() or ended.client.is_closed:
+                    self._clients.pop(other, None)  # closed: nothing of it is kept
+            held = LoopClient(httpx.AsyncClient(transport=self._transport, timeout=self.timeout))
+            self._clients[loop] = held
+            await held.start()
+        return held.client
 
     async def aclose(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        """Close this loop's connections now (a later call opens new ones)."""
+        held = self._clients.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held.aclose()
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -252,7 +281,8 @@ class HttpClient:
         headers = self._headers
         if telemetry.active() is not None:  # the model call's span goes on at the server
             headers = {**headers, **telemetry.trace_headers()}
-        async with self._client().stream("POST", url, json=body, headers=headers) as reply:
+        client = await self._client()
+        async with client.stream("POST", url, json=body, headers=headers) as reply:
             if reply.status_code >= 400:
                 raw = await reply.aread()
                 raise self._status_error(url, reply, raw)
@@ -329,7 +359,8 @@ class HttpClient:
         """One GET without retries (for `loopwright models`); raises ModelError."""
         url = self.url(path)
         try:
-            reply = await self._client().get(url, headers=self._headers, timeout=timeout)
+            client = await self._client()
+            reply = await client.get(url, headers=self._headers, timeout=timeout)
         except httpx.TimeoutException:
             raise ModelUnavailableError(
                 f"{self.provider} at {url} did not answer within {timeout} s: {self.hint}",

