@@ -8,6 +8,7 @@ import importlib.util
 import shutil
 import signal
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,6 +166,17 @@ def pytest_configure(config: pytest.Config) -> None:
     process_guard.install()
     config.pluginmanager.register(process_guard, "process_guard")
     config.pluginmanager.import_plugin("pytester")  # test_process_guard.py
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """llama-cpp-python opens /dev/null twice when imported and never closes it (module
+    globals its model loading writes to; abetlen/llama-cpp-python#1828): closed here, when
+    no test loads a model any more, or the process reports two unclosed files at exit."""
+    held = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        stream = getattr(held, name, None)
+        if stream is not None:
+            stream.close()
 
 
 def _missing(modules: tuple[str, ...]) -> list[str]:
