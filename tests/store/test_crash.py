@@ -159,7 +159,9 @@ def test_runs_killed_at_random_points_resume_without_repeating_an_effect(
     fates = [resume_and_check(trial) for trial in killed]
     print({fate: fates.count(fate) for fate in set(fates)})
     assert len(fates) == len(trials)
-    assert fates.count("finished before the kill") < len(trials) // 2, fates
+    # The kills land mid-run for at least half the trials (under load a run can outpace the
+    # reader that kills it: 2 of 4 finished first once in CI; the resumes were all correct).
+    assert fates.count("finished before the kill") <= len(trials) // 2, fates
     spread = len({t.lines_read for t in killed})
     assert spread > min(EVENTS, len(trials)) // 2, "kill points are not spread"
 
