@@ -116,9 +116,10 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(VENV)/bin/pytest
 # timeout rather than compute (the pass used 143% of 2 cores with 2 workers, 177% with 4,
 # and took 14% less time: docs/benchmarks.md, "The test suite").
 WORKERS := $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 < 8 ? n * 2 : 8 )))
+# Each pass ends with its ten slowest tests (what to look at first when the suite slows down).
 unit: setup
-	$(PYTEST) -q -n $(WORKERS) $(DIST) -m "not model" --cov --cov-report=
-	$(PYTEST) -q -m model --cov --cov-append --cov-report=
+	$(PYTEST) -q -n $(WORKERS) $(DIST) -m "not model" --cov --cov-report= --durations=10
+	$(PYTEST) -q -m model --cov --cov-append --cov-report= --durations=10
 	@total=$$($(VENV)/bin/coverage report --format=total) && \
 		if [ "$$total" -lt $(COVERAGE_FLOOR) ]; then \
 			echo "coverage of src/: $$total% is under its floor of $(COVERAGE_FLOOR)%"; exit 1; fi && \
