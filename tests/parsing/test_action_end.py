@@ -13,7 +13,7 @@ from test_properties import JSONISH
 
 from loopwright.messages import ModelResponse
 from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
-from loopwright.parsing._action_end import ActionEnd, action_end
+from loopwright.parsing._action_end import ActionEnd, action_end, action_text
 
 README_FIRST_REPLY = (  # the embedded model's first reply to the README's question, verbatim
     '{\n    "thought": "I need to add 123 and 456 first.",\n    "action": "add",\n'
@@ -52,7 +52,26 @@ CUT = [
     ("Action: get_time\nObservation: noon\n", "Action: get_time\n"),  # (read at its newline)
 ]  # fmt: skip
 
+# (reply, the text up to where it ends: before the comma of a key that adds nothing)
+CUT_BEFORE_A_KEY = [
+    ('{"thought": "add first", "action": "add", "action_input": {"a": 1, "b": 2}, '
+     '"is_final": false}', '{"thought": "add first", "action": "add", "action_input": {"a": 1, "b": 2}'),
+    ('{"action_input": {"a": 1}, "action": "add", "thought": "args first"}',
+     '{"action_input": {"a": 1}, "action": "add"'),
+    ('{"thought": "done", "final_answer": "4053", "is_final": true}\n{"action": "x"}',
+     '{"thought": "done", "final_answer": "4053"'),
+    ('{"name": "add", "arguments": {"s": "a, b}"}, "id": 1}', '{"name": "add", "arguments": {"s": "a, b}"}'),
+    ('{"tool_calls": [{"name": "a", "arguments": {}}], "note": "x"}',
+     '{"tool_calls": [{"name": "a", "arguments": {}}]'),
+    ('{"thought": "x", "action": "final_answer", "action_input": "42", "is_final": true}',
+     '{"thought": "x", "action": "final_answer", "action_input": "42"'),
+]  # fmt: skip
+
 NOT_CUT = [
+    '{"thought": "a, b", "action": "add", "is_final": false',  # no arguments yet
+    '{"answer": "maybe", "action": "add", "action_input": {"a": 1}',  # a call may follow
+    '<tool_call>{"name": "a", "arguments": {}, "id": 1}',  # a call tag ends at its tag
+    "{'action': 'add', 'action_input': {'a': 1}, 'is_final': false",  # read when closed
     "The answer is 42.",
     "Final Answer: 42\nThought: done\n",
     'Final Answer: {"action": "add"} is what I would call\nmore',
@@ -99,6 +118,26 @@ def test_the_cut_reply_reads_as_an_action_or_an_answer(reply: str, used: str) ->
     assert isinstance(outcome, ParsedAction | ParsedFinal), outcome
 
 
+@pytest.mark.parametrize(("reply", "used"), CUT_BEFORE_A_KEY)
+def test_the_reply_ends_before_a_key_that_adds_nothing(reply: str, used: str) -> None:
+    assert action_end(reply) == len(used)
+    assert fed(list(reply)) == len(used)
+    for seed in range(5):
+        assert fed(pieces(reply, seed)) == len(used)
+    whole = parse_reply(ModelResponse(text=reply.split("\n")[0]))
+    read = action_text(reply)
+    assert read == used + "}"  # the object the engine reads is closed
+    cut = parse_reply(ModelResponse(text=read))  # reads as the whole object (a thought
+    assert what_it_does(cut) == what_it_does(whole)  # after the call is not read)
+
+
+def what_it_does(outcome: object) -> object:
+    if isinstance(outcome, ParsedAction):
+        return outcome.calls
+    assert isinstance(outcome, ParsedFinal), outcome
+    return outcome.answer
+
+
 def test_the_engine_reads_the_same_action_from_the_cut_reply() -> None:
     whole = parse_reply(ModelResponse(text=README_FIRST_REPLY))
     cut = parse_reply(ModelResponse(text=README_FIRST_REPLY[: action_end(README_FIRST_REPLY)]))
@@ -126,4 +165,6 @@ def test_the_end_does_not_depend_on_the_pieces(text: str, seed: int) -> None:
     assert fed(list(text)) == whole
     if whole is not None:
         assert 0 < whole <= len(text)
-        assert isinstance(parse_reply(ModelResponse(text=text[:whole])), ParsedAction | ParsedFinal)
+        read = action_text(text)
+        assert read is not None and read.startswith(text[:whole])
+        assert isinstance(parse_reply(ModelResponse(text=read)), ParsedAction | ParsedFinal)

@@ -17,7 +17,7 @@ import dataclasses
 
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink
-from loopwright.parsing import ActionEnd, action_end
+from loopwright.parsing import ActionEnd, action_end, action_text
 
 ACTION_COMPLETE = "action_complete"
 """The `finish_reason` of a reply ended after its first complete action."""
@@ -64,7 +64,7 @@ class StreamedText:
             return False
         if end < before:  # whitespace after a closing tag went out before the end was known
             self.parts = [watch.text[:end]]
-        self._keep(piece[: max(0, end - before)])
+        self._keep(piece[: max(0, end - before)] + watch.closing)
         self.cut = True
         return True
 
@@ -97,12 +97,11 @@ def cut_at_action(response: ModelResponse) -> ModelResponse:
     scripted model's replies): text, estimated usage and `finish_reason`."""
     if response.tool_calls:  # the calls are the action: nothing in the text to cut
         return response
-    end = action_end(response.text)
-    if end is None:
+    text = action_text(response.text)
+    if text is None:
         return response
-    text = response.text[:end]
     usage = response.usage
-    if len(text) < len(response.text):
+    if text != response.text:
         usage = dataclasses.replace(usage, output_tokens=max(1, len(text) // CHARS_PER_TOKEN))
     return dataclasses.replace(response, text=text, usage=usage, finish_reason=ACTION_COMPLETE)
 

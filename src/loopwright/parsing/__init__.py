@@ -2,7 +2,7 @@
 pythonic calls, and plain text as the final answer; and where a streaming reply's first
 complete action ends (`ActionEnd`, for the model adapters that stop generating there)."""
 
-from loopwright.parsing._action_end import ActionEnd, action_end
+from loopwright.parsing._action_end import ActionEnd, action_end, action_text
 from loopwright.parsing._chain import DEFAULT_PARSERS, ReplyReading, parse_reply, read_reply
 from loopwright.parsing._layers import (
     JsonInTextParser,
@@ -37,6 +37,7 @@ __all__ = [
     "ReplyReading",
     "TaggedCallParser",
     "action_end",
+    "action_text",
     "parse_reply",
     "read_reply",
     "response_from_message",

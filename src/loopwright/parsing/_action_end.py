@@ -11,6 +11,11 @@ A complete action is one of (outside a `<think>` block):
 - a closed top-level JSON object or array that reads as a call or a final answer (the
   JSON layer's reading: `{"action": ..., "action_input": ...}`, `{"name", "arguments"}`,
   `{"final_answer": ...}`, `{"tool_calls": [...]}`, a list of calls...);
+- a top-level JSON object whose call is already whole, a name and its arguments (or whose
+  `final_answer` is), when a comma says another key follows: the rest of the object
+  (`"is_final": false}` in the prompted format, 7 tokens of a 45-token reply) says nothing
+  the engine reads, so the reply ends before the comma and `closing` (`}`) closes the
+  object the engine reads (`action_text`);
 - a closed `<tool_call>...</tool_call>` (or `<function=...>...</function>`) that the next
   text does not follow with another one: parallel calls stay whole;
 - an `Action:` line with its `Action Input:` (a closed JSON value, or the rest of its line).
@@ -22,10 +27,11 @@ the end is always after the action's last character.
 
 from __future__ import annotations
 
+import json
 import re
 
 from loopwright.parsing._extract import decode
-from loopwright.parsing._shapes import outcome_from_value
+from loopwright.parsing._shapes import outcome_from_value, says_it_all
 
 _CLOSERS = {"{": "}", "[": "]"}
 _THINK_OPEN = ("<think>", "<thinking>")
@@ -64,6 +70,9 @@ class ActionEnd:
         """An `Action Input:` line with no value yet: the value follows on a later line."""
         self._input_json = False
         self._given_up = False
+        self.closing = ""
+        """What closes the action when the reply ends before its object's closing brace:
+        `}`, else nothing."""
 
     def feed(self, piece: str) -> int | None:
         self.text += piece
@@ -123,6 +132,8 @@ class ActionEnd:
             self._in_string = True
         elif char in _CLOSERS:
             self._closers.append(_CLOSERS[char])
+        elif char == "," and self._closers == ["}"]:
+            self._another_key(text, i)
         elif char in "}]":
             if self._closers.pop() != char:
                 self._given_up = True  # mismatched brackets: no reading to trust
@@ -136,6 +147,18 @@ class ActionEnd:
             return  # a call tag ends at its closing tag
         if self._input_json or outcome_from_value(decode(text[self._start : after])) is not None:
             self.end = after
+
+    def _another_key(self, text: str, comma: int) -> None:
+        """A top-level object is about to get another key: end before it when the object
+        so far, closed, is a whole call or a final answer (`says_it_all`)."""
+        if self._think or self._in_call or self._input_json or text[self._start] != "{":
+            return
+        try:
+            value = json.loads(text[self._start : comma] + "}")
+        except (ValueError, RecursionError):
+            return  # not strict JSON (single quotes...): read when the object closes
+        if isinstance(value, dict) and says_it_all(value):
+            self.end, self.closing = comma, "}"
 
     def _tag(self, text: str, i: int) -> int:
         """At a `<`: how far a known tag reaches (acting on it), 1 for no tag, 0 to wait."""
@@ -192,3 +215,11 @@ class ActionEnd:
 def action_end(text: str) -> int | None:
     """The end of `text`'s first complete action, read as one piece (None: no such end)."""
     return ActionEnd().feed(text)
+
+
+def action_text(text: str) -> str | None:
+    """`text` up to the end of its first complete action, closed (`ActionEnd.closing`):
+    what the engine reads of a reply cut there (None: no complete action)."""
+    watcher = ActionEnd()
+    end = watcher.feed(text)
+    return None if end is None else text[:end] + watcher.closing

@@ -111,6 +111,24 @@ def outcome_from_list(items: list[Any], thought: str | None = None) -> ParseOutc
     return ParsedAction(tuple(calls), thought) if calls else None
 
 
+_NAMED_FINAL_KEYS = ("final_answer", "finalAnswer")
+
+
+def says_it_all(data: dict[str, Any]) -> bool:
+    """Whether an object read so far already stands for its whole outcome, so the keys
+    that may follow change nothing the engine reads: a call with its name and arguments
+    (a name key and an argument key, or `tool_calls`), or a named final answer. A key like
+    `answer` or `response` does not count: a call may follow it. (A `final_answer` followed
+    by a call, which no format asks for, is read as the answer.)"""
+    if "tool_calls" in data:
+        complete = True
+    elif any(key in data for key in _NAMED_FINAL_KEYS):
+        complete = not any(key in data for key in NAME_KEYS)
+    else:
+        complete = any(k in data for k in NAME_KEYS) and any(k in data for k in ARGUMENT_KEYS)
+    return complete and outcome_from_object(data) is not None
+
+
 def outcome_from_value(value: Any) -> ParseOutcome | None:
     if isinstance(value, dict):
         return outcome_from_object(value)
