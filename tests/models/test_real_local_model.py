@@ -153,7 +153,8 @@ async def test_embedded_model_runs_a_two_call_chain(
       generated past it (let go on, the 1.5B model writes a whole invented chain after its
       first call: 168 tokens for a 40-token call);
     - the prompt cache: each iteration evaluates only the tokens its prompt does not share
-      with the previous prompt and reply; the model_response events report it
+      with the previous prompt and reply, which is all of them but the reply's last token
+      or two; the model_response events report it
       (`cached_input_tokens`), and so does the run's usage."""
     monkeypatch.setenv("LOOPWRIGHT_PROMPT_CACHE", str(tmp_path))  # no system prompt on disk
     model = LocalModel(resolve_local_path(""), threads=default_threads())
@@ -163,6 +164,7 @@ async def test_embedded_model_runs_a_two_call_chain(
     usages: list[dict[str, int]] = []
     new_tokens: list[int] = []  # tokens of each prompt past its common prefix with the last
     previous: list[int] = []  # the last prompt and the reply generated after it
+    reused: list[int] = []
     events: list[Event] = []
 
     async def watch(event: Event) -> None:  # called before the loop goes on
@@ -172,7 +174,9 @@ async def test_embedded_model_runs_a_two_call_chain(
             usage = event.response["usage"]
             held = list(llm._input_ids)
             prompt = held[: usage["input_tokens"]]
-            new_tokens.append(len(prompt) - llm.longest_token_prefix(previous, prompt))
+            shared = llm.longest_token_prefix(previous, prompt)
+            new_tokens.append(len(prompt) - shared)
+            reused.append(len(previous) - shared)  # of the last prompt and reply: not reused
             usages.append(usage)
             previous = held
 
@@ -203,6 +207,10 @@ async def test_embedded_model_runs_a_two_call_chain(
     assert evaluated[1:] == new_tokens[1:], cache
     for fresh, whole in zip(evaluated[1:], totals[1:], strict=True):
         assert 0 < fresh < whole * 0.4, cache
+    # and since revision 5 (the notes stay in the conversation) the new turns start after
+    # the whole last prompt and reply: at most its last token or two (a `}` the history
+    # closes the reply with can merge with the one before it) is evaluated again
+    assert all(0 <= lost <= 2 for lost in reused[1:]), ("the prompt cache: reused", reused)
     assert result.usage.cached_input_tokens == sum(totals) - sum(evaluated), cache
     finished = events[-1]
     assert isinstance(finished, RunFinishedEvent), ("the chain: the run ends", finished)

@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 6  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 7  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 7 .* reads 1, 2, 3, 4, 5, 6\): upgrade"):
-        RunSpec.from_dict({"request": "r", "version": 7})
+    with pytest.raises(ConfigurationError, match=r"version 8 .* reads 1, 2, 3, 4, 5, 6, 7\): up"):
+        RunSpec.from_dict({"request": "r", "version": 8})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -153,3 +153,35 @@ def test_a_version_5_run_read_as_revision_4_diverges_at_its_first_request(
     report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
     assert not report.ok and report.divergence is not None
     assert report.divergence.seq == 3  # the first model_response: its request differs
+
+
+V6_FIXTURES = {
+    "r_v6_echo": Path(__file__).parents[1] / "fixtures" / "run_spec_v6_echo.jsonl",
+    "r_v6_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v6_workspace.jsonl",
+}
+"""Frozen: recorded with RunSpec v6 (main at 9107226, the same two CLI runs as the v5
+ones). Revision 4 takes each request's note out of the conversation again; revision 5
+leaves it there, so from the second request on the two differ."""
+
+
+@pytest.mark.parametrize("run_id", sorted(V6_FIXTURES))
+def test_a_version_6_run_replays_with_the_notes_it_had(tmp_path: Path, run_id: str) -> None:
+    events = [decode_event(line) for line in V6_FIXTURES[run_id].read_text().splitlines()]
+    spec = recorded_spec(events)
+    assert spec is not None and spec.options.revision == 4
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+@pytest.mark.parametrize("run_id", sorted(V6_FIXTURES))
+def test_a_version_6_run_read_as_revision_5_diverges_at_its_second_request(
+    tmp_path: Path, run_id: str
+) -> None:
+    events = [decode_event(line) for line in V6_FIXTURES[run_id].read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 5}}
+    events[0] = event_from_dict(first)
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert not report.ok and report.divergence is not None
+    assert report.divergence.seq == 7  # the second model_response: the first note stayed

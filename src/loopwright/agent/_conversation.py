@@ -41,6 +41,7 @@ class Conversation:
     __slots__ = (
         "_chain",
         "_cuttable",
+        "_notes",
         "_shared",
         "_tokens",
         "messages",
@@ -54,6 +55,8 @@ class Conversation:
         self._tokens: list[int] = []
         self._cuttable: dict[int, str] = {}
         """Observation index -> its full text, while it can still be shortened further."""
+        self._notes: dict[int, str] = {}
+        """Observation index -> the note kept after it (`keep_note`), which is not cut."""
         self.total_tokens = estimate_tokens(system_prompt)
         self._chain: list[bytes] | None = [_first_link(system_prompt)] if fingerprinted else None
         """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
@@ -83,11 +86,14 @@ class Conversation:
                 break
             excess_chars = (self.total_tokens - limit) * 4
             message = self.messages[index]
-            keep = max(MIN_KEEP_CHARS, len(message.content) - excess_chars - NOTE_CHARS)
-            if keep >= len(message.content):
+            note = self._notes.get(index, "")
+            size = len(message.content) - len(note)
+            keep = max(MIN_KEEP_CHARS, size - excess_chars - NOTE_CHARS)
+            if keep >= size:
                 continue
             # shortened again from the full text as the run grows, so the note stays exact
-            self._replace(index, dataclasses.replace(message, content=shorten(original, keep)))
+            content = shorten(original, keep) + note
+            self._replace(index, dataclasses.replace(message, content=content))
             if keep == MIN_KEEP_CHARS:
                 del self._cuttable[index]
             shortened += 1
@@ -112,6 +118,31 @@ class Conversation:
             raise ValueError("this conversation keeps no fingerprint (fingerprinted=False)")
         tail = f"{note}|{','.join(tool_names)}".encode("utf-8", "surrogatepass")
         return hashlib.sha256(self._chain[-1] + tail).hexdigest()[:16]
+
+    def keep_note(self, note: str) -> None:
+        """`note` ends the newest message for good (revision 5): the next request then
+        starts with this one, reply included, so a prompt cache reuses all of it instead of
+        evaluating again from where a moved note was.
+
+        Changed in place, without the copy `_replace` makes while a history is out: no
+        request sent so far holds the newest message (each reply adds a message after the
+        request it answers), so none of them sees the change."""
+        if not note or not self.messages:
+            return
+        index = len(self.messages) - 1
+        last = self.messages[index]
+        separator = "\n\n" if last.content else ""
+        content = f"{last.content}{separator}{note}"
+        self.messages[index] = Message(
+            last.role, content, last.tool_calls, last.tool_call_id, last.name
+        )
+        tokens = estimate_tokens(content) + 8 * len(last.tool_calls)
+        self.total_tokens += tokens - self._tokens[index]
+        self._tokens[index] = tokens
+        if index in self._cuttable:
+            self._notes[index] = f"{separator}{note}"
+        if self._chain is not None:
+            self._chain[-1] = _link(self._chain[-2], self.messages[index])
 
     def request_messages(self, note: str | None = None) -> MessageHistory:
         """System prompt + history; `note` goes at the end of the newest message only."""

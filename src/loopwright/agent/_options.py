@@ -68,15 +68,18 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 4
-    """Which revision of the engine's behaviour: 4 (today: revision 3's, with the system
+    revision: int = 5
+    """Which revision of the engine's behaviour: 5 (today: revision 4's, with each
+    request's note (the iteration, and in prompted mode the task and the latest results)
+    left in the conversation, so each request starts with the whole one before and a
+    prompt cache evaluates only the new turn), 4 (revision 3's, with the system
     prompt's shared parts first and the run's tools last, so a server's prompt cache reuses
     them across runs), 3 (revision 2's, with the prompted JSON format written on one line
     and the tools listed as signatures), 2 (a hard
     iteration limit whose last call is offered without tools, the system prompt with
     `is_final` and a native few-shot example, a 30 min wall clock for any run with tools)
-    or 1. Runs recorded with RunSpec 1 to 3 read as 1, with RunSpec 4 as 2 and with
-    RunSpec 5 as 3, so they resume and replay as they ran."""
+    or 1. Runs recorded with RunSpec 1 to 3 read as 1, with RunSpec 4 as 2, with
+    RunSpec 5 as 3 and with RunSpec 6 as 4, so they resume and replay as they ran."""
 
     def __post_init__(self) -> None:
         if self.tier not in ITERATION_TIERS:
@@ -99,8 +102,8 @@ class AgentOptions:
             raise ConfigurationError("output_retries must be 0 or more")
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
-        if self.revision not in (1, 2, 3, 4):
-            raise ConfigurationError(f"unknown revision {self.revision!r} (use 1, 2, 3 or 4)")
+        if self.revision not in (1, 2, 3, 4, 5):
+            raise ConfigurationError(f"unknown revision {self.revision!r} (use 1, 2, 3, 4 or 5)")
 
     def for_tools(self, tools: Iterable[DeclaredTool], model: Any = None) -> AgentOptions:
         """These options with the defaults that depend on the run's tools (wall clock,

@@ -65,13 +65,17 @@ def model_request(
 ) -> ModelRequest:
     """The next request (fitted to the context window); its fingerprint goes in `state`.
     A last turn offers no tool: none natively, and a constraining backend is held to a
-    final answer in prompted mode. The note (`LoopState.note`) ends the newest message only."""
+    final answer in prompted mode. The note (`LoopState.note`) ends the newest message only;
+    since revision 5 it stays there, so each request starts with the one before."""
     note = state.note(setup, last_turn=last_turn)
     window = setup.options.context_window
     if window:
         state.conversation.fit(window - estimate_tokens(note))
     if fingerprint:
         state.digest = state.conversation.digest(note, setup.native_tool_names)
+    if setup.options.revision >= 5:  # the note stays where it is sent
+        state.conversation.keep_note(note)
+        note = ""
     schema = setup.output_schema
     if last_turn and setup.output is None:
         prompted = setup.tool_mode == "prompted"

@@ -49,10 +49,10 @@ class PromptParts:
     """Only for a template that names `{max_iterations}` (seed 002's placeholders)."""
     context_window: int | None = None
     """The run's context window, tokens: the token-limit rule names it (None: unknown)."""
-    revision: int = 4
+    revision: int = 5
     """Which revision of the prompt (`AgentOptions.revision`): 1, 2 and 3 are the ones runs
     recorded with RunSpec 1 to 3, 4 and 5 had (prompts/_revision1.py, _revision2.py,
-    _revision3.py), kept so they replay as they ran."""
+    _revision3.py), kept so they replay as they ran; 4 and 5 have the same prompt."""
 
 
 _part_values = operator.attrgetter(*PromptParts.__dataclass_fields__)

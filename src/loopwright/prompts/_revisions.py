@@ -3,8 +3,9 @@
 A run's requests are fingerprinted with its system prompt, so a run recorded with an older
 revision replays and resumes only with that revision's texts, byte for byte: revision 1
 (RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py), 3 (RunSpec 5:
-revision 4's texts in the layout of prompts/_revision3.py) and 4 (today,
-prompts/_templates.py).
+revision 4's texts in the layout of prompts/_revision3.py), 4 (RunSpec 6,
+prompts/_templates.py) and 5 (today: revision 4's texts; the note stays in the
+conversation, agent/_think.py).
 """
 
 from __future__ import annotations
@@ -54,11 +55,12 @@ _PROMPTED = {
     ),
     3: _SINCE_3,
     4: _SINCE_3,  # revision 4 changed the layout only
+    5: _SINCE_3,  # revision 5 keeps the notes in the conversation
 }
 
 
 def prompted_texts(revision: int) -> PromptedTexts:
-    """The prompted-mode texts of `revision` (1 to 4: `AgentOptions` checks it)."""
+    """The prompted-mode texts of `revision` (1 to 5: `AgentOptions` checks it)."""
     return _PROMPTED[revision]
 
 

@@ -13,7 +13,8 @@ tools; a spec of version 1 to 3 reads revision 1, so its run replays as it ran),
 (`options.revision` 3: the prompted JSON format on one line, the tools as signatures;
 a spec of version 4 that names no revision reads 2), then 6 (`options.revision` 4: the
 system prompt's shared parts first, the run's tools last; a spec of version 5 that names
-no revision reads 3).
+no revision reads 3), then 7 (`options.revision` 5: each request's note stays in the
+conversation; a spec of version 6 that names no revision reads 4).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from loopwright.prompts import PromptParts
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 6
-_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+RUN_SPEC_VERSION = 7
+_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
 _V3_OPTION_DEFAULTS = {"revision": 1}
@@ -41,6 +42,8 @@ _V4_OPTION_DEFAULTS = {"revision": 2}
 """What a version-4 spec that does not name its revision ran with."""
 _V5_OPTION_DEFAULTS = {"revision": 3}
 """What a version-5 spec that does not name its revision ran with."""
+_V6_OPTION_DEFAULTS = {"revision": 4}
+"""What a version-6 spec that does not name its revision ran with."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
 
 
@@ -107,6 +110,8 @@ class RunSpec:
             options = {**_V4_OPTION_DEFAULTS, **options}
         if version == 5:
             options = {**_V5_OPTION_DEFAULTS, **options}
+        if version == 6:
+            options = {**_V6_OPTION_DEFAULTS, **options}
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)
