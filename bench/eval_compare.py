@@ -70,8 +70,8 @@ SERVER_START_LIMIT_S = 300
 CONTEXT = 8192
 PYTHON_SERVER_MAIN = (
     "import runpy\n"
-    "from loopwright.models._local import safe_cpu_buffers\n"
-    "with safe_cpu_buffers():\n"
+    "from loopwright.models._local import chosen_cpu_buffers\n"
+    "with chosen_cpu_buffers():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
 )
 """llama-cpp-python's server with the embedded model's loading rule (extra buffer types only

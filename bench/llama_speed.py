@@ -26,9 +26,9 @@ def measure(threads: int) -> str:
     """One load and one measurement in this process; LOOPWRIGHT_LLAMA_REPACK decides."""
     from llama_cpp import Llama
 
-    from loopwright.models._local import resolve_local_path, safe_cpu_buffers
+    from loopwright.models._local import chosen_cpu_buffers, resolve_local_path
 
-    with safe_cpu_buffers():
+    with chosen_cpu_buffers():
         llm = Llama(
             str(resolve_local_path("")),
             n_ctx=2048,

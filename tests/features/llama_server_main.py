@@ -1,6 +1,6 @@
 """`python tests/features/llama_server_main.py ARGS`: llama-cpp-python's OpenAI-compatible
-server with the embedded model's loading rule (extra buffer types only where they are safe:
-see loopwright.models._local.weight_repacking_is_safe).
+server with the embedded model's loading rule (llama.cpp's extra buffer types only when
+asked for: see loopwright.models._local.weight_repacking_wanted).
 
 It ends with the test process that started it: a pytest killed mid-run (a CI time limit,
 Ctrl-C twice) runs no fixture teardown, and an orphaned server kept ~2 GB and a core busy
@@ -12,7 +12,7 @@ import runpy
 import signal
 import sys
 
-from loopwright.models._local import safe_cpu_buffers
+from loopwright.models._local import chosen_cpu_buffers
 
 PR_SET_PDEATHSIG = 1
 
@@ -35,5 +35,5 @@ def end_with_parent() -> None:
 
 if __name__ == "__main__":
     end_with_parent()
-    with safe_cpu_buffers():
+    with chosen_cpu_buffers():
         runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)

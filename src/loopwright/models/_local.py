@@ -145,28 +145,22 @@ def resolve_local_path(name: str) -> Path:
     return path
 
 
-def weight_repacking_is_safe() -> bool:
-    """Whether llama.cpp may use its "extra" CPU buffer types: weights repacked for the
-    CPU's vector units and, in a build that has them, AMX tiles. A build with AMX crashed
-    the process on this project's machines (Xeon with AMX, in a VM: a general protection
-    fault in libggml-cpu on the first prompt of more than one token), so a build that
-    reports AMX gets plain buffers. The portable wheel `make setup` builds has no AMX, and
-    its repacked weights evaluate a prompt about 15% faster (docs/models.md).
-    LOOPWRIGHT_LLAMA_REPACK=1 or 0 decides instead."""
-    forced = os.environ.get("LOOPWRIGHT_LLAMA_REPACK")
-    if forced in ("0", "1"):
-        return forced == "1"
-    import llama_cpp
-
-    features = llama_cpp.llama_print_system_info().decode(errors="replace")
-    return "AMX" not in features
+def weight_repacking_wanted() -> bool:
+    """Whether llama.cpp may use its "extra" CPU buffer types: weights repacked at load for
+    the CPU's vector units. Off unless LOOPWRIGHT_LLAMA_REPACK=1: on the 2-core machines
+    here, repacking made every load 1.3 s longer (2.2 against 0.9 s), and it made prompt
+    evaluation 17% faster on one machine and 20% slower on the next, generation the same
+    within 5% (docs/models.md), so a `loopwright run`, which loads the model each time,
+    is faster without it. (A build with AMX crashed with them, in a VM, on the first
+    prompt of more than one token: =1 is the user's call.)"""
+    return os.environ.get("LOOPWRIGHT_LLAMA_REPACK") == "1"
 
 
 @contextlib.contextmanager
-def safe_cpu_buffers() -> Iterator[None]:
-    """Models loaded inside use llama.cpp's extra buffer types only where
-    `weight_repacking_is_safe()`; elsewhere its plain CPU buffers."""
-    if weight_repacking_is_safe():
+def chosen_cpu_buffers() -> Iterator[None]:
+    """Models loaded inside use llama.cpp's extra buffer types only when
+    `weight_repacking_wanted()`; else its plain CPU buffers."""
+    if weight_repacking_wanted():
         yield
         return
     import llama_cpp
@@ -223,7 +217,7 @@ def _load(path: Path, threads: int, context: int) -> Any:
                 raise ConfigurationError(
                     "the embedded model needs llama-cpp-python: pip install 'loopwright[local]'"
                 ) from None
-            with safe_cpu_buffers():
+            with chosen_cpu_buffers():
                 llm = Llama(
                     str(path),
                     n_ctx=context,
