@@ -160,8 +160,8 @@ V6_FIXTURES = {
     "r_v6_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v6_workspace.jsonl",
 }
 """Frozen: recorded with RunSpec v6 (main at 9107226, the same two CLI runs as the v5
-ones). Revision 4 takes each request's note out of the conversation again; revision 5
-leaves it there, so from the second request on the two differ."""
+ones). Revision 5's system prompt has another example (two calls), and it leaves each
+request's note in the conversation, which revision 4 took out."""
 
 
 @pytest.mark.parametrize("run_id", sorted(V6_FIXTURES))
@@ -175,13 +175,13 @@ def test_a_version_6_run_replays_with_the_notes_it_had(tmp_path: Path, run_id: s
 
 
 @pytest.mark.parametrize("run_id", sorted(V6_FIXTURES))
-def test_a_version_6_run_read_as_revision_5_diverges_at_its_second_request(
-    tmp_path: Path, run_id: str
-) -> None:
+def test_a_version_6_run_read_as_revision_5_diverges(tmp_path: Path, run_id: str) -> None:
     events = [decode_event(line) for line in V6_FIXTURES[run_id].read_text().splitlines()]
     first = event_to_dict(events[0])
     first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 5}}
     events[0] = event_from_dict(first)
     report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
     assert not report.ok and report.divergence is not None
-    assert report.divergence.seq == 7  # the second model_response: the first note stayed
+    # echo: the first request (revision 5's example differs); the workspace run keeps its
+    # own example, so the second (the first note stayed in the conversation)
+    assert report.divergence.seq == {"r_v6_echo": 3, "r_v6_workspace": 7}[run_id]

@@ -55,7 +55,13 @@ _PROMPTED = {
     ),
     3: _SINCE_3,
     4: _SINCE_3,  # revision 4 changed the layout only
-    5: _SINCE_3,  # revision 5 keeps the notes in the conversation
+    5: PromptedTexts(  # revision 5: the notes stay; the example makes two calls
+        templates.PROMPTED_FORMAT,
+        templates.PROMPTED_ANSWER_FORMAT,
+        templates.TWO_CALL_EXAMPLES,
+        templates.PROMPTED_ANSWER_EXAMPLE,
+        templates.WORKSPACE_EXAMPLE_PROMPTED,
+    ),
 }
 
 

@@ -62,6 +62,18 @@ User: Observation from read: buy milk
 Assistant: {"thought": "I have the content.", "final_answer": "notes.txt says: buy milk", "is_final": true}
 """
 
+TWO_CALL_EXAMPLES = """\
+EXAMPLE:
+User: What do notes.txt and todo.txt say?
+Assistant: {"thought": "Read notes.txt first.", "action": "read", "action_input": {"path": "notes.txt"}, "is_final": false}
+User: Observation from read: buy milk
+Assistant: {"thought": "I still need todo.txt.", "action": "read", "action_input": {"path": "todo.txt"}, "is_final": false}
+User: Observation from read: call Bob
+Assistant: {"thought": "I have both files.", "final_answer": "notes.txt says: buy milk; todo.txt says: call Bob", "is_final": true}
+"""
+"""Revision 5's example: a task that needs two calls (with one, the 1.5B model answered
+two-part tasks after their first call, inventing the second result)."""
+
 ILLUSTRATION_HEADING = (
     "EXAMPLE (its read tool is an illustration: call only the tools listed below)"
 )
