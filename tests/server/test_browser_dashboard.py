@@ -161,8 +161,8 @@ def test_model_call_spans_and_what_each_call_sent(page: Page, scene: Scene, tmp_
     assert roles == ["system", "user", "assistant", "user"]
     assert "- read(path: string" in messages.nth(0).inner_text()  # the tools as signatures
     assert "): Read a text file in the workspace" in messages.nth(0).inner_text()
-    first = messages.nth(1).locator(".call-text").inner_text()  # the request, and the note
-    assert first == "Write the release notes for 1.4\n\n[Iteration 1 of at most 10]"  # kept
+    request = messages.nth(1).locator(".call-text").inner_text()  # with its note, kept
+    assert request == "Write the release notes for 1.4\n\n[Iteration 1 of at most 10]"
     assert messages.nth(2).locator(".call-text").inner_text() == PACED_REPLIES[0]
     assert "Observation from list_files" in messages.nth(3).inner_text()
     assert detail.locator(".call-reply .call-text").inner_text() == PACED_REPLIES[1]
