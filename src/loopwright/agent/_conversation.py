@@ -131,16 +131,13 @@ class Conversation:
             return
         index = len(self.messages) - 1
         last = self.messages[index]
-        separator = "\n\n" if last.content else ""
-        content = f"{last.content}{separator}{note}"
-        self.messages[index] = Message(
-            last.role, content, last.tool_calls, last.tool_call_id, last.name
-        )
-        tokens = estimate_tokens(content) + 8 * len(last.tool_calls)
+        noted = _with_note(last, note)
+        self.messages[index] = noted
+        tokens = estimate_tokens(noted.content) + 8 * len(last.tool_calls)
         self.total_tokens += tokens - self._tokens[index]
         self._tokens[index] = tokens
         if index in self._cuttable:
-            self._notes[index] = f"{separator}{note}"
+            self._notes[index] = noted.content[len(last.content) :]
         if self._chain is not None:
             self._chain[-1] = _link(self._chain[-2], self.messages[index])
 
@@ -150,11 +147,15 @@ class Conversation:
         self._shared = True
         if not note or not history:
             return MessageHistory(self.system, history, len(history))
-        last = history[-1]
-        separator = "\n\n" if last.content else ""
-        content = f"{last.content}{separator}{note}"
-        noted = Message(last.role, content, last.tool_calls, last.tool_call_id, last.name)
+        noted = _with_note(history[-1], note)
         return MessageHistory(self.system, history, len(history) - 1, noted)
+
+
+def _with_note(message: Message, note: str) -> Message:
+    """`message` with `note` after its content, a blank line between them."""
+    separator = "\n\n" if message.content else ""
+    content = f"{message.content}{separator}{note}"
+    return Message(message.role, content, message.tool_calls, message.tool_call_id, message.name)
 
 
 def messages_digest(
