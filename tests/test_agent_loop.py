@@ -37,7 +37,7 @@ async def test_tool_then_final_answer(add_tool: Any) -> None:
         ("add", {"a": 17, "b": 25}, "42")
     ]
     second_request = model.requests[1].messages
-    assert "Observation from add: 42" in second_request[-1].content
+    assert "Observation from add (add two integers): 42" in second_request[-1].content
 
 
 async def test_events_have_gapless_seq_and_one_run_id(add_tool: Any) -> None:
@@ -146,8 +146,8 @@ async def test_prompted_note_restates_the_task_and_latest_results(add_tool: Any)
         "Tool results so far:",
         '- add({"a": 0, "b": 1}) returned 1',
         '- add({"a": 1, "b": 1}) returned 2',
-        "If the task needs another tool call, make it now; "
-        "if these results answer the task, reply with final_answer.",
+        "If a part of the task has no result yet, call a tool for it now; reply with "
+        "final_answer only when these results answer every part of the task.",
     ]
     # bounded: only the last six results are restated, however long the run
     last = model.requests[8].messages[-1].content

@@ -60,7 +60,7 @@ async def test_each_request_starts_with_the_one_before_and_its_reply(tool_mode: 
     for request in requests:  # and each request's newest message carries its own note
         iteration = requests.index(request) + 1
         assert request.messages[-1].content.endswith(
-            "reply with final_answer." if tool_mode == "prompted" and iteration > 1 else "]"
+            "every part of the task." if tool_mode == "prompted" and iteration > 1 else "]"
         )
         assert f"[Iteration {iteration} of at most" in request.messages[-1].content
 
@@ -92,6 +92,6 @@ async def test_a_kept_note_is_not_cut_when_its_observation_is() -> None:
     first: Message = next(m for m in model.requests[-1].messages if "START log0" in m.content)
     assert "characters cut" in first.content and "END log0" in first.content
     assert first.content.endswith(
-        "make it now; if these results answer the task, reply with final_answer."
+        "reply with final_answer only when these results answer every part of the task."
     )
     assert "[Iteration 2 of at most" in first.content

@@ -129,7 +129,7 @@ async def test_prompted_run_against_an_openai_compatible_server() -> None:
     assert "tools" not in first and "tools" not in second
     assert second["messages"][-2] == {"role": "assistant", "content": json.dumps(action)}
     assert second["messages"][-1]["role"] == "user"
-    assert "Observation from add: 42" in second["messages"][-1]["content"]
+    assert "Observation from add (add two integers): 42" in second["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize(

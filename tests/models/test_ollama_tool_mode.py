@@ -132,7 +132,9 @@ async def test_a_model_without_tools_gets_the_prompted_format(ollama: FakeOllama
     chats = [body for path, body in ollama.requests if path == "/api/chat"]
     assert all("tools" not in body for body in chats)
     assert "EXECUTION FORMAT" in chats[0]["messages"][0]["content"]
-    assert chats[1]["messages"][-1]["content"].startswith("Observation from add: 42")
+    assert chats[1]["messages"][-1]["content"].startswith(
+        "Observation from add (add two integers): 42"
+    )
     started = events[0]
     assert isinstance(started, RunStartedEvent) and started.options["tool_mode"] == "prompted"
     assert "lack tools" in started.options["tool_mode_reason"]

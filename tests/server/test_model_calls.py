@@ -77,7 +77,7 @@ def test_each_call_shows_the_messages_sent_and_the_reply(
     assert len(second["request"]["messages"]) == 4
     sent = [m["content"] for m in last["request"]["messages"]]
     assert sent[2] == first["reply"]["text"] and sent[4] == second["reply"]["text"]
-    assert sent[3].startswith("Observation from echo: hi 0")
+    assert sent[3].startswith("Observation from echo (repeat the given text back, unchanged): hi 0")
     assert json.loads(last["reply"]["text"])["final_answer"] == "echoed twice"
 
 

@@ -23,7 +23,7 @@ from loopwright.guards import (
     limit_stop,
     timeout_stop,
 )
-from loopwright.prompts import iteration_note, progress_note
+from loopwright.prompts import iteration_note, progress_note, prompted_texts
 
 
 @dataclass(slots=True)
@@ -80,6 +80,7 @@ class LoopState:
             setup.request,
             self.recap,
             last_turn=last_turn and guard.hard_limit,  # revision 1 kept the usual hint
+            next_step_hint=prompted_texts(setup.options.revision).next_step_hint,
         )
 
     def result(self, setup: RunSetup, status: RunStatus, **fields: str | None) -> ExecutionResult:

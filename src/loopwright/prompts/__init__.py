@@ -11,6 +11,7 @@ from loopwright.prompts._builder import (
     without_iteration,
     workspace_example,
 )
+from loopwright.prompts._revisions import PromptedTexts, prompted_texts
 from loopwright.prompts._turn_notes import (
     correction_message,
     iteration_note,
@@ -18,6 +19,7 @@ from loopwright.prompts._turn_notes import (
     progress_note,
     recap_line,
     summarize,
+    tool_summary,
 )
 from loopwright.prompts.errors import build_error_observation
 
@@ -26,16 +28,19 @@ __all__ = [
     "FileRef",
     "PromptBuilder",
     "PromptParts",
+    "PromptedTexts",
     "build_error_observation",
     "check_template",
     "correction_message",
     "iteration_note",
     "observation_text",
     "progress_note",
+    "prompted_texts",
     "recap_line",
     "summarize",
     "template_fields",
     "token_rule",
+    "tool_summary",
     "without_iteration",
     "workspace_example",
 ]

@@ -4,8 +4,9 @@ A run's requests are fingerprinted with its system prompt, so a run recorded wit
 revision replays and resumes only with that revision's texts, byte for byte: revision 1
 (RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py), 3 (RunSpec 5:
 revision 4's texts in the layout of prompts/_revision3.py), 4 (RunSpec 6,
-prompts/_templates.py) and 5 (today: revision 4's texts; the note stays in the
-conversation, agent/_think.py).
+prompts/_templates.py) and 5 (today: the note stays in the conversation, agent/_think.py;
+the example makes two calls; a progress note asks for every part of the task, and an
+observation says what its tool returns).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _revision2 as revision2
 from loopwright.prompts import _revision3 as revision3
 from loopwright.prompts import _templates as templates
+from loopwright.prompts import _turn_notes as turn_notes
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,10 @@ class PromptedTexts:
     examples: str
     answer_example: str
     workspace_example: str
+    next_step_hint: str = turn_notes.NEXT_STEP_HINT
+    """How a progress note ends when another call may follow."""
+    observations_say_what: bool = False
+    """An observation restates what its tool returns (`tool_summary`)."""
 
 
 _SINCE_3 = PromptedTexts(
@@ -55,12 +61,14 @@ _PROMPTED = {
     ),
     3: _SINCE_3,
     4: _SINCE_3,  # revision 4 changed the layout only
-    5: PromptedTexts(  # revision 5: the notes stay; the example makes two calls
+    5: PromptedTexts(  # the notes stay; two calls in the example; results say what they are
         templates.PROMPTED_FORMAT,
         templates.PROMPTED_ANSWER_FORMAT,
         templates.TWO_CALL_EXAMPLES,
         templates.PROMPTED_ANSWER_EXAMPLE,
         templates.WORKSPACE_EXAMPLE_PROMPTED,
+        turn_notes.EVERY_PART_HINT,
+        observations_say_what=True,
     ),
 }
 

@@ -5,6 +5,7 @@ reply that could not be read."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +26,14 @@ NEXT_STEP_HINT = (
     "If the task needs another tool call, make it now; "
     "if these results answer the task, reply with final_answer."
 )
+"""How a progress note ends up to revision 4."""
+
+EVERY_PART_HINT = (
+    "If a part of the task has no result yet, call a tool for it now; "
+    "reply with final_answer only when these results answer every part of the task."
+)
+"""How it ends since revision 5: with the hint before, the 1.5B model answered "Is it warmer
+in Tokyo or in Oslo?" after Tokyo's weather alone, inventing Oslo's."""
 
 
 LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
@@ -48,6 +57,7 @@ def progress_note(
     recap: Sequence[str],
     *,
     last_turn: bool = False,
+    next_step_hint: str = NEXT_STEP_HINT,
 ) -> str:
     """The iteration note for prompted mode: the task and the latest tool results, restated.
 
@@ -66,7 +76,7 @@ def progress_note(
     if len(recap) > len(shown):
         lines.append(f"- ({len(recap) - len(shown)} earlier results in the conversation above)")
     lines.extend(f"- {line}" for line in shown)
-    lines.append(LAST_TURN_HINT if last_turn else NEXT_STEP_HINT)
+    lines.append(LAST_TURN_HINT if last_turn else next_step_hint)
     return "\n".join(lines)
 
 
@@ -76,8 +86,27 @@ def summarize(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def observation_text(tool_name: str, content: str) -> str:
-    return f"Observation from {tool_name}: {content}"
+def observation_text(tool_name: str, content: str, summary: str = "") -> str:
+    """A tool's result as prompted mode sends it, with what the tool returns when `summary`
+    says (`tool_summary`): `Observation from product_price (the price in USD of a product
+    in the shop catalogue): 189.0`."""
+    said = f" ({summary})" if summary else ""
+    return f"Observation from {tool_name}{said}: {content}"
+
+
+TOOL_SUMMARY_CHARS = 100
+
+
+@functools.lru_cache(maxsize=256)
+def tool_summary(description: str) -> str:
+    """The first line of a tool's description, as an observation restates it (since revision
+    5): the 1.5B model read the monitor's price, 189.0, as EUR although the tool list said
+    USD, and with the unit beside the number it converted it. Cut to TOOL_SUMMARY_CHARS; a
+    capital that starts a sentence is lowered (`The price` but not `URL`)."""
+    first = description.strip().split("\n", 1)[0].strip().rstrip(".")
+    if first[1:2].islower():
+        first = first[0].lower() + first[1:]
+    return summarize(first, TOOL_SUMMARY_CHARS)
 
 
 CORRECTION_TEMPLATE = (
