@@ -185,3 +185,36 @@ def test_a_version_6_run_read_as_revision_5_diverges(tmp_path: Path, run_id: str
     # echo: the first request (revision 5's example differs); the workspace run keeps its
     # own example, so the second (the first note stayed in the conversation)
     assert report.divergence.seq == {"r_v6_echo": 3, "r_v6_workspace": 7}[run_id]
+
+
+V7_FIXTURES = {
+    "r_v7_echo": Path(__file__).parents[1] / "fixtures" / "run_spec_v7_echo.jsonl",
+    "r_v7_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v7_workspace.jsonl",
+}
+"""Frozen: recorded with RunSpec v7 (main at d64ab33, the same two CLI runs as the v6
+ones), prompt revision 5 as it stands: the two-call example, each request's note kept in
+the conversation, observations that say what their tool returns, and the progress note
+that asks for every part of the task."""
+
+
+@pytest.mark.parametrize("run_id", sorted(V7_FIXTURES))
+def test_a_version_7_run_replays_with_revision_5(tmp_path: Path, run_id: str) -> None:
+    events = [decode_event(line) for line in V7_FIXTURES[run_id].read_text().splitlines()]
+    spec = recorded_spec(events)
+    assert spec is not None and spec.options.revision == 5
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+@pytest.mark.parametrize("run_id", sorted(V7_FIXTURES))
+def test_a_version_7_run_read_as_revision_4_diverges(tmp_path: Path, run_id: str) -> None:
+    events = [decode_event(line) for line in V7_FIXTURES[run_id].read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 4}}
+    events[0] = event_from_dict(first)
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    assert not report.ok and report.divergence is not None
+    # echo: the first request (revision 4's example makes one call); the workspace run has
+    # the same example in both, so its second request (the kept note, the observation)
+    assert report.divergence.seq == {"r_v7_echo": 3, "r_v7_workspace": 7}[run_id]
