@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.messages import Message, ModelRequest
+from loopwright.messages import ModelRequest
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -72,26 +72,3 @@ async def test_revision_4_takes_the_note_out_so_the_next_request_differs_inside(
     assert again != sent
     assert again[-1] == ("user", "Add 1 and 2, then 3 and 4")  # the first note is gone
     assert "[Iteration 1 of at most" in sent[-1][1]
-
-
-async def test_a_kept_note_is_not_cut_when_its_observation_is() -> None:
-    @tool
-    def read_log(name: str) -> str:
-        """Read a big log file.
-
-        Args:
-            name: the log name
-        """
-        return f"START {name} " + "log line\n" * 1500 + f"END {name}"
-
-    replies = [call("read_log", name=f"log{i}") for i in range(3)]
-    model = ScriptedModel([*replies, json.dumps({"final_answer": "done"})])
-    options = AgentOptions(context_window=5000)
-    result = await AgentExecutor(model, [read_log], options=options).run("read the logs")
-    assert result.status == "completed"
-    first: Message = next(m for m in model.requests[-1].messages if "START log0" in m.content)
-    assert "characters cut" in first.content and "END log0" in first.content
-    assert first.content.endswith(
-        "reply with final_answer only when these results answer every part of the task."
-    )
-    assert "[Iteration 2 of at most" in first.content

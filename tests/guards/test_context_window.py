@@ -68,16 +68,17 @@ def test_fit_without_a_limit_changes_nothing() -> None:
     assert conversation.total_tokens == before
 
 
+@tool
+def read_log(name: str) -> str:
+    """Read a big log file.
+
+    Args:
+        name: the log name
+    """
+    return f"START {name} " + "log line\n" * 1500 + f"END {name}"
+
+
 async def test_agent_requests_stay_within_the_window() -> None:
-    @tool
-    def read_log(name: str) -> str:
-        """Read a big log file.
-
-        Args:
-            name: the log name
-        """
-        return f"START {name} " + "log line\n" * 1500 + f"END {name}"
-
     replies = [call("read_log", name=f"log{i}") for i in range(4)]
     model = ScriptedModel([*replies, final("summary")])
     options = AgentOptions(context_window=6000)
@@ -120,3 +121,19 @@ def test_a_request_history_reads_as_a_tuple() -> None:
         except IndexError:
             continue
         raise AssertionError(f"index {index} should be out of range")
+
+
+async def test_a_kept_note_is_not_cut_when_its_observation_is() -> None:
+    """Revision 5 keeps each request's note in the conversation: fitting the window
+    shortens the observation and leaves its note whole."""
+    replies = [call("read_log", name=f"log{i}") for i in range(3)]
+    model = ScriptedModel([*replies, final("done")])
+    options = AgentOptions(context_window=5000)
+    result = await AgentExecutor(model, [read_log], options=options).run("read the logs")
+    assert result.status == "completed"
+    first = next(m for m in model.requests[-1].messages if "START log0" in m.content)
+    assert "characters cut" in first.content and "END log0" in first.content
+    assert first.content.endswith(
+        "reply with final_answer only when these results answer every part of the task."
+    )
+    assert "[Iteration 2 of at most" in first.content
