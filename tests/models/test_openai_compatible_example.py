@@ -94,4 +94,7 @@ def test_example_runs_an_agent_on_an_openai_compatible_server(server: _Server) -
     assert [b["path"] for b in server.bodies] == ["/v1/chat/completions"] * 3
     assert all(b["model"] == "qwen" and "tools" not in b for b in server.bodies)
     assert all(m["content"] is not None for b in server.bodies for m in b["messages"])
-    assert "Observation from multiply: 84" in server.bodies[2]["messages"][-1]["content"]
+    assert (
+        "Observation from multiply (multiply two integers): 84"
+        in server.bodies[2]["messages"][-1]["content"]
+    )

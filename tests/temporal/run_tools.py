@@ -113,7 +113,9 @@ async def hold(path: str) -> str:
     Args:
         path: the file to wait for
     """
-    Path(f"{path}.held").write_text(str(os.getpid()), encoding="utf-8")  # the test's signal
+    held = Path(f"{path}.held.tmp")  # written whole, then renamed: never read half-written
+    held.write_text(str(os.getpid()), encoding="utf-8")
+    held.replace(f"{path}.held")  # the test's signal
     while not os.path.exists(path):
         await asyncio.sleep(0.05)
     return f"released by {Path(path).name}"
