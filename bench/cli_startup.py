@@ -44,24 +44,15 @@ SERVE_START = (
 )
 """What a `loopwright serve` process does before it listens: the command line built for
 `serve`, uvicorn and the server imported, its Runtime and app made (on a memory store)."""
-TASK = """name: look
-description: List the workspace.
-tools: [list_files]
-steps:
-  - name: look
-    type: tool
-    tool: list_files
-    args: {path: "."}
-"""
+TASK = SRC.parent / "examples" / "look_task.yaml"  # one tool step: list the workspace
 
 
 def commands(folder: Path) -> dict[str, list[str]]:
     script = folder / "hi.json"
     script.write_text(json.dumps(["Hello there."]), encoding="utf-8")
-    (folder / "look.yaml").write_text(TASK, encoding="utf-8")
     store = ["--store", str(folder / "runs.db")]
     run = ["run", "hi", "--model", f"scripted:{script}", *store]
-    task = ["task", "run", str(folder / "look.yaml"), "--workspace", str(folder), *store]
+    task = ["task", "run", str(TASK), "--workspace", str(folder), *store]
     return {
         "python -c pass": ["-c", "pass"],
         "import loopwright": ["-c", "import loopwright"],

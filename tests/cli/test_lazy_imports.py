@@ -100,6 +100,7 @@ AGENT_LOOP = ("loopwright.agent._executor", "loopwright.agent._loop")
 RUNTIME = ("loopwright.runtime", "loopwright.runtime._engine", "loopwright.runtime._embedded")
 TASK_RUNNER = ("loopwright.tasks._run", "loopwright.tasks._steps", "loopwright.tasks._executor")
 TASK_FILES = ("loopwright.tasks._loader", "yaml")
+LOOK_TASK = SRC.parent / "examples" / "look_task.yaml"  # one tool step
 MODELS_AND_SCRUBBER = ("loopwright.models", "loopwright.parsing", "loopwright.safety.scrub")
 """What runs, not a command that reads stored runs or the configuration."""
 
@@ -144,21 +145,8 @@ def test_the_store_config_and_models_commands_load_no_agent_loop_or_runtime(
 def test_a_task_file_is_checked_without_the_runtime_or_the_task_runner(
     tmp_path: Path,
 ) -> None:
-    task = tmp_path / "look.yaml"
-    task.write_text(TASK, encoding="utf-8")
-    validate = _command(["task", "validate", str(task)])
+    validate = _command(["task", "validate", str(LOOK_TASK)])
     assert _imported_after(validate, [*AGENT_LOOP, *RUNTIME, *TASK_RUNNER]) == []
-
-
-TASK = """name: look
-description: List the workspace.
-tools: [list_files]
-steps:
-  - name: look
-    type: tool
-    tool: list_files
-    args: {path: "."}
-"""
 
 
 def test_a_server_without_task_files_loads_no_task_reader_or_runner() -> None:

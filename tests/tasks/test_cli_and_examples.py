@@ -163,3 +163,14 @@ def test_the_task_resume_example_runs() -> None:
     assert out.count("step first:") == 1  # served from the log, not run again
     assert "gate of approve: approved by alice" in out
     assert "notes.txt: one, two" in out
+
+
+def test_the_look_example_lists_its_workspace(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    look = EXAMPLES.parent / "look_task.yaml"
+    args = ["task", "run", str(look), "--workspace", str(ws), "--json"]
+    assert main([*args, "--state-dir", str(tmp_path / "state")]) == 0
+    events = events_of(capsys.readouterr().out)
+    [step] = [e for e in events if e["type"] == "step_complete"]
+    assert step["result"] == ["commits.txt", "keys.json"] and events[-1]["status"] == "completed"
