@@ -128,6 +128,30 @@ def test_suite_errors_name_the_problem(tmp_path: Path) -> None:
     (tmp_path / "tasks.yaml").write_text("tasks: [{id: x, level: 1, tools: []}]")
     with pytest.raises(ConfigurationError, match="task 1 has no 'request'"):
         load_suite(tmp_path)
+    (tmp_path / "tasks.yaml").write_text(
+        "tasks: [{id: x, level: 1, request: r, tools: [], expect: {answer_contain: [a]}}]"
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"task 'x': unknown expect keys \['answer_contain'\]"
+    ):
+        load_suite(tmp_path)
+
+
+async def test_an_answer_with_an_excluded_phrase_fails_though_it_names_the_right_city() -> None:
+    suite = load_suite(EVALS)
+
+    async def outcome_of(answer: str) -> tuple[bool, list[str]]:
+        replies = [act("get_weather", city="Tokyo"), act("get_weather", city="Oslo"), final(answer)]
+        report = await run_suite(
+            suite, lambda task: ScriptedModel(replies), only={"two-cities-weather"}
+        )
+        return report.outcomes[0].passed, list(report.outcomes[0].problems)
+
+    assert await outcome_of("Oslo is warmer than Tokyo right now.") == (
+        False,
+        ["answer has 'Oslo is warmer'"],
+    )
+    assert await outcome_of("Tokyo is warmer than Oslo.") == (True, [])
 
 
 def test_the_shipped_suite_has_40_tasks_over_7_levels() -> None:

@@ -15,11 +15,14 @@ from loopwright.tools import BUILTIN_TOOLS, Tool
 
 TASKS_FILE = "tasks.yaml"
 TOOLS_FILE = "tools.py"
+EXPECT_KEYS = frozenset({"answer_contains", "answer_excludes", "calls", "no_calls", "files"})
 
 
 @dataclass(frozen=True)
 class Expectation:
     answer_contains: tuple[str, ...] = ()
+    answer_excludes: tuple[str, ...] = ()
+    """Phrases a right answer never holds (a wrong comparison that names the right city)."""
     calls: tuple[str, ...] = ()
     no_calls: bool = False
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -31,6 +34,7 @@ class Expectation:
             problems.append(f"run {result.status}: {result.reason or result.message}")
         answer = (result.answer or "").lower()
         problems += [f"answer lacks {s!r}" for s in self.answer_contains if s.lower() not in answer]
+        problems += [f"answer has {s!r}" for s in self.answer_excludes if s.lower() in answer]
         made = [step.tool_name for step in result.steps]
         if self.no_calls and made:
             problems.append(f"expected no tool calls, made {made}")
@@ -105,6 +109,11 @@ def _task(raw: dict[str, Any], index: int, tools: dict[str, Tool], where: Path) 
     if unknown:
         raise ConfigurationError(f"{where}: task {raw['id']!r} uses unknown tools {unknown}")
     expect = dict(raw.get("expect") or {})
+    if unknown_keys := sorted(set(expect) - EXPECT_KEYS):
+        known = ", ".join(sorted(EXPECT_KEYS))
+        raise ConfigurationError(
+            f"{where}: task {raw['id']!r}: unknown expect keys {unknown_keys} (known: {known})"
+        )
     return EvalTask(
         id=str(raw["id"]),
         level=int(raw["level"]),
@@ -114,6 +123,7 @@ def _task(raw: dict[str, Any], index: int, tools: dict[str, Tool], where: Path) 
         max_iterations=int(raw.get("max_iterations", 8)),
         expect=Expectation(
             answer_contains=tuple(str(s) for s in expect.get("answer_contains", [])),
+            answer_excludes=tuple(str(s) for s in expect.get("answer_excludes", [])),
             calls=tuple(expect.get("calls", [])),
             no_calls=bool(expect.get("no_calls", False)),
             files=dict(expect.get("files") or {}),
