@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,13 @@ from loopwright.tools import BUILTIN_TOOLS, Tool
 
 TASKS_FILE = "tasks.yaml"
 TOOLS_FILE = "tools.py"
-EXPECT_KEYS = frozenset({"answer_contains", "answer_excludes", "calls", "no_calls", "files"})
 
 
 @dataclass(frozen=True)
 class Expectation:
     answer_contains: tuple[str, ...] = ()
     answer_excludes: tuple[str, ...] = ()
-    """Phrases a right answer never holds (a wrong comparison that names the right city)."""
+    """Phrases a right answer never holds (e.g. a wrong comparison naming the right thing)."""
     calls: tuple[str, ...] = ()
     no_calls: bool = False
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -43,6 +42,10 @@ class Expectation:
         for path, check in self.files.items():
             problems += _file_failures(workspace / path, path, check)
         return problems
+
+
+EXPECT_KEYS = frozenset(f.name for f in fields(Expectation))
+"""The keys a task's `expect` may hold: Expectation's fields."""
 
 
 @dataclass(frozen=True)
