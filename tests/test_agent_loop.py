@@ -90,7 +90,7 @@ async def test_tool_failure_becomes_observation_not_crash() -> None:
     assert result.success
     observation = result.steps[0].result
     assert "Tool 'explode' failed: RuntimeError: boom" in observation
-    assert "Attempt 1." in observation
+    assert "if it names a wrong argument, fix it" in observation  # revision 6's advice
 
 
 async def test_max_iterations_stops_and_keeps_partial_work(add_tool: Any) -> None:

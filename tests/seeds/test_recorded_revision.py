@@ -28,13 +28,13 @@ def call(key: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("version", "revision"), [(1, 1), (2, 1), (3, 1), (4, 2), (5, 3), (6, 4), (7, 5)]
+    ("version", "revision"), [(1, 1), (2, 1), (3, 1), (4, 2), (5, 3), (6, 4), (7, 5), (8, 6)]
 )
 def test_a_spec_reads_the_revision_its_runs_had(version: int, revision: int) -> None:
     spec = RunSpec.from_dict({"request": "r", "version": version})
     assert spec.options.revision == revision
     assert RunSpec.from_dict(spec.to_dict()).options.revision == revision  # kept on a round trip
-    assert RunSpec(request="r").options.revision == 5
+    assert RunSpec(request="r").options.revision == 6
 
 
 async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
@@ -51,5 +51,5 @@ async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
 
 
 def test_an_unknown_revision_is_refused_by_name() -> None:
-    with pytest.raises(ConfigurationError, match=r"unknown revision 6 \(use 1, 2, 3, 4 or 5\)"):
-        AgentOptions(revision=6)
+    with pytest.raises(ConfigurationError, match=r"unknown revision 7 \(use one of: 1, 2, .*, 6\)"):
+        AgentOptions(revision=7)

@@ -35,7 +35,7 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 7  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 8  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -47,8 +47,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 8 .* reads 1, 2, 3, 4, 5, 6, 7\): up"):
-        RunSpec.from_dict({"request": "r", "version": 8})
+    with pytest.raises(ConfigurationError, match=r"version 9 .* reads 1, 2, .*, 7, 8\): up"):
+        RunSpec.from_dict({"request": "r", "version": 9})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -190,11 +190,13 @@ def test_a_version_6_run_read_as_revision_5_diverges(tmp_path: Path, run_id: str
 V7_FIXTURES = {
     "r_v7_echo": Path(__file__).parents[1] / "fixtures" / "run_spec_v7_echo.jsonl",
     "r_v7_workspace": Path(__file__).parents[1] / "fixtures" / "run_spec_v7_workspace.jsonl",
+    "r_v7_errors": Path(__file__).parents[1] / "fixtures" / "run_spec_v7_errors.jsonl",
 }
 """Frozen: recorded with RunSpec v7 (main at d64ab33, the same two CLI runs as the v6
 ones), prompt revision 5 as it stands: the two-call example, each request's note kept in
 the conversation, observations that say what their tool returns, and the progress note
-that asks for every part of the task."""
+that asks for every part of the task. `r_v7_errors` (main at 4566f39): a `read` of a
+missing file, then a call to a tool that does not exist, then the answer."""
 
 
 @pytest.mark.parametrize("run_id", sorted(V7_FIXTURES))
@@ -217,4 +219,23 @@ def test_a_version_7_run_read_as_revision_4_diverges(tmp_path: Path, run_id: str
     assert not report.ok and report.divergence is not None
     # echo: the first request (revision 4's example makes one call); the workspace run has
     # the same example in both, so its second request (the kept note, the observation)
-    assert report.divergence.seq == {"r_v7_echo": 3, "r_v7_workspace": 7}[run_id]
+    assert report.divergence.seq == {"r_v7_echo": 3, "r_v7_workspace": 7, "r_v7_errors": 3}[run_id]
+
+
+@pytest.mark.parametrize("run_id", sorted(V7_FIXTURES))
+def test_a_version_7_run_read_as_revision_6_diverges_only_after_a_failed_call(
+    tmp_path: Path, run_id: str
+) -> None:
+    events = [decode_event(line) for line in V7_FIXTURES[run_id].read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 6}}
+    events[0] = event_from_dict(first)
+    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    if run_id != "r_v7_errors":  # no call failed: revision 6 reads them as 5 did
+        assert report.ok, report.describe()
+        return
+    assert not report.ok and report.divergence is not None
+    # a replay serves the recorded observations (the failed read's with revision 5's advice),
+    # so the first difference is the third request: its note follows the call to `search`,
+    # a tool the run does not have, with revision 6's hint
+    assert report.divergence.seq == 11

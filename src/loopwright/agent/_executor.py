@@ -36,7 +36,7 @@ from loopwright.guards import (
 from loopwright.messages import ModelResponse
 from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
-from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.prompts import PromptBuilder, PromptParts, failure_text
 from loopwright.run_context import (
     EventSink,
     EventSource,
@@ -250,6 +250,7 @@ class AgentExecutor:
             context=ToolContext.of_run(context),
             scrubber=context.scrubber,
             timeout=self.options.tool_timeout_s,
+            failure_text=failure_text(options.revision),
         )
         policies = self._policies(options, context.ledger)
         return RunSetup(

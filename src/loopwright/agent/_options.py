@@ -17,6 +17,8 @@ Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
 LEGACY_EXTRA = ("reply_grammar", "workspace_context", "tool_mode_reason")
 """The options that runs recorded before they were fields kept in `extra`."""
+REVISIONS = (1, 2, 3, 4, 5, 6)
+"""The revisions of the engine's behaviour a run can ask for (`AgentOptions.revision`)."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,12 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 5
-    """Which revision of the engine's behaviour: 5 (today: revision 4's, with each
+    revision: int = 6
+    """Which revision of the engine's behaviour: 6 (today: revision 5's, with a failed
+    call's observation advising what its error asks for (the same call again, a fixed
+    argument, or an answer) instead of "try again with different parameters", and after a
+    call to a tool that does not exist a progress note that offers the listed tools or an
+    answer), 5 (revision 4's, with each
     request's note (the iteration, and in prompted mode the task and the latest results)
     left in the conversation, so each request starts with the whole one before and a
     prompt cache evaluates only the new turn), 4 (revision 3's, with the system
@@ -79,7 +85,8 @@ class AgentOptions:
     iteration limit whose last call is offered without tools, the system prompt with
     `is_final` and a native few-shot example, a 30 min wall clock for any run with tools)
     or 1. Runs recorded with RunSpec 1 to 3 read as 1, with RunSpec 4 as 2, with
-    RunSpec 5 as 3 and with RunSpec 6 as 4, so they resume and replay as they ran."""
+    RunSpec 5 as 3, with RunSpec 6 as 4 and with RunSpec 7 as 5, so they resume and replay
+    as they ran."""
 
     def __post_init__(self) -> None:
         if self.tier not in ITERATION_TIERS:
@@ -102,8 +109,9 @@ class AgentOptions:
             raise ConfigurationError("output_retries must be 0 or more")
         if self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
-        if self.revision not in (1, 2, 3, 4, 5):
-            raise ConfigurationError(f"unknown revision {self.revision!r} (use 1, 2, 3, 4 or 5)")
+        if self.revision not in REVISIONS:
+            known = ", ".join(map(str, REVISIONS))
+            raise ConfigurationError(f"unknown revision {self.revision!r} (use one of: {known})")
 
     def for_tools(self, tools: Iterable[DeclaredTool], model: Any = None) -> AgentOptions:
         """These options with the defaults that depend on the run's tools (wall clock,

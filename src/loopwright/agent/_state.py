@@ -35,6 +35,8 @@ class LoopState:
     steps: list[CompletedStep] = field(default_factory=list)
     recap: list[str] = field(default_factory=list)
     """One line per completed tool call, for the progress note of prompted mode."""
+    unknown_tool_called: bool = False
+    """The latest tool call named a tool the run does not have."""
     last_thought: str | None = None
     seen_observations: set[str] = field(default_factory=set)
     model_calls: int = 0
@@ -74,13 +76,17 @@ class LoopState:
         guard = self.guard
         if setup.tool_mode != "prompted":
             return iteration_note(guard.iteration, guard.max_iterations)
+        texts = prompted_texts(setup.options.revision)
+        hint = texts.next_step_hint
+        if self.unknown_tool_called and texts.unknown_tool_hint:
+            hint = texts.unknown_tool_hint
         return progress_note(
             guard.iteration,
             guard.max_iterations,
             setup.request,
             self.recap,
             last_turn=last_turn and guard.hard_limit,  # revision 1 kept the usual hint
-            next_step_hint=prompted_texts(setup.options.revision).next_step_hint,
+            next_step_hint=hint,
         )
 
     def result(self, setup: RunSetup, status: RunStatus, **fields: str | None) -> ExecutionResult:

@@ -11,7 +11,7 @@ from loopwright.prompts._builder import (
     without_iteration,
     workspace_example,
 )
-from loopwright.prompts._revisions import PromptedTexts, prompted_texts
+from loopwright.prompts._revisions import PromptedTexts, failure_text, prompted_texts
 from loopwright.prompts._turn_notes import (
     correction_message,
     iteration_note,
@@ -32,6 +32,7 @@ __all__ = [
     "build_error_observation",
     "check_template",
     "correction_message",
+    "failure_text",
     "iteration_note",
     "observation_text",
     "progress_note",

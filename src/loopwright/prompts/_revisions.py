@@ -6,11 +6,14 @@ revision replays and resumes only with that revision's texts, byte for byte: rev
 revision 4's texts in the layout of prompts/_revision3.py), 4 (RunSpec 6,
 prompts/_templates.py) and 5 (today: the note stays in the conversation, agent/_think.py;
 the example makes two calls; a progress note asks for every part of the task, and an
-observation says what its tool returns).
+observation says what its tool returns) and 6 (today: a failed call's advice follows its
+error, prompts/errors.py, and after a call to a tool that does not exist the progress note
+offers the listed tools or an answer, not another call).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from loopwright.prompts import _revision1 as revision1
@@ -18,6 +21,11 @@ from loopwright.prompts import _revision2 as revision2
 from loopwright.prompts import _revision3 as revision3
 from loopwright.prompts import _templates as templates
 from loopwright.prompts import _turn_notes as turn_notes
+from loopwright.prompts.errors import (
+    FailureText,
+    build_error_observation,
+    failed_call_observation,
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,9 @@ class PromptedTexts:
     """How a progress note ends when another call may follow."""
     observations_say_what: bool = False
     """An observation restates what its tool returns (`tool_summary`)."""
+    unknown_tool_hint: str = ""
+    """How a progress note ends after a call to a tool that does not exist (empty: as
+    any other, `next_step_hint`)."""
 
 
 _SINCE_3 = PromptedTexts(
@@ -42,6 +53,16 @@ _SINCE_3 = PromptedTexts(
     templates.PROMPTED_EXAMPLES,
     templates.PROMPTED_ANSWER_EXAMPLE,
     templates.WORKSPACE_EXAMPLE_PROMPTED,
+)
+
+_REVISION_5 = PromptedTexts(  # the notes stay; two calls in the example; results say what
+    templates.PROMPTED_FORMAT,
+    templates.PROMPTED_ANSWER_FORMAT,
+    templates.TWO_CALL_EXAMPLES,
+    templates.PROMPTED_ANSWER_EXAMPLE,
+    templates.WORKSPACE_EXAMPLE_PROMPTED,
+    turn_notes.EVERY_PART_HINT,
+    observations_say_what=True,
 )
 
 _PROMPTED = {
@@ -61,21 +82,19 @@ _PROMPTED = {
     ),
     3: _SINCE_3,
     4: _SINCE_3,  # revision 4 changed the layout only
-    5: PromptedTexts(  # the notes stay; two calls in the example; results say what they are
-        templates.PROMPTED_FORMAT,
-        templates.PROMPTED_ANSWER_FORMAT,
-        templates.TWO_CALL_EXAMPLES,
-        templates.PROMPTED_ANSWER_EXAMPLE,
-        templates.WORKSPACE_EXAMPLE_PROMPTED,
-        turn_notes.EVERY_PART_HINT,
-        observations_say_what=True,
-    ),
+    5: _REVISION_5,
+    6: dataclasses.replace(_REVISION_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
 }
 
 
 def prompted_texts(revision: int) -> PromptedTexts:
-    """The prompted-mode texts of `revision` (1 to 5: `AgentOptions` checks it)."""
+    """The prompted-mode texts of `revision` (1 to 6: `AgentOptions` checks it)."""
     return _PROMPTED[revision]
+
+
+def failure_text(revision: int) -> FailureText:
+    """How a failed tool call reads to the model in `revision`, in either tool mode."""
+    return failed_call_observation if revision >= 6 else build_error_observation
 
 
 def format_section(tool_mode: str, revision: int, has_tools: bool) -> str:

@@ -36,6 +36,15 @@ EVERY_PART_HINT = (
 in Tokyo or in Oslo?" after Tokyo's weather alone, inventing Oslo's."""
 
 
+UNKNOWN_TOOL_HINT = (
+    "If a listed tool fits the task, call it; if none does, reply with final_answer "
+    "from what you know."
+)
+"""How a progress note ends after a call to a tool that does not exist (since revision 6):
+with the every-part hint, the 1.5B model, asked to say hello with only add and multiply,
+called `say`, then `search` three times, until the repetition policy stopped it."""
+
+
 LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
 
 

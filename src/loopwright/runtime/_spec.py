@@ -14,7 +14,9 @@ tools; a spec of version 1 to 3 reads revision 1, so its run replays as it ran),
 a spec of version 4 that names no revision reads 2), then 6 (`options.revision` 4: the
 system prompt's shared parts first, the run's tools last; a spec of version 5 that names
 no revision reads 3), then 7 (`options.revision` 5: each request's note stays in the
-conversation; a spec of version 6 that names no revision reads 4).
+conversation; a spec of version 6 that names no revision reads 4), then 8
+(`options.revision` 6: a failed call's advice follows its error; a spec of version 7 that
+names no revision reads 5).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from loopwright.prompts import PromptParts
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 7
-_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+RUN_SPEC_VERSION = 8
+_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
 _V3_OPTION_DEFAULTS = {"revision": 1}
@@ -44,6 +46,8 @@ _V5_OPTION_DEFAULTS = {"revision": 3}
 """What a version-5 spec that does not name its revision ran with."""
 _V6_OPTION_DEFAULTS = {"revision": 4}
 """What a version-6 spec that does not name its revision ran with."""
+_V7_OPTION_DEFAULTS = {"revision": 5}
+"""What a version-7 spec that does not name its revision ran with."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
 
 
@@ -112,6 +116,8 @@ class RunSpec:
             options = {**_V5_OPTION_DEFAULTS, **options}
         if version == 6:
             options = {**_V6_OPTION_DEFAULTS, **options}
+        if version == 7:
+            options = {**_V7_OPTION_DEFAULTS, **options}
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)

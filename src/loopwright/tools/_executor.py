@@ -8,7 +8,11 @@ from typing import Any
 
 from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
-from loopwright.prompts.errors import build_error_observation, unknown_tool_observation
+from loopwright.prompts.errors import (
+    FailureText,
+    build_error_observation,
+    unknown_tool_observation,
+)
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
 from loopwright.tools._registry import ToolRegistry
@@ -59,8 +63,11 @@ class ToolExecutor:
         scrubber: Scrubber | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        failure_text: FailureText = build_error_observation,
     ) -> None:
         self.registry = registry
+        self.failure_text = failure_text
+        """How a failed call reads to the model (an agent's prompt revision picks it)."""
         self.context = context or ToolContext()
         self.scrubber = scrubber or Scrubber()
         self.timeout = timeout
@@ -101,4 +108,4 @@ class ToolExecutor:
 
     def _failure(self, tool_name: str, error: str) -> str:
         self._failures[tool_name] = self._failures.get(tool_name, 0) + 1
-        return build_error_observation(tool_name, error, self._failures[tool_name])
+        return self.failure_text(tool_name, error, self._failures[tool_name])
