@@ -76,3 +76,36 @@ async def test_the_hint_goes_back_to_the_usual_one_after_a_known_tool() -> None:
     await AgentExecutor(model, [stock_price], options=AgentOptions(revision=6)).run("price?")
     assert model.requests[1].messages[-1].content.endswith(UNKNOWN_TOOL_HINT)
     assert model.requests[2].messages[-1].content.endswith(EVERY_PART_HINT)
+
+
+INVENTED = [call("color", colors=["blue", "yellow"]), call("read", path="colors.txt")]
+
+
+async def test_three_invented_tools_in_a_row_end_in_a_last_turn() -> None:
+    model = ScriptedModel([*INVENTED, INVENTED[0], json.dumps({"final_answer": "green"})])
+    result = await AgentExecutor(model, [stock_price], options=AgentOptions(revision=6)).run(
+        "What do blue and yellow make?"
+    )
+    assert result.status == "completed" and result.answer == "green"
+    assert len(model.requests) == 4 and len(result.steps) == 3
+    last = model.requests[3].messages[-1].content
+    assert "The last 3 tool calls named tools this run does not have (color, read, color)" in last
+    assert "Do not call a tool again" in last
+
+
+async def test_revision_5_lets_invented_tools_alternate() -> None:
+    replies = [*INVENTED, *INVENTED, INVENTED[0], json.dumps({"final_answer": "green"})]
+    model = ScriptedModel(replies)
+    result = await AgentExecutor(model, [stock_price], options=AgentOptions(revision=5)).run(
+        "What do blue and yellow make?"
+    )
+    assert result.status == "completed" and len(result.steps) == 5  # no stop in between
+
+
+async def test_a_real_tool_between_invented_ones_resets_the_count() -> None:
+    real = call("stock_price", symbol="ACME")
+    replies = [*INVENTED, real, *INVENTED, json.dumps({"final_answer": "none"})]
+    model = ScriptedModel(replies)
+    result = await AgentExecutor(model, [stock_price], options=AgentOptions(revision=6)).run("x")
+    assert result.status == "completed" and len(result.steps) == 5
+    assert all("does not have" not in r.messages[-1].content for r in model.requests)

@@ -48,14 +48,16 @@ def test_the_default_wall_clock_depends_on_the_tools() -> None:
 
 
 async def test_a_run_without_tools_stops_after_10_minutes(clock: MockClock) -> None:
-    # no tool to run: each call is answered "unknown tool", so the run goes on
+    # no tool to run: each call is answered "unknown tool", and with a threshold of 10
+    # calls to unknown tools (3 by default) the run goes on until its clock stops it
     scripted = ScriptedModel([call("lookup", key=f"k{i}") for i in range(10)], strict=False)
+    options = AgentOptions(repetition_threshold=10)
     events: list[Event] = []
 
     async def sink(event: Event) -> None:
         events.append(event)
 
-    agent = AgentExecutor(SlowModel(scripted, clock, seconds=250), [], clock=clock)
+    agent = AgentExecutor(SlowModel(scripted, clock, seconds=250), [], options=options, clock=clock)
     result = await agent.run("slow", on_event=sink)
     assert (result.status, result.reason) == ("stopped", "timeout")
     assert len(scripted.requests) == 3  # 250, 500, 750 s: nothing after the 600 s limit

@@ -77,6 +77,7 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
         )
     signature = CallSignature(call.name, call.arguments)
     state.guard.call_signatures.append(signature)
+    state.guard.unknown_tool_calls.append(tool is None)
     timeout = effect_timeout(setup, state.guard, None)
     if timeout is not None and timeout > setup.tool_executor.timeout_for(tool):
         timeout = None  # the tool's own limit ends it first (an observation, not a stop)

@@ -31,6 +31,7 @@ from loopwright.guards import (
     NoProgress,
     Repetition,
     StopPolicy,
+    UnknownTools,
     WallClock,
 )
 from loopwright.messages import ModelResponse
@@ -172,6 +173,8 @@ class AgentExecutor:
             Repetition(opts.repetition_threshold),
             NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
+        if opts.revision >= 6:  # a run recorded before it replays without it
+            policies.append(UnknownTools(opts.repetition_threshold))
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
         return [*policies, *self.extra_policies]

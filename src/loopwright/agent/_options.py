@@ -75,7 +75,8 @@ class AgentOptions:
     call's observation advising what its error asks for (the same call again, a fixed
     argument, or an answer) instead of "try again with different parameters", and after a
     call to a tool that does not exist a progress note that offers the listed tools or an
-    answer), 5 (revision 4's, with each
+    answer; `repetition_threshold` calls in a row to tools that do not exist stop the run
+    with `no_progress`), 5 (revision 4's, with each
     request's note (the iteration, and in prompted mode the task and the latest results)
     left in the conversation, so each request starts with the whole one before and a
     prompt cache evaluates only the new turn), 4 (revision 3's, with the system

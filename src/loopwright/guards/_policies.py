@@ -64,6 +64,31 @@ class Repetition(BasePolicy):
         return None
 
 
+class UnknownTools(BasePolicy):
+    """`limit` tool calls in a row that name tools the run does not have stop the run
+    (`no_progress`: with `last_turn`, the model is then asked for its answer).
+
+    Each such call's observation already lists the tools there are; a model that still
+    invents a third is lost, and one that alternates two invented tools escapes
+    `Repetition`: asked what blue and yellow make, the 1.5B model called `color`,
+    `read`, `color`, ... until the iteration limit, 8 model calls instead of 4.
+    """
+
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = max(1, limit)
+
+    def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
+        recent = state.unknown_tool_calls[-self.limit :]
+        if len(recent) < self.limit or not all(recent):
+            return None
+        names = ", ".join(c.tool_name for c in state.call_signatures[-self.limit :])
+        return Stop(
+            "no_progress",
+            f"Stopped: the last {self.limit} tool calls named tools this run does not have "
+            f"({names}).",
+        )
+
+
 class WallClock(BasePolicy):
     """Stop when the run has used its wall-clock allowance."""
 

@@ -77,6 +77,8 @@ class GuardState:
     call_signatures: list[CallSignature] = field(default_factory=list)
     """Every tool call, in order: equal when the tool and its arguments are; its text is
     `tool(canonical-json-args)`."""
+    unknown_tool_calls: list[bool] = field(default_factory=list)
+    """Per tool call, in order: did it name a tool the run does not have?"""
     new_observation: list[bool] = field(default_factory=list)
     """Per iteration with tool calls: did it produce an observation never seen before?"""
     workspace_changes: int = 0

@@ -8,7 +8,8 @@ prompts/_templates.py) and 5 (today: the note stays in the conversation, agent/_
 the example makes two calls; a progress note asks for every part of the task, and an
 observation says what its tool returns) and 6 (today: a failed call's advice follows its
 error, prompts/errors.py, and after a call to a tool that does not exist the progress note
-offers the listed tools or an answer, not another call).
+offers the listed tools or an answer, not another call; guards.UnknownTools stops a run
+whose model keeps naming tools it does not have).
 """
 
 from __future__ import annotations
