@@ -32,6 +32,15 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
     return store
 
 
+def replay_as_revision(tmp_path: Path, fixture: Path, run_id: str, revision: int) -> Any:
+    """Replay a frozen run with its spec's `options.revision` rewritten to `revision`."""
+    events = [decode_event(line) for line in fixture.read_text().splitlines()]
+    first = event_to_dict(events[0])
+    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": revision}}
+    events[0] = event_from_dict(first)
+    return asyncio.run(replay_run(stored(tmp_path, events), run_id))
+
+
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
@@ -107,11 +116,7 @@ lines with `"is_final"`, which revision 3 writes on one line without it."""
 def test_a_version_4_run_read_as_revision_3_diverges_at_its_first_request(tmp_path: Path) -> None:
     """The contrast: with today's prompt the replay's first request is not the one the run
     sent, and the replay says so."""
-    events = [decode_event(line) for line in V4_FIXTURES["r_v4_echo"].read_text().splitlines()]
-    first = event_to_dict(events[0])
-    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 3}}
-    events[0] = event_from_dict(first)
-    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v4_echo"))
+    report = replay_as_revision(tmp_path, V4_FIXTURES["r_v4_echo"], "r_v4_echo", 3)
     assert not report.ok and report.divergence is not None
 
 
@@ -146,11 +151,7 @@ def test_a_run_of_an_older_spec_replays_with_the_prompt_it_had(
 def test_a_version_5_run_read_as_revision_4_diverges_at_its_first_request(
     tmp_path: Path, run_id: str
 ) -> None:
-    events = [decode_event(line) for line in V5_FIXTURES[run_id].read_text().splitlines()]
-    first = event_to_dict(events[0])
-    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 4}}
-    events[0] = event_from_dict(first)
-    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    report = replay_as_revision(tmp_path, V5_FIXTURES[run_id], run_id, 4)
     assert not report.ok and report.divergence is not None
     assert report.divergence.seq == 3  # the first model_response: its request differs
 
@@ -176,11 +177,7 @@ def test_a_version_6_run_replays_with_the_notes_it_had(tmp_path: Path, run_id: s
 
 @pytest.mark.parametrize("run_id", sorted(V6_FIXTURES))
 def test_a_version_6_run_read_as_revision_5_diverges(tmp_path: Path, run_id: str) -> None:
-    events = [decode_event(line) for line in V6_FIXTURES[run_id].read_text().splitlines()]
-    first = event_to_dict(events[0])
-    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 5}}
-    events[0] = event_from_dict(first)
-    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    report = replay_as_revision(tmp_path, V6_FIXTURES[run_id], run_id, 5)
     assert not report.ok and report.divergence is not None
     # echo: the first request (revision 5's example differs); the workspace run keeps its
     # own example, so the second (the first note stayed in the conversation)
@@ -211,11 +208,7 @@ def test_a_version_7_run_replays_with_revision_5(tmp_path: Path, run_id: str) ->
 
 @pytest.mark.parametrize("run_id", sorted(V7_FIXTURES))
 def test_a_version_7_run_read_as_revision_4_diverges(tmp_path: Path, run_id: str) -> None:
-    events = [decode_event(line) for line in V7_FIXTURES[run_id].read_text().splitlines()]
-    first = event_to_dict(events[0])
-    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 4}}
-    events[0] = event_from_dict(first)
-    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    report = replay_as_revision(tmp_path, V7_FIXTURES[run_id], run_id, 4)
     assert not report.ok and report.divergence is not None
     # echo: the first request (revision 4's example makes one call); the workspace run has
     # the same example in both, so its second request (the kept note, the observation)
@@ -226,11 +219,7 @@ def test_a_version_7_run_read_as_revision_4_diverges(tmp_path: Path, run_id: str
 def test_a_version_7_run_read_as_revision_6_diverges_only_after_a_failed_call(
     tmp_path: Path, run_id: str
 ) -> None:
-    events = [decode_event(line) for line in V7_FIXTURES[run_id].read_text().splitlines()]
-    first = event_to_dict(events[0])
-    first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": 6}}
-    events[0] = event_from_dict(first)
-    report = asyncio.run(replay_run(stored(tmp_path, events), run_id))
+    report = replay_as_revision(tmp_path, V7_FIXTURES[run_id], run_id, 6)
     if run_id != "r_v7_errors":  # no call failed: revision 6 reads them as 5 did
         assert report.ok, report.describe()
         return
