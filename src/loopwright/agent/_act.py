@@ -56,7 +56,6 @@ async def act(
 async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCall) -> ToolResult:
     iteration = state.guard.iteration
     tool = setup.tools.find(call.name)  # None: the executor answers with the tools there are
-    state.unknown_tool_called = tool is None
     approval = setup.context.approval
     if approval is not None and approval.needs(call, "" if tool is None else tool.effect):
         verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)

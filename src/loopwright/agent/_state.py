@@ -35,8 +35,6 @@ class LoopState:
     steps: list[CompletedStep] = field(default_factory=list)
     recap: list[str] = field(default_factory=list)
     """One line per completed tool call, for the progress note of prompted mode."""
-    unknown_tool_called: bool = False
-    """The latest tool call named a tool the run does not have."""
     last_thought: str | None = None
     seen_observations: set[str] = field(default_factory=set)
     model_calls: int = 0
@@ -44,6 +42,14 @@ class LoopState:
     """The fingerprint of the latest model request (checked on replay)."""
     output_attempts: int = 0
     """Final answers that did not match the run's output type so far."""
+
+    @property
+    def unknown_tool_called(self) -> bool:
+        """The latest tool call that ran named a tool the run does not have (a call the
+        user refused is not counted: `GuardState.unknown_tool_calls` lines up with
+        `call_signatures`)."""
+        calls = self.guard.unknown_tool_calls
+        return bool(calls) and calls[-1]
 
     @classmethod
     def start(cls, setup: RunSetup, now: float, *, fingerprinted: bool) -> LoopState:
