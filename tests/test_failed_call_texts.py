@@ -109,3 +109,19 @@ async def test_a_real_tool_between_invented_ones_resets_the_count() -> None:
     result = await AgentExecutor(model, [stock_price], options=AgentOptions(revision=6)).run("x")
     assert result.status == "completed" and len(result.steps) == 5
     assert all("does not have" not in r.messages[-1].content for r in model.requests)
+
+
+async def test_a_refused_call_to_an_unknown_tool_is_not_counted_as_one() -> None:
+    """A call the user refused did not run: the note after it is the usual one, and it does
+    not count towards the three invented tools in a row (GuardState.unknown_tool_calls
+    lines up with the calls that ran)."""
+    replies = [call("say", message="hi"), *INVENTED, json.dumps({"final_answer": "none"})]
+    model = ScriptedModel(replies)
+    refuse_say = lambda c: c.name == "say"  # noqa: E731 (no gatekeeper: refused)
+    agent = AgentExecutor(model, [stock_price], approve=refuse_say, options=AgentOptions())
+    result = await agent.run("x")
+    sent = model.requests[1].messages[-1].content
+    assert "not run" in sent and sent.endswith(EVERY_PART_HINT)
+    assert result.status == "completed" and result.answer == "none"
+    assert len(model.requests) == 4 and len(result.steps) == 2  # color and read ran, no stop
+    assert all("does not have" not in r.messages[-1].content for r in model.requests)
