@@ -181,6 +181,8 @@ def eval_suite(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from eval_compare import SERVERS, free_port, running
 
+    out = Path(args.out) if args.out else PEERS_JSON
+
     from loopwright.evals import load_suite
 
     tasks = [t.id for t in load_suite(ROOT / "evals").tasks]
@@ -209,21 +211,23 @@ def peers(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from eval_compare import SERVERS, free_port, running
 
+    out = Path(args.out) if args.out else PEERS_JSON
+
     with tempfile.TemporaryDirectory(prefix="stop-at-action-server-") as tmp:
         server = SERVERS["llama-cpp-python"]
         with running(server, free_port(), args.threads, Path(tmp) / "server.log") as url:
             command = [
                 args.python, str(ROOT / "bench" / "peers" / "eval_peers.py"), "--base-url", url,
                 "--frameworks", "smolagents", "--timeout", str(args.timeout),
-                "--out", str(PEERS_JSON), "--resume",
+                "--out", str(out), "--resume",
             ]  # fmt: skip
             if args.only:
                 command += ["--only", args.only]
             env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
             subprocess.run(command, env=env, check=True)
-    data = json.loads(PEERS_JSON.read_text(encoding="utf-8"))
+    data = json.loads(out.read_text(encoding="utf-8"))
     data["threads"], data["load_after"] = args.threads, load()
-    save(PEERS_JSON, data)
+    save(out, data)
 
 
 def one_task(args: argparse.Namespace, url: str, task_id: str, variant: str) -> dict[str, Any]:
@@ -277,6 +281,7 @@ def main() -> None:
     suite.add_argument("--timeout", type=float, default=600.0)
     peer = commands.add_parser("peers")
     peer.add_argument("--python", required=True, help="the peers' virtualenv's python")
+    peer.add_argument("--out", default="", help=f"results, resumed (default {PEERS_JSON.name})")
     peer.add_argument("--only", default="")
     peer.add_argument("--threads", type=int, default=2)
     peer.add_argument("--timeout", type=float, default=600.0)
