@@ -181,8 +181,6 @@ def eval_suite(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from eval_compare import SERVERS, free_port, running
 
-    out = Path(args.out) if args.out else PEERS_JSON
-
     from loopwright.evals import load_suite
 
     tasks = [t.id for t in load_suite(ROOT / "evals").tasks]
