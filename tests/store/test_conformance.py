@@ -305,6 +305,32 @@ def test_two_resumes_at_once_one_is_refused(spot: Spot, tmp_path: Path) -> None:
     assert spot.open().lease("r_two") is None
 
 
+def test_a_resume_that_read_the_run_before_another_finished_it_is_refused(
+    spot: Spot, tmp_path: Path
+) -> None:
+    """The race of two resumes at once, made certain: one reads the run, the other resumes
+    it to its end and lets go of its lease, then the first goes on. It must not replay the
+    log it read (a second run of the tools): ResumeConflict, nothing written twice."""
+    spec = line_spec(tmp_path, 3, tool="append_line")
+    events = recorded_run(spec, run_id="r_late")
+    (tmp_path / "lines.txt").unlink()
+    spot.open().append_many(events[:3])
+    late = Runtime(spot.open())
+    read = late.find("r_late")
+
+    async def both() -> None:
+        result = await (await Runtime(spot.open()).resume("r_late")).wait()
+        assert result.success
+        with pytest.raises(ResumeConflict, match=r"read at event \d+ and is now at event"):
+            await late.engine_of(read).resume(read)
+
+    asyncio.run(both())
+    assert lines(tmp_path / "lines.txt") == ["line 1", "line 2", "line 3"]
+    assert spot.open().lease("r_late") is None
+    record = spot.open().get_run("r_late")
+    assert record is not None and record.status == "completed"
+
+
 def test_a_keeper_renews_and_a_second_keeper_is_refused(spot: Spot) -> None:
     clock = MockClock()
     store = spot.open(clock)

@@ -111,8 +111,23 @@ class EmbeddedEngine:
         model: Model | None = None,
     ) -> RunHandle:
         run_id = record.run_id
-        events = await asyncio.to_thread(self.store.events, run_id)
         check_resumable(record)
+        self.leases.hold_as_read(run_id, record.last_seq)  # first: the log is then this one's
+        try:
+            return await self._resumed(record, secrets, on_event, model)
+        except BaseException:
+            self.leases.release(run_id)
+            raise
+
+    async def _resumed(
+        self,
+        record: RunRecord,
+        secrets: Sequence[str],
+        on_event: EventSink | None,
+        model: Model | None,
+    ) -> RunHandle:
+        run_id = record.run_id
+        events = await asyncio.to_thread(self.store.events, run_id)
         if record.kind == "task":
             from loopwright.tasks import recorded_task_spec  # the task runner (_launch_task)
 

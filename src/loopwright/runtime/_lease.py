@@ -47,6 +47,20 @@ class LeaseKeeper:
             )
         self._held(run_id)
 
+    def hold_as_read(self, run_id: str, last_seq: int) -> None:
+        """Take the lease of a run to resume, read at event `last_seq`; ResumeConflict if
+        another process holds it, or took it, moved the run on and let go before this one
+        came (two resumes at once: the later one must not replay a log that has grown)."""
+        self.hold(run_id)
+        record = self.store.get_run(run_id)
+        if record is None or record.last_seq != last_seq:
+            self.release(run_id)
+            now = "gone" if record is None else f"at event {record.last_seq}, {record.status}"
+            raise ResumeConflict(
+                f"run {run_id} was resumed elsewhere while this resume started: it was read at "
+                f"event {last_seq} and is now {now}"
+            )
+
     def _held(self, run_id: str) -> None:
         with self._lock:
             self.held.add(run_id)
