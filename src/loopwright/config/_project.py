@@ -95,9 +95,8 @@ def read_config_bytes(path: Path) -> bytes:
 def _refusal(info: os.stat_result) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return f"it is {special_kind_of_mode(info.st_mode) or 'a folder'}, not a regular file"
-    me = os.geteuid()
-    if info.st_uid not in (me, 0):
-        return f"it is owned by {_user(info.st_uid)}, not by you ({_user(me)}) or root"
+    if info.st_uid not in (os.geteuid(), 0):
+        return f"it is owned by {_user(info.st_uid)}, not by you or root"
     return None
 
 
