@@ -144,6 +144,8 @@ def test_the_project_file_line_is_quiet_when_the_file_gives_the_command_nothing(
     model = script(tmp_path / "s.json", [{"thought": "t", "final_answer": "ok"}])
     done = loopwright_process("run", "hi", "--model", model, home=tmp_path, cwd=project)
     assert done.err == f"loopwright: using {config} (not trusted): run.max_iterations\n"
+    listed = loopwright_process("runs", "list", "--json", home=tmp_path, cwd=project)
+    assert listed.code == 0 and listed.err == "", listed.err  # it takes only the store
     done = loopwright_process(
         "run", "hi", "--model", model, "--max-iterations", "3", home=tmp_path, cwd=project
     )  # a flag beats the file's only setting: the file gives this run nothing

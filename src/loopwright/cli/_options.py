@@ -137,7 +137,7 @@ def apply_config(args: argparse.Namespace) -> None:
     given = {key for dest, key in keys.items() if getattr(args, dest, None) not in (None, [])}
     for dest, key in keys.items():
         setattr(args, dest, config.resolve(section, key, getattr(args, dest, None)).value)
-    line = config.project_line(section, given)  # which project file applies, what it leaves out
+    line = config.project_line(section, set(keys.values()), given)  # which file applies, how
     if line is not None:
         print(visible(line), file=sys.stderr)
 

@@ -107,16 +107,21 @@ class Config:
     refused: str | None = None
     """Why the project file was not read at all (a link, another user's file), or None."""
 
-    def project_line(self, section: str, given: Collection[str] = ()) -> str | None:
+    def project_line(
+        self, section: str, keys: Collection[str] | None = None, given: Collection[str] = ()
+    ) -> str | None:
         """One line saying which project file applies to this command, what it gives and
-        what it leaves out; None when it gives this command nothing (`given`: the keys the
-        command line gave, which beat the file)."""
+        what it leaves out; None when it gives this command nothing. `keys`: the settings
+        the command takes (None: all of the section's); `given`: those its command line
+        gave, which beat the file."""
         if self.project is None:
             return None
         if self.refused is not None:
             return f"loopwright: ignoring {self.project}: {self.refused}"
-        used = self.project_keys(section, given)
-        left_out = [item for item in self.ignored if self._would_apply(section, item, given)]
+        unused = {i.key for i in SECTIONS[section] if keys is not None and i.key not in keys}
+        skipped = unused | set(given)  # what the file could not give this command
+        used = self.project_keys(section, skipped)
+        left_out = [item for item in self.ignored if self._would_apply(section, item, skipped)]
         if not used and not left_out:
             return None
         state = {"trusted": "trusted", "changed": "changed since you trusted it"}
@@ -129,24 +134,24 @@ class Config:
             line += f"; ignoring {names}; `loopwright config trust {self.project}` uses them"
         return line
 
-    def _would_apply(self, section: str, item: Ignored, given: Collection[str]) -> bool:
-        """Whether an ignored setting would have applied to this section: no flag and no
-        variable beats it (the environment's layer is first)."""
-        if item.section not in (section, "") or not _has(section, item.key) or item.key in given:
+    def _would_apply(self, section: str, item: Ignored, skipped: Collection[str]) -> bool:
+        """Whether an ignored setting would have applied to this command: one it takes, no
+        flag and no variable beats it (the environment's layer is first)."""
+        if item.section not in (section, "") or not _has(section, item.key) or item.key in skipped:
             return False
         return (
             self.layers[0].source != "environment" or self.layers[0].get(section, item.key) is None
         )
 
-    def project_keys(self, section: str, given: Collection[str] = ()) -> list[str]:
-        """The settings of this section the project file gives (as `key` when from the top
-        of the file, `section.key` from its table)."""
+    def project_keys(self, section: str, skipped: Collection[str] = ()) -> list[str]:
+        """The settings of this section (but `skipped`) the project file gives (as `key`
+        when from the top of the file, `section.key` from its table)."""
         layer = next((x for x in self.layers if x.source == "project file"), None)
         if layer is None:
             return []
         used = []
         for item in SECTIONS[section]:
-            if item.key in given or self.resolve(section, item.key).source != "project file":
+            if item.key in skipped or self.resolve(section, item.key).source != "project file":
                 continue
             own = (section, item.key) in layer.values
             used.append(f"{section}.{item.key}" if own else item.key)
