@@ -186,9 +186,9 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
     problems: list[str] = []
     layers = [_collect(problems, lambda: _env_layer(env), _Layer("environment"))]
     user = user_config_file()
-    mine = None
+    mine, user_problems = None, list[str]()  # the user file's problems come last
     if user.is_file():
-        mine = _collect(problems, lambda: read_config_file(user, "user file"), None)
+        mine = _collect(user_problems, lambda: read_config_file(user, "user file"), None)
     found = find_project_file((cwd or Path.cwd()).resolve())
     if found is not None and user.is_file() and user.resolve() == found.resolve():
         found = None  # the user's own file, found as the project's: trusted
@@ -199,6 +199,7 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
             _add_project(config, problems, project, mine)
     if mine is not None:
         layers.append(mine)
+    problems += user_problems
     if problems:
         raise ConfigurationError("\n".join(problems))
     return config
