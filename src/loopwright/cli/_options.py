@@ -134,11 +134,12 @@ def apply_config(args: argparse.Namespace) -> None:
     if section is None or not keys:
         return
     config = load_config()
+    given = {key for dest, key in keys.items() if getattr(args, dest, None) not in (None, [])}
     for dest, key in keys.items():
         setattr(args, dest, config.resolve(section, key, getattr(args, dest, None)).value)
-    ignored = config.ignored_line(section)  # an untrusted project file's settings
-    if ignored is not None:
-        print(visible(ignored), file=sys.stderr)
+    line = config.project_line(section, set(keys.values()), given)  # which file applies, how
+    if line is not None:
+        print(visible(line), file=sys.stderr)
 
 
 # ---- the option sets of each command -------------------------------------------------------
