@@ -12,6 +12,7 @@ from typing import Any, Generic, Literal
 
 from loopwright import telemetry
 from loopwright.agent._approval import ApprovalPolicy
+from loopwright.agent._deps import check_deps
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions, recorded_workspace_section
 from loopwright.agent._output import OutputSpec
@@ -83,6 +84,11 @@ class AgentParts(Generic[DepsT, OutputT]):
     clock: Clock
     verifier: Verifier | None
     readable_roots: list[Path]
+
+    def check_deps(self, deps: Any) -> None:
+        """A TypeError naming the expected type unless `deps` are of this agent's
+        `deps_type` (an agent without one takes any deps); every way to run checks first."""
+        check_deps(self.deps_type, deps)
 
     @property
     def tool_mode(self) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from loopwright.agent._agent_parts import DEFAULT_BUILDER, NO_PROMPT_PARTS, SYSTEM_CLOCK, AgentParts
 from loopwright.agent._approval import ApproveSpec, approval_policy
-from loopwright.agent._deps import check_deps, check_deps_type, check_tool_deps
+from loopwright.agent._deps import check_deps_type, check_tool_deps
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import as_output_spec
 from loopwright.agent._pending import (
@@ -179,7 +179,7 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         refused (nobody can approve it), or with `on_pending="wait"` the run ends
         `waiting` at it (`result.pending_approvals`; go on with `resume`).
         """
-        check_deps(self.deps_type, deps)
+        self.check_deps(deps)
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
         gates = gatekeeper(self.on_pending, gates)
         kept: list[Event] | None = None
@@ -218,7 +218,7 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         waiting, a gate it does not wait at, or one left undecided.
         """
         verdicts = decisions_for(result, approve, reject or {}, decided_by)
-        check_deps(self.deps_type, deps)
+        self.check_deps(deps)
         started = run_started(result, result.events)
         return await self.run(
             started.request,
@@ -265,7 +265,7 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         deps: DepsT | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (`run`'s other arguments)."""
-        check_deps(self.deps_type, deps)
+        self.check_deps(deps)
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
         async def push(event: Event) -> None:
