@@ -59,6 +59,10 @@ if TYPE_CHECKING:
         on_pending: OnPending
 
 
+def _listened_if(listened: bool) -> Callable[[], bool]:
+    return lambda: listened
+
+
 Tools = ToolRegistry | Iterable[Tool | Callable[..., Any]]
 """What `AgentExecutor(model, tools)` takes: a registry, or tools and typed functions."""
 
@@ -183,7 +187,9 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
         gates = gatekeeper(self.on_pending, gates)
         kept: list[Event] | None = None
+        listened = None
         if self.on_pending == "wait":  # a waiting result carries its events (resume)
+            listened = _listened_if(on_event is not None)  # token deltas: for on_event only
             kept, on_event = kept_events(on_event)
         context = self.run_context(
             run_id,
@@ -194,7 +200,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
             recorded=recorded,  # its own events and its sub-agents'
             deps=deps,
         )
-        result = await self.run_with(self.effects(context), self.setup(request, context))
+        fx = self.effects(context, listened=listened)
+        result = await self.run_with(fx, self.setup(request, context))
         if kept is not None and result.status == "waiting":
             result = dataclasses.replace(result, events=(*recorded, *kept))
         return result
