@@ -312,6 +312,7 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         deps: DepsT | None = None,
     ) -> ExecutionResult[OutputT]:
         """`run` for code that is not async."""
+        self.check_deps(deps)  # before the coroutine is made: nothing is left unawaited
         run = self.run(
             request,
             run_id=run_id,
