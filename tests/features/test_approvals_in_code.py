@@ -20,6 +20,7 @@ from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
     GateDecisionEvent,
+    ModelTextDeltaEvent,
     RunFinishedEvent,
     ToolCallEvent,
 )
@@ -115,6 +116,19 @@ async def test_resume_approves_and_repeats_nothing_done() -> None:
     assert done.events == ()  # kept only while waiting
 
 
+async def test_token_deltas_reach_on_event_and_stay_out_of_the_kept_log() -> None:
+    seen: list[Event] = []
+    model = ScriptedModel(REPLIES, stream_chars=8)
+    agent = AgentExecutor(
+        model, [list_files, delete_file], approve=["destructive"], on_pending="wait"
+    )
+    result = await agent.run("clean up", on_event=seen.append)
+    assert any(isinstance(e, ModelTextDeltaEvent) for e in seen)
+    assert not any(isinstance(e, ModelTextDeltaEvent) for e in result.events)
+    done = await agent.resume(result, approve=[result.pending_approvals[0].gate_id])
+    assert done.success and DELETED == ["a.txt"] and LISTED == [1]
+
+
 async def test_resume_rejects_with_the_reason_as_the_observation() -> None:
     agent = waiting_agent()
     result = await agent.run("clean up")
@@ -192,7 +206,10 @@ async def test_through_the_store_decided_by_runtime_approve(tmp_path: Path) -> N
             await waiting_agent().resume(result, approve=[gate])
         assert await runtime.approve(run_id, gate, False, "api:bob", "not today") == "store"
         again = waiting_agent(REPLIES[2:])  # the same agent, as another process builds it
-        done = await (await runtime.resume_agent(again, run_id)).wait()
+        handle = await runtime.resume_agent(again, run_id)
+        record = store.get_run(run_id)
+        assert record is not None and record.status == "running"  # executing again
+        done = await handle.wait()
         assert done.success and DELETED == [] and LISTED == [1]
         record = store.get_run(run_id)
         assert record is not None and record.status == "completed"
