@@ -148,7 +148,7 @@ async def test_the_default_still_refuses_and_waiting_is_opt_in() -> None:
     result = await agent.run("x")
     assert result.status == "completed" and result.pending_approvals == () and DELETED == []
     with pytest.raises(ConfigurationError, match="on_pending must be 'ask' or 'wait'"):
-        AgentExecutor(model, [delete_file], approve=True, on_pending="later")  # type: ignore[arg-type]
+        AgentExecutor(model, [delete_file], approve=True, on_pending="later")  # type: ignore[call-overload]
     with pytest.raises(ConfigurationError, match="gates= decides in this process"):
         await waiting_agent().run("x", gates=GateBroker())
 
