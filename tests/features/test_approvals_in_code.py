@@ -141,6 +141,13 @@ async def test_resume_rejects_with_the_reason_as_the_observation() -> None:
     assert "user denied it" in observation and "we keep reports" in observation
 
 
+def test_resume_sync_for_code_that_is_not_async() -> None:
+    agent = waiting_agent()
+    result = agent.run_sync("clean up")
+    done = agent.resume_sync(result, approve=[result.pending_approvals[0].gate_id])
+    assert done.success and DELETED == ["a.txt"] and LISTED == [1]
+
+
 async def test_the_default_still_refuses_and_waiting_is_opt_in() -> None:
     model = ScriptedModel([call("delete_file", path="a.txt"), FINAL])
     agent = AgentExecutor(model, [delete_file], approve=True)

@@ -17,6 +17,7 @@ from loopwright import AgentExecutor, Runtime, tool
 from loopwright.agent._deps import check_deps
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, encode_event
+from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext
@@ -184,6 +185,26 @@ async def test_deps_are_not_recorded_and_a_resumed_run_gets_them_again(tmp_path:
     finally:
         runtime.close()
         store.close()
+
+
+async def test_resume_run_takes_the_agent_and_its_deps_again(tmp_path: Path) -> None:
+    store = SqliteRunStore(tmp_path / "runs.db")
+    runtime = Runtime(store)
+    try:
+        waiting = AgentExecutor(
+            ScriptedModel([call("whose"), final()]), [whose], deps_type=Shop, approve=True,
+            on_pending="wait",
+        )  # fmt: skip
+        result = await runtime.start_agent(waiting, "who?", deps=Shop("Ada")).wait()
+        await runtime.approve(result.run_id, None, True, "api:ann")
+    finally:
+        runtime.close()
+    again = AgentExecutor(
+        ScriptedModel([final("done")]), [whose], deps_type=Shop, approve=True, on_pending="wait"
+    )
+    done = await resume_run(store, result.run_id, agent=again, deps=Shop("Bob"))
+    assert done.success and done.answer == "done" and done.steps[0].result == "for Bob"
+    store.close()
 
 
 async def test_example_types_the_deps_and_the_answer(capsys: pytest.CaptureFixture[str]) -> None:

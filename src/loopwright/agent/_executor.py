@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 
 
 def _listened_if(listened: bool) -> Callable[[], bool]:
+    """`listened=` for a run whose sink keeps its events: token deltas are streamed only
+    when the caller gave an `on_event` to send them to."""
     return lambda: listened
 
 
