@@ -34,6 +34,10 @@ that goes back to the model instead of up the stack::
         ├── ModelRetry              a tool asks the model to try again, with a hint
         └── ParseError              the model's reply could not be read
 
+    RunSuspended (a BaseException, like asyncio.CancelledError: not an error) stops a run
+    at a gate nobody has decided yet (`on_pending="wait"`); the loop turns it into a
+    `waiting` result, and it never reaches the caller.
+
 Exceptions never log or print when constructed.
 """
 
@@ -244,3 +248,26 @@ class ReplayDivergence(RunError):
         self.expected = expected
         self.actual = actual
         super().__init__(f"diverged at event {seq}: recorded {expected}, now {actual}")
+
+
+class RunSuspended(BaseException):
+    """A tool call needs a decision nobody has given yet, and the run is to end `waiting`
+    rather than wait (`on_pending="wait"`). Raised by the run's gatekeeper at the gate,
+    given the pending approval by the tool phase, and turned into the run's `waiting`
+    result by the loop (a sub-agent's goes up to its lead's loop, through the tool call
+    that runs it). A BaseException so that nothing on the way, such as the tool
+    executor's `except Exception`, takes it for a tool's failure."""
+
+    def __init__(self, gate_id: str, pending: tuple[Any, ...] = ()) -> None:
+        self.gate_id = gate_id
+        self.pending = pending
+        """The pending approvals (agent.PendingApproval) the run stopped at."""
+        super().__init__(f"waiting for a decision on gate {gate_id}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_signal, (type(self), self.args), self.__dict__)
+
+
+def _rebuild_signal(cls: type[RunSuspended], args: tuple[Any, ...]) -> RunSuspended:
+    """A RunSuspended with `args`, its attributes still to come (pickle's state)."""
+    return cls.__new__(cls, *args)

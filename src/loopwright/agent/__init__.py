@@ -6,8 +6,9 @@ from loopwright.agent._follow_up import follow_up_request
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
 from loopwright.agent._output import OutputSpec
+from loopwright.agent._pending import WaitingGates
 from loopwright.agent._process import new_run_id
-from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._result import CompletedStep, ExecutionResult, PendingApproval
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import LoopState
 from loopwright.agent._subagent import child_run_id
@@ -24,10 +25,12 @@ __all__ = [
     "ExecutionResult",
     "LoopState",
     "OutputSpec",
+    "PendingApproval",
     "RunSetup",
     "Tier",
     "VerificationResult",
     "Verifier",
+    "WaitingGates",
     "as_verifier",
     "child_run_id",
     "follow_up_request",

@@ -23,7 +23,7 @@ import dataclasses
 import json
 
 from loopwright.agent._act import act
-from loopwright.agent._result import ExecutionResult
+from loopwright.agent._result import ExecutionResult, PendingApproval
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, extra_call_stop, first_stop, timed_out
 from loopwright.agent._think import think
@@ -32,6 +32,7 @@ from loopwright.errors import (
     LoopwrightError,
     ModelError,
     ReplayDivergence,
+    RunSuspended,
     ScriptExhaustedError,
 )
 from loopwright.events import (
@@ -82,6 +83,10 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
     except asyncio.CancelledError:
         await _finish(setup, fx, state.result(setup, "cancelled", reason="cancelled"))
         raise
+    except RunSuspended as stop:
+        if setup.parent_call_id is not None:
+            raise  # a sub-agent's run: its lead stops at the same gate, through the call
+        return await _waiting(setup, fx, state, stop)
     except ReplayDivergence:
         raise
     except LoopwrightError as exc:
@@ -243,6 +248,20 @@ async def _final(
     return dataclasses.replace(result, output_errors=checked.errors)
 
 
+async def _waiting(
+    setup: RunSetup, fx: Effects, state: LoopState, stop: RunSuspended
+) -> ExecutionResult:
+    """A run stopped at a tool call nobody has decided: no `run_finished` (it is not over),
+    its events durable, a `waiting` result naming the calls."""
+    await fx.log.flush()
+    pending: tuple[PendingApproval, ...] = stop.pending
+    calls = ", ".join(f"{p.tool_name} (gate {p.gate_id})" for p in pending) or stop.gate_id
+    result = state.result(
+        setup, "waiting", reason="approval", message=f"waiting for a decision on {calls}"
+    )
+    return dataclasses.replace(result, pending_approvals=pending)
+
+
 async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> ExecutionResult:
     """Verify the work (if asked), then `run_finished` with the answer or the partial work."""
     if setup.verifier is not None:
@@ -254,9 +273,11 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
             result = dataclasses.replace(result, answer=answer)
     if not fx.log.listening:
         return result
+    status = result.status
+    assert status != "waiting"  # a waiting run is not finished (_waiting)
     await fx.log.append(
         RunFinishedEvent(
-            status=result.status,
+            status=status,
             answer=result.answer,
             reason=result.reason,
             usage=result.usage.to_dict(),

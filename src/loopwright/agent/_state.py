@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from loopwright.agent._conversation import Conversation, estimate_tokens
-from loopwright.agent._result import CompletedStep, ExecutionResult
+from loopwright.agent._result import CompletedStep, ExecutionResult, ResultStatus
 from loopwright.agent._setup import RunSetup
-from loopwright.events import RunStatus
 from loopwright.guards import (
     BasePolicy,
     GuardState,
@@ -95,7 +94,9 @@ class LoopState:
             next_step_hint=hint,
         )
 
-    def result(self, setup: RunSetup, status: RunStatus, **fields: str | None) -> ExecutionResult:
+    def result(
+        self, setup: RunSetup, status: ResultStatus, **fields: str | None
+    ) -> ExecutionResult:
         return ExecutionResult(
             run_id=setup.run_id,
             status=status,

@@ -33,6 +33,7 @@ from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_s
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._waiting import ended, gates_of, waits_for_resume
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
@@ -87,18 +88,27 @@ class EmbeddedEngine:
 
     def start_agent(
         self,
-        agent: AgentExecutor,
+        agent: AgentExecutor[Any, Any],
         request: str,
         *,
         run_id: str,
         tenant: str,
         parent_run_id: str | None,
         on_event: EventSink | None,
+        deps: Any = None,
+        recorded: Sequence[Event] = (),
     ) -> RunHandle:
+        """A run of an agent built in code, new or resumed from its `recorded` events
+        (runtime/_waiting.py's `resume_agent`), given its `deps`."""
+
         async def body() -> ExecutionResult:
-            context = self._context(agent, run_id, tenant, parent_run_id, on_event, ())
+            context = self._context(
+                agent, run_id, tenant, parent_run_id, on_event, recorded, deps=deps
+            )
             setup = agent.setup(request, context)
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
+            result = await agent.run_with(self._effects(agent, context, on_event), setup)
+            await ended(self.store, self.writer, result)  # `waiting`: stored so
+            return result
 
         return self.launch(run_id, body())
 
@@ -162,30 +172,34 @@ class EmbeddedEngine:
 
     def _context(
         self,
-        agent: AgentExecutor,
+        agent: AgentExecutor[Any, Any],
         run_id: str,
         tenant: str,
         parent_run_id: str | None,
         on_event: EventSink | None,
         recorded: Sequence[Event],
+        *,
+        deps: Any = None,
     ) -> RunContext:
-        """A run's context: its gates decided here, its events stored by the writer and
-        sent to the subscribers, its sub-agents' runs under leases of their own."""
+        """A run's context: its gates decided here (or for an agent that ends `waiting`,
+        from the store), its events stored by the writer and sent to the subscribers, its
+        sub-agents' runs under leases of their own, its deps."""
         return agent.run_context(
             run_id,
             tenant=tenant,
             parent_run_id=parent_run_id,
-            gates=self.gates,
+            gates=gates_of(agent, self.gates, self.store),
             sink=self._live_sink(on_event),
             recorder=self.writer,
             recorded=recorded,
             store=self.store,
             leases=self.leases,
             tool_threads=self.tool_threads(tenant),
+            deps=deps,
         )
 
     def _effects(
-        self, agent: AgentExecutor, context: RunContext, on_event: EventSink | None
+        self, agent: AgentExecutor[Any, Any], context: RunContext, on_event: EventSink | None
     ) -> Effects:
         run_id = context.run_id
 
@@ -314,8 +328,10 @@ class EmbeddedEngine:
         self, record: RunRecord, gate_id: str, approved: bool, decided_by: str, reason: str
     ) -> Delivery:
         """The gate does not wait here: leave the decision in the store for the process
-        that executes the run (its GateBroker polls for it)."""
-        if record.status != "running" or not self.held_elsewhere(record.run_id):
+        that executes the run (its GateBroker polls for it), or for a run that ended
+        `waiting`, for its resume."""
+        executing = record.status == "running" and self.held_elsewhere(record.run_id)
+        if not executing and not await asyncio.to_thread(waits_for_resume, self.store, record):
             raise UsageError(
                 f"run {record.run_id} is {record.status}: no other process is running it to "
                 f"take the decision (resume it with `loopwright runs resume {record.run_id}`, "

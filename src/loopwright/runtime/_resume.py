@@ -31,7 +31,7 @@ def agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
     if spec is None:
         raise UsageError(
             f"run {record.run_id} has no recorded RunSpec (it was not started from one): "
-            "resume it from code with AgentExecutor.run(request, recorded=store.events(run_id))"
+            "resume it from the code that builds its agent: Runtime.resume_agent(agent, run_id)"
         )
     return spec
 

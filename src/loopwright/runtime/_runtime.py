@@ -19,19 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
 from loopwright.effects import EventSink, Gatekeeper
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
-from loopwright.run_context import ThreadPool
+from loopwright.run_context import DepsT, ThreadPool
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._waiting import resume_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, memory_store
@@ -116,20 +117,43 @@ class Runtime:
 
     def start_agent(
         self,
-        agent: AgentExecutor,
+        agent: AgentExecutor[DepsT, Any],
         request: str,
         *,
         tenant: str = "default",
         run_id: str | None = None,
         parent_run_id: str | None = None,
         on_event: EventSink | None = None,
+        deps: DepsT | None = None,
     ) -> RunHandle:
-        """Start a run of an agent built in code, in this process (it has no spec: it cannot
-        be resumed from the store alone, only from code with `agent.run(recorded=...)`)."""
+        """Start a run of an agent built in code, in this process, given its `deps` (a
+        TypeError, before anything runs, when they are not of its deps_type). It has no
+        spec: it goes on from the store with `resume_agent`, given the agent again."""
+        agent.check_deps(deps)
         return self.embedded.start_agent(
             agent, request, run_id=run_id or new_run_id(), tenant=tenant,
-            parent_run_id=parent_run_id, on_event=on_event,
+            parent_run_id=parent_run_id, on_event=on_event, deps=deps,
         )  # fmt: skip
+
+    async def resume_agent(
+        self,
+        agent: AgentExecutor[DepsT, Any],
+        run_id: str,
+        *,
+        deps: DepsT | None = None,
+        on_event: EventSink | None = None,
+        tenant: str | None = None,
+    ) -> RunHandle:
+        """Go on with a stored run of an agent built in code (`start_agent`), in this process
+        or another: one that ended `waiting` (decide its gate with `approve` first), or one
+        whose process stopped. Its log replays (no model or tool call is made again), then
+        it runs live; its `deps` are given again (they are never recorded). A UsageError
+        for a run that already ended, ResumeConflict for one another process executes."""
+        agent.check_deps(deps)
+        record = self.find(run_id, tenant=tenant)
+        if record.engine != self.embedded.name:
+            raise UsageError(f"run {run_id} executes on {record.engine}: use Runtime.resume")
+        return await resume_agent(self.embedded, agent, record, deps=deps, on_event=on_event)
 
     def start_task(
         self,
@@ -336,12 +360,19 @@ async def resume_run(
     secrets: Iterable[str] = (),
     on_event: EventSink | None = None,
     model: Model | None = None,
+    agent: AgentExecutor[Any, Any] | None = None,
+    deps: Any = None,
 ) -> ExecutionResult:
-    """Resume an interrupted agent run to its end in a Runtime of its own (a script's or a
-    test's shortcut for `Runtime(store).resume(...)`, then `wait()`)."""
+    """Resume an interrupted (or `waiting`) agent run to its end in a Runtime of its own (a
+    script's or a test's shortcut for `Runtime(store).resume(...)`, then `wait()`). A run
+    of an agent built in code is given the `agent` again, and its `deps`
+    (`Runtime.resume_agent`)."""
     runtime = Runtime(store)
     try:
-        handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
+        if agent is not None:
+            handle = await runtime.resume_agent(agent, run_id, deps=deps, on_event=on_event)
+        else:
+            handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
         result: ExecutionResult = await handle.wait()
         return result
     finally:

@@ -18,8 +18,11 @@ StoredStatus = Literal[
     "cancelled",
     "interrupted",
     "rolled_back",
+    "waiting",
 ]
-"""`queued`: an engine accepted the run (`register_run`) and no process has started it yet."""
+"""`queued`: an engine accepted the run (`register_run`) and no process has started it yet.
+`waiting`: the run stopped at a tool call nobody had decided (`on_pending="wait"`); a
+decision is left for it in the store, and it goes on when resumed."""
 
 ENGINES = ("embedded", "temporal")
 """Where a run executes: this process's Runtime, or Temporal workers (loopwright.engines)."""
