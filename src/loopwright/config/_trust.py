@@ -114,6 +114,14 @@ def _approve(value: Any, _: Path) -> str:
     return "it decides which tool calls wait for approval (yours would no longer apply)"
 
 
+def _mcp_trusted(value: Any, _: Path) -> str | None:
+    return (
+        "it lets MCP servers' own annotations decide which calls wait for approval"
+        if value
+        else None
+    )
+
+
 def _otel(value: Any, _: Path) -> str | None:
     return "it sends the runs' traces to a collector" if value else None
 
@@ -145,6 +153,7 @@ _NEEDS_TRUST: dict[str, Callable[[Any, Path], str | None]] = {
     "allow_base_url": _server,
     "temporal": _server,
     "approve": _approve,
+    "mcp_trusted": _mcp_trusted,
     "secrets_file": _each_inside,
     "otel": _otel,
     "host": _host,
