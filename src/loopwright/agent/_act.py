@@ -58,7 +58,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     tool = setup.tools.find(call.name)  # None: the executor answers with the tools there are
     approval = setup.context.approval
     if approval is not None and approval.needs(call, "" if tool is None else tool.effect):
-        verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+        waits_s = setup.context.approval_timeout_s or setup.options.approval_timeout_s
+        verdict = await ask_approval(fx, call, waits_s)  # a sub-agent's: its lead's time
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
             if setup.tool_mode == "prompted":
