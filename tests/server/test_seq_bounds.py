@@ -48,7 +48,7 @@ def test_a_model_call_beyond_any_seq_is_a_404(server: LiveServer, run_id: str) -
 @pytest.mark.parametrize("last_id", [HUGE, "9" * 400, "²"])
 def test_a_bad_last_event_id_is_a_422(server: LiveServer, run_id: str, last_id: str) -> None:
     # Last-Event-ID: a number beyond any seq cut the stream with a traceback
-    headers = {"Accept": "text/event-stream", "Last-Event-ID": last_id.encode("latin-1")}
+    headers = {b"Accept": b"text/event-stream", b"Last-Event-ID": last_id.encode("latin-1")}
     response = httpx.get(f"{server.url}/api/runs/{run_id}/events", headers=headers)
     assert response.status_code == 422, response.text
     assert response.json()["error"]["field"] == "Last-Event-ID"
