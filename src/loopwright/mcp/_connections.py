@@ -32,6 +32,7 @@ from mcp import Client, StdioServerParameters
 
 from loopwright import telemetry
 from loopwright.errors import ConfigurationError, ToolError
+from loopwright.mcp._faults import ServerFault, UnreadableMessage, fails_on_fault
 from loopwright.tools import Effect, Tool
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
@@ -69,6 +70,7 @@ class _Server:
     name: str
     client: Client
     tools: list[Any]
+    fault: ServerFault
     trusted: bool = False
     """The user trusts this server: its tool annotations decide effect and idempotence."""
 
@@ -119,11 +121,18 @@ class MCPConnections:
             return
 
     async def _connect(self, spec: MCPServerSpec) -> _Server:
-        client = Client(spec.client_target(), read_timeout_seconds=self.call_timeout_s)
+        fault = ServerFault()
+        client = Client(
+            spec.client_target(), read_timeout_seconds=self.call_timeout_s, message_handler=fault
+        )
         try:
-            async with asyncio.timeout(self.connect_timeout_s):
+            async with fails_on_fault(fault), asyncio.timeout(self.connect_timeout_s):
                 await self._stack.enter_async_context(client)
                 listed = await client.list_tools()
+        except UnreadableMessage as exc:
+            raise ConfigurationError(
+                f"MCP server {spec.target!r} sent a message that cannot be read: {exc}"
+            ) from None
         except TimeoutError:
             raise ConfigurationError(
                 f"MCP server {spec.target!r} did not answer within {self.connect_timeout_s:g}s"
@@ -138,7 +147,7 @@ class MCPConnections:
         unique, number = name, 2
         while unique in taken:
             unique, number = f"{name}-{number}", number + 1
-        return _Server(spec, unique, client, list(listed.tools), spec.key in self.trusted)
+        return _Server(spec, unique, client, list(listed.tools), fault, spec.key in self.trusted)
 
     def tools(self) -> list[Tool]:
         """Every server's tools; a name offered by two servers, or taken by one of
@@ -207,12 +216,16 @@ def declaration_from_annotations(annotations: Any) -> tuple[Effect, bool]:
 
 async def _call(server: _Server, name: str, arguments: dict[str, Any], timeout_s: float) -> str:
     try:
-        async with asyncio.timeout(timeout_s):
+        async with fails_on_fault(server.fault), asyncio.timeout(timeout_s):
             context = telemetry.trace_headers()  # the tool span goes on in the server
             if context:
                 result = await server.client.call_tool(name, arguments, meta=context)  # type: ignore[arg-type]
             else:
                 result = await server.client.call_tool(name, arguments)
+    except UnreadableMessage as exc:
+        raise ToolError(
+            f"MCP server {server.name!r} sent a message that cannot be read: {exc}"
+        ) from None
     except TimeoutError:
         raise ToolError(
             f"MCP server {server.name!r} did not answer {name!r} within {timeout_s:g}s"
