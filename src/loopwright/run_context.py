@@ -150,6 +150,9 @@ class RunContext:
     approval: ApprovalRule | None = None
     """Which tool calls wait for a decision: the agent's own policy, and for a sub-agent
     also its lead's."""
+    approval_timeout_s: float | None = None
+    """How long a tool call waits for its decision (the agent's option); a sub-agent's
+    calls wait as long as its lead's (the same person decides). None: the agent's own."""
     ledger: CostLedger = field(default_factory=CostLedger)
     """The run's token and cost usage (a sub-agent's is added to its lead's)."""
     max_tokens_total: int | None = None

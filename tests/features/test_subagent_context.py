@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from inprocess_cli import CliRun
-from loopwright import AgentExecutor
+from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._approval import approval_request_id
 from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
@@ -245,3 +245,15 @@ def test_cli_approve_names_a_tool_of_the_sub_agent(
         ("encyclopedia", True, "--yes")
     ]
     assert lead_gates == []
+
+
+async def test_a_sub_agents_call_waits_as_long_as_the_leads() -> None:
+    gates = GateBroker()
+    seen = Seen(gates, (True, "alice"))
+    child = cleaner(CHILD_REPLIES, approve=["delete_file"])  # its own option: 300 s
+    lead = lead_of(child, LEAD_REPLIES, options=AgentOptions(approval_timeout_s=7.0))
+    result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_t")
+    assert result.answer == "cleaned"
+    [asked] = seen.of(ConfirmationRequiredEvent)
+    assert asked.run_id == child_run_id("run_t", "call_1_0")
+    assert asked.timeout_s == 7.0

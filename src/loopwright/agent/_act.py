@@ -61,8 +61,9 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     approval = setup.context.approval
     effect = "" if tool is None else tool.effect
     if approval is not None and approval.needs(call, effect):
-        try:
-            verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+        waits_s = setup.context.approval_timeout_s or setup.options.approval_timeout_s
+        try:  # a sub-agent's call waits as long as its lead's
+            verdict = await ask_approval(fx, call, waits_s)
         except RunSuspended as stop:  # nobody has decided: the run ends waiting here
             pending = pending_approval(setup, call, effect, stop.gate_id)
             raise RunSuspended(stop.gate_id, (pending,)) from None

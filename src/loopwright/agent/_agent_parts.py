@@ -190,6 +190,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             scrubber=self.scrubber,
             gates=gates,
             approval=self.approval,
+            approval_timeout_s=self.options.approval_timeout_s,
             ledger=CostLedger(prices=prices),  # read only: the default table is shared
             max_tokens_total=self.options.max_tokens_total,
             max_cost=self.options.max_cost,

@@ -104,9 +104,9 @@ def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
 
 def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:
     """The context of the sub-agent run the lead's call `call_id` starts: the lead's (its
-    workspace, gatekeeper, scrubber, sink, store), with the sub-agent's own ledger and
-    readable folders, its own approval policy besides the lead's, and the budget the lead
-    has left."""
+    workspace, gatekeeper, scrubber, sink, store, approval timeout), with the sub-agent's
+    own ledger and readable folders, its own approval policy besides the lead's, and the
+    budget the lead has left."""
     run_id = child_run_id(lead.run_id, call_id)
     own = agent.run_context(run_id)
     return dataclasses.replace(

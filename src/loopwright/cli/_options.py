@@ -231,6 +231,17 @@ SECRETS_FILE = opt(
     default=[],
     metavar="PATH",
 )
+MCP_TRUSTED = opt(
+    "--mcp-trusted",
+    help="an MCP server (as given to --mcp) whose tool annotations you trust: its read-only, "
+    "destructive and idempotent hints then decide approvals and resume (any other server's "
+    "tools count as unknown); repeatable",
+    group="tools",
+    key="mcp_trusted",
+    action="append",
+    default=[],
+    metavar="SERVER",
+)
 
 ALLOW_SKILL_COMMANDS = opt(
     "--allow-skill-commands",

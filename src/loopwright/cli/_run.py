@@ -143,6 +143,11 @@ def read_output_schema(path: str) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise ConfigurationError(f"--output-schema {path}{where}: not JSON ({exc})") from None
+    except RecursionError:  # json gives up past ~1,000 levels; a schema may have 64
+        raise ConfigurationError(
+            f"--output-schema {path}: output schema cannot be used: it is nested too deeply "
+            "to read (a schema may nest 64 levels)"
+        ) from None
     if not isinstance(schema, dict):
         raise ConfigurationError(f"--output-schema {path}: a JSON Schema is an object")
     try:

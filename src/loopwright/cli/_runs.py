@@ -16,6 +16,7 @@ from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
+    MCP_TRUSTED,
     RESUME_ENGINE,
     SECRET,
     SECRETS_FILE,
@@ -84,7 +85,8 @@ FOLLOW_OPTIONS = (
     TEMPORAL,
 )
 RESUME_OPTIONS = (
-    JSON_EVENTS, SECRET, SECRETS_FILE, RESUME_ENGINE, TEMPORAL, TASK_QUEUE, HEARTBEAT_TIMEOUT,
+    JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
+    HEARTBEAT_TIMEOUT,
     opt("--yes", help="approve every gate the run waits at", group="task", action="store_true"),
 )  # fmt: skip
 REPLAY_OPTIONS = (

@@ -163,6 +163,9 @@ RULES: dict[str, Rule] = {
     "last_turn": _harmless,
     "context_window": _harmless,
     "approve": _approve,
+    "mcp_trusted": _when_on(
+        "it lets MCP servers' own annotations decide which calls wait for approval"
+    ),
     "tenant": _always("it files your runs under another tenant"),
     "store": _always("it picks where your runs are kept and what resume re-runs"),
     "secrets_file": _always("it picks files every run reads, in place of yours"),

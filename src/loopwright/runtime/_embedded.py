@@ -57,8 +57,11 @@ class EmbeddedEngine:
         gates: Gatekeeper | None = None,
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
         tool_threads: Callable[[str], ThreadPool] | None = None,
+        mcp_trusted: Sequence[str] = (),
     ) -> None:
         self.store = store
+        self.mcp_trusted = tuple(mcp_trusted)
+        """MCP servers whose tool annotations the user trusts (MCPConnections `trusted`)."""
         self.models = models or ModelRegistry()
         self.tool_threads = tool_threads or TenantToolThreads()
         """Each run's pool for its sync tools, by tenant (so a tenant's stuck tools fill
@@ -162,7 +165,7 @@ class EmbeddedEngine:
         on_event: EventSink | None,
         recorded: Sequence[Event],
     ) -> ExecutionResult:
-        async with mcp_tools(spec.mcp) as servers_tools:
+        async with mcp_tools(spec.mcp, self.mcp_trusted) as servers_tools:
             agent = build_agent(spec, model, servers_tools)
             if secrets:
                 agent.scrubber = agent.scrubber.with_secrets(secrets)

@@ -37,12 +37,15 @@ def agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
 
 
 @contextlib.asynccontextmanager
-async def mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
-    """The MCP servers' tools, connected for the run's lifetime."""
+async def mcp_tools(
+    servers: Sequence[str], trusted: Sequence[str] = ()
+) -> AsyncIterator[list[Tool]]:
+    """The MCP servers' tools, connected for the run's lifetime; the annotations of the
+    `trusted` ones (the user's word, never the spec's) decide their declarations."""
     if not servers:
         yield []
         return
     from loopwright.mcp import MCPConnections
 
-    async with MCPConnections(list(servers)) as connections:
+    async with MCPConnections(list(servers), trusted=trusted) as connections:
         yield list(connections.tools())

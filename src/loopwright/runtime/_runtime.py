@@ -61,13 +61,16 @@ class Runtime:
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
         engine: RunEngine | None = None,
         tool_threads: Callable[[str], ThreadPool] | None = None,
+        mcp_trusted: Iterable[str] = (),
     ) -> None:
         """`tool_threads` chooses each run's pool for its sync tools by tenant (by default
-        `TenantToolThreads()`: a pool of its own per tenant)."""
+        `TenantToolThreads()`: a pool of its own per tenant). `mcp_trusted` names the MCP
+        servers (as a spec's `mcp` gives them) whose tool annotations decide approvals and
+        resume; every other server's tools are `unknown`."""
         self.store: RunStore = store if store is not None else memory_store()
         self.embedded = EmbeddedEngine(
             self.store, models=models, gates=gates, lease_ttl_s=lease_ttl_s,
-            tool_threads=tool_threads,
+            tool_threads=tool_threads, mcp_trusted=tuple(mcp_trusted),
         )  # fmt: skip
         self.engine: RunEngine = engine if engine is not None else self.embedded
         """Where new runs start (and the engine of the runs recorded under its name)."""
