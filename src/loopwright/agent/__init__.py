@@ -1,8 +1,10 @@
 """The ReAct agent loop."""
 
-from loopwright.agent._conversation import messages_digest
+from loopwright.agent._conversation import Transcript, messages_digest
 from loopwright.agent._executor import AgentExecutor
 from loopwright.agent._follow_up import follow_up_request
+from loopwright.agent._history import replayed_transcript
+from loopwright.agent._lineage import ForkPoint, Lineage, fork_recording
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
 from loopwright.agent._output import OutputSpec
@@ -22,16 +24,21 @@ __all__ = [
     "CommandVerifier",
     "CompletedStep",
     "ExecutionResult",
+    "ForkPoint",
+    "Lineage",
     "LoopState",
     "OutputSpec",
     "RunSetup",
     "Tier",
+    "Transcript",
     "VerificationResult",
     "Verifier",
     "as_verifier",
     "child_run_id",
     "follow_up_request",
+    "fork_recording",
     "messages_digest",
     "new_run_id",
+    "replayed_transcript",
     "run_agent",
 ]

@@ -59,6 +59,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     approval = setup.context.approval
     if approval is not None and approval.needs(call, "" if tool is None else tool.effect):
         verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+        if state.memory is not None:
+            state.memory.verdicts[call.id] = (iteration, verdict)
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
             if setup.tool_mode == "prompted":
@@ -88,6 +90,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     state.steps.append(
         CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
     )
+    if state.memory is not None:
+        state.memory.results[call.id] = (iteration, result)
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:

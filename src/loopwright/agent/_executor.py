@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from loopwright import telemetry
 from loopwright.agent._approval import ApproveSpec, approval_policy
+from loopwright.agent._lineage import NO_LINEAGE, Lineage, unserved
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions, recorded_workspace_section
 from loopwright.agent._output import as_output_spec
@@ -19,9 +20,10 @@ from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import having
 from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_names
+from loopwright.agent._turns import lineage_of
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, LiveEffects, replaying
+from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects, replaying
 from loopwright.events import Event
 from loopwright.guards import (
     DEFAULT_PRICES,
@@ -227,14 +229,17 @@ class AgentExecutor:
         *,
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
+        lineage: Lineage = NO_LINEAGE,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
-        the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now."""
+        the run recorded (so a resumed run gets the same prompt), else the turn before's
+        (`lineage`: one prompt per conversation), else the options', else made now."""
         section = workspace_section
         if section is None:
             section = recorded_workspace_section(context.own_recorded)
+        if section is None:
+            section = lineage.workspace_section
         if section is None:
             section = self.options.workspace_context
         if section is None:
@@ -273,13 +278,19 @@ class AgentExecutor:
             output=self.output,
             # without tools, a typed answer is looked for after any invented action
             stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
+            lineage=lineage,
         )
 
     def effects(
-        self, context: RunContext, *, listened: Callable[[], bool] | None = None
+        self,
+        context: RunContext,
+        *,
+        listened: Callable[[], bool] | None = None,
+        served: Recording | None = None,
     ) -> Effects:
         """In-process effects for the run of `context`: live, or served from its recorded
-        events first (`listened`: whether someone follows the run now, see LiveEffects)."""
+        events first, then from `served` (a fork's first steps, `Lineage.served`)
+        (`listened`: whether someone follows the run now, see LiveEffects)."""
         recorded = context.own_recorded
         log = EventLog(
             context.run_id,
@@ -289,7 +300,9 @@ class AgentExecutor:
             recorder=context.recorder,
             recorded=recorded,
         )
-        live = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
+        live: Effects = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
+        if served is not None:
+            live = ReplayEffects(unserved(served, recorded), live)
         return replaying(live, recorded)
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
@@ -315,6 +328,8 @@ class AgentExecutor:
         on_event: EventSink | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
+        after: ExecutionResult | None = None,
+        fork_of: tuple[ExecutionResult, int] | None = None,
     ) -> ExecutionResult:
         """Run to the end and return the result; `on_event` sees every event as it happens.
 
@@ -322,8 +337,15 @@ class AgentExecutor:
         completed model and tool calls are taken from them instead of being repeated.
         `gates` decides the tool calls that need approval (`approve=`); without one, every
         such call is refused (nobody can approve it).
+
+        `after=result`: a follow-up in the same conversation; the model gets the earlier
+        turn(s) first, as it saw them. `fork_of=(result, step)`: a new run whose first
+        `step` steps are the old run's (its replies, tool results and approvals served,
+        none made again), then live. Both take a result of this process; a run in a store
+        is continued or forked through the Runtime (docs/conversations.md).
         """
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        lineage = lineage_of(run_id, after=after, fork_of=fork_of)
         context = self.run_context(
             run_id,
             tenant=tenant,
@@ -332,7 +354,8 @@ class AgentExecutor:
             sink=on_event,
             recorded=recorded,  # its own events and its sub-agents'
         )
-        return await self.run_with(self.effects(context), self.setup(request, context))
+        fx = self.effects(context, served=lineage.served)
+        return await self.run_with(fx, self.setup(request, context, lineage=lineage))
 
     def as_tool(self, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Tool:
         """This agent as a tool of another: each call is a sub-agent run of its own, linked
@@ -348,6 +371,8 @@ class AgentExecutor:
         parent_run_id: str | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
+        after: ExecutionResult | None = None,
+        fork_of: tuple[ExecutionResult, int] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (`run`'s other arguments)."""
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -363,6 +388,8 @@ class AgentExecutor:
             on_event=push,
             recorded=recorded,
             gates=gates,
+            after=after,
+            fork_of=fork_of,
         )
         task = asyncio.create_task(run)
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -385,6 +412,8 @@ class AgentExecutor:
         on_event: EventSink | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
+        after: ExecutionResult | None = None,
+        fork_of: tuple[ExecutionResult, int] | None = None,
     ) -> ExecutionResult:
         """`run` for code that is not async."""
         run = self.run(
@@ -395,5 +424,7 @@ class AgentExecutor:
             on_event=on_event,
             recorded=recorded,
             gates=gates,
+            after=after,
+            fork_of=fork_of,
         )
         return asyncio.run(run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reprlib
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from loopwright.effects import VerificationResult
 from loopwright.errors import (
@@ -17,6 +17,9 @@ from loopwright.errors import (
 )
 from loopwright.events import RunStatus
 from loopwright.messages import Usage
+
+if TYPE_CHECKING:
+    from loopwright.agent._lineage import RunMemory
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,9 @@ class ExecutionResult:
     or a JSON Schema). `answer` holds its JSON. See `output_as` for a typed read."""
     output_errors: tuple[str, ...] = ()
     """Why the last answer did not validate (a run failed with reason `output_invalid`)."""
+    _memory: RunMemory | None = field(default=None, repr=False, compare=False)
+    """In the process that ran it: what a follow-up (`after=`) or a fork (`fork_of=`) made
+    from this result takes from it. None for a result read back from the store."""
 
     def __repr__(self) -> str:
         """Short at any length: the steps (each holds a whole tool output) as their count,
@@ -78,6 +84,7 @@ class ExecutionResult:
             if f.name == "steps"
             else f"{f.name}={_SHORT.repr(getattr(self, f.name))}"
             for f in fields(self)
+            if f.repr
         ]
         return f"ExecutionResult({', '.join(shown)})"
 
