@@ -4,9 +4,22 @@ from loopwright.agent._conversation import Transcript, messages_digest
 from loopwright.agent._executor import AgentExecutor
 from loopwright.agent._follow_up import follow_up_request
 from loopwright.agent._history import replayed_transcript
-from loopwright.agent._lineage import ForkPoint, Lineage, fork_recording
+from loopwright.agent._lineage import (
+    NO_LINEAGE,
+    ForkPoint,
+    Lineage,
+    fork_recording,
+    lineage_from_payload,
+    lineage_payload,
+    recording_of,
+)
 from loopwright.agent._loop import run_agent
-from loopwright.agent._options import ITERATION_TIERS, AgentOptions, Tier
+from loopwright.agent._options import (
+    ITERATION_TIERS,
+    AgentOptions,
+    Tier,
+    recorded_workspace_section,
+)
 from loopwright.agent._output import OutputSpec
 from loopwright.agent._process import new_run_id
 from loopwright.agent._result import CompletedStep, ExecutionResult
@@ -18,6 +31,7 @@ from loopwright.effects import VerificationResult
 
 __all__ = [
     "ITERATION_TIERS",
+    "NO_LINEAGE",
     "AgentExecutor",
     "AgentOptions",
     "CallableVerifier",
@@ -37,8 +51,12 @@ __all__ = [
     "child_run_id",
     "follow_up_request",
     "fork_recording",
+    "lineage_from_payload",
+    "lineage_payload",
     "messages_digest",
     "new_run_id",
+    "recorded_workspace_section",
+    "recording_of",
     "replayed_transcript",
     "run_agent",
 ]

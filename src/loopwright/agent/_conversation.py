@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from loopwright.messages import CHARS_PER_TOKEN, Message, MessageHistory
 
@@ -86,6 +87,25 @@ class Transcript:
         if chain is not None:
             for message in transcript.messages:
                 chain.append(_link(chain[-1], message))
+        return transcript
+
+    def to_dict(self) -> dict[str, Any]:
+        """The messages and what fitting them needs, as JSON data (not the system prompt:
+        a transcript taken up by a follow-up gets that run's)."""
+        return {
+            "messages": [message.to_dict() for message in self.messages],
+            "observations": {str(index): text for index, text in self._cuttable.items()},
+            "notes": {str(index): note for index, note in self._notes.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        """`to_dict`'s inverse (under an empty system prompt, without a fingerprint)."""
+        transcript = cls("", fingerprinted=False)
+        for message in data["messages"]:
+            transcript.append(Message.from_dict(message))
+        transcript._cuttable = {int(i): str(t) for i, t in data["observations"].items()}
+        transcript._notes = {int(i): str(n) for i, n in data["notes"].items()}
         return transcript
 
     def append(self, message: Message, *, observation: bool = False) -> None:

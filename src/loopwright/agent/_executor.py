@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from loopwright import telemetry
 from loopwright.agent._approval import ApproveSpec, approval_policy
-from loopwright.agent._lineage import NO_LINEAGE, Lineage, unserved
+from loopwright.agent._lineage import NO_LINEAGE, Lineage, recording_of
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions, recorded_workspace_section
 from loopwright.agent._output import as_output_spec
@@ -23,7 +23,7 @@ from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_n
 from loopwright.agent._turns import lineage_of
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects, replaying
+from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects
 from loopwright.events import Event
 from loopwright.guards import (
     DEFAULT_PRICES,
@@ -300,10 +300,9 @@ class AgentExecutor:
             recorder=context.recorder,
             recorded=recorded,
         )
-        live: Effects = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
-        if served is not None:
-            live = ReplayEffects(unserved(served, recorded), live)
-        return replaying(live, recorded)
+        live = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
+        recording = recording_of(recorded, served)
+        return live if recording is None else ReplayEffects(recording, live)
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
         """The one async core: run `setup` through the effects `fx`."""

@@ -16,6 +16,7 @@ read from the run store (runtime/_turns.py).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -155,12 +156,58 @@ def fork_recording(events: Sequence[Event], step: int, new_run_id: str) -> Recor
     return recording
 
 
-def unserved(served: Recording, own: Sequence[Event]) -> Recording:
-    """What of a fork's `served` effects its own log does not hold yet (a fork resumed:
-    its log holds copies of the first ones)."""
-    replies = sum(isinstance(e, ModelResponseEvent) for e in own)
-    rest = Recording(events=[])
-    rest.model_responses = deque(list(served.model_responses)[replies:])
-    rest.tool_results = dict(served.tool_results)
-    rest.gate_verdicts = dict(served.gate_verdicts)
-    return rest
+def recording_of(own: Sequence[Event], served: Recording | None) -> Recording | None:
+    """What a run's effects are served from before they are live: its own recorded events
+    (a resume), then what of a fork's `served` first steps they do not hold yet (a fork's
+    log holds copies of those it took); None: nothing, all is live."""
+    if served is None:
+        return Recording.of(own) if own else None
+    recording = Recording.of(own)
+    taken = len(recording.model_responses)
+    recording.model_responses.extend(list(served.model_responses)[taken:])
+    for call_id, result in served.tool_results.items():
+        recording.tool_results.setdefault(call_id, result)
+    for request_id, verdict in served.gate_verdicts.items():
+        recording.gate_verdicts.setdefault(request_id, verdict)
+    return recording
+
+
+def lineage_payload(lineage: Lineage) -> dict[str, Any]:
+    """A lineage as plain JSON data (what a Temporal worker hands its workflow)."""
+    served = lineage.served
+    return {
+        **lineage.to_dict(),
+        "workspace_section": lineage.workspace_section,
+        "history": lineage.history.to_dict() if lineage.history is not None else None,
+        "served": None
+        if served is None
+        else {
+            "model_responses": [r.to_dict() for r in served.model_responses],
+            "tool_results": {k: dataclasses.asdict(r) for k, r in served.tool_results.items()},
+            "gate_verdicts": {k: dataclasses.asdict(v) for k, v in served.gate_verdicts.items()},
+        },
+    }
+
+
+def lineage_from_payload(data: dict[str, Any]) -> Lineage:
+    """`lineage_payload`'s inverse."""
+    history = data.get("history")
+    served_data = data.get("served")
+    served = None
+    if served_data is not None:
+        served = Recording(events=[])
+        served.model_responses = deque(
+            ModelResponse.from_dict(r) for r in served_data["model_responses"]
+        )
+        served.tool_results = {k: ToolResult(**r) for k, r in served_data["tool_results"].items()}
+        served.gate_verdicts = {
+            k: GateVerdict(**v) for k, v in served_data["gate_verdicts"].items()
+        }
+    fork = data.get("fork_of")
+    return Lineage(
+        after_run_id=data.get("after_run_id"),
+        history=Transcript.from_dict(history) if history is not None else None,
+        workspace_section=data.get("workspace_section"),
+        fork_of=ForkPoint.from_dict(fork) if fork is not None else None,
+        served=served,
+    )

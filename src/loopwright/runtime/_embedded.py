@@ -14,13 +14,14 @@ import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
 from loopwright.effects import (
     Effects,
     EventLog,
     EventSink,
     Gatekeeper,
     LiveEffects,
+    Recording,
     replaying,
     send_event,
 )
@@ -33,6 +34,7 @@ from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_s
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._turns import stored_lineage
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
@@ -94,11 +96,17 @@ class EmbeddedEngine:
         tenant: str,
         parent_run_id: str | None,
         on_event: EventSink | None,
+        after: str | None = None,
+        fork_of: ForkPoint | None = None,
     ) -> RunHandle:
         async def body() -> ExecutionResult:
+            lineage = await stored_lineage(
+                self.store, run_id, agent, tenant=tenant, after=after, fork_of=fork_of
+            )
             context = self._context(agent, run_id, tenant, parent_run_id, on_event, ())
-            setup = agent.setup(request, context)
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
+            setup = agent.setup(request, context, lineage=lineage)
+            fx = self._effects(agent, context, on_event, lineage.served)
+            return await agent.run_with(fx, setup)
 
         return self.launch(run_id, body())
 
@@ -156,9 +164,14 @@ class EmbeddedEngine:
             agent = build_agent(spec, model, servers_tools)
             if secrets:
                 agent.scrubber = agent.scrubber.with_secrets(secrets)
+            lineage = await stored_lineage(
+                self.store, run_id, agent, tenant=spec.tenant, after=spec.after,
+                fork_of=spec.fork_of, spec=spec,
+            )  # fmt: skip
             context = self._context(agent, run_id, spec.tenant, parent_run_id, on_event, recorded)
-            setup = agent.setup(spec.request, context, spec=spec.to_dict())
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
+            setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
+            fx = self._effects(agent, context, on_event, lineage.served)
+            return await agent.run_with(fx, setup)
 
     def _context(
         self,
@@ -185,14 +198,18 @@ class EmbeddedEngine:
         )
 
     def _effects(
-        self, agent: AgentExecutor, context: RunContext, on_event: EventSink | None
+        self,
+        agent: AgentExecutor,
+        context: RunContext,
+        on_event: EventSink | None,
+        served: Recording | None = None,
     ) -> Effects:
         run_id = context.run_id
 
         def listened() -> bool:  # stream a reply only while someone follows the run
             return on_event is not None or self._subscribed(run_id)
 
-        return agent.effects(context, listened=listened)
+        return agent.effects(context, listened=listened, served=served)
 
     def _live_sink(self, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the

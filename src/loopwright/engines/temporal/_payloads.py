@@ -31,6 +31,7 @@ TOOL_CALL = "loopwright.tool_call.v1"
 TOOL_OUTCOME = "loopwright.tool_outcome.v1"
 VERIFY = "loopwright.verify.v1"
 RECORDING = "loopwright.recording.v1"
+LINEAGE = "loopwright.lineage.v1"
 TASK_PREPARE = "loopwright.task_prepare.v1"
 TASK_EFFECT = "loopwright.task_effect.v1"
 GATE_OPEN = "loopwright.gate_open.v1"
@@ -205,6 +206,13 @@ class RecordingInput:
     plan: RunPlan
     after: int
     upto: int | None = None
+
+
+@dataclass(frozen=True)
+class LineageInput:
+    """A follow-up's or a fork's plan: what it takes from earlier runs is read from the store."""
+
+    plan: RunPlan
 
 
 @dataclass(frozen=True)
