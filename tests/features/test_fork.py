@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conversation_tools import conversions, convert
 
-from loopwright import AgentExecutor, AgentOptions
+from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import ForkError
 from loopwright.events import Event, GateDecisionEvent, RunStartedEvent, ToolCallEvent
@@ -55,7 +55,7 @@ def contents(model: ScriptedModel, call: int) -> list[str]:
 
 async def original_run(tmp_path: Path, store: SqliteRunStore) -> str:
     runtime = Runtime(store, models=registry(original=ScriptedModel(ORIGINAL)))
-    result = await runtime.start(spec(tmp_path)).wait()
+    result: ExecutionResult = await runtime.start(spec(tmp_path)).wait()
     runtime.close()
     assert result.answer == "9.60 GBP and 11.04 EUR"
     assert conversions(tmp_path) == ["GBP", "EUR"]

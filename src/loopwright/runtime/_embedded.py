@@ -143,8 +143,12 @@ class EmbeddedEngine:
         spec = agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
-            if isinstance(model, ResumesScript):
-                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
+            if isinstance(model, ResumesScript):  # after its own replies (not a fork's served)
+                taken = spec.fork_of.step if spec.fork_of is not None else 0
+                model.resume_after(
+                    sum(isinstance(e, ModelResponseEvent) and e.iteration_number > taken
+                        for e in events)
+                )  # fmt: skip
         body = self._agent_body(
             spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
         )

@@ -260,7 +260,7 @@ class RunActivities:
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
                 stop_at_action=setup.stop_at_action,
             )
-            model = self.setups.model(RunSpec.from_dict(plan.spec), call)
+            model = self.setups.model(RunSpec.from_dict(plan.spec), call - data.forked)
             try:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:

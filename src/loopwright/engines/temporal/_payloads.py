@@ -157,6 +157,8 @@ class ModelCallInput:
     temperature: float | None = None
     max_output_tokens: int | None = None
     events: Events = field(default_factory=list)
+    forked: int = 0
+    """A fork's first model calls, served from the old run (not made by this run's model)."""
 
 
 @dataclass(frozen=True)

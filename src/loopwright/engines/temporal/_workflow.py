@@ -101,7 +101,8 @@ class AgentRunWorkflow(Approvable):
             recorded=recorded,
         )
         self.gates = GateWaits(pending)  # tool approvals wait for the Update `approve`
-        temporal = TemporalEffects(log, pending, plan, settings, self.gates)
+        forked = len(lineage.served.model_responses) if lineage.served is not None else 0
+        temporal = TemporalEffects(log, pending, plan, settings, self.gates, unstored_calls=forked)
         recording = recording_of(recorded, lineage.served)  # a fork's first steps too
         fx = temporal if recording is None else ContinuedEffects(recording, temporal)
         try:
