@@ -340,3 +340,22 @@ def test_a_conversation_survives_a_restart_of_the_process(tmp_path: Path) -> Non
         first["run_id"],
         second["run_id"],
     ]
+
+
+@pytest.mark.subprocess
+def test_the_example_holds_a_conversation_in_memory_and_across_runtimes() -> None:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "conversation.py")],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "in memory: 12 USD is 9.48 GBP / and 11.04 EUR"
+    assert lines[1].endswith("system user assistant user assistant user")
+    assert lines[2] == "stored: 9.48 GBP / 1815.60 JPY"
+    assert lines[3].endswith("the model saw the first turn again: True")
+    first, second = lines[4].split()[1], lines[5].split()[1]
+    assert lines[4].endswith("after None: 'What is 12 USD in GBP?'")
+    assert lines[5].endswith(f"after {first}: 'and in yen?'") and second != first

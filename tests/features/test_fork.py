@@ -283,3 +283,23 @@ async def test_a_stored_forked_step_keeps_its_approval(tmp_path: Path) -> None:
     assert decisions[0].request_id != next(
         e.request_id for e in events if isinstance(e, GateDecisionEvent)
     )  # the fork's own gate id, for the same call
+
+
+@pytest.mark.subprocess
+def test_the_example_forks_a_run_at_its_first_step() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "fork.py")],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["run: 9.48 GBP and 11.04 EUR", "  converted: ['GBP', 'EUR']"]
+    assert lines[2] == "fork at step 1: 9.48 GBP and 1815.60 JPY"
+    assert lines[3].startswith("  converted: ['GBP', 'EUR', 'JPY']")
+    assert "'step': 1}" in lines[4]
+    assert lines[5].startswith("refused: cannot fork run") and "it has 3 step(s)" in lines[5]
