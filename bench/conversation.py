@@ -1,7 +1,7 @@
 """A conversation of five turns with tool calls on the embedded model: does the prompt
 cache serve every turn's history, so that each turn evaluates only what is new?
 
-    python bench/conversation.py [--model local] [--threads N]
+    python bench/conversation.py [--model local]
 
 One process, one Runtime on a fresh SQLite store, the calculator tools of the quick start
 (examples/tools.py: add, multiply). Each turn is a follow-up (`runtime.conversation`): its
@@ -17,24 +17,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from loopwright import AgentExecutor, AgentOptions
+from loopwright.events import ModelResponseEvent
+from loopwright.models import resolve_model
+from loopwright.runtime import Runtime
+from loopwright.store import SqliteRunStore
+from loopwright.tools import resolve_tools
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "conversation.json"
-sys.path.insert(0, str(ROOT / "examples"))
-
-from tools import add, multiply  # noqa: E402
-
-from loopwright import AgentExecutor, AgentOptions  # noqa: E402
-from loopwright.events import ModelResponseEvent  # noqa: E402
-from loopwright.models import resolve_model  # noqa: E402
-from loopwright.runtime import Runtime  # noqa: E402
-from loopwright.store import SqliteRunStore  # noqa: E402
+TOOLS = [f"{ROOT / 'examples' / 'tools.py'}:{name}" for name in ("add", "multiply")]
 
 TURNS = [
     "What is (123 + 456) * 7?",
@@ -69,7 +68,8 @@ def calls_of(store: SqliteRunStore, run_id: str) -> list[dict[str, Any]]:
 
 async def converse(model_spec: str, folder: Path) -> list[dict[str, Any]]:
     model = resolve_model(model_spec)
-    agent = AgentExecutor(model, [add, multiply], options=AgentOptions(max_iterations=6))
+    tools = resolve_tools(TOOLS)
+    agent = AgentExecutor(model, tools, options=AgentOptions(max_iterations=6))
     store = SqliteRunStore(folder / "runs.db")
     runtime = Runtime(store)
     chat = runtime.conversation(agent)
@@ -92,13 +92,14 @@ async def converse(model_spec: str, folder: Path) -> list[dict[str, Any]]:
                 }
             )
             last_sent = calls[-1]["sent"] if calls else last_sent
+            print(table(turns[-1:], header=number == 1), flush=True)  # as it goes: it is slow
     finally:
         runtime.close()
     return turns
 
 
-def table(turns: list[dict[str, Any]]) -> str:
-    lines = ["turn  call  sent  evaluated  cached  new since last request  answer"]
+def table(turns: list[dict[str, Any]], *, header: bool = True) -> str:
+    lines = ["turn  call  sent  evaluated  cached  new since last request  answer"][: int(header)]
     for turn in turns:
         for index, call in enumerate(turn["calls"], start=1):
             new = turn["new_since_last_request"] if index == 1 else None
@@ -118,12 +119,15 @@ def main() -> None:
         turns = asyncio.run(converse(args.model, Path(tmp)))
     report = {
         "model": args.model,
-        "machine": {"cpus": platform.machine(), "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "load": [round(x, 2) for x in os.getloadavg()],
+            "python": platform.python_version(),
+        },
         "turns": turns,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(table(turns))
     print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
 
 
