@@ -359,3 +359,33 @@ def test_the_example_holds_a_conversation_in_memory_and_across_runtimes() -> Non
     first, second = lines[4].split()[1], lines[5].split()[1]
     assert lines[4].endswith("after None: 'What is 12 USD in GBP?'")
     assert lines[5].endswith(f"after {first}: 'and in yen?'") and second != first
+
+
+async def test_a_follow_up_by_an_agent_with_other_tools_keeps_the_earlier_steps(
+    store: SqliteRunStore, tmp_path: Path
+) -> None:
+    """The next turn's agent offers one more tool (its prompt differs): the turn before is
+    made again step for step by it, and the model still gets that turn."""
+
+    def round_to(value: float, digits: int) -> str:
+        """Round a number.
+
+        Args:
+            value: the number
+            digits: how many digits after the point
+        """
+        return f"{round(value, digits)}"
+
+    runtime = Runtime(store)
+    first_agent = AgentExecutor(ScriptedModel(replies(1)), [convert], workspace=tmp_path)
+    first = await runtime.conversation(first_agent).send(TURNS[0][0])
+    model = ScriptedModel([final("about 10 GBP")])
+    wider = AgentExecutor(model, [convert, round_to], workspace=tmp_path)
+    second = await runtime.conversation(wider, after=first).send("roughly?")
+    assert second.answer == "about 10 GBP"
+    texts = [m["content"] for m in sent(model.requests[0])]
+    assert texts[1].startswith(TURNS[0][0]) and "9.60 GBP" in texts[3]
+    narrow = AgentExecutor(ScriptedModel([]), [convert], options=AgentOptions(max_iterations=1))
+    with pytest.raises(FollowUpError, match=r"cannot be followed up by this agent: replaying"):
+        await runtime.conversation(narrow, after=first).send("again?")
+    runtime.close()

@@ -5,6 +5,7 @@ real SQLite, and a tool that leaves a line in the workspace each time it really 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,12 @@ import pytest
 from conversation_tools import conversions, convert
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.agent import ForkPoint
 from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import ForkError
 from loopwright.events import Event, GateDecisionEvent, RunStartedEvent, ToolCallEvent
 from loopwright.models import ModelRegistry
-from loopwright.runtime import RunSpec, Runtime, replay_run
+from loopwright.runtime import FollowUp, RunSpec, Runtime, continue_spec, replay_run
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
 
@@ -303,3 +305,19 @@ def test_the_example_forks_a_run_at_its_first_step() -> None:
     assert lines[3].startswith("  converted: ['GBP', 'EUR', 'JPY']")
     assert "'step': 1}" in lines[4]
     assert lines[5].startswith("refused: cannot fork run") and "it has 3 step(s)" in lines[5]
+
+
+async def test_continuing_a_stopped_fork_starts_a_run_that_is_no_fork(tmp_path: Path) -> None:
+    """`run --continue` of a fork: a new run with the remaining work, not a second fork."""
+    store = SqliteRunStore(tmp_path / "runs.db")
+    old = await original_run(tmp_path, store)
+    looping = ScriptedModel([act("JPY")] * 3, strict=False)
+    runtime = Runtime(store, models=registry(looping=looping))
+    fork_spec = dataclasses.replace(
+        spec(tmp_path, "shared:looping"), options=AgentOptions(max_iterations=3, last_turn=False)
+    )
+    forked = await runtime.start(dataclasses.replace(fork_spec, fork_of=ForkPoint(old, 1))).wait()
+    runtime.close()
+    assert forked.status == "stopped"
+    again, _ = continue_spec(store, forked.run_id, FollowUp())
+    assert again.fork_of is None and again.after is None
