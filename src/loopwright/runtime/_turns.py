@@ -29,7 +29,8 @@ from loopwright.models import stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.store import RunRecord, RunStore, find_run
 
-NOT_ENDED = ("queued", "running", "interrupted")
+FOLLOWABLE = ("completed", "stopped", "failed", "cancelled")
+"""The statuses of an agent run that has ended: a follow-up can go on from it."""
 
 
 def run_id_of(run: str | ExecutionResult) -> str:
@@ -55,6 +56,11 @@ def check_followable(record: RunRecord) -> None:
         raise FollowUpError(
             f"run {run_id} was interrupted: resume it first (`loopwright runs resume "
             f"{run_id}`), then follow it up"
+        )
+    if record.status not in FOLLOWABLE:  # waiting for a decision, say: it has not ended
+        raise FollowUpError(
+            f"run {run_id} is {record.status}: follow it up once it has ended "
+            f"(`loopwright runs resume {run_id}` goes on with it)"
         )
 
 
