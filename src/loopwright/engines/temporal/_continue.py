@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.clock import Clock
-from loopwright.effects import Effects, EventLog, Recording, ReplayEffects
+from loopwright.effects import EventLog, Recording, ReplayEffects
 from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
@@ -85,10 +85,6 @@ class ContinuedEffects(ReplayEffects):
             self.temporal.served(request)
             return self.recording.model_responses.popleft()
         return await self.temporal.call_model(model, request, timeout)
-
-
-def continued(live: TemporalEffects, recorded: Sequence[Event]) -> Effects:
-    return ContinuedEffects(Recording.of(recorded), live) if recorded else live
 
 
 async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettings) -> list[Event]:

@@ -119,6 +119,7 @@ class TemporalEngine:
             run_id=run_id, tenant=spec.tenant, kind="agent", status="queued",
             request=spec.request, model=spec.model, created_at=now, updated_at=now,
             last_seq=0, parent_run_id=parent_run_id, tools=tuple(spec.tools), engine=self.name,
+            after_run_id=spec.after,
         )  # fmt: skip
 
         async def begin(client: Client) -> WorkflowHandle[Any, Any]:

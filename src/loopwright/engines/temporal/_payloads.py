@@ -31,6 +31,7 @@ TOOL_CALL = "loopwright.tool_call.v1"
 TOOL_OUTCOME = "loopwright.tool_outcome.v1"
 VERIFY = "loopwright.verify.v1"
 RECORDING = "loopwright.recording.v1"
+LINEAGE = "loopwright.lineage.v1"
 TASK_PREPARE = "loopwright.task_prepare.v1"
 TASK_EFFECT = "loopwright.task_effect.v1"
 GATE_OPEN = "loopwright.gate_open.v1"
@@ -156,6 +157,8 @@ class ModelCallInput:
     temperature: float | None = None
     max_output_tokens: int | None = None
     events: Events = field(default_factory=list)
+    forked: int = 0
+    """A fork's first model calls, served from the old run (not made by this run's model)."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,13 @@ class RecordingInput:
     plan: RunPlan
     after: int
     upto: int | None = None
+
+
+@dataclass(frozen=True)
+class LineageInput:
+    """A follow-up's or a fork's plan: what it takes from earlier runs is read from the store."""
+
+    plan: RunPlan
 
 
 @dataclass(frozen=True)
