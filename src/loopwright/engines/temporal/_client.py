@@ -37,8 +37,9 @@ CONNECT_WAIT_S = 30.0
 async def connect(
     address: str, *, namespace: str = "default", wait_s: float = CONNECT_WAIT_S
 ) -> Client:
-    """A client of the Temporal frontend at HOST:PORT (retried while it starts up)."""
-    converter = data_converter()  # every payload encrypted (engines/temporal/_codec.py)
+    """A client of the Temporal frontend at HOST:PORT (retried while it starts up), whose
+    payloads are sealed with the deployment's key and which takes only sealed ones."""
+    converter = data_converter(address=address)  # engines/temporal/_codec.py
     deadline = time.monotonic() + wait_s
     while True:
         try:
