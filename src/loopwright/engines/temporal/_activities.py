@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
+from secrets import token_hex
 from typing import Any
 
 from temporalio import activity
@@ -195,6 +196,7 @@ class RunActivities:
                 parent_run_id=data.parent_run_id,
                 mcp_tools=declarations(tools) if spec.mcp else None,
                 tool_code=tool_code(agent.tools),
+                gate_key=token_hex(16),  # sealed in the history (_codec.py)
             )
 
     @activity.defn(name=APPEND_EVENTS)

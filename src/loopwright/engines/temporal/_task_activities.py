@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable
+from secrets import token_hex
 from typing import Any
 
 from temporalio import activity
@@ -113,9 +114,10 @@ class TaskActivities:
             check_task_spec(spec)
             ctx, code = await asyncio.to_thread(self._context, data.run_id, data.spec)
             model = ctx.plan.model
+            gate_key = token_hex(16)  # the run's gate ids' secret, sealed in the history
             if model is None:
-                return TaskPrepared(None, None, code)
-            return TaskPrepared(model.name, model.preferred_tool_mode, code)
+                return TaskPrepared(None, None, code, gate_key)
+            return TaskPrepared(model.name, model.preferred_tool_mode, code, gate_key)
 
     @activity.defn(name=TASK_EFFECT)
     async def effect(self, data: TaskEffectInput) -> ToolOutcome:

@@ -32,6 +32,7 @@ from loopwright.engines.temporal._payloads import (
     AgentRunOutcome,
     PrepareInput,
     RunPlan,
+    gate_key_of,
 )
 from loopwright.events import Event
 
@@ -80,6 +81,7 @@ class AgentRunWorkflow(Approvable):
             scrubber=agent.scrubber,
             recorder=pending,
             recorded=recorded,
+            gate_key=gate_key_of(plan.gate_key),
         )
         self.gates = GateWaits(pending)  # tool approvals wait for the Update `approve`
         temporal = TemporalEffects(log, pending, plan, settings, self.gates)
