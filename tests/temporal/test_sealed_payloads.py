@@ -25,30 +25,30 @@ SPEC = b'{"run_id": "run_x", "spec": {"request": "x", "verify": "id"}}'
 
 async def test_a_plain_payload_is_refused() -> None:
     """What a client without the key sends (Temporal's default converter: json/plain)."""
+    converter = data_converter(load_cipher())  # as a worker and a client read payloads
     plain = Payload(metadata={"encoding": b"json/plain"}, data=SPEC)
     with pytest.raises(ConfigurationError, match="not encrypted with loopwright's key"):
-        await load_cipher().decode([plain])
+        await converter.decode([plain])
     with pytest.raises(ConfigurationError, match="not encrypted"):  # and with no metadata
-        await load_cipher().decode([Payload(data=SPEC)])
+        await converter.decode([Payload(data=SPEC)])
 
 
 async def test_a_sealed_payload_changed_on_the_way_is_refused() -> None:
-    cipher = load_cipher()
-    [sealed] = await cipher.encode([Payload(metadata={"encoding": b"json/plain"}, data=SPEC)])
-    assert SPEC not in sealed.data
-    [opened] = await cipher.decode([sealed])
-    assert opened.data == SPEC  # untouched, it opens
+    converter = data_converter(load_cipher())
+    [sealed] = await converter.encode([{"run_id": "run_x", "verify": "id"}])
+    assert b"verify" not in sealed.data
+    assert await converter.decode([sealed]) == [{"run_id": "run_x", "verify": "id"}]
 
     flipped = Payload()
     flipped.CopyFrom(sealed)
     flipped.data = sealed.data[:-1] + bytes([sealed.data[-1] ^ 1])
     with pytest.raises(ConfigurationError, match="was changed after it was sealed"):
-        await cipher.decode([flipped])
+        await converter.decode([flipped])
     relabelled = Payload()  # the same bytes said to be plain: refused, not passed through
     relabelled.CopyFrom(sealed)
     relabelled.metadata["encoding"] = b"json/plain"
     with pytest.raises(ConfigurationError, match="not encrypted"):
-        await cipher.decode([relabelled])
+        await converter.decode([relabelled])
 
 
 async def test_a_failure_whose_message_is_not_sealed_is_refused() -> None:

@@ -4,10 +4,14 @@ the model's messages and replies, tool results, decisions) and every failure's m
 encrypted and authenticated with AES-256-GCM by `PayloadCipher` before it leaves a process,
 and opened when a worker or client reads it (Temporal's `PayloadCodec`). A payload that is
 not sealed under this process's key (plain JSON from any other Temporal client, another
-key's, one changed on the way) is refused, never passed through: so is a failure written
-by code (an application failure) whose message is not sealed (`SealedFailures`). Only the
-failures Temporal itself makes (a timeout, a cancel, a termination, the wrappers that say
-which activity failed) carry its own plain words.
+key's, one changed on the way) is refused, never passed through: the codec says so (a
+warning) and hands on a refusal in its place, which the payload converter reads as the
+ConfigurationError it is (`SealedOnlyPayloads`). So a refused payload fails what it came
+with, and only that: a run's start (the run never starts), an activity's input, a
+decision (the Update is rejected, the Signal dropped: the run goes on as if it never came).
+A failure written by code (an application failure) whose message is not sealed is refused
+too (`SealedFailures`). Only the failures Temporal itself makes (a timeout, a cancel, a
+termination, the wrappers that say which activity failed) carry its own plain words.
 
 The key is a file of 32 random bytes in base64: `$LOOPWRIGHT_TEMPORAL_KEY_FILE`, else
 `~/.loopwright/temporal.key`. The default file is made on first use (0600) only for a
@@ -24,6 +28,7 @@ import binascii
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Sequence
@@ -32,8 +37,11 @@ from pathlib import Path
 from temporalio.api.common.v1 import Payload
 from temporalio.api.failure.v1 import Failure
 from temporalio.converter import (
+    CompositePayloadConverter,
     DataConverter,
     DefaultFailureConverterWithEncodedAttributes,
+    DefaultPayloadConverter,
+    EncodingPayloadConverter,
     PayloadCodec,
     PayloadConverter,
 )
@@ -44,6 +52,8 @@ from loopwright.errors import ConfigurationError
 KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
 DEFAULT_KEY_FILE = Path("~/.loopwright/temporal.key")
 ENCODING = b"binary/loopwright-aes256gcm"
+REFUSED = b"binary/loopwright-refused"
+"""What the codec hands on in place of a payload it refused (its data: why)."""
 KEY_ID = "loopwright-key-id"
 NONCE_BYTES = 12
 KEY_MODE_REFUSED = 0o026
@@ -60,6 +70,7 @@ TEMPORALS_OWN = frozenset(
 )
 """The failures Temporal's server and SDK make themselves, with plain messages of their own;
 every other failure is written by code, through `SealedFailures`, its message sealed."""
+log = logging.getLogger("loopwright.engines.temporal")
 
 
 class PayloadCipher(PayloadCodec):
@@ -89,8 +100,42 @@ class PayloadCipher(PayloadCodec):
         ]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        """The payloads opened; a ConfigurationError for any not sealed under this key."""
-        return [self._open(p) for p in payloads]
+        """The payloads opened; in place of one not sealed under this key, a refusal (the
+        converter reads it as a ConfigurationError), with a warning."""
+        return [self._open_or_refuse(p) for p in payloads]
+
+    def _open_or_refuse(self, payload: Payload) -> Payload:
+        try:
+            return self._open(payload)
+        except ConfigurationError as exc:
+            log.warning("%s", exc)
+            return Payload(metadata={"encoding": REFUSED}, data=str(exc).encode())
+
+    def seal_text(self, text: str, context: str) -> str:
+        """`text` sealed (base64) for a row of its own: `context` names the row, so a
+        sealed text moved to another row does not open."""
+        aad = f"{self.key_id}/{context}".encode()
+        return base64.b64encode(self._seal(text.encode("utf-8"), aad)).decode("ascii")
+
+    def open_text(self, sealed: str, key_id: str, context: str) -> str:
+        """What `seal_text` sealed under `key_id` for the row `context`; a ConfigurationError
+        if it was sealed with another key, for another row, or changed."""
+        from cryptography.exceptions import InvalidTag
+
+        if key_id != self.key_id:
+            raise ConfigurationError(
+                f"{context} was sealed with key {key_id[:40]}, this process has key "
+                f"{self.key_id} ({self.source}): give every loopwright worker of this "
+                f"deployment the same key file (${KEY_ENV})"
+            )
+        data = base64.b64decode(sealed)
+        try:
+            plain = self._aead.decrypt(
+                data[:NONCE_BYTES], data[NONCE_BYTES:], f"{key_id}/{context}".encode()
+            )
+        except InvalidTag:
+            raise ConfigurationError(f"{context} does not open: it was changed or moved") from None
+        return plain.decode("utf-8")
 
     def _seal(self, plain: bytes, key_id: bytes) -> bytes:
         nonce = os.urandom(NONCE_BYTES)
@@ -124,6 +169,29 @@ class PayloadCipher(PayloadCodec):
         return Payload.FromString(plain)
 
 
+class RefusedPayloads(EncodingPayloadConverter):
+    """Reads a payload the codec refused as the ConfigurationError saying why; writes none."""
+
+    @property
+    def encoding(self) -> str:
+        return REFUSED.decode()
+
+    def to_payload(self, value: object) -> Payload | None:
+        return None
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> object:
+        raise ConfigurationError(payload.data.decode("utf-8", "replace"))
+
+
+class SealedOnlyPayloads(CompositePayloadConverter):
+    """Temporal's default payload converter, which also reads the codec's refusals (as
+    the ConfigurationError each is)."""
+
+    def __init__(self) -> None:
+        defaults = DefaultPayloadConverter.default_encoding_payload_converters
+        super().__init__(*defaults, RefusedPayloads())
+
+
 class SealedFailures(DefaultFailureConverterWithEncodedAttributes):
     """Temporal's failure converter with every failure's message and stack trace moved
     into its encoded attributes (which the codec seals). Reading one, a failure written by
@@ -132,6 +200,9 @@ class SealedFailures(DefaultFailureConverterWithEncodedAttributes):
 
     def from_failure(self, failure: Failure, payload_converter: PayloadConverter) -> BaseException:
         kind = failure.WhichOneof("failure_info")
+        attributes = failure.encoded_attributes
+        if attributes.metadata.get("encoding") == REFUSED:  # the codec refused them
+            raise ConfigurationError(attributes.data.decode("utf-8", "replace"))
         if kind not in TEMPORALS_OWN and not failure.HasField("encoded_attributes"):
             raise ConfigurationError(
                 f"refused a Temporal failure ({kind or 'without a kind'}) whose message is "
@@ -209,6 +280,7 @@ def data_converter(cipher: PayloadCipher | None = None, *, address: str = "") ->
     on first use only for a Temporal server at a loopback `address`."""
     return dataclasses.replace(
         DataConverter.default,
+        payload_converter_class=SealedOnlyPayloads,
         payload_codec=cipher or load_cipher(make=on_this_machine(address)),
         failure_converter_class=SealedFailures,
     )
