@@ -174,8 +174,9 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     store = SqliteRunStore(tmp_path / "runs.db")
     resumed_gates = GateBroker(store, poll_s=0.02)
     again = Recorder(resumed_gates)
-    waiting = recorded[-1].request_id  # the open gate's id, as its log recorded it
-    assert isinstance(recorded[-1], ConfirmationRequiredEvent)
+    open_gate = recorded[-1]
+    assert isinstance(open_gate, ConfirmationRequiredEvent)
+    waiting = open_gate.request_id  # the open gate's id, as its log recorded it
     assert waiting.startswith(approval_request_id("run_r", "call_2_0") + "_")
     store.post_gate_decision("run_r", waiting, False, join_decider("api:eve", "not two"))
     model = ScriptedModel(replies[2:])

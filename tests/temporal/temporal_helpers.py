@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -92,7 +92,7 @@ class Workers:
         self,
         *options: str,
         via: str | None = None,
-        allowing: tuple[str, ...] | None = None,
+        allowing: Sequence[str] | None = None,
         **env: str,
     ) -> subprocess.Popen[bytes]:
         """A worker (reaching Temporal at `via` instead, when given: a proxy). Its calls

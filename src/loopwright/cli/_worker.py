@@ -78,13 +78,13 @@ WORKER_OPTIONS = (
     opt(
         "--allow-tools",
         help="code runs may load: a tool file, task file or skill folder (a file, or a folder "
-        "and everything under it), or a Python module and its submodules (for "
+        "and everything under it), or a Python module name and its submodules (for "
         "module:function tools); repeatable, or comma-separated. Built-in tools need none",
         group="tools",
         action="append",
         default=[],
         default_text="none",
-        metavar="PATH|MODULE",
+        metavar="PATH",
     ),
     opt(
         "--allow-mcp",
