@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,8 @@ from task_files import gated_task
 from temporal_helpers import TOOLS_FILE, Workers, action, final
 from test_keyless_clients import temporal_runtime
 
+from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.errors import RunError
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
@@ -69,3 +73,20 @@ async def test_a_task_file_the_worker_does_not_allow_is_refused(
             await asyncio.wait_for(handle.wait(), 120)
     assert not out.exists()
     assert f"code in {allowed}" in workers.logs()
+
+
+def test_loopwright_run_prints_what_its_worker_refused(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([final("done")]))
+    workers.start(allowing=())
+    done = run_cli(
+        "run", "check the host", "--model", f"scripted:{script}", "--tools", "run_command",
+        "--allow-commands", "--engine", "temporal", "--temporal", workers.address,
+        "--task-queue", workers.queue, "--store", workers.store, "--workspace", str(tmp_path),
+        env=clean_env(tmp_path / "home", **{KEY_ENV: os.environ[KEY_ENV]}),
+    )  # fmt: skip
+    assert done.code == 1, done.out + done.err
+    refused = "asks for what this worker does not allow: the tool run_command (--allow-commands)"
+    assert refused in done.err, done.err
