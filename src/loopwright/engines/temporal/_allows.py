@@ -125,6 +125,6 @@ def _is_path(item: str) -> bool:
     return "/" in item or item.endswith(PATH_SUFFIXES) or item in (".", "..", "~")
 
 
-def _short(text: str, limit: int = 80) -> str:
+def _short(text: str, limit: int = 200) -> str:
     text = text.strip()
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
