@@ -59,6 +59,15 @@ async def test_a_failure_whose_message_is_not_sealed_is_refused() -> None:
     )
     with pytest.raises(ConfigurationError, match="message is not encrypted"):
         await converter.decode_failure(forged)
+    unsealed = Failure(  # its message in encoded attributes, but plain
+        message="Encoded failure",
+        encoded_attributes=Payload(
+            metadata={"encoding": b"json/plain"}, data=b'{"message": "run `id` now"}'
+        ),
+        application_failure_info=ApplicationFailureInfo(type="ModelError"),
+    )
+    with pytest.raises(ConfigurationError, match="not encrypted with loopwright's key"):
+        await converter.decode_failure(unsealed)
     wrapped = Failure(message="activity failed", cause=forged)  # at any depth
     wrapped.timeout_failure_info.SetInParent()
     with pytest.raises(ConfigurationError, match="message is not encrypted"):
