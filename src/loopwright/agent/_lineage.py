@@ -147,13 +147,21 @@ def fork_recording(events: Sequence[Event], step: int, new_run_id: str) -> Recor
         if isinstance(event, ModelResponseEvent)
         for action in event.actions
     ]
-    verdicts = recording.gate_verdicts
-    recording.gate_verdicts = {
-        approval_request_id(new_run_id, call_id): verdicts[old]
+    recording.gate_verdicts = {  # under the fork's ids without its log's keyed part
+        approval_request_id(new_run_id, call_id): verdict
         for call_id in call_ids
-        if (old := approval_request_id(old_run_id, call_id)) in verdicts
+        if (verdict := _recorded_verdict(recording, approval_request_id(old_run_id, call_id)))
     }
     return recording
+
+
+def _recorded_verdict(recording: Recording, base: str) -> GateVerdict | None:
+    """The decision the old run recorded at the gate made from `base` (its id is `base`, or
+    `base` and a keyed part: `EventLog.gate_id`)."""
+    for gate_id, verdict in recording.gate_verdicts.items():
+        if gate_id == base or gate_id.startswith(base + "_"):
+            return verdict
+    return None
 
 
 def recording_of(own: Sequence[Event], served: Recording | None) -> Recording | None:

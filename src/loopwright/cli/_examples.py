@@ -63,7 +63,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "config trust": ("loopwright config trust",),
     "store migrate": ("loopwright store migrate --store postgresql://app@db/runs",),
     "store copy": ("loopwright store copy ~/.loopwright/runs.db postgresql://app@db/runs",),
-    "worker": ("loopwright worker --temporal localhost:7233 --store postgresql://app@db/runs",),
+    "worker": (
+        "loopwright worker --temporal localhost:7233 --store postgresql://app@db/runs",
+        "loopwright worker --temporal temporal:7233 --allow-tools ./tools.py --allow-commands",
+    ),
     "dev postgres": ("loopwright dev postgres",),
     "dev temporal": ("loopwright dev temporal --port 7233",),
 }

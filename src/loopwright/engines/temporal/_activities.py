@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
+from secrets import token_hex
 from typing import Any
 
 from temporalio import activity
@@ -35,7 +36,9 @@ from loopwright.engines.temporal._activity_support import (
     store_call,
     uncertain_result,
 )
+from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._build import build_setup
+from loopwright.engines.temporal._codec import PayloadCipher
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._payloads import (
@@ -101,18 +104,23 @@ class RunActivities:
         cache_runs: int = 64,
         secrets: Sequence[str] = (),
         report: WorkerReport | None = None,
+        allows: WorkerAllows | None = None,
+        cipher: PayloadCipher | None = None,
     ) -> None:
         self.report = report or WorkerReport()
         """What this worker says about the runs it takes and ends (engines/temporal/_report)."""
         self.secrets = WorkerSecrets(secrets)
+        self.allows = allows or WorkerAllows()
+        """What the runs may ask of this worker (engines/temporal/_allows.py): by default,
+        nothing that runs a program or loads code a spec names."""
         self.mcp = MCPSessions(max_runs=cache_runs)
         self.store: PersistentStore = open_store(store_url)
-        self.content = ContentStore(store_url)
+        self.content = ContentStore(store_url, cipher=cipher)
         self.parts = WorkerParts(self.store, GateBroker(self.store), LeaseKeeper(self.store))
         """What the runs' sub-agents get from this worker (engines/temporal/_subagents.py)."""
         self.setups = RunSetups(
             self.store, self.mcp, self.secrets, self.report, self.parts.complete,
-            cache_runs=cache_runs,
+            allows=self.allows, cache_runs=cache_runs,
         )  # fmt: skip
         self._append_lock = asyncio.Lock()
 
@@ -193,6 +201,7 @@ class RunActivities:
         """Resolve the model and tools once; the plan every later step is built from."""
         async with _as_application_errors():
             spec = RunSpec.from_dict(data.spec)
+            self.allows.check_run(data.run_id, spec)  # before anything of it is loaded
             model = resolve_model(spec.model, base_url=spec.base_url)
             tools = await self.setups.mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
             agent = build_agent(spec, model, tools)
@@ -208,6 +217,7 @@ class RunActivities:
                 parent_run_id=data.parent_run_id,
                 mcp_tools=declarations(tools) if spec.mcp else None,
                 tool_code=tool_code(agent.tools),
+                gate_key=token_hex(16),  # sealed in the history (_codec.py)
             )
 
     @activity.defn(name=LINEAGE)
@@ -218,6 +228,7 @@ class RunActivities:
         plan = data.plan
         async with _as_application_errors():
             spec = RunSpec.from_dict(plan.spec)
+            self.allows.check_run(plan.run_id, spec)  # before anything of it is loaded
             agent, _ = build_setup(plan)
             lineage = await stored_lineage(
                 self.store, plan.run_id, agent, tenant=spec.tenant, after=spec.after,

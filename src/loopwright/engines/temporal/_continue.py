@@ -46,7 +46,8 @@ class ContinuedLog(EventLog):
     workflow's loop makes one over the references it holds (engines/temporal/_refs.py):
     those are not compared; every other event is. A recorded `confirmation_required`
     tells the gates (engines/temporal/_approvals.py) that their question is asked, as
-    writing it does."""
+    writing it does. Its `gate_key` is the one `prepare` recorded in the history (b"" for
+    a workflow recorded before: the same ids as it made then)."""
 
     def __init__(
         self,
@@ -56,9 +57,10 @@ class ContinuedLog(EventLog):
         scrubber: Scrubber | None,
         recorder: GatePendingEvents,
         recorded: Sequence[Event] = (),
+        gate_key: bytes,
     ) -> None:
         super().__init__(run_id, clock=clock, scrubber=scrubber, recorder=recorder,
-                         recorded=recorded)  # fmt: skip
+                         recorded=recorded, gate_key=gate_key)  # fmt: skip
         self.pending = recorder
 
     def _check(self, event: Event) -> None:

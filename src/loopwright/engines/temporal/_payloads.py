@@ -79,6 +79,10 @@ class RunPlan:
     """The declarations of the run's MCP tools (engines/temporal/_mcp.py), if it has any."""
     tool_code: str | None = None
     """The id of the run's tool code when it started (engines/temporal/_versions.py)."""
+    gate_key: str | None = None
+    """The secret (hex) of the run's gate ids in this workflow (`EventLog.gate_id`), made by
+    `prepare` on a worker: in the history sealed, so its replays name the same gates. None:
+    a workflow recorded before gates had one (their ids have no secret part)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -254,6 +258,14 @@ class TaskPrepared:
     model_name: str | None
     tool_mode: ToolMode | None
     tool_code: str | None = None
+    gate_key: str | None = None
+    """As `RunPlan.gate_key`, for the task run's gates."""
+
+
+def gate_key_of(hex_key: str | None) -> bytes:
+    """The gate key a workflow's log gets: the recorded one, or none (b"": ids without a
+    secret part, as the workflow made them when it was recorded)."""
+    return bytes.fromhex(hex_key) if hex_key else b""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from loopwright.engines.temporal._payloads import (
     LineageInput,
     PrepareInput,
     RunPlan,
+    gate_key_of,
 )
 from loopwright.events import Event
 
@@ -99,6 +100,7 @@ class AgentRunWorkflow(Approvable):
             scrubber=agent.scrubber,
             recorder=pending,
             recorded=recorded,
+            gate_key=gate_key_of(plan.gate_key),
         )
         self.gates = GateWaits(pending)  # tool approvals wait for the Update `approve`
         forked = len(lineage.served.model_responses) if lineage.served is not None else 0
