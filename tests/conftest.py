@@ -51,6 +51,14 @@ def _run_store_in_tmp(
     monkeypatch.setenv("LOOPWRIGHT_STORE", str(folder / "runs.db"))
 
 
+@pytest.fixture(autouse=True)
+def _model_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model runs in the test's own process, not in a model host that would
+    outlive the test; the model host's tests ask for it (tests/models/test_model_host*.py)
+    with a host folder of their own, and stop what they start."""
+    monkeypatch.setenv("LOOPWRIGHT_MODEL_HOST", "off")
+
+
 @tool
 async def add(a: int, b: int) -> int:
     """Add two integers.
