@@ -85,7 +85,9 @@ class FairQueue:
                         best.started = time.time()
                         self.running = best
                         return best
-                    self.changed.wait(min(hold, max(0.0, deadline - now)) or 0.01)
+                    if now >= deadline:
+                        return None  # held for the last client: nothing to run yet
+                    self.changed.wait(min(hold, deadline - now))
                     continue
                 if now >= deadline:
                     return None
