@@ -25,7 +25,7 @@ from loopwright.models._host_files import host_dir, host_key, open_lock, try_loc
 from loopwright.models._host_queue import FairQueue, Pending
 from loopwright.models._threads import Sample, others_busy, quiet_barriers, read_sample, threads_for
 from loopwright.models._turn import STOP_HINT, turn
-from loopwright.runtime import Runtime, RunSpec, replay_run
+from loopwright.runtime import RunSpec, Runtime, replay_run
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
 

@@ -69,7 +69,7 @@ def test_two_processes_share_one_loaded_copy_and_answer_as_one_alone(host_folder
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for _ in range(2)
     ]
     outputs = [client.communicate(timeout=900) for client in clients]
