@@ -439,7 +439,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                 **({"memory": tries[-1]["memory"]} if "memory" in tries[-1] else {}),
             }
             print(f"{name}: {seconds_of(report[name])} s, load {load_average()}", flush=True)
-        for name in ("alone", "cpu", "model", "two") if args.before else ():
+        for name in [n for n in ("alone", "cpu", "model", "two") if n in chosen and args.before]:
             report[f"before {name}"] = scenario(name, settings["before"], folder)
             print(f"before {name}: {seconds_of(report[f'before {name}'])} s", flush=True)
         if "speed" in chosen:
