@@ -33,9 +33,9 @@ from loopwright.models._base import TextSink, ToolMode
 from loopwright.models._host_client import HostClient, host_wanted
 from loopwright.models._llama_engine import DEFAULT_CONTEXT as DEFAULT_CONTEXT
 from loopwright.models._llama_engine import CallControl, CallRequest, engine_for
-from loopwright.models._llama_engine import cache_folder as cache_folder
-from loopwright.models._llama_engine import chosen_cpu_buffers as chosen_cpu_buffers
-from loopwright.models._llama_engine import weight_repacking_wanted as weight_repacking_wanted
+from loopwright.models._llama_load import cache_folder as cache_folder
+from loopwright.models._llama_load import chosen_cpu_buffers as chosen_cpu_buffers
+from loopwright.models._llama_load import weight_repacking_wanted as weight_repacking_wanted
 from loopwright.models._local_spec import THREADS_ENV, default_threads, parse_local_spec
 from loopwright.models._phase import ModelPhase, Phase, report
 from loopwright.models._threads import core_watch
