@@ -26,7 +26,8 @@ class ScriptedEngine:
         return 0.0
 
     def complete(self, request: CallRequest, control: CallControl) -> ModelResponse:
-        with turn(lambda who: control.on_phase("waiting", who), control.should_stop):
+        waiting = lambda who: control.on_phase("waiting", who)  # noqa: E731
+        with turn(waiting, control.should_stop, control.what):
             control.on_phase("prompt", "")
             asked = ModelRequest(
                 messages=tuple(Message.from_dict(m) for m in request.messages),

@@ -146,8 +146,13 @@ class Host:
             if self.load_error is not None:
                 raise ConfigurationError(self.load_error)
             request = CallRequest.from_dict(call.request)
-            control = CallControl(on_phase, on_text if request.streamed else None,
-                                  call.is_gone, call.client)  # fmt: skip
+            control = CallControl(
+                on_phase,
+                on_text if request.streamed else None,
+                call.is_gone,
+                call.client,
+                f"the model host, for pid {call.client}: {call.command}",
+            )
             response = self.engine.complete(request, control)
         except Abandoned:
             return

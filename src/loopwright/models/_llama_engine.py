@@ -96,6 +96,8 @@ class CallControl:
     client: str = ""
     """The model host's client (its KV cache is kept while others are served); "" in a
     process that runs its own calls."""
+    what: str = ""
+    """Who computes, as the user's turn says it ("" : this process's command)."""
 
 
 @dataclass
@@ -147,7 +149,8 @@ class LlamaEngine:
             control.on_phase("waiting", "another call in this process")
             self.call_lock.acquire()
         try:
-            with turn(lambda who: control.on_phase("waiting", who), control.should_stop):
+            waiting = lambda who: control.on_phase("waiting", who)  # noqa: E731
+            with turn(waiting, control.should_stop, control.what):
                 wait_s = time.monotonic() - ready
                 response = self._run(request, control)
         finally:
