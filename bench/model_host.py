@@ -240,11 +240,20 @@ def scenario(name: str, env: dict[str, str], folder: Path) -> dict[str, Any]:
             return {"runs": [readme(env).__dict__]}
         finally:
             end(neighbour)
-    # two at once
+    # two at once, each timed to its own end
     load = load_average()
-    first, second = start_readme(env), start_readme(env)
-    memory = Memory(folder, [first[0].pid, second[0].pid])
-    runs = [finish_readme(*first, load), finish_readme(*second, load)]
+    started = [start_readme(env), start_readme(env)]
+    memory = Memory(folder, [proc.pid for proc, _ in started])
+    runs: list[Run] = [Run(0.0, False), Run(0.0, False)]
+
+    def wait(index: int) -> None:
+        runs[index] = finish_readme(*started[index], load)
+
+    waiters = [threading.Thread(target=wait, args=(i,)) for i in range(2)]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join()
     return {"runs": [r.__dict__ for r in runs], "memory": memory.stop()}
 
 

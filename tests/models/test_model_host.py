@@ -14,6 +14,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.errors import ModelError, ModelUnavailableError
+from loopwright.messages import ModelResponse
 from loopwright.models import host_statuses, stop_hosts
 from loopwright.models._host_client import HostClient
 from loopwright.models._host_files import host_dir, open_lock, read_json, try_lock, write_json
@@ -223,3 +225,37 @@ def test_model_host_status_and_stop_commands(host_folder: Path, script: str) -> 
     assert command("stop") == f"model host pid {pid} ({script}): stopped\n"
     reap(client)
     assert "no model host is running" in command("status")
+
+
+def test_a_call_queued_behind_another_is_told_whose_runs_and_its_wait_is_timed(
+    host_folder: Path, script: str
+) -> None:
+    client = new_client(script)
+    client.complete(QUESTION, CallControl())  # the host is up
+    holder = open_lock(host_folder / "turn.lock")  # the first call waits for its turn
+    assert try_lock(holder)
+    told: dict[str, list[tuple[str, str]]] = {"first": [], "second": []}
+    replies: dict[str, object] = {}
+
+    def ask(name: str) -> None:
+        control = CallControl(on_phase=lambda p, d: told[name].append((p, d)))
+        replies[name] = client.complete(QUESTION, control)
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    deadline = time.monotonic() + 30
+    while not told["first"] and time.monotonic() < deadline:  # it reached the model
+        time.sleep(0.01)
+    second = threading.Thread(target=ask, args=("second",))
+    second.start()
+    while not told["second"] and time.monotonic() < deadline:  # it is queued
+        time.sleep(0.01)
+    time.sleep(0.5)  # the queued call's wait, to be measured
+    holder.close()
+    first.join(timeout=30)
+    second.join(timeout=30)
+    phase, detail = told["second"][0]
+    assert phase == "waiting" and detail.startswith(f"pid {os.getpid()} (")
+    reply = replies["second"]
+    assert isinstance(reply, ModelResponse) and reply.timings is not None
+    assert reply.timings.wait_ms >= 500

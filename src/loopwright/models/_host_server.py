@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from loopwright.errors import ConfigurationError, LoopwrightError, ModelError
-from loopwright.messages import ModelResponse
+from loopwright.messages import ModelResponse, ModelTimings
 from loopwright.models._host_files import (
     HostFiles,
     holder_text,
@@ -162,7 +163,7 @@ class Host:
         except (ModelError, LoopwrightError, ValueError, KeyError, TypeError) as exc:
             call.send({"op": "error", "kind": "model", "message": str(exc)})
             return
-        call.send({"op": "done", "response": response.to_dict()})
+        call.send({"op": "done", "response": _with_queue_wait(response, call).to_dict()})
 
     def _connection(self, sock: socket.socket) -> None:
         channel = Channel(sock)
@@ -236,6 +237,15 @@ class Host:
             "idle_for": time.monotonic() - self.last_call if not calls else 0.0,
             "rss_mb": _rss_mb(),
         }
+
+
+def _with_queue_wait(response: ModelResponse, call: Pending) -> ModelResponse:
+    """The time the call waited in the queue (another client's call ran) is waiting for
+    the model too."""
+    queued_ms = max(0.0, call.started - call.since) * 1000
+    timings = response.timings or ModelTimings()
+    timings = dataclasses.replace(timings, wait_ms=timings.wait_ms + queued_ms)
+    return dataclasses.replace(response, timings=timings)
 
 
 def _wait_for_close(channel: Channel, gone: threading.Event) -> None:
