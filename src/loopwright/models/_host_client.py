@@ -38,6 +38,7 @@ from loopwright.models._host_files import (
 )
 from loopwright.models._host_wire import Channel, WireClosed, peer_uid
 from loopwright.models._llama_engine import CallControl, CallRequest
+from loopwright.models._threads import WAIT_POLICY
 from loopwright.models._turn import STOP_HINT, WAIT_ENV, Abandoned, longest_wait
 
 HOST_ENV = "LOOPWRIGHT_MODEL_HOST"
@@ -333,5 +334,5 @@ def _host_environment() -> dict[str, str]:
         if name in PASSED_ENV or name.startswith(PASSED_PREFIXES)
     }
     if "OMP_WAIT_POLICY" not in env and "GOMP_SPINCOUNT" not in env:
-        env["OMP_WAIT_POLICY"] = "PASSIVE"  # see models/_threads.py
+        env.update(WAIT_POLICY)  # a short spin at llama.cpp's barriers
     return env

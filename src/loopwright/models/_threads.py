@@ -10,11 +10,14 @@ that the rest of the machine left free over the last second or two, at least one
 - **Measured from /proc/stat**: the busy time of the CPUs this process may use, less this
   process's own CPU time over the same window (its own threads are not a neighbour). A
   sampler thread reads it every `SAMPLE_S`, so a call never waits for a measurement.
-- **No spinning at the barrier**: the llama.cpp in the `local` extra is built with OpenMP,
-  whose barrier spins (GOMP_SPINCOUNT, 300,000 rounds by default) before it sleeps; a
-  thread spinning for a partner that is not running takes the core that partner needs.
-  `OMP_WAIT_POLICY=PASSIVE` makes it sleep at once. It is read once, when libgomp loads
-  (the first `import llama_cpp`), so it is set before that when the user has not set it.
+- **A short spin at the barrier**: the llama.cpp in the `local` extra is built with
+  OpenMP, whose barrier spins (GOMP_SPINCOUNT, 300,000 rounds, several milliseconds, by
+  default) before it sleeps; a thread spinning for a partner that is not running takes the
+  core that partner needs. `GOMP_SPINCOUNT=10000` (a fraction of a millisecond: longer
+  than two running threads wait for each other, far shorter than a descheduled one) then
+  sleep; and when the cores are shared a call runs on one thread, which meets no barrier.
+  libgomp reads it once, when it loads (the first `import llama_cpp`), so it is set before
+  that when the user has not chosen a wait policy.
 - **Answers do not depend on it**: with this build (plain CPU buffers, no flash attention)
   each output value is computed by one thread whatever their number, and the logits are the
   same bit for bit with 1, 2 and 3 threads (docs/models.md), so greedy replies are too.
@@ -38,14 +41,14 @@ WINDOW_S = 2.0
 """The window a thread count is chosen from: the last samples covering about this long."""
 SPARE = 0.3
 """A core counts as free when the others use less than 1 - SPARE of it (0.7 busy: not)."""
-WAIT_POLICY = {"OMP_WAIT_POLICY": "PASSIVE"}
+WAIT_POLICY = {"GOMP_SPINCOUNT": "10000"}
 """Set before llama.cpp's OpenMP runtime loads, unless the user set a wait policy."""
 
 
 def quiet_barriers() -> None:
-    """Make llama.cpp's OpenMP threads sleep at a barrier instead of spinning, unless the
-    user chose otherwise (OMP_WAIT_POLICY or GOMP_SPINCOUNT set). Only effective before the
-    first `import llama_cpp` in this process."""
+    """Make llama.cpp's OpenMP threads sleep soon at a barrier instead of spinning for
+    milliseconds, unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT set). Only
+    effective before the first `import llama_cpp` in this process."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return
     os.environ.update(WAIT_POLICY)
