@@ -26,7 +26,7 @@ message on disk, as after a user's first run); every host started is stopped at 
 - `--before`: each scenario as the embedded model ran before the model host (in each
   process, all the physical cores, libgomp's default spinning, no turn lock).
 
-Results: bench/results/model-host.json.
+Results: bench/results/model-host.json, the tables in bench/results/model-host.md.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "model-host.json"
+TABLES = ROOT / "bench" / "results" / "model-host.md"
 CLI = str(Path(sys.executable).parent / "loopwright")
 README = [
     CLI,
@@ -474,9 +475,11 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="lw-host-") as tmp:
         report = run_all(args, Path(tmp))
-    print("\n" + "\n".join(table(report)))
-    print(f"\n{report['machine']}")
+    machine_line = ", ".join(f"{k}: {v}" for k, v in report["machine"].items())
+    text = "\n".join([*table(report), "", machine_line])
+    print("\n" + text)
     RESULTS.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    TABLES.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
