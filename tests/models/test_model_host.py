@@ -259,3 +259,20 @@ def test_a_call_queued_behind_another_is_told_whose_runs_and_its_wait_is_timed(
     reply = replies["second"]
     assert isinstance(reply, ModelResponse) and reply.timings is not None
     assert reply.timings.wait_ms >= 500
+
+
+def test_the_example_shows_the_hosts_and_stops_them(host_folder: Path, script: str) -> None:
+    example = Path(__file__).parents[2] / "examples" / "model_host.py"
+
+    def run(*argv: str) -> str:
+        done = subprocess.run([sys.executable, str(example), *argv], env=os.environ.copy(),
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    client = new_client(script)
+    client.complete(QUESTION, CallControl())
+    pid = host_pid(client)
+    assert run("--status") == f"model host pid {pid}: idle, {script}, 1 calls served\n"
+    assert run("--stop") == f"model host pid {pid}: stopped\n"
+    assert run("--status").startswith("no model host is running (folder ")
