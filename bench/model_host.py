@@ -58,6 +58,9 @@ README = [
     "examples/tools.py:add,examples/tools.py:multiply",
     "--json",
 ]
+PROMPT_TOKENS, GENERATED = 548, 50
+"""llama.cpp's own loop: the README command's first prompt, then 50 tokens (as
+bench/llama_speed.py)."""
 SCENARIOS = ("alone", "warm", "in-process", "cpu", "model", "two", "speed")
 
 
@@ -241,14 +244,18 @@ def scenario(name: str, env: dict[str, str], folder: Path) -> dict[str, Any]:
             return {"runs": [readme(env).__dict__]}
         finally:
             end(neighbour)
-    # two at once, each timed to its own end
+    return two_at_once(env, folder)
+
+
+def two_at_once(env: dict[str, str], folder: Path) -> dict[str, Any]:
+    """Two commands started together, each timed to its own end; their memory."""
     load = load_average()
-    started = [start_readme(env), start_readme(env)]
-    memory = Memory(folder, [proc.pid for proc, _ in started])
+    commands = [start_readme(env), start_readme(env)]
+    memory = Memory(folder, [proc.pid for proc, _ in commands])
     runs: list[Run] = [Run(0.0, False), Run(0.0, False)]
 
     def wait(index: int) -> None:
-        runs[index] = finish_readme(*started[index], load)
+        runs[index] = finish_readme(*commands[index], load)
 
     waiters = [threading.Thread(target=wait, args=(i,)) for i in range(2)]
     for waiter in waiters:
@@ -282,9 +289,7 @@ def neighbour() -> None:
 
 def llama_loop(threads: int) -> float:
     """llama.cpp's own generation speed here: llama-cpp-python's low-level loop (tokens/s)."""
-    sys.path.insert(0, str(ROOT / "bench"))
     from llama_cpp import Llama
-    from llama_speed import GENERATED, PROMPT_TOKENS
 
     from loopwright.models._local import chosen_cpu_buffers, resolve_local_path
 
@@ -301,7 +306,7 @@ def llama_loop(threads: int) -> float:
     started = time.perf_counter()
     for _ in range(GENERATED):
         llm.eval([llm.sample(temp=0.0)])
-    return GENERATED / (time.perf_counter() - started)
+    return float(GENERATED / (time.perf_counter() - started))
 
 
 def speed(report: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
