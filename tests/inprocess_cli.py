@@ -38,6 +38,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / ".config"),
         LOOPWRIGHT_STORE=str(home / "runs.db"),
         LOOPWRIGHT_MODEL_HOST="off",  # no model host outlives the test (conftest.py)
+        LOOPWRIGHT_MODEL_HOST_DIR=str(home / "model-host"),  # its turn: not the user's
     )
     env.update(extra)
     return env
