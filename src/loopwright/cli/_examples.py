@@ -59,6 +59,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "loopwright serve --host 0.0.0.0 --token-file tokens.toml --tasks examples/tasks",
     ),
     "models": ("loopwright models", "loopwright models --json"),
+    "model-host status": ("loopwright model-host status", "loopwright model-host status --json"),
+    "model-host stop": ("loopwright model-host stop",),
     "config show": ("loopwright config show --section run",),
     "config trust": ("loopwright config trust",),
     "store migrate": ("loopwright store migrate --store postgresql://app@db/runs",),
