@@ -30,7 +30,8 @@ from loopwright.events import (
     encode_event,
 )
 from loopwright.runtime import LeaseKeeper, RunSpec, Runtime, export_run
-from loopwright.store import RunRecord, RunStore, tail_events
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._tail import tail_events
 
 
 def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:

@@ -4,7 +4,7 @@ replay and export of stored runs, and the request a stored model call was sent
 (`rebuild_request`)."""
 
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_while
+from loopwright.runtime._engine import Delivery, RunEngine
 from loopwright.runtime._export import export_run, task_state
 from loopwright.runtime._follow import FollowUp, continue_spec, stored_result
 from loopwright.runtime._handles import RunHandle
@@ -14,6 +14,7 @@ from loopwright.runtime._requests import rebuild_request
 from loopwright.runtime._resume import FINISHED, agent_spec, check_resumable
 from loopwright.runtime._runtime import Runtime, resume_run, waiting_gate
 from loopwright.runtime._spec import RUN_SPEC_VERSION, RunSpec, build_agent, recorded_spec
+from loopwright.runtime._tail import TAIL_WAIT_S, tail_while
 from loopwright.runtime._writer import StoreWriter
 from loopwright.store import find_run  # defined with the store: `runs show` needs no runtime
 

@@ -2,8 +2,9 @@
 
 It builds a run from its typed spec (model through its ModelRegistry, tools, MCP sessions,
 verifier, secrets), takes the run's lease, gives the run an EventLog whose recorder is the
-store's writer thread, and fans stored events out to subscribers. A gate waits in its
+store's writer thread. A gate waits in its
 GateBroker: decided in this process, or from a decision another process left in the store.
+Followers read the store; the writer wakes those in this process (`Wakeups`) as it stores.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
@@ -25,14 +26,15 @@ from loopwright.effects import (
     send_event,
 )
 from loopwright.errors import StoreError, UsageError
-from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
+from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
 from loopwright.models import Model, ModelRegistry, ResumesScript
 from loopwright.run_context import RunContext, ThreadPool
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery
-from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
+from loopwright.runtime._engine import Delivery
+from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._tail import Wakeups
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
@@ -64,10 +66,10 @@ class EmbeddedEngine:
         only its own)."""
         self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
         self.handles: dict[str, RunHandle] = {}
-        self._parents: dict[str, str] = {}
-        """Sub-agent run -> the run that started it, while it runs (fan_out)."""
         self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
-        self.writer = StoreWriter(self.store, on_stored=self._fan_out)
+        self.wakeups = Wakeups()
+        """Wakes this process's followers of the runs the writer stores events of."""
+        self.writer = StoreWriter(self.store, on_stored=self.wakeups.stored)
 
     # --- agent runs ----------------------------------------------------------------------
 
@@ -169,8 +171,8 @@ class EmbeddedEngine:
         on_event: EventSink | None,
         recorded: Sequence[Event],
     ) -> RunContext:
-        """A run's context: its gates decided here, its events stored by the writer and
-        sent to the subscribers, its sub-agents' runs under leases of their own."""
+        """A run's context: its gates decided here, its events stored by the writer (which
+        wakes their followers), its sub-agents' runs under leases of their own."""
         return agent.run_context(
             run_id,
             tenant=tenant,
@@ -190,25 +192,21 @@ class EmbeddedEngine:
         run_id = context.run_id
 
         def listened() -> bool:  # stream a reply only while someone follows the run
-            return on_event is not None or self._subscribed(run_id)
+            return on_event is not None or self.wakeups.watched(run_id)
 
         return agent.effects(context, listened=listened)
 
     def _live_sink(self, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the
-        subscribers; every event to `on_event`."""
+        run's followers here; every event to `on_event`."""
 
         async def sink(event: Event) -> None:
             if isinstance(event, ModelTextDeltaEvent):
-                self._fan_out((event,))
+                self.wakeups.delta(event)
             if on_event is not None:
                 await send_event(on_event, event)
 
         return sink
-
-    def _subscribed(self, run_id: str) -> bool:
-        handle = self.handles.get(run_id)
-        return handle is not None and bool(handle.subscribers)
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
         """Take the run's lease, then run `body` as a task; stored and released at its end."""
@@ -232,10 +230,8 @@ class EmbeddedEngine:
                 self.leases.release(run_id)
 
         task = asyncio.get_running_loop().create_task(run(), name=run_id)
-        handle = RunHandle(run_id, task)
-        self.handles[run_id] = handle
-        task.add_done_callback(lambda _: wake_subscribers(handle))
-        return handle
+        task.add_done_callback(lambda _: self.wakeups.wake(run_id))  # its followers look again
+        return RunHandle(run_id, task).held_in(self.handles)
 
     # --- task runs -----------------------------------------------------------------------
 
@@ -326,40 +322,23 @@ class EmbeddedEngine:
             raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
         return "store"
 
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
-        """Events of `run_id` with seq > after: stored ones, then live ones (of a run
-        executing here) until it ends."""
-        async for event in subscription(self.store, self.handles.get(run_id), run_id, after):
-            yield event
+    def executes_here(self, run_id: str) -> bool:
+        """True while this process executes the run (started or resumed here, or a
+        sub-agent's run under this process's lease): its writer stores the run's events."""
+        handle = self.handles.get(run_id)
+        return (handle is not None and not handle.done) or run_id in self.leases.held
 
-    async def follow(
-        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
-    ) -> AsyncGenerator[Event, None]:
-        """A run executed here is followed through `subscribe` (token deltas too); one
-        another process executes is read from the store as it appends (its live tail), for
-        as long as that process holds the run's lease: it stores its last event before it
-        lets the lease go, so the read after the lease is gone gets every event."""
-        last = after
-        while True:
-            elsewhere = self.held_elsewhere(run_id)
-            async with contextlib.aclosing(self.subscribe(run_id, after=last)) as events:
-                async for event in events:
-                    yield event
-                    if event.run_id != run_id:  # a sub-agent's (fan_out): its own seq
-                        continue
-                    last = event.seq
-                    if isinstance(event, RunFinishedEvent):
-                        return
-            handle = self.handles.get(run_id)
-            if handle is not None and not handle.done:
-                continue  # resumed here in the meantime: subscribe to it live
-            if not elsewhere:
-                return
-            await self.store.wait_for_events(run_id, after=last, timeout=poll_s)
+    def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
+        """The run is live while it executes here, or while a process holds its lease
+        (one that stops stores its last event before it lets the lease go)."""
 
-    def _fan_out(self, batch: Sequence[Event]) -> None:
-        """A batch is stored: now subscribers may see it (runs on the event loop)."""
-        fan_out(self.handles, batch, self._parents)
+        async def live() -> bool:
+            if self.executes_here(run_id):
+                return True
+            lease = await asyncio.to_thread(self.store.lease, run_id)
+            return lease is not None and lease.expires_at > time.time()
+
+        return live
 
     async def aclose(self) -> None:
         self.close()

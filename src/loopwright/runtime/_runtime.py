@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -28,10 +29,11 @@ from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import ThreadPool
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
+from loopwright.runtime._engine import Delivery, RunEngine
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, memory_store
@@ -222,17 +224,28 @@ class Runtime:
         poll_s: float = TAIL_WAIT_S,
     ) -> AsyncGenerator[Event, None]:
         """The run's events with seq > after, each once, in order, until it ends: stored
-        ones, then live ones as whoever executes it stores them. Every live view (the CLI,
-        `runs follow`, SSE, the WebSocket) is this. A run of an engine this Runtime was not
-        given is read from the store: following drives nothing."""
+        ones, then new ones as whoever executes it stores them, with the events of its
+        sub-agents' runs nested where they happen (and, for a run executing here, its token
+        deltas). Every live view (the CLI, `runs follow`, SSE, the WebSocket) is this. It
+        reads the store, whichever engine and process executes the run: following drives
+        nothing. RunNotFound if the run is not stored (nor starting here), or is another
+        tenant's."""
         engine = self._running(run_id)
-        if engine is None:  # not started by this Runtime: its record says whose it is
-            engine = self.engines.get(self.find(run_id, tenant=tenant).engine)
-        events = (
-            engine.follow(run_id, after=after, poll_s=poll_s)
+        if engine is None or tenant is not None:
+            record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
+            if record is None and (engine is None or self.store.get_run(run_id) is not None):
+                raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
+            if engine is None and record is not None:
+                engine = self.engines.get(record.engine)
+        live = (
+            engine.liveness(run_id)
             if engine is not None
-            else tail_stored(self.store, run_id, after=after, poll_s=poll_s)
+            else functools.partial(stored_liveness, self.store, run_id)
         )
+        events = tail_while(
+            self.store, run_id, after=after, live=live, poll_s=poll_s,
+            watch=self.embedded.wakeups.watch(), here=self.embedded.executes_here,
+        )  # fmt: skip
         async with contextlib.aclosing(events) as following:
             async for event in following:
                 yield event
@@ -245,12 +258,6 @@ class Runtime:
             if handle is not None and not handle.done:
                 return engine
         return None
-
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
-        """Events of a run executing in this process (or stored): the embedded engine's
-        subscription, under `follow`."""
-        async for event in self.embedded.subscribe(run_id, after=after):
-            yield event
 
     def rollback(
         self,

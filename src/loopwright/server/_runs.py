@@ -75,20 +75,8 @@ async def create_run(request: Request) -> JSONResponse:
             handle = runtime.start(spec, model=_model(runtime, spec) if embedded else None)
     except ConfigurationError as exc:  # what the engine cannot run (a refused option)
         raise ApiError(422, str(exc)) from None
-    forget_when_done(runtime, handle)
     record = await _first_record(runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
-
-
-def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
-    """Drop the run's handle when it ends: a long-lived server keeps no finished runs in
-    memory (their events are in the store, which is where later readers get them)."""
-
-    def forget(_: object) -> None:
-        if runtime.handles.get(handle.run_id) is handle:
-            del runtime.handles[handle.run_id]
-
-    handle.task.add_done_callback(forget)
 
 
 def _model(runtime: Runtime, spec: RunSpec) -> Model:
@@ -210,5 +198,4 @@ async def resume_run(request: Request) -> JSONResponse:
         handle = await runtime.resume(record.run_id, tenant=tenant)
     except (UsageError, ResumeConflict) as exc:  # a finished run, no spec, a lease held
         raise ApiError(409, str(exc)) from None
-    forget_when_done(runtime, handle)
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)

@@ -28,7 +28,6 @@ from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
-from loopwright.store._tail import tail_events
 from loopwright.store._text import row_text, storable_text
 
 __all__ = [
@@ -60,7 +59,6 @@ __all__ = [
     "start_local_postgres",
     "storable_text",
     "store_location",
-    "tail_events",
 ]
 
 if TYPE_CHECKING:

@@ -131,7 +131,7 @@ class RunStore(Protocol):
     async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
         """Wait until the run has a stored event with seq > after (True), or until `timeout`
         seconds pass (False), whichever process appends it. The live tail's primitive
-        (`loopwright.store.tail_events`): SQLite polls, Postgres is woken by NOTIFY."""
+        (`Runtime.follow` waits on it): SQLite polls, Postgres is woken by NOTIFY."""
         ...
 
     def post_gate_decision(

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from temporalio.client import (
@@ -37,10 +37,8 @@ from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._resume import resume_stored_run
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.errors import ConfigurationError, RunError, UsageError
-from loopwright.events import Event
 from loopwright.models import Model
 from loopwright.runtime import (
-    TAIL_WAIT_S,
     Delivery,
     RunHandle,
     RunSpec,
@@ -170,9 +168,7 @@ class TemporalEngine:
 
     def _launch(self, record: RunRecord, body: Awaitable[Any]) -> RunHandle:
         task = asyncio.get_running_loop().create_task(_as_coroutine(body), name=record.run_id)
-        handle = RunHandle(record.run_id, task)
-        self.handles[record.run_id] = handle
-        return handle
+        return RunHandle(record.run_id, task).held_in(self.handles)
 
     async def _started(
         self,
@@ -219,7 +215,9 @@ class TemporalEngine:
         return stored_result(await asyncio.to_thread(self.store.events, record.run_id))
 
     async def _relay(self, run_id: str, on_event: EventSink, after: int) -> None:
-        async for event in self.follow(run_id, after=after):
+        """The run's events (its sub-agents' too) to `on_event`, as the workers store them."""
+        live = self.liveness(run_id)
+        async for event in tail_while(self.store, run_id, after=after, live=live):
             await send_event(on_event, event)
 
     async def _untaken_notice(self, run_id: str, after: int) -> None:
@@ -260,7 +258,7 @@ class TemporalEngine:
         fresh = [age for age in ages if age <= POLLER_FRESH_S]
         return max(0.0, min(fresh)) if fresh else None
 
-    # --- cancel, approve, follow ------------------------------------------------------------
+    # --- cancel, approve, liveness ------------------------------------------------------------
 
     async def cancel(self, record: RunRecord) -> bool:
         """Ask the run's workflow to cancel and wait (bounded) until its end is stored. A run
@@ -320,16 +318,7 @@ class TemporalEngine:
         )
         return "queued"
 
-    async def follow(
-        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
-    ) -> AsyncGenerator[Event, None]:
-        """The events the workers store, until the run ends or its workflow is not running."""
-        async for event in tail_while(
-            self.store, run_id, after=after, live=self._liveness(run_id), poll_s=poll_s
-        ):
-            yield event
-
-    def _liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
+    def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
         """Is the run's workflow running? (Asked of Temporal at most every few seconds.)"""
         checked = {"at": -1e18, "live": True}
 
