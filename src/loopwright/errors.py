@@ -14,7 +14,8 @@ that goes back to the model instead of up the stack::
     │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
     │   ├── EventDecodeError        a wire event that is not valid for any readable version
-    │   └── RunNotFound             no run with that id in the store (or not yours)
+    │   ├── RunNotFound             no run with that id in the store (or not yours)
+    │   └── GateNotFound            a decision on a gate the run never asked
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -148,6 +149,11 @@ class RunNotFound(UsageError):
     def __init__(self, run_id: str, where: str = "") -> None:
         self.run_id = run_id
         super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
+
+
+class GateNotFound(UsageError):
+    """A decision on a gate the run never asked (one it asked and no longer waits at is a
+    UsageError)."""
 
 
 class RunError(LoopwrightError):

@@ -35,7 +35,7 @@ from loopwright.store import (
 )
 
 if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
-    from loopwright.runtime import Delivery, RunEngine, Runtime
+    from loopwright.runtime import Delivery, GateDecided, RunEngine, Runtime
 
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
@@ -280,31 +280,26 @@ def user_name() -> str:
 
 
 def approve_command(args: argparse.Namespace) -> int:
-    """Decide a run's gate through the Runtime (whoever executes it)."""
+    """Decide a run's gate through the Runtime (whoever executes it; it checks the gate)."""
     from loopwright.run_context import MAX_REASON_CHARS
-    from loopwright.runtime import waiting_gate
-    from loopwright.tasks import pending_gates
 
     store = store_from_args(args)
     approved, by, why = not args.reject, args.by or user_name(), args.reason or ""
     if len(why) > MAX_REASON_CHARS:
         raise ConfigurationError(f"--reason: at most {MAX_REASON_CHARS:,} characters")
 
-    async def decide(run_id: str) -> tuple[str, Delivery]:
+    async def decide(run_id: str) -> GateDecided:
         runtime = runtime_from_args(args, store)
         try:
-            record = runtime.find(run_id)
-            pending = [g["request_id"] for g in pending_gates(store.events(record.run_id))]
-            gate_id = waiting_gate(record, pending, args.gate_id)
-            return gate_id, await runtime.approve(record.run_id, gate_id, approved, by, why)
+            return await runtime.approve(run_id, args.gate_id, approved, by, why)
         finally:
             runtime.close()
 
     try:
         run_id = whole_run_id(store, args.run_id)
-        gate_id, delivery = asyncio.run(decide(run_id))
+        decided = asyncio.run(decide(run_id))
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {gate_id} of run {run_id} ({WHERE[delivery]})")
+    print(f"{verdict} gate {decided.gate_id} of run {run_id} ({WHERE[decided.delivered]})")
     return 0

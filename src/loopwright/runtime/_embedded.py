@@ -328,6 +328,9 @@ class EmbeddedEngine:
         handle = self.handles.get(run_id)
         return (handle is not None and not handle.done) or run_id in self.leases.held
 
+    def executes(self, record: RunRecord) -> bool:
+        return self.executes_here(record.run_id)
+
     def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
         """The run is live while it executes here, or while a process holds its lease
         (one that stops stores its last event before it lets the lease go)."""

@@ -86,6 +86,11 @@ class RunEngine(Protocol):
         in this process); a UsageError says why it cannot be taken."""
         ...
 
+    def executes(self, record: RunRecord) -> bool:
+        """Does this engine execute the run now (here, or on its workers)? Answered from
+        what this process knows and the record alone: a run listing asks it of every row."""
+        ...
+
     def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
         """Asked by a follower of the run before each read of the store: may the run still
         get events? (It executes here or elsewhere, or waits for a worker.) Its executor

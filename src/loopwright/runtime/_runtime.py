@@ -29,15 +29,17 @@ from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import ThreadPool
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import Delivery, RunEngine
+from loopwright.runtime._engine import RunEngine
+from loopwright.runtime._gates import GateDecided, waiting_gate
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._resume import check_resumable
 from loopwright.runtime._spec import RunSpec
 from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, memory_store
-from loopwright.tasks import pending_gates
+from loopwright.tasks import GateBroker
 
 if TYPE_CHECKING:
     from loopwright.tasks import StateFileExporter, TaskRunState, TaskSpec
@@ -175,8 +177,12 @@ class Runtime:
         tenant: str | None = None,
     ) -> RunHandle:
         """Continue an interrupted run from its log, on its engine: done model and tool
-        calls are reused. ResumeConflict if another live process holds the run."""
-        record = self.find(run_id, tenant=tenant)
+        calls are reused. A UsageError if it is already running here or already ended;
+        ResumeConflict if another live process holds the run."""
+        record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
+        if self._running(record.run_id) is not None:
+            raise UsageError(f"run {record.run_id} is already running (in this process)")
+        check_resumable(record)
         engine = self.engine_of(record)
         return await engine.resume(record, secrets=list(secrets), on_event=on_event, model=model)
 
@@ -200,20 +206,31 @@ class Runtime:
         reason: str = "",
         *,
         tenant: str | None = None,
-    ) -> Delivery:
-        """Decide a gate (`gate_id` None: the one gate waiting), whoever executes the run:
-        here, another process (through the store), or the run's engine. `reason`
-        (optional) reaches the run: a denied tool call's observation quotes it. The
-        decision is recorded with `decided_by`. UsageError if nobody can take it."""
-        if gate_id is not None and self.gates.resolve(gate_id, approved, decided_by, reason):
-            return "process"
-        record = self.find(run_id, tenant=tenant)
+    ) -> GateDecided:
+        """Decide a gate the run waits at (`gate_id` None: the one it waits at), whoever
+        executes the run: here, another process (through the store), or the run's engine.
+        `reason` (optional) reaches the run: a denied tool call's observation quotes it.
+        The decision is recorded with `decided_by`. RunNotFound for a run that is not
+        stored or is another tenant's, GateNotFound for a gate the run never asked, a
+        UsageError for one it does not wait at now or when nobody can take the decision."""
+        record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
         events = await asyncio.to_thread(self.store.events, record.run_id)
-        gate_id = waiting_gate(record, [g["request_id"] for g in pending_gates(events)], gate_id)
+        here = self.gates.pending(run_id) if isinstance(self.gates, GateBroker) else ()
+        waiting = [gate.request_id for gate in here]
+        gate_id = waiting_gate(record, events, gate_id, waiting_here=waiting)
         if self.gates.resolve(gate_id, approved, decided_by, reason):
-            return "process"
+            return GateDecided(record.run_id, gate_id, approved, "process")
         engine = self.engine_of(record)
-        return await engine.approve(record, gate_id, approved, decided_by, reason)
+        delivered = await engine.approve(record, gate_id, approved, decided_by, reason)
+        return GateDecided(record.run_id, gate_id, approved, delivered)
+
+    def live(self, record: RunRecord) -> bool:
+        """Is the run executing now: here, or on the workers of its engine (a listing's
+        `live`; a run another process executes under the embedded engine is not)?"""
+        if self._running(record.run_id) is not None:
+            return True
+        engine = self.engines.get(record.engine)
+        return engine is not None and engine.executes(record)
 
     async def follow(
         self,
@@ -268,7 +285,8 @@ class Runtime:
         on_event: EventSink | None = None,
     ) -> RunHandle:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
-        parent the original), in this process; the handle's result is the rollback's status."""
+        parent the original), in this process; the handle's result is the rollback's status.
+        Once every change is undone, the original run is stored `rolled_back`."""
         from loopwright.tasks import rollback_task_run  # the task runner: not for agent runs
 
         run_id = new_run_id()
@@ -281,9 +299,17 @@ class Runtime:
             ):  # fmt: skip
                 if isinstance(event, RunFinishedEvent):
                     status = event.status
+            if status == "completed":
+                await asyncio.to_thread(self._mark_rolled_back, state.task_id)
             return status
 
         return self.embedded.launch(run_id, body())
+
+    def _mark_rolled_back(self, run_id: str) -> None:
+        """The original run of a finished rollback (when the store holds it: a task run
+        from before the store kept its state file only)."""
+        if self.store.get_run(run_id) is not None:
+            self.store.set_status(run_id, "rolled_back")
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
@@ -314,26 +340,6 @@ class Runtime:
 def _unstored(run_id: str) -> RunRecord:
     """The record of a run started here whose first event is not stored yet."""
     return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)
-
-
-def waiting_gate(record: RunRecord, pending: list[str], gate_id: str | None) -> str:
-    """The gate a decision is for: `gate_id` if it waits, else the only one waiting."""
-    run_id = record.run_id
-    if not pending:
-        raise UsageError(
-            f"run {run_id} has no gate waiting for a decision (status {record.status})"
-        )
-    if gate_id is None:
-        if len(pending) > 1:
-            raise UsageError(
-                f"run {run_id} has several gates waiting: name one of {', '.join(pending)}"
-            )
-        return pending[0]
-    if gate_id not in pending:
-        raise UsageError(
-            f"run {run_id} has no gate {gate_id!r} waiting (waiting: {', '.join(pending)})"
-        )
-    return gate_id
 
 
 async def resume_run(

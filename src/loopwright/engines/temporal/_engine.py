@@ -318,6 +318,10 @@ class TemporalEngine:
         )
         return "queued"
 
+    def executes(self, record: RunRecord) -> bool:
+        """A run queued for the workers or running on one (the store's record says)."""
+        return record.status in ("queued", "running")
+
     def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
         """Is the run's workflow running? (Asked of Temporal at most every few seconds.)"""
         checked = {"at": -1e18, "live": True}
