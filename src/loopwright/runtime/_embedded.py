@@ -37,7 +37,7 @@ from loopwright.runtime._spec import RunSpec, build_agent
 from loopwright.runtime._tail import Wakeups
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
-from loopwright.store import RunRecord, RunStore
+from loopwright.store import RunRecord, RunStore, owner_is_gone
 from loopwright.tasks import GateBroker, join_decider
 from loopwright.tools import TenantToolThreads
 
@@ -339,7 +339,11 @@ class EmbeddedEngine:
             if self.executes_here(run_id):
                 return True
             lease = await asyncio.to_thread(self.store.lease, run_id)
-            return lease is not None and lease.expires_at > time.time()
+            return (
+                lease is not None
+                and lease.expires_at > time.time()
+                and not owner_is_gone(lease.owner)
+            )
 
         return live
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from loopwright.errors import GateNotFound, UsageError
-from loopwright.events import Event
+from loopwright.events import Event, RunStartedEvent
 from loopwright.runtime._engine import Delivery
-from loopwright.store import RunRecord
+from loopwright.store import RunRecord, RunStore
 from loopwright.tasks import gate_was_asked, pending_gates
 
 
@@ -62,3 +62,23 @@ def waiting_gate(
     now = f"waiting: {', '.join(pending)}" if pending else f"status {record.status}"
     error = UsageError if gate_was_asked(events, gate_id) else GateNotFound
     raise error(f"run {run_id} has no gate {gate_id!r} waiting ({now})")
+
+
+def lead_of(store: RunStore, events: Sequence[Event]) -> RunRecord | None:
+    """The run a sub-agent's run executes in: the run whose tool call started it (and so
+    on up, for a sub-agent's sub-agent). None for a run no call started."""
+    lead = None
+    started = events[0] if events else None
+    seen: set[str] = set()
+    while isinstance(started, RunStartedEvent) and started.parent_call_id:
+        parent = started.parent_run_id
+        if parent is None or parent in seen:
+            break
+        seen.add(parent)
+        found = store.get_run(parent)
+        if found is None:
+            break
+        lead = found
+        first = store.events(parent)[:1]
+        started = first[0] if first else None
+    return lead

@@ -29,8 +29,8 @@ from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import ThreadPool
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import RunEngine
-from loopwright.runtime._gates import GateDecided, waiting_gate
+from loopwright.runtime._engine import Delivery, RunEngine
+from loopwright.runtime._gates import GateDecided, lead_of, waiting_gate
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import check_resumable
@@ -39,7 +39,7 @@ from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, memory_store
-from loopwright.tasks import GateBroker
+from loopwright.tasks import GateBroker, join_decider
 
 if TYPE_CHECKING:
     from loopwright.tasks import StateFileExporter, TaskRunState, TaskSpec
@@ -220,9 +220,41 @@ class Runtime:
         gate_id = waiting_gate(record, events, gate_id, waiting_here=waiting)
         if self.gates.resolve(gate_id, approved, decided_by, reason):
             return GateDecided(record.run_id, gate_id, approved, "process")
-        engine = self.engine_of(record)
-        delivered = await engine.approve(record, gate_id, approved, decided_by, reason)
+        lead = await asyncio.to_thread(lead_of, self.store, events)
+        if lead is not None:
+            delivered = await self._for_subagent(
+                record, lead, gate_id, approved, decided_by, reason
+            )
+        else:
+            engine = self.engine_of(record)
+            delivered = await engine.approve(record, gate_id, approved, decided_by, reason)
         return GateDecided(record.run_id, gate_id, approved, delivered)
+
+    async def _for_subagent(
+        self,
+        record: RunRecord,
+        lead: RunRecord,
+        gate_id: str,
+        approved: bool,
+        decided_by: str,
+        reason: str,
+    ) -> Delivery:
+        """A sub-agent's run executes inside its lead's tool call, wherever the lead does,
+        and takes its gates' decisions from the store (its GateBroker polls): left there
+        while a process executes it, or while its lead goes on later (a workflow waiting for
+        a worker, which tries the call again and resumes the sub-agent's run)."""
+        executing = await self.embedded.liveness(record.run_id)()  # a live process holds it
+        if not executing and not await self.engine_of(lead).liveness(lead.run_id)():
+            raise UsageError(
+                f"run {record.run_id} is a sub-agent's run of run {lead.run_id}, which is "
+                f"{lead.status}: resume that run (`loopwright runs resume {lead.run_id}`), "
+                "then decide"
+            )
+        stored = join_decider(decided_by, reason)
+        posted = self.store.post_gate_decision
+        if not await asyncio.to_thread(posted, record.run_id, gate_id, approved, stored):
+            raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
+        return "store" if executing else "queued"
 
     def live(self, record: RunRecord) -> bool:
         """Is the run executing now: here, or on the workers of its engine (a listing's

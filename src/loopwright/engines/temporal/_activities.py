@@ -330,8 +330,8 @@ class RunActivities:
 
 
 def _register(store: PersistentStore, started: RunStartedEvent) -> None:
-    """The row of a run whose workflow was started without one (`start_agent_run` called
-    directly): it executes on Temporal, and its row says so."""
+    """The row of a run whose workflow was started without one (its workflow started by
+    hand, not through the Runtime): it executes on Temporal, and its row says so."""
     with contextlib.suppress(StoreError):  # registered meanwhile (a TemporalEngine start)
         store.register_run(dataclasses.replace(record_after(None, started), engine="temporal"))
 

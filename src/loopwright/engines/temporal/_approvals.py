@@ -13,8 +13,8 @@ the Signal `approve_later` instead, stored in the workflow's history, and taken 
 replays it (the same rules, without the answer: one on a gate that is not waiting, or
 already decided, is dropped).
 
-Outside the workflow, `decide` is how a gate of a Temporal run is decided (the Runtime's
-TemporalEngine, engines/temporal/_engine.py; `send_decision` in _client.py connects first).
+Outside the workflow, `decide` is how the Runtime's TemporalEngine (engines/temporal/
+_engine.py) decides a gate of a Temporal run, once `Runtime.approve` checked it waits.
 """
 
 from __future__ import annotations

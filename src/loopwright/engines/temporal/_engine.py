@@ -35,6 +35,7 @@ from loopwright.engines.temporal._approvals import DECIDE_LATER, decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._resume import resume_stored_run
+from loopwright.engines.temporal._task_activities import check_task_spec
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.errors import ConfigurationError, RunError, UsageError
 from loopwright.models import Model
@@ -47,7 +48,7 @@ from loopwright.runtime import (
     task_state,
 )
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import TaskSpec, join_decider
+from loopwright.tasks import TaskSpec, join_decider, prepare_task
 
 UNTAKEN_AFTER_S = 5.0
 """A run no worker has taken (no event stored) this long after its start gets a notice."""
@@ -136,6 +137,8 @@ class TemporalEngine:
         model: Model | None = None,
     ) -> RunHandle:
         _refuse_local((), model)
+        check_task_spec(spec)  # as `task run` does: the file, its tools, its inputs, at once
+        prepare_task(spec, model=None)
         now = time.time()
         record = RunRecord(
             run_id=run_id, tenant=spec.tenant, kind="task", status="queued",
