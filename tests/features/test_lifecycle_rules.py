@@ -14,7 +14,12 @@ import pytest
 
 from loopwright import AgentExecutor
 from loopwright.errors import GateNotFound, RunNotFound, UsageError
-from loopwright.events import ConfirmationRequiredEvent
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    RunStartedEvent,
+    ToolCallStartedEvent,
+    child_run_id,
+)
 from loopwright.runtime import GateDecided, Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
@@ -90,3 +95,34 @@ async def test_resume_refuses_a_run_running_here_or_ended(tmp_path: Path) -> Non
         runtime.close()
         store.close()
     assert DELETED == ["a.txt"]  # not twice
+
+
+def test_a_subagents_gate_of_an_interrupted_lead_names_the_lead_to_resume(
+    tmp_path: Path,
+) -> None:
+    """The process of a lead died while its sub-agent waited at a gate: the sub-agent's run
+    cannot be resumed on its own (it runs inside the lead's call), so the refusal names the
+    lead's run to resume."""
+    lead, child = "run_lead", child_run_id("run_lead", "call_1_0")
+    store = SqliteRunStore(tmp_path / "runs.db")
+    store.append_many([
+        RunStartedEvent(run_id=lead, seq=1, ts=1.0, kind="agent", request="tidy", model="m", tools=[],
+                        options={}, tenant="default"),
+        ToolCallStartedEvent(run_id=lead, seq=2, ts=2.0, iteration_number=1, call_id="call_1_0",
+                             tool_name="cleaner", arguments={}, child_run_id=child),
+        RunStartedEvent(run_id=child, seq=1, ts=3.0, kind="agent", request="clean", model="m", tools=[],
+                        options={}, tenant="default", parent_run_id=lead,
+                        parent_call_id="call_1_0"),
+        ConfirmationRequiredEvent(run_id=child, seq=2, ts=4.0, step="delete_file",
+                                  request_id="gate_c", message="Delete?", timeout_s=60.0),
+    ])  # fmt: skip
+    runtime = Runtime(store)
+    try:
+        with pytest.raises(UsageError) as refused:
+            asyncio.run(runtime.approve(child, None, True, "ops"))
+    finally:
+        runtime.close()
+        store.close()
+    assert f"sub-agent's run of run {lead}, which is interrupted" in str(refused.value)
+    assert f"loopwright runs resume {lead}`" in str(refused.value)
+    assert f"runs resume {child}" not in str(refused.value)
