@@ -21,7 +21,7 @@ from rich.console import Console
 from loopwright.cli._follow import Decide, View
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
-from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
+from loopwright.errors import ConfigurationError, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
@@ -96,7 +96,8 @@ def whole_run_id(store: RunStore, given: str, *, missing_ok: bool = False) -> st
                          "give more of it")  # fmt: skip
     if missing_ok:
         return given
-    raise RunNotFound(given, str(getattr(store, "path", "")))
+    store.find_run(given)  # RunNotFound, naming the store
+    return given
 
 
 # --- the engine and the Runtime ------------------------------------------------------------

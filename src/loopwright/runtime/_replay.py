@@ -36,10 +36,9 @@ from loopwright.events import (
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
-from loopwright.store import RunStore, find_run
+from loopwright.store import FINISHED, RunStore, find_run
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
-FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 CLOCK_STOPS = ("timeout", "iteration_timeout")
 """The stop reasons of a run's wall clock (the whole run's, one iteration's)."""
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
 from loopwright.effects import EventSink, Gatekeeper
-from loopwright.errors import RunNotFound, StoreError, UsageError
+from loopwright.errors import StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import ThreadPool
@@ -153,10 +153,7 @@ class Runtime:
 
     def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
         """The stored run (RunNotFound if it is not there, or is another tenant's)."""
-        record = self.store.get_run(run_id, tenant=tenant)
-        if record is None:
-            raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
-        return record
+        return self.store.find_run(run_id, tenant=tenant)
 
     def engine_of(self, record: RunRecord) -> RunEngine:
         """The engine that executes the run; a UsageError naming what to give when this
@@ -283,7 +280,7 @@ class Runtime:
         if engine is None or tenant is not None:
             record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
             if record is None and (engine is None or self.store.get_run(run_id) is not None):
-                raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
+                self.store.find_run(run_id, tenant=tenant)  # RunNotFound, naming the store
             if engine is None and record is not None:
                 engine = self.engines.get(record.engine)
         live = (

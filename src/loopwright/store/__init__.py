@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from loopwright._moved import moved
 from loopwright.store._base import (
+    FINISHED,
     GateDecision,
     Lease,
     RunRecord,
@@ -32,6 +33,7 @@ from loopwright.store._text import row_text, storable_text
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "FINISHED",
     "PG_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "STORE_ENV",
