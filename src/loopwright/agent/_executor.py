@@ -22,7 +22,7 @@ from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_n
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects import Effects, EventLog, LiveEffects, replaying
-from loopwright.events import Event
+from loopwright.events import Event, ModelResponseEvent
 from loopwright.guards import (
     DEFAULT_PRICES,
     Budget,
@@ -35,7 +35,7 @@ from loopwright.guards import (
     WallClock,
 )
 from loopwright.messages import ModelResponse
-from loopwright.models import ChecksUse, Model
+from loopwright.models import ChecksUse, Model, ResumesScript
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts, failure_text
 from loopwright.run_context import (
@@ -231,7 +231,10 @@ class AgentExecutor:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
         the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now."""
+        made now. A scripted model goes on after the replies the run's log served."""
+        if context.recorded and issubclass(type(self.model), ResumesScript):
+            served = sum(isinstance(e, ModelResponseEvent) for e in context.own_recorded)
+            self.model.resume_after(served)  # type: ignore[attr-defined]
         section = workspace_section
         if section is None:
             section = recorded_workspace_section(context.own_recorded)

@@ -26,8 +26,8 @@ from loopwright.effects import (
     send_event,
 )
 from loopwright.errors import StoreError, UsageError
-from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
-from loopwright.models import Model, ModelRegistry, ResumesScript
+from loopwright.events import Event, ModelTextDeltaEvent
+from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import RunContext, ThreadPool
 from loopwright.runtime._engine import Delivery
 from loopwright.runtime._handles import RunHandle
@@ -135,10 +135,8 @@ class EmbeddedEngine:
 
             return self._launch_task(run_id, recorded_task_spec(events), model, on_event, events)
         spec = agent_spec(record, events)
-        if model is None:
+        if model is None:  # a scripted one goes on after the replies the log served (setup)
             model = self.models.resolve(spec.model, base_url=spec.base_url)
-            if isinstance(model, ResumesScript):
-                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
         body = self._agent_body(
             spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
         )
