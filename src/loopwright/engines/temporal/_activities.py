@@ -47,6 +47,7 @@ from loopwright.engines.temporal._payloads import (
     AppendInput,
     Events,
     ModelCallInput,
+    ModelCallResult,
     OutcomeInput,
     PrepareInput,
     RecordingInput,
@@ -204,9 +205,9 @@ class RunActivities:
         return len(data.events)
 
     @activity.defn(name=MODEL_CALL)
-    async def model_call(self, data: ModelCallInput) -> dict[str, Any]:
+    async def model_call(self, data: ModelCallInput) -> ModelCallResult:
         """One model call: (run_id, call) names its messages in the content store. Its
-        reply: the ModelResponse's own form, with the request digest when it differs."""
+        reply, with the request digest when it differs."""
         plan = data.plan
         run_id, call = plan.run_id, data.call
         async with _as_application_errors():
@@ -236,10 +237,7 @@ class RunActivities:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
                 raise _model_failure(exc) from exc
-        reply: dict[str, Any] = self.secrets.scrub(response.to_dict())
-        if digest is not None:
-            reply["request_digest"] = digest
-        return reply
+        return ModelCallResult.of(self.secrets.scrub(response.to_dict()), digest)
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, data: ToolCallInput) -> ToolOutcome:

@@ -31,7 +31,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from loopwright.effects import EventSink, send_event
-from loopwright.engines.temporal._approvals import DECIDE_LATER, decide
+from loopwright.engines.temporal._approvals import DECIDE_LATER, GateDecision, decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._resume import resume_stored_run
@@ -297,21 +297,18 @@ class TemporalEngine:
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
+        decision = GateDecision(gate_id, approved, decided_by, reason)
         if await self.polled_s_ago(queue) is not None:
             try:
-                await asyncio.wait_for(
-                    decide(client, record.run_id, gate_id, approved, decided_by, reason),
-                    self.approve_wait_s,
-                )
+                await asyncio.wait_for(decide(client, record.run_id, decision), self.approve_wait_s)
                 return "engine"
             except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
                 pass  # the worker did not answer: store it for the next one
         stored = join_decider(decided_by, reason)
         if not self.store.post_gate_decision(record.run_id, gate_id, approved, stored):
             raise UsageError(f"gate {gate_id} already has a decision, waiting for a worker")
-        data = {"gate_id": gate_id, "approved": approved, "by": decided_by, "reason": reason}
         try:
-            await workflow.signal(DECIDE_LATER, data)
+            await workflow.signal(DECIDE_LATER, decision.to_wire())
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
