@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from loopwright import AgentExecutor
-from loopwright.events import Event, ModelTextDeltaEvent, RunStartedEvent, child_run_id
+from loopwright.events import (
+    Event,
+    ModelTextDeltaEvent,
+    RunStartedEvent,
+    ToolCallStartedEvent,
+    child_run_id,
+)
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
+from loopwright.tasks import TaskSpec
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -127,3 +134,46 @@ async def test_a_live_follower_sees_what_a_fresh_runtime_sees(tmp_path: Path) ->
     assert stored_only(here) == stored_only(there) == stored_only(after)
     assert {e.run_id for e in after} == {LEAD, CHILD}
     assert any(isinstance(e, ModelTextDeltaEvent) for e in here)  # live only: deltas too
+
+
+TASK = """
+name: explain
+steps:
+  - name: explain
+    type: agent
+    description: "Say what a note is."
+"""
+
+
+async def test_a_task_runs_agent_step_is_followed_nested_under_its_call(tmp_path: Path) -> None:
+    """A task's agent step is a run derived from the task run's (as a sub-agent's is from
+    its lead's): linked to the step's call, in the task's tenant, and followed with it."""
+    (tmp_path / "explain.yaml").write_text(TASK)
+    spec = TaskSpec(task_file=str(tmp_path / "explain.yaml"), workspace=str(tmp_path),
+                    tenant="acme", state_root=str(tmp_path / "state"))  # fmt: skip
+    path = tmp_path / "runs.db"
+    store = SqliteRunStore(path)
+    runtime = Runtime(store)
+    try:
+        model = ScriptedModel([final("a short text")])
+        state = await runtime.start_task(spec, model=model, run_id="run_task").wait()
+    finally:
+        runtime.close()
+        store.close()
+    assert state.status == "completed"
+    again = SqliteRunStore(path)
+    fresh = Runtime(again)
+    try:
+        seen = await asyncio.wait_for(followed(fresh, "run_task"), 30)
+    finally:
+        fresh.close()
+        again.close()
+    [call] = [e for e in seen if isinstance(e, ToolCallStartedEvent)]
+    assert call.child_run_id == child_run_id("run_task", call.call_id)
+    step = [e for e in seen if e.run_id == call.child_run_id]
+    started = step[0]
+    assert isinstance(started, RunStartedEvent) and started.tenant == "acme"
+    assert (started.parent_run_id, started.parent_call_id) == ("run_task", call.call_id)
+    assert step[-1].type == "run_finished"
+    ends = next(i for i, e in enumerate(seen) if e.type == "tool_call" and e.run_id == "run_task")
+    assert seen.index(call) < seen.index(started) and seen.index(step[-1]) < ends

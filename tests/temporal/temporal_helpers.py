@@ -290,8 +290,11 @@ class TemporalRuns:
             if handle.done and (handle.task.cancelled() or handle.task.exception() is not None):
                 await handle.wait()  # raises why it did not start
             try:
-                await workflow.describe()
-                return workflow
+                first = (await workflow.describe()).run_id  # its first run (it just started)
+                started: WorkflowHandle[Any, Any] = client.get_workflow_handle(
+                    handle.run_id, first_execution_run_id=first
+                )
+                return started
             except RPCError as exc:
                 if exc.status != RPCStatusCode.NOT_FOUND:
                     raise

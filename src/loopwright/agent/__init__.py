@@ -10,7 +10,7 @@ from loopwright.agent._process import new_run_id
 from loopwright.agent._result import CompletedStep, ExecutionResult
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import LoopState
-from loopwright.agent._subagent import child_run_id
+from loopwright.agent._subagent import child_run_id, run_child
 from loopwright.agent._verify import CallableVerifier, CommandVerifier, as_verifier
 from loopwright.effects import VerificationResult
 
@@ -34,4 +34,5 @@ __all__ = [
     "messages_digest",
     "new_run_id",
     "run_agent",
+    "run_child",
 ]

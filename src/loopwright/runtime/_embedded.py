@@ -114,6 +114,8 @@ class EmbeddedEngine:
     ) -> RunHandle:
         run_id = record.run_id
         check_resumable(record)
+        if self.executes_here(run_id):
+            raise UsageError(f"run {run_id} is already running (in this process)")
         self.leases.hold_as_read(run_id, record.last_seq)  # first: the log is then this one's
         try:
             return await self._resumed(record, secrets, on_event, model)

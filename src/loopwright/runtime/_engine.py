@@ -71,7 +71,8 @@ class RunEngine(Protocol):
         on_event: EventSink | None = None,
         model: Model | None = None,
     ) -> RunHandle:
-        """Go on with an interrupted run from its log; a UsageError says why not."""
+        """Go on with an interrupted run from its log; a UsageError says why not (the run
+        still executes: in this process, or on the engine's workers)."""
         ...
 
     async def cancel(self, record: RunRecord) -> bool:

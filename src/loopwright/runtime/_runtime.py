@@ -174,11 +174,10 @@ class Runtime:
         tenant: str | None = None,
     ) -> RunHandle:
         """Continue an interrupted run from its log, on its engine: done model and tool
-        calls are reused. A UsageError if it is already running here or already ended;
-        ResumeConflict if another live process holds the run."""
+        calls are reused. A UsageError if it already ended, or still runs (here, or on its
+        engine's workers: the engine says); ResumeConflict if another live process holds
+        the run."""
         record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
-        if self._running(record.run_id) is not None:
-            raise UsageError(f"run {record.run_id} is already running (in this process)")
         check_resumable(record)
         engine = self.engine_of(record)
         return await engine.resume(record, secrets=list(secrets), on_event=on_event, model=model)

@@ -137,7 +137,7 @@ def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None)
     backups (a Temporal worker runs steps with it too)."""
     settings = plan.settings
     run_id = fx.log.run_id
-    tool_context = ToolContext.of_run(context or task_run_context(plan, fx))
+    run = context or task_run_context(plan, fx)
     exporter = StateFileExporter(settings.state_root) if settings.state_root else None
     backups = _backup_dir(exporter, plan.spec.tenant, run_id)
     return StepContext(
@@ -145,13 +145,14 @@ def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None)
         fx=fx,
         journal=Journal(fx, StateWriter(exporter) if exporter is not None else None),
         tool_executor=ToolExecutor(
-            plan.registry, context=tool_context, timeout=settings.tool_timeout_s
+            plan.registry, context=ToolContext.of_run(run), timeout=settings.tool_timeout_s
         ),
         safety=OperationSafety(
             workspace=settings.workspace.resolve(),
             backup_dir=backups,
             snapshot_hooks=plan.snapshot_hooks,
         ),
+        run=run,
     )
 
 

@@ -58,6 +58,7 @@ from loopwright.tasks import (
     UndoInvocation,
     prepare_task,
     step_context,
+    task_run_context,
 )
 
 RECORDING_PAGE = 500
@@ -93,7 +94,8 @@ class TaskActivities:
         model = resolve_model(spec.model, base_url=spec.base_url) if spec.model else None
         plan = prepare_task(spec, model=model, agent_events=self._agent_event)
         fx = LiveEffects(EventLog(run_id, scrubber=Scrubber.default()))
-        ctx = dataclasses.replace(step_context(plan, fx), journal=Journal(fx))
+        run = task_run_context(plan, fx, store=self.runs.store)  # an agent step resumes from it
+        ctx = dataclasses.replace(step_context(plan, fx, run), journal=Journal(fx))
         code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
         self._contexts[run_id] = ctx, code
         while len(self._contexts) > self._cache_runs:
