@@ -40,7 +40,7 @@ async def run_events(request: Request) -> Response:
                 raise ApiError(422, "must be the seq of an event", field="Last-Event-ID")
             after = max(after, int(last_id))
         return StreamingResponse(
-            _sse(config, record.run_id, after),
+            _sse(config, record.run_id, after, tenant),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -93,10 +93,10 @@ async def _with_heartbeat(
             await task
 
 
-async def _sse(config: ServerConfig, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def _sse(config: ServerConfig, run_id: str, after: int, tenant: str) -> AsyncIterator[bytes]:
     yield b"retry: 2000\n\n"
     runtime = config.runtime
-    following = runtime.follow(run_id, after=after, poll_s=config.follow_poll_s)
+    following = runtime.follow(run_id, after=after, tenant=tenant, poll_s=config.follow_poll_s)
     async with contextlib.aclosing(following) as events:
         async for event in _with_heartbeat(events, HEARTBEAT_S):
             if event is None:
@@ -125,7 +125,9 @@ async def run_websocket(websocket: WebSocket) -> None:
     except ApiError as exc:
         await websocket.close(code=4000 + exc.status, reason=str(exc)[:120])
         return
-    sender = asyncio.create_task(_send_events(websocket, config, record.run_id, int(raw_after)))
+    sender = asyncio.create_task(
+        _send_events(websocket, config, record.run_id, int(raw_after), tenant)
+    )
     receiver = asyncio.create_task(_receive(websocket, config, record.run_id, tenant))
     await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
     finished = sender.done() and not sender.cancelled() and sender.exception() is None
@@ -138,8 +140,12 @@ async def run_websocket(websocket: WebSocket) -> None:
             await websocket.close(code=1000, reason="end of the run's events")
 
 
-async def _send_events(websocket: WebSocket, config: ServerConfig, run_id: str, after: int) -> None:
-    following = config.runtime.follow(run_id, after=after, poll_s=config.follow_poll_s)
+async def _send_events(
+    websocket: WebSocket, config: ServerConfig, run_id: str, after: int, tenant: str
+) -> None:
+    following = config.runtime.follow(
+        run_id, after=after, tenant=tenant, poll_s=config.follow_poll_s
+    )
     async with contextlib.aclosing(following) as events:
         async for event in events:
             await websocket.send_text(encode_event(event))
