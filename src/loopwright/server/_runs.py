@@ -15,7 +15,14 @@ from loopwright.runtime import GateDecided, RunHandle, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import pending_gates, waits_for_decision
-from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
+from loopwright.server._http import (
+    ApiError,
+    int_param,
+    json_body,
+    json_response,
+    log,
+    not_found,
+)
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
 
@@ -69,8 +76,21 @@ async def create_run(request: Request) -> JSONResponse:
             handle = runtime.start(dataclasses.replace(parsed, tenant=tenant))
     except ConfigurationError as exc:  # what the engine cannot run (its model, an option)
         raise ApiError(422, str(exc)) from None
+    report_failure(handle)
     record = await _first_record(runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
+
+
+def report_failure(handle: RunHandle) -> None:
+    """A run that ends in an error nobody awaits here (its store failed, so it could not
+    record it) is reported in the server's log, in one line."""
+
+    def report(_: object) -> None:
+        error = None if handle.task.cancelled() else handle.task.exception()
+        if error is not None:
+            log.error("run %s failed: %s", handle.run_id, error)
+
+    handle.task.add_done_callback(report)
 
 
 async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> RunRecord:
@@ -174,7 +194,8 @@ async def resume_run(request: Request) -> JSONResponse:
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     try:
-        await config.runtime.resume(record.run_id, tenant=tenant)
+        handle = await config.runtime.resume(record.run_id, tenant=tenant)
     except (UsageError, ResumeConflict) as exc:  # running, ended, no spec, a lease held
         raise ApiError(409, str(exc)) from None
+    report_failure(handle)
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)

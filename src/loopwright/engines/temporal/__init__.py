@@ -4,6 +4,7 @@ resumed, approved and cancelled through a `Runtime` whose engine is a `TemporalE
 it registers each run in the store first, and checks a gate before it is decided."""
 
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._client import connect, run_worker
 from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli, start_dev_server
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
@@ -24,6 +25,7 @@ __all__ = [
     "TaskRunWorkflow",
     "TemporalEffects",
     "TemporalEngine",
+    "WorkerAllows",
     "WorkerReport",
     "connect",
     "find_temporal_cli",
