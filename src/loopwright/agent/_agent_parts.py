@@ -212,12 +212,15 @@ class AgentParts(Generic[DepsT, OutputT]):
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
         lineage: Lineage = NO_LINEAGE,
+        goes_on: bool = True,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
         the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now. A scripted model goes on after the replies the run's log served."""
-        if context.recorded and issubclass(type(self.model), ResumesScript):
+        made now. A scripted model goes on after the replies the run's log served, unless
+        the run does not go on past its log (`goes_on` False: a past turn made again, a
+        replay)."""
+        if goes_on and context.recorded and issubclass(type(self.model), ResumesScript):
             self.model.resume_after(own_replies(context.own_recorded))  # type: ignore[attr-defined]
         section = workspace_section
         if section is None:

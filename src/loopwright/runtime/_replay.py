@@ -111,7 +111,7 @@ async def replay_run(
         recorded=events,
     )
     lineage = await replayed_lineage(store, run_id, agent, spec)
-    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
+    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage, goes_on=False)
     fx = agent.effects(context)
     if isinstance(fx, ReplayEffects):
         limit = AgentOptions.from_dict(options).timeout_s or 0.0

@@ -322,8 +322,10 @@ class Runtime:
         """A sub-agent's run executes inside its lead's tool call, wherever the lead does,
         and takes its gates' decisions from the store (its GateBroker polls): left there
         while a process executes it, or while its lead goes on later (a workflow waiting for
-        a worker, which tries the call again and resumes the sub-agent's run)."""
+        a worker, which tries the call again and resumes the sub-agent's run), or for the
+        resume of a lead that ended `waiting`."""
         executing = await self.embedded.liveness(record.run_id)()  # a live process holds it
+        executing = executing or lead.status == "waiting"  # its resume takes the decision
         if not executing and not await self.engine_of(lead).liveness(lead.run_id)():
             raise UsageError(
                 f"run {record.run_id} is a sub-agent's run of run {lead.run_id}, which is "
