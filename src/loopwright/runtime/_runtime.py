@@ -375,7 +375,7 @@ class Runtime:
         )
         events = tail_while(
             self.store, run_id, after=after, live=live, poll_s=poll_s,
-            watch=self.embedded.wakeups.watch(), here=self.embedded.executes_here,
+            watch=self.embedded.wakeups.watch(self.store), here=self.embedded.executes_here,
         )  # fmt: skip
         async with contextlib.aclosing(events) as following:
             async for event in following:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from loopwright.events import (
@@ -76,18 +76,22 @@ class RunFamily:
         """The run a reader waits on: the latest joined run, else the run itself."""
         return next(reversed(self.last))
 
-    async def read(self) -> list[Event]:
+    async def read(self, source: Source | None = None) -> list[Event]:
+        """What the family stored since the last read, in order (through `source`: a
+        run's stored events after a seq; by default the store's)."""
         found: list[Event] = []
-        await self._read(self.run_id, found)
+        await self._read(self.run_id, found, source or self._stored)
         return found
 
-    async def _read(self, run_id: str, found: list[Event]) -> None:
-        events = await asyncio.to_thread(self.store.events, run_id, after=self.last[run_id])
-        for event in events:
+    async def _stored(self, run_id: str, after: int) -> list[Event]:
+        return await asyncio.to_thread(self.store.events, run_id, after=after)
+
+    async def _read(self, run_id: str, found: list[Event], source: Source) -> None:
+        for event in await source(run_id, self.last[run_id]):
             link = family_link(event)
             if isinstance(link, Leaves) and (run_id, link.link) in self.joined:
                 child = self.joined.pop((run_id, link.link))
-                await self._read(child, found)  # what it stored before it left
+                await self._read(child, found, source)  # what it stored before it left
                 self.last.pop(child, None)
             found.append(event)
             self.last[run_id] = event.seq
@@ -96,30 +100,77 @@ class RunFamily:
                 self.last[link.child] = 0
         for (parent, _), child in list(self.joined.items()):
             if parent == run_id and child in self.last:
-                await self._read(child, found)
+                await self._read(child, found, source)
+
+
+Source = Callable[[str, int], Awaitable[list[Event]]]
+"""A run's stored events after a seq, in order."""
 
 
 class Watch:
     """One follower's wake-ups from this process (`Wakeups.watch`): set when the writer
     stored events of a run it reads, or such a run's task ended; the token deltas of
-    those runs, kept until the follower has read the event each follows."""
+    those runs, kept until the follower has read the event each follows.
 
-    def __init__(self, hub: Wakeups) -> None:
+    It also keeps the batches the writer stored of those runs since it watched them, so a
+    read of a run executing here needs no round trip to the store (`events`): they are
+    the rows just committed, and they are used only when they follow the seq read last
+    without a gap, from a run watched since before the last read of the store (so none
+    was stored unseen); otherwise the store is read."""
+
+    def __init__(self, hub: Wakeups, store: RunStore) -> None:
         self.hub = hub
+        self.store = store
         self.runs: frozenset[str] = frozenset()
         self.woken = asyncio.Event()
         self.deltas: list[ModelTextDeltaEvent] = []
+        self.held: dict[str, list[Event]] = {}
+        """Run -> what the writer stored of it since it was watched (not yet read)."""
+        self.covered: set[str] = set()
+        """The runs whose every stored event is in `held` or was read: watched since
+        before a read of the store, and executing here since."""
 
-    def watch(self, runs: Iterable[str]) -> None:
+    def watch(self, runs: Collection[str]) -> None:
         """Be woken for these runs (the follower's family now)."""
+        if len(runs) == len(self.runs) and all(run_id in self.runs for run_id in runs):
+            return
         runs = frozenset(runs)
         if runs != self.runs:
             self.hub.move(self, self.runs, runs)
+            for run_id in self.runs - runs:
+                self.held.pop(run_id, None)
+                self.covered.discard(run_id)
+            for run_id in runs - self.runs:
+                self.held[run_id] = []
             self.runs = runs
 
+    def source(self, here: bool) -> Source:
+        """How the follower reads: from the held batches where they suffice (a run that
+        executes here), else from the store."""
+
+        async def events(run_id: str, after: int) -> list[Event]:
+            held = [e for e in self.held.get(run_id, ()) if e.seq > after]
+            if here and run_id in self.covered and _follows(held, after):
+                self.held[run_id] = []
+                return held
+            if not here:
+                self.covered.discard(run_id)
+            found = await asyncio.to_thread(self.store.events, run_id, after=after)
+            if run_id in self.held:  # keep what was stored after the read's rows
+                last = found[-1].seq if found else after
+                self.held[run_id] = [e for e in self.held[run_id] if e.seq > last]
+                if here:
+                    self.covered.add(run_id)
+            return found
+
+        return events
+
     async def wait(self, timeout: float) -> None:
+        if self.woken.is_set():
+            return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.woken.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self.woken.wait()
 
     def deltas_after(self, event: Event) -> list[ModelTextDeltaEvent]:
         """The deltas that follow `event` (a stored event just read), in order."""
@@ -133,6 +184,8 @@ class Watch:
     def due_deltas(self, last: dict[str, int]) -> list[ModelTextDeltaEvent]:
         """The deltas that follow an event read before (in order); those that follow one
         not stored yet wait for it; those of a run no longer read are dropped."""
+        if not self.deltas:
+            return []
         due = [d for d in self.deltas if last.get(d.run_id, -1) == d.seq]
         self.deltas = [d for d in self.deltas if last.get(d.run_id, d.seq) < d.seq]
         return due
@@ -148,8 +201,8 @@ class Wakeups:
     def __init__(self) -> None:
         self._watches: dict[str, set[Watch]] = {}
 
-    def watch(self) -> Watch:
-        return Watch(self)
+    def watch(self, store: RunStore) -> Watch:
+        return Watch(self, store)
 
     def move(self, watch: Watch, before: frozenset[str], after: frozenset[str]) -> None:
         for run_id in before - after:
@@ -166,12 +219,13 @@ class Wakeups:
         return run_id in self._watches
 
     def stored(self, batch: Sequence[Event]) -> None:
-        """The writer stored `batch` (on the event loop)."""
-        run_id = None
+        """The writer stored `batch` (on the event loop): its runs' followers here get it."""
         for event in batch:
-            if event.run_id != run_id:
-                run_id = event.run_id
-                self.wake(run_id)
+            for watch in self._watches.get(event.run_id, ()):
+                held = watch.held.get(event.run_id)
+                if held is not None:
+                    held.append(event)
+                watch.woken.set()
 
     def wake(self, run_id: str) -> None:
         """Wake the followers of `run_id` (events stored, or its task ended)."""
@@ -210,7 +264,9 @@ async def tail_while(
                 watch.watch(family.last)
                 for delta in watch.due_deltas(family.last):  # of events read before
                     yield delta
-            events = await family.read()
+            members = len(family.last)
+            woken_here = watch is not None and here is not None and here(run_id)
+            events = await family.read(watch.source(woken_here) if watch is not None else None)
             for event in events:
                 yield event
                 if event.run_id == run_id and isinstance(event, RunFinishedEvent):
@@ -218,11 +274,11 @@ async def tail_while(
                 if watch is not None and watch.deltas:
                     for delta in watch.deltas_after(event):
                         yield delta
-            if events:
-                continue
+            if events and (not woken_here or len(family.last) != members):
+                continue  # (woken here: a batch stored since the read has set the wake-up)
             if not still:
                 return
-            if watch is not None and here is not None and here(run_id):
+            if watch is not None and woken_here:
                 await watch.wait(poll_s)
             else:
                 newest = family.newest
@@ -230,6 +286,16 @@ async def tail_while(
     finally:
         if watch is not None:
             watch.close()
+
+
+def _follows(events: list[Event], after: int) -> bool:
+    """Do `events` follow seq `after` without a gap (or are there none)?"""
+    expected = after + 1
+    for event in events:
+        if event.seq != expected:
+            return False
+        expected += 1
+    return True
 
 
 async def stored_liveness(store: RunStore, run_id: str) -> bool:
