@@ -2,6 +2,12 @@
 echo tool, every event stored (SQLite) and printed, as a subprocess.
 
     python bench/cli_steps.py            # a markdown table; --json for machine-readable output
+    python bench/cli_steps.py --before /tmp/old/.venv/bin/python    # and another checkout
+
+With `--before PYTHON` (the interpreter of another checkout's venv, whose editable install
+is that checkout's src) the two trees take turns within each repeat, the order swapped from
+one repeat to the next, so both see the same machine load; each tree's figures come with
+the ratio of this tree's to the other's.
 
 For N = 20, 100 and 500 steps it runs the command's own entry point (`loopwright.cli.main`,
 what the `loopwright` script calls) in a fresh process and takes that process's CPU time
@@ -57,12 +63,12 @@ sys.exit(code)
 process's own, so it runs as the program, not as a library call)."""
 
 
-def child_cpu_s(folder: Path, steps: int, run: int) -> float:
+def child_cpu_s(folder: Path, steps: int, run: int, python: str = sys.executable) -> float:
     """CPU seconds of one `loopwright run --json` of `steps` steps, after start-up."""
     command = [
-        sys.executable, "-c", CHILD, "run", f"echo {steps} lines",
+        python, "-c", CHILD, "run", f"echo {steps} lines",
         "--model", f"scripted:{folder / f'script_{steps}.json'}", "--tools", "echo",
-        "--json", "--store", str(folder / f"runs_{steps}_{run}.db"),
+        "--json", "--store", str(folder / f"runs_{steps}_{run}_{abs(hash(python))}.db"),
         "--max-iterations", str(steps + 1), "--no-progress-limit", str(steps + 1),
     ]  # fmt: skip
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
@@ -72,15 +78,24 @@ def child_cpu_s(folder: Path, steps: int, run: int) -> float:
     return float(err.rpartition("cpu_s=")[2].split()[0])
 
 
-def measure(repeats: int) -> dict[str, Any]:
+def measure(repeats: int, pythons: tuple[str, ...] = (sys.executable,)) -> list[dict[str, Any]]:
+    """The figures of each interpreter's tree (`summary`), its runs interleaved with the
+    others' within each repeat (the first tree first in even repeats, last in odd ones)."""
     with tempfile.TemporaryDirectory(prefix="loopwright-bench-cli-") as name:
         folder = Path(name)
         for steps in SIZES:
             write_script(folder, steps)
-        samples: dict[int, list[float]] = {steps: [] for steps in SIZES}
-        for run in range(repeats):  # interleaved: each size sees the same machine noise
-            for steps in SIZES:
-                samples[steps].append(child_cpu_s(folder, steps, run))
+        samples: list[dict[int, list[float]]] = [{steps: [] for steps in SIZES} for _ in pythons]
+        for run in range(repeats):  # interleaved: each size and tree sees the same noise
+            order = list(enumerate(pythons))
+            for index, python in order if run % 2 == 0 else reversed(order):
+                for steps in SIZES:
+                    samples[index][steps].append(child_cpu_s(folder, steps, run, python))
+    return [summary(repeats, tree) for tree in samples]
+
+
+def summary(repeats: int, samples: dict[int, list[float]]) -> dict[str, Any]:
+    """Medians and per-step slopes of one tree's CPU seconds by size."""
     median = {steps: statistics.median(values) for steps, values in samples.items()}
     lows = paired_slopes(samples[20], samples[100], 80)
     highs = paired_slopes(samples[100], samples[500], 400)
@@ -113,12 +128,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--before", metavar="PYTHON", help="another checkout's interpreter")
     args = parser.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    result = measure(args.repeats)
+    pythons = (sys.executable, args.before) if args.before else (sys.executable,)
+    results = measure(args.repeats, pythons)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
         return
+    if args.before:
+        print_comparison(args.repeats, *results)
+        return
+    result = results[0]
     print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process")
     print(f"from the command's start to its end (medians of {args.repeats} repeats)\n")
     print("| N steps | CPU ms (median) | µs per step incl. the run's set-up |")
@@ -135,6 +156,27 @@ def main() -> None:
         f"flatness (100 -> 500 slope / 20 -> 100 slope): {result['flatness']:.2f}x "
         "(goal <= 1.5x)"
     )
+
+
+def print_comparison(repeats: int, now: dict[str, Any], before: dict[str, Any]) -> None:
+    print("`loopwright run --json`, scripted model, echo tool, SQLite store; this tree and")
+    print(f"--before alternated, CPU of the process (medians of {repeats} repeats)\n")
+    print("| measure | before | this tree | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    rows: list[tuple[str, tuple[Any, ...]]]
+    rows = [(f"µs a step at N = {n} incl. set-up", ("per_step_us", n)) for n in SIZES]
+    rows += [("marginal µs a step 20 -> 100", ("marginal_us_20_100",))]
+    rows += [("marginal µs a step 100 -> 500", ("marginal_us_100_500",))]
+    for label, path in rows:
+        old, new = (pick(tree, path) for tree in (before, now))
+        print(f"| {label} | {old:.0f} | {new:.0f} | {new / old:.2f} |")
+
+
+def pick(result: dict[str, Any], path: tuple[Any, ...]) -> float:
+    value: Any = result
+    for key in path:
+        value = value[key]
+    return float(value)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from loopwright.guards import (
 from loopwright.messages import ModelResponse
 from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
-from loopwright.prompts import PromptBuilder, PromptParts, failure_text
+from loopwright.prompts import REVISIONS, PromptBuilder, PromptParts, Revision
 from loopwright.run_context import (
     EventSink,
     EventSource,
@@ -49,12 +49,6 @@ from loopwright.run_context import (
 )
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
-
-_SYSTEM_CLOCK = SystemClock()
-_NO_PROMPT_PARTS = PromptParts()
-_DEFAULT_BUILDER = PromptBuilder()
-_MAX_ITERATIONS = MaxIterations()
-"""Shared defaults (all immutable; the policies keep their state in LoopState)."""
 
 
 class AgentExecutor:
@@ -98,15 +92,15 @@ class AgentExecutor:
         self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
         self.approval = approval_policy(approve, self.tools, nested_tool_names(self.tools))
         """Which tool calls wait for a person's decision (see agent/_approval.py)."""
-        self.prompt_builder = prompt_builder or _DEFAULT_BUILDER
-        self.prompt_parts = prompt_parts or _NO_PROMPT_PARTS
+        self.prompt_builder = prompt_builder or PromptBuilder()
+        self.prompt_parts = prompt_parts or PromptParts()
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
         self.scrubber = scrubber or Scrubber.default()
         self.workspace = Path(workspace).resolve() if workspace else working_directory()
         self.extra_policies = tuple(policies)
         self.prices = prices
-        self.clock = clock or _SYSTEM_CLOCK
+        self.clock = clock or SystemClock()
         self.verifier = as_verifier(verifier)
         self.readable_roots = [Path(root).resolve() for root in readable_roots]
 
@@ -139,17 +133,14 @@ class AgentExecutor:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        run_parts: dict[str, Any] = {
-            "tools": tuple(self.tools.specs()),
-            "tool_mode": mode,
-            "workspace_section": workspace_section or self.prompt_parts.workspace_section,
-            "context_window": self.prompt_parts.context_window or self.options.context_window,
-            "revision": self.options.revision,
-        }
-        if self.prompt_parts is _NO_PROMPT_PARTS:  # what replace() makes, in a third of its time
-            parts = PromptParts(**run_parts)
-        else:
-            parts = dataclasses.replace(self.prompt_parts, **run_parts)
+        parts = dataclasses.replace(
+            self.prompt_parts,
+            tools=tuple(self.tools.specs()),
+            tool_mode=mode,
+            workspace_section=workspace_section or self.prompt_parts.workspace_section,
+            context_window=self.prompt_parts.context_window or self.options.context_window,
+            revision=self.options.revision,
+        )
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
@@ -163,8 +154,10 @@ class AgentExecutor:
         of one's own may read more of a reply, so its replies are generated whole."""
         return self.parsers == DEFAULT_PARSERS and type(self).parse is AgentExecutor.parse
 
-    def _policies(self, opts: AgentOptions, ledger: CostLedger) -> list[StopPolicy]:
-        policies: list[StopPolicy] = [_MAX_ITERATIONS]
+    def _policies(
+        self, opts: AgentOptions, revision: Revision, ledger: CostLedger
+    ) -> list[StopPolicy]:
+        policies: list[StopPolicy] = [MaxIterations()]
         if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
             policies.append(
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
@@ -173,7 +166,7 @@ class AgentExecutor:
             Repetition(opts.repetition_threshold),
             NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
-        if opts.revision >= 6:  # a run recorded before it replays without it
+        if revision.stops_unknown_tools:
             policies.append(UnknownTools(opts.repetition_threshold))
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
@@ -248,14 +241,15 @@ class AgentExecutor:
             changes.update(max_tokens_total=budget[0], max_cost=budget[1])
         if changes:
             options = dataclasses.replace(options, **changes)
+        revision = REVISIONS[options.revision]
         tool_executor = ToolExecutor(
             self.tools,
             context=ToolContext.of_run(context),
             scrubber=context.scrubber,
             timeout=self.options.tool_timeout_s,
-            failure_text=failure_text(options.revision),
+            failure_text=revision.failure_text,
         )
-        policies = self._policies(options, context.ledger)
+        policies = self._policies(options, revision, context.ledger)
         return RunSetup(
             context=context,
             request=request,
@@ -263,6 +257,7 @@ class AgentExecutor:
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
             options=options,
+            revision=revision,
             system_prompt=self._prompt(section),
             parse=self.parse,
             before_model_call=having(policies, "before_model_call"),
