@@ -45,9 +45,10 @@ _FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
 _LINE_MARKS = re.compile(r"[<\n{[]")
 _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
-_JSON_MARKS = re.compile(r'[][{}",]')
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{},"]', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
-"""What `ActionEnd` looks for next, outside JSON (`_next_mark`), in it and in its strings:
+"""What `ActionEnd` looks for next, outside JSON (`_next_mark`), in it (a whole string, a
+bracket, a comma, or the quote of a string not whole yet) and in a string not whole yet:
 the text between is skipped in one search."""
 _INPUT_LEAD = re.compile(r"[ \t]*(?:Action[ \t]+Input[ \t]*:)?[ \t]*(?:```(?:json)?[ \t]*)?", re.I)
 
@@ -135,33 +136,33 @@ class ActionEnd:
         return len(text) if found is None else found.start()
 
     def _in_json(self, text: str, i: int) -> int:
-        """Inside a top-level JSON value from `i`: reads up to the next quote, bracket or
-        comma and acts on it (a string is read to its end); the index after it."""
+        """Inside a top-level JSON value from `i`: reads up to the next string, bracket or
+        comma and acts on it; the index after it."""
         if self._in_string:
             return self._string_end(text, i)
-        mark = _JSON_MARKS.search(text, i)
-        if mark is None:
+        token = _JSON_TOKENS.search(text, i)
+        if token is None:
             return len(text)
-        i = mark.start()
-        char = text[i]
-        if char == '"':
+        found, i = token.group(), token.start()
+        if found == '"':  # a string that goes on in the next piece
             self._in_string = True
             return self._string_end(text, i + 1)
-        if char in _CLOSERS:
-            self._closers.append(_CLOSERS[char])
-        elif char == ",":
+        if found in _CLOSERS:
+            self._closers.append(_CLOSERS[found])
+        elif found == ",":
             if self._closers == ["}"]:
                 self._another_key(text, i)
-        elif self._closers.pop() != char:
-            self._given_up = True  # mismatched brackets: no reading to trust
-        elif not self._closers:
-            self._closed(text, i + 1)
-        return i + 1
+        elif found in ("}", "]"):
+            if self._closers.pop() != found:
+                self._given_up = True  # mismatched brackets: no reading to trust
+            elif not self._closers:
+                self._closed(text, i + 1)
+        return token.end()  # (past a whole string, nothing else to do)
 
     def _string_end(self, text: str, i: int) -> int:
-        """Inside a JSON string from `i`: the index after its closing quote, or the end of
-        the text when the string goes on (a backslash escapes the character after it, which
-        may come in the next piece)."""
+        """Inside a JSON string not whole yet, from `i`: the index after its closing quote,
+        or the end of the text when it goes on (a backslash escapes the character after it,
+        which may come in the next piece)."""
         while i < len(text):
             if self._escaped:
                 self._escaped = False
