@@ -5,9 +5,9 @@ echo tool, every event stored (SQLite) and printed, as a subprocess.
     python bench/cli_steps.py --before /tmp/old/.venv/bin/python    # and another checkout
 
 With `--before PYTHON` (the interpreter of another checkout's venv, whose editable install
-is that checkout's src) the two trees take turns within each repeat, the order swapped from
-one repeat to the next, so both see the same machine load; each tree's figures come with
-the ratio of this tree's to the other's.
+is that checkout's src; repeat it for more checkouts) the trees take turns within each
+repeat, the order reversed from one repeat to the next, so all see the same machine load;
+each other tree's figures come with the ratio of this tree's to them.
 
 For N = 20, 100 and 500 steps it runs the command's own entry point (`loopwright.cli.main`,
 what the `loopwright` script calls) in a fresh process and takes that process's CPU time
@@ -128,16 +128,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--before", metavar="PYTHON", help="another checkout's interpreter")
+    parser.add_argument(
+        "--before", metavar="PYTHON", action="append", default=[], help="another checkout's"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    pythons = (sys.executable, args.before) if args.before else (sys.executable,)
-    results = measure(args.repeats, pythons)
+    results = measure(args.repeats, (sys.executable, *args.before))
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
         return
     if args.before:
-        print_comparison(args.repeats, *results)
+        print_comparison(args.repeats, args.before, results)
         return
     result = results[0]
     print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process")
@@ -158,18 +159,24 @@ def main() -> None:
     )
 
 
-def print_comparison(repeats: int, now: dict[str, Any], before: dict[str, Any]) -> None:
+def print_comparison(repeats: int, before: list[str], results: list[dict[str, Any]]) -> None:
     print("`loopwright run --json`, scripted model, echo tool, SQLite store; this tree and")
-    print(f"--before alternated, CPU of the process (medians of {repeats} repeats)\n")
-    print("| measure | before | this tree | ratio |")
-    print("| --- | ---: | ---: | ---: |")
+    print(f"each --before alternated, CPU of the process (medians of {repeats} repeats)\n")
+    for index, python in enumerate(before, 1):
+        print(f"- before {index}: {python}")
+    heads = "".join(f" before {i} | ratio |" for i in range(1, len(before) + 1))
+    print(f"\n| measure | this tree |{heads}")
+    print("| --- | ---: |" + " ---: | ---: |" * len(before))
     rows: list[tuple[str, tuple[Any, ...]]]
     rows = [(f"µs a step at N = {n} incl. set-up", ("per_step_us", n)) for n in SIZES]
     rows += [("marginal µs a step 20 -> 100", ("marginal_us_20_100",))]
     rows += [("marginal µs a step 100 -> 500", ("marginal_us_100_500",))]
     for label, path in rows:
-        old, new = (pick(tree, path) for tree in (before, now))
-        print(f"| {label} | {old:.0f} | {new:.0f} | {new / old:.2f} |")
+        now = pick(results[0], path)
+        cells = "".join(
+            f" {old:.0f} | {now / old:.2f} |" for old in (pick(r, path) for r in results[1:])
+        )
+        print(f"| {label} | {now:.0f} |{cells}")
 
 
 def pick(result: dict[str, Any], path: tuple[Any, ...]) -> float:

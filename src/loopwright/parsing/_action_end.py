@@ -45,11 +45,11 @@ _FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
 _LINE_MARKS = re.compile(r"[<\n{[]")
 _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
-_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{},"]', re.S)
+_JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
-"""What `ActionEnd` looks for next, outside JSON (`_next_mark`), in it (a whole string, a
-bracket, a comma, or the quote of a string not whole yet) and in a string not whole yet:
-the text between is skipped in one search."""
+"""What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
+strings and whatever else is not a bracket or a comma, the next bracket or comma, or the
+quote of a string not whole yet; in such a string, its quote or a backslash."""
 _INPUT_LEAD = re.compile(r"[ \t]*(?:Action[ \t]+Input[ \t]*:)?[ \t]*(?:```(?:json)?[ \t]*)?", re.I)
 
 
@@ -136,14 +136,14 @@ class ActionEnd:
         return len(text) if found is None else found.start()
 
     def _in_json(self, text: str, i: int) -> int:
-        """Inside a top-level JSON value from `i`: reads up to the next string, bracket or
-        comma and acts on it; the index after it."""
+        """Inside a top-level JSON value from `i`: reads up to the next bracket or comma
+        outside strings (or a string not whole yet) and acts on it; the index after it."""
         if self._in_string:
             return self._string_end(text, i)
-        token = _JSON_TOKENS.search(text, i)
+        token = _JSON_NEXT.match(text, i)
         if token is None:
             return len(text)
-        found, i = token.group(), token.start()
+        found, i = token.group(1), token.start(1)
         if found == '"':  # a string that goes on in the next piece
             self._in_string = True
             return self._string_end(text, i + 1)
@@ -152,12 +152,11 @@ class ActionEnd:
         elif found == ",":
             if self._closers == ["}"]:
                 self._another_key(text, i)
-        elif found in ("}", "]"):
-            if self._closers.pop() != found:
-                self._given_up = True  # mismatched brackets: no reading to trust
-            elif not self._closers:
-                self._closed(text, i + 1)
-        return token.end()  # (past a whole string, nothing else to do)
+        elif self._closers.pop() != found:  # a closing bracket
+            self._given_up = True  # mismatched brackets: no reading to trust
+        elif not self._closers:
+            self._closed(text, i + 1)
+        return i + 1
 
     def _string_end(self, text: str, i: int) -> int:
         """Inside a JSON string not whole yet, from `i`: the index after its closing quote,
