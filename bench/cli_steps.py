@@ -3,27 +3,29 @@ echo tool, every event stored (SQLite) and printed, as a subprocess.
 
     python bench/cli_steps.py            # a markdown table; --json for machine-readable output
     python bench/cli_steps.py --before /tmp/old/.venv/bin/python    # and another checkout
+    python bench/cli_steps.py --sizes 100 2100                       # other run lengths
 
 With `--before PYTHON` (the interpreter of another checkout's venv, whose editable install
 is that checkout's src; repeat it for more checkouts) the trees take turns within each
 repeat, the order reversed from one repeat to the next, so all see the same machine load;
 each other tree's figures come with the ratio of this tree's to them.
 
-For N = 20, 100 and 500 steps it runs the command's own entry point (`loopwright.cli.main`,
-what the `loopwright` script calls) in a fresh process and takes that process's CPU time
-(all its threads) from just before `main` to its return: the interpreter's start and the
-imports of every command's module (the same for every N, and on a shared machine the
-noisiest part: tens of ms either way) are left out. Medians of interleaved repeats; the
-per-step cost is the slope between sizes, taken within each repeat, the median of those
-reported with its quartiles:
+For N = 20, 100 and 500 steps (`--sizes`) it runs the command's own entry point
+(`loopwright.cli.main`, what the `loopwright` script calls) in a fresh process and takes
+that process's CPU time (all its threads) from just before `main` to its return: the
+interpreter's start and the imports of every command's module (the same for every N, and
+on a shared machine the noisiest part: tens of ms either way) are left out. Medians of
+interleaved repeats; the per-step cost is the slope between sizes, taken within each
+repeat, the median of those reported with its quartiles:
 
-- marginal µs/step from 20 to 100 steps and from 100 to 500 steps (goal <= 100 µs);
-- flatness: the 100 -> 500 slope divided by the 20 -> 100 slope (goal <= 1.5x).
+- marginal µs/step from each size to the next (20 -> 100, 100 -> 500; goal <= 100 µs);
+- flatness: the last slope divided by the first (goal <= 1.5x).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -34,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (20, 100, 500)
+
+
+def slope_name(shorter: int, longer: int) -> str:
+    return f"{shorter} -> {longer}"
 
 
 def write_script(folder: Path, steps: int) -> Path:
@@ -78,37 +84,41 @@ def child_cpu_s(folder: Path, steps: int, run: int, python: str = sys.executable
     return float(err.rpartition("cpu_s=")[2].split()[0])
 
 
-def measure(repeats: int, pythons: tuple[str, ...] = (sys.executable,)) -> list[dict[str, Any]]:
+def measure(
+    repeats: int, pythons: tuple[str, ...] = (sys.executable,), sizes: tuple[int, ...] = SIZES
+) -> list[dict[str, Any]]:
     """The figures of each interpreter's tree (`summary`), its runs interleaved with the
     others' within each repeat (the first tree first in even repeats, last in odd ones)."""
     with tempfile.TemporaryDirectory(prefix="loopwright-bench-cli-") as name:
         folder = Path(name)
-        for steps in SIZES:
+        for steps in sizes:
             write_script(folder, steps)
-        samples: list[dict[int, list[float]]] = [{steps: [] for steps in SIZES} for _ in pythons]
+        samples: list[dict[int, list[float]]] = [{steps: [] for steps in sizes} for _ in pythons]
         for run in range(repeats):  # interleaved: each size and tree sees the same noise
             order = list(enumerate(pythons))
             for index, python in order if run % 2 == 0 else reversed(order):
-                for steps in SIZES:
+                for steps in sizes:
                     samples[index][steps].append(child_cpu_s(folder, steps, run, python))
     return [summary(repeats, tree) for tree in samples]
 
 
 def summary(repeats: int, samples: dict[int, list[float]]) -> dict[str, Any]:
-    """Medians and per-step slopes of one tree's CPU seconds by size."""
-    median = {steps: statistics.median(values) for steps, values in samples.items()}
-    lows = paired_slopes(samples[20], samples[100], 80)
-    highs = paired_slopes(samples[100], samples[500], 400)
-    slope_low, slope_high = statistics.median(lows), statistics.median(highs)
+    """Medians and per-step slopes (from each size to the next) of one tree's CPU seconds."""
+    sizes = sorted(samples)
+    median = {steps: statistics.median(samples[steps]) for steps in sizes}
+    slopes = {
+        slope_name(a, b): paired_slopes(samples[a], samples[b], b - a)
+        for a, b in itertools.pairwise(sizes)
+    }
+    marginal = {name: statistics.median(values) for name, values in slopes.items()}
+    first, last = marginal[slope_name(*sizes[:2])], marginal[slope_name(*sizes[-2:])]
     return {
         "repeats": repeats,
         "cpu_s": median,
-        "per_step_us": {steps: median[steps] / steps * 1e6 for steps in SIZES},
-        "marginal_us_20_100": slope_low,
-        "marginal_us_100_500": slope_high,
-        "spread_us_20_100": quartiles(lows),
-        "spread_us_100_500": quartiles(highs),
-        "flatness": slope_high / slope_low if slope_low > 0 else float("inf"),
+        "per_step_us": {steps: median[steps] / steps * 1e6 for steps in sizes},
+        "marginal_us": marginal,
+        "spread_us": {name: quartiles(values) for name, values in slopes.items()},
+        "flatness": last / first if first > 0 else float("inf"),
     }
 
 
@@ -131,9 +141,12 @@ def main() -> None:
     parser.add_argument(
         "--before", metavar="PYTHON", action="append", default=[], help="another checkout's"
     )
+    parser.add_argument("--sizes", metavar="N", type=int, nargs="+", default=list(SIZES))
     args = parser.parse_args()
+    if len(args.sizes) < 2:
+        parser.error("--sizes needs two run lengths or more")
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    results = measure(args.repeats, (sys.executable, *args.before))
+    results = measure(args.repeats, (sys.executable, *args.before), tuple(sorted(args.sizes)))
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
         return
@@ -145,16 +158,18 @@ def main() -> None:
     print(f"from the command's start to its end (medians of {args.repeats} repeats)\n")
     print("| N steps | CPU ms (median) | µs per step incl. the run's set-up |")
     print("| ---: | ---: | ---: |")
-    for steps in SIZES:
-        cpu, per = result["cpu_s"][steps], result["per_step_us"][steps]
-        print(f"| {steps} | {cpu * 1000:.0f} | {per:.0f} |")
-    low, high = result["spread_us_20_100"], result["spread_us_100_500"]
+    for steps, cpu in result["cpu_s"].items():
+        print(f"| {steps} | {cpu * 1000:.0f} | {result['per_step_us'][steps]:.0f} |")
+    slopes = ", ".join(
+        f"{value:.1f} ({name}; {low:.0f}-{high:.0f})"
+        for (name, value), (low, high) in zip(
+            result["marginal_us"].items(), result["spread_us"].values(), strict=True
+        )
+    )
+    names = list(result["marginal_us"])
     print(
-        f"\nmarginal µs per step (median of the repeats, quartiles): "
-        f"{result['marginal_us_20_100']:.1f} (20 -> 100; {low[0]:.0f}-{low[1]:.0f}), "
-        f"{result['marginal_us_100_500']:.1f} (100 -> 500; {high[0]:.0f}-{high[1]:.0f}); "
-        "goal <= 100\n"
-        f"flatness (100 -> 500 slope / 20 -> 100 slope): {result['flatness']:.2f}x "
+        f"\nmarginal µs per step (median of the repeats, quartiles): {slopes}; goal <= 100\n"
+        f"flatness ({names[-1]} slope / {names[0]} slope): {result['flatness']:.2f}x "
         "(goal <= 1.5x)"
     )
 
@@ -168,9 +183,10 @@ def print_comparison(repeats: int, before: list[str], results: list[dict[str, An
     print(f"\n| measure | this tree |{heads}")
     print("| --- | ---: |" + " ---: | ---: |" * len(before))
     rows: list[tuple[str, tuple[Any, ...]]]
-    rows = [(f"µs a step at N = {n} incl. set-up", ("per_step_us", n)) for n in SIZES]
-    rows += [("marginal µs a step 20 -> 100", ("marginal_us_20_100",))]
-    rows += [("marginal µs a step 100 -> 500", ("marginal_us_100_500",))]
+    rows = [(f"µs a step at N = {n} incl. set-up", ("per_step_us", n)) for n in results[0]["cpu_s"]]
+    rows += [
+        (f"marginal µs a step {name}", ("marginal_us", name)) for name in results[0]["marginal_us"]
+    ]
     for label, path in rows:
         now = pick(results[0], path)
         cells = "".join(
