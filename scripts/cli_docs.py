@@ -82,6 +82,16 @@ gate_timeout = 600
 ```
 
 Top-level keys: `model`, `base_url`, `store`, `tenant`, `workspace`.
+
+A project's file (this folder or a parent) is read only when it is a regular file owned by
+you or root (not a symbolic link), and its relative paths follow its own folder. Its
+settings that pick code or data or weaken a protection (a tool file, another model, store
+or tenant, a looser limit, ...) apply only once you trust it (`loopwright config trust`);
+docs/security.md lists every key and why. A command that reads its defaults from the file
+says so in one line on stderr before it starts: the file, its trust, what it gives the
+command and what it leaves out (`loopwright: using /work/app/loopwright.toml (not
+trusted): run.max_iterations; ignoring run.tools (it imports tool code); ...`); nothing
+when the file gives the command nothing.
 """
 
 

@@ -36,6 +36,7 @@ SAMPLES: dict[type[BaseException], BaseException] = {
         "never matched", answer="{}", errors=["'n' is required"]
     ),
     errors.ReplayDivergence: errors.ReplayDivergence(4, "tool_call add", "tool_call sub"),
+    errors.RunSuspended: errors.RunSuspended("approve_0123456789ab", ("pending",)),
 }
 
 

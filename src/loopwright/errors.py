@@ -14,7 +14,9 @@ that goes back to the model instead of up the stack::
     │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
     │   ├── EventDecodeError        a wire event that is not valid for any readable version
-    │   └── RunNotFound             no run with that id in the store (or not yours)
+    │   ├── RunNotFound             no run with that id in the store (or not yours)
+    │   ├── FollowUpError           a follow-up to a run that cannot take one (still running...)
+    │   └── ForkError               a fork of a run that cannot give one (past its last step...)
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -33,6 +35,10 @@ that goes back to the model instead of up the stack::
         ├── ToolError               a tool failed; its message becomes the observation
         ├── ModelRetry              a tool asks the model to try again, with a hint
         └── ParseError              the model's reply could not be read
+
+    RunSuspended (a BaseException, like asyncio.CancelledError: not an error) stops a run
+    at a gate nobody has decided yet (`on_pending="wait"`); the loop turns it into a
+    `waiting` result, and it never reaches the caller.
 
 Exceptions never log or print when constructed.
 """
@@ -150,6 +156,17 @@ class RunNotFound(UsageError):
         super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
 
 
+class FollowUpError(UsageError):
+    """A follow-up turn (`after=`) that cannot start: the run it follows is still running,
+    is a task run, holds no conversation, or cannot be replayed by this agent. Nothing is
+    started."""
+
+
+class ForkError(UsageError):
+    """A fork (`fork_of=`) that cannot start: the step is past the run's last, or the run is
+    not an agent run that has ended. Nothing is started."""
+
+
 class RunError(LoopwrightError):
     """The run failed."""
 
@@ -244,3 +261,26 @@ class ReplayDivergence(RunError):
         self.expected = expected
         self.actual = actual
         super().__init__(f"diverged at event {seq}: recorded {expected}, now {actual}")
+
+
+class RunSuspended(BaseException):
+    """A tool call needs a decision nobody has given yet, and the run is to end `waiting`
+    rather than wait (`on_pending="wait"`). Raised by the run's gatekeeper at the gate,
+    given the pending approval by the tool phase, and turned into the run's `waiting`
+    result by the loop (a sub-agent's goes up to its lead's loop, through the tool call
+    that runs it). A BaseException so that nothing on the way, such as the tool
+    executor's `except Exception`, takes it for a tool's failure."""
+
+    def __init__(self, gate_id: str, pending: tuple[Any, ...] = ()) -> None:
+        self.gate_id = gate_id
+        self.pending = pending
+        """The pending approvals (agent.PendingApproval) the run stopped at."""
+        super().__init__(f"waiting for a decision on gate {gate_id}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_signal, (type(self), self.args), self.__dict__)
+
+
+def _rebuild_signal(cls: type[RunSuspended], args: tuple[Any, ...]) -> RunSuspended:
+    """A RunSuspended with `args`, its attributes still to come (pickle's state)."""
+    return cls.__new__(cls, *args)

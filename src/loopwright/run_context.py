@@ -16,12 +16,21 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from loopwright.events import Event
 from loopwright.guards import CostLedger
 from loopwright.messages import ToolCall
 from loopwright.safety.scrub import Scrubber
+
+if TYPE_CHECKING:  # a default for type checkers (PEP 696); Python 3.11's TypeVar has none
+    from typing_extensions import TypeVar as DefaultingTypeVar
+
+    DepsT = DefaultingTypeVar("DepsT", default=None)
+else:
+    DepsT = TypeVar("DepsT")
+"""The type of a run's deps (`AgentExecutor[DepsT, ...]`, `ToolContext[DepsT]`); None when
+the agent declares none."""
 
 EventSink = Callable[[Event], Awaitable[None] | None]
 """Gets every event of a run as it happens (in this process): a coroutine function, or a
@@ -141,6 +150,9 @@ class RunContext:
     approval: ApprovalRule | None = None
     """Which tool calls wait for a decision: the agent's own policy, and for a sub-agent
     also its lead's."""
+    approval_timeout_s: float | None = None
+    """How long a tool call waits for its decision (the agent's option); a sub-agent's
+    calls wait as long as its lead's (the same person decides). None: the agent's own."""
     ledger: CostLedger = field(default_factory=CostLedger)
     """The run's token and cost usage (a sub-agent's is added to its lead's)."""
     max_tokens_total: int | None = None
@@ -156,6 +168,10 @@ class RunContext:
     tool_threads: ThreadPool | None = None
     """Where the run's sync tools run: its tenant's pool (the Runtime's chooser); None: the
     process's default pool. A sub-agent uses its lead's."""
+    deps: Any = None
+    """The run's dependencies (`agent.run(request, deps=...)`), which its tools get as
+    `ToolContext.deps`; a sub-agent gets its lead's. Never recorded: a resumed run gets
+    them again from its caller."""
 
     @property
     def own_recorded(self) -> list[Event]:

@@ -68,8 +68,9 @@ def test_an_untrusted_project_file_runs_no_code_and_says_what_it_ignored(tmp_pat
     assert call["is_error"] and "no tool named 'run_command'" in call["result"]
     [line] = [line for line in err.splitlines() if "ignoring" in line]  # one line
     config = project / "loopwright.toml"
-    assert line.startswith(f"loopwright: ignoring from {config} (not trusted): ")
-    for named in ("workspace (it is outside the project)", "store (it is outside the project)",
+    assert line.startswith(f"loopwright: using {config} (not trusted): run.max_iterations; ")
+    assert "store" not in line  # LOOPWRIGHT_STORE beats the file: its store would not apply
+    for named in ("workspace (it is outside the project)",
                   "run.allow_commands (it lets the model run programs)",
                   "run.tools (it imports tool code)"):  # fmt: skip
         assert named in line
@@ -105,7 +106,8 @@ def test_config_show_says_where_each_value_came_from_and_its_trust(tmp_path: Pat
     assert data["files"]["project_trust"] == "untrusted"
     ignored = {item["key"]: item["reason"] for item in data["ignored"]}
     assert ignored == {
-        "workspace": "it is outside the project", "store": "it is outside the project",
+        "workspace": "it is outside the project",
+        "store": "it picks where your runs are kept and what resume re-runs",
         "run.allow_commands": "it lets the model run programs",
         "run.tools": "it imports tool code", "serve.host": "it serves beyond this machine",
         "serve.token_file": "it decides who may use the server",

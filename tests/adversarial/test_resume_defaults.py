@@ -127,7 +127,8 @@ def test_a_plain_function_killed_after_its_effect_is_not_run_again(tmp_path: Pat
 @pytest.mark.subprocess
 async def test_a_real_mcp_servers_annotations_become_declarations() -> None:
     server = Path(__file__).parents[2] / "examples" / "mcp_server.py"
-    async with MCPConnections([f"{sys.executable} {server}"]) as connections:
+    target = f"{sys.executable} {server}"
+    async with MCPConnections([target], trusted=[target]) as connections:
         declared = {t.name: (t.effect, t.idempotent) for t in connections.tools()}
     assert declared["list_notes"] == ("read", True)
     assert declared["add_note"] == ("write", False)

@@ -153,9 +153,12 @@ def test_patterns_that_need_backtracking_and_deep_schemas_are_refused(tmp_path: 
     for _ in range(500):
         nested = {"type": "array", "items": nested}
     deep.write_text(json.dumps(nested))
+    deeper = tmp_path / "deeper.json"  # past what Python's json module reads
+    deeper.write_text('{"items": ' * 100_000 + "{}" + "}" * 100_000)
     for path, expected in (
         (lookahead, "without lookarounds (?=...) or backreferences"),
         (deep, "nested more than 64 levels deep"),
+        (deeper, "nested too deeply to read (a schema may nest 64 levels)"),
     ):
         done = loopwright("run", "x", "--model", model, "--output-schema", str(path),
                           home=tmp_path)  # fmt: skip

@@ -65,3 +65,38 @@ def test_a_tool_output_with_them_is_stored_scrubbed(tmp_path: Path) -> None:
     assert "REDACTED" in stored
     for _, secret in MISSED:
         assert secret not in stored and secret not in done.out
+
+
+RAW_REPLY_SECRETS = ["Pq7rSt3uVw", "Kd9fGh2jLz", "Mn4bVc8xZa", "Yt6rEw1qUi"]
+
+
+def test_secrets_in_a_raw_json_reply_are_scrubbed_in_the_store_and_json_output(
+    tmp_path: Path,
+) -> None:
+    """A model's reply is JSON: a line end after `password: X` in it is the two characters
+    `\\n`, and a `mysql -pX` in a command is the whole command. Neither reaches the run
+    store (whose events the dashboard shows) or `--json`."""
+    first, second, third, fourth = RAW_REPLY_SECRETS
+    model = script(
+        tmp_path / "s.json",
+        [
+            {
+                "thought": f"log in with mysql -p{first} first",
+                "action": "echo",
+                "action_input": {"text": f"password: {second}\nthen connect"},
+            },
+            {"thought": "done", "final_answer": f"db password: {third}\nrun mysql -p'{fourth}'"},
+        ],
+    )
+    done = loopwright("run", "connect", "--model", model, "--tools", "echo", "--json",
+                      home=tmp_path)  # fmt: skip
+    assert done.code == 0, done.both
+    assert "\\\\n" in (tmp_path / "s.json").read_text()  # the replies hold escaped line ends
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        rows = [row for table in tables for row in db.execute(f"SELECT * FROM {table}")]
+    stored = "\n".join(map(str, rows))
+    assert "[REDACTED:" in stored and "[REDACTED:" in done.out
+    for secret in RAW_REPLY_SECRETS:
+        assert secret not in stored, secret
+        assert secret not in done.out, secret

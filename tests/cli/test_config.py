@@ -122,6 +122,9 @@ def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
     ) as server:  # fmt: skip
         try:
             assert server.stderr is not None
+            using = server.stderr.readline()  # which project file applies, and what it gives
+            assert using.startswith(f"loopwright: using {tmp_path / 'loopwright.toml'} "), using
+            assert "serve.port" in using and "serve.store" not in using, using  # env's store
             line = server.stderr.readline()
             assert f"on http://127.0.0.1:{port} " in line, line
             with socket.create_connection(("127.0.0.1", port), timeout=10):

@@ -15,8 +15,9 @@ def test_the_example_config_file_sets_the_defaults(tmp_path: Path) -> None:
     assert shown.code == 0, shown.err
     values = {f"{v['section']}.{v['key']}": v for v in json.loads(shown.out)["values"]}
     assert values["run.tools"]["value"] == "read,list_files,grep"
-    assert values["run.tenant"]["value"] == "examples"
-    assert values["run.tenant"]["source"] == "project file"
+    assert values["run.model"]["value"] == "local"
+    assert values["run.model"]["source"] == "project file"
+    assert json.loads(shown.out)["ignored"] == []  # nothing in it needs trust
     assert values["serve.port"]["value"] == 8800 and values["task.gate_timeout"]["value"] == 60.0
     prompt = cli("prompt", "--json", home=tmp_path, cwd=EXAMPLE)
     assert json.loads(prompt.out)["tools"] == ["read", "list_files", "grep"]

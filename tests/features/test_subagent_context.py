@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from inprocess_cli import CliRun
-from loopwright import AgentExecutor
+from loopwright import AgentExecutor, AgentOptions
 from loopwright.agent._approval import approval_request_id
 from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
@@ -125,7 +125,10 @@ async def test_resumed_lead_lets_the_waiting_child_ask_its_gatekeeper(tmp_path: 
 
     child_id = child_run_id("run_b", "call_1_0")
     store = SqliteRunStore(tmp_path / "runs.db")
-    waiting = approval_request_id(child_id, "call_1_0")
+    open_gate = recorded[-1]  # the child's open gate, as its log recorded it
+    assert isinstance(open_gate, ConfirmationRequiredEvent) and open_gate.run_id == child_id
+    waiting = open_gate.request_id
+    assert waiting.startswith(approval_request_id(child_id, "call_1_0") + "_")
     store.post_gate_decision(child_id, waiting, True, join_decider("api:eve", "fine"))
     resumed_gates = GateBroker(store, poll_s=0.02)
     again = Seen(resumed_gates)
@@ -245,3 +248,15 @@ def test_cli_approve_names_a_tool_of_the_sub_agent(
         ("encyclopedia", True, "--yes")
     ]
     assert lead_gates == []
+
+
+async def test_a_sub_agents_call_waits_as_long_as_the_leads() -> None:
+    gates = GateBroker()
+    seen = Seen(gates, (True, "alice"))
+    child = cleaner(CHILD_REPLIES, approve=["delete_file"])  # its own option: 300 s
+    lead = lead_of(child, LEAD_REPLIES, options=AgentOptions(approval_timeout_s=7.0))
+    result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_t")
+    assert result.answer == "cleaned"
+    [asked] = seen.of(ConfirmationRequiredEvent)
+    assert asked.run_id == child_run_id("run_t", "call_1_0")
+    assert asked.timeout_s == 7.0

@@ -134,3 +134,30 @@ def test_cli_run_with_mcp_server(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "multiply" in events[0]["tools"]
     assert events[0]["spec"]["mcp"] == [STDIO]
     assert [e["result"] for e in events if e["type"] == "tool_call"] == ["15"]
+
+
+DEEP = f"{sys.executable} {Path(__file__).with_name('deep_server.py')}"
+
+
+async def test_a_tools_list_nested_too_deep_is_a_clear_error_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        async with MCPConnections([f"{DEEP} list"], connect_timeout_s=120):
+            pass
+    assert str(refused.value).startswith(
+        f"MCP server '{DEEP} list' sent a message that cannot be read: "
+        "Invalid JSON: recursion limit exceeded at line 1 column "
+    )
+    assert "\n" not in str(refused.value)
+    assert "Traceback" not in caplog.text and "Failed to parse" not in caplog.text
+
+
+async def test_a_call_answered_too_deep_is_an_error_observation_at_once() -> None:
+    model = ScriptedModel([call("deep"), final("gave up")])
+    async with MCPConnections([f"{DEEP} call"], call_timeout_s=120) as servers:
+        result = await AgentExecutor(model, servers.tools()).run("x")
+    assert result.steps[0].is_error
+    assert "MCP server 'deep' sent a message that cannot be read: Invalid JSON" in (
+        result.steps[0].result
+    )

@@ -37,6 +37,29 @@ SHAPES = [
     (f'{{"cmd": "password\\u003d{SECRET} user\\u003dapp"}}', SECRET, "user\\u003dapp"),
     (f"\\u0022password\\u0022: \\u0022{SECRET}\\u0022, \\u0022user", SECRET, "\\u0022user"),
     (f'{{\\"password\\": \\"{SECRET}\\", \\"user\\": \\"app\\"}}', SECRET, '\\"user\\"'),
+    # `key: value` then a JSON-escaped line end, tab or quote (a model's raw JSON reply)
+    (f'{{"answer": "password: {SECRET}\\nnext line"}}', SECRET, "\\nnext line"),
+    (f'{{"answer": "password: {SECRET}\\r\\nnext"}}', SECRET, "\\r\\nnext"),
+    (f'{{"answer": "password: {SECRET}\\tnext"}}', SECRET, "\\tnext"),
+    (f'{{"answer": "password:\\t{SECRET}\\nnext"}}', SECRET, "\\nnext"),
+    (f'{{"answer": "api_key: {SECRET}\\u000anext"}}', SECRET, "next"),
+    (f'{{"answer": "token: {SECRET}\\"}}', SECRET, '\\"}'),
+    (f'"{{\\"answer\\": \\"password: {SECRET}\\\\nnext\\"}}"', SECRET, "next"),
+    (f'"{{\\"a\\": \\"password: \\\\\\"{SECRET}\\\\\\"\\"}}"', SECRET, '\\"}"'),
+    # mysql's -p right after the command, quoted, JSON-escaped; --password= and --password
+    (f"mysql -p{SECRET} shop", SECRET, "shop"),
+    (f"mysql -p{SECRET}", SECRET, "mysql -p"),
+    (f"mysqldump -p{SECRET} shop > shop.sql", SECRET, "shop > shop.sql"),
+    (f"mariadb -p{SECRET}", SECRET, "mariadb -p"),
+    (f"mysql -h db -p'{SECRET}' shop", SECRET, "shop"),
+    (f"mysql -p'{SECRET} and more' shop", SECRET, "shop"),
+    (f'mysql -p"{SECRET}" shop', SECRET, "shop"),
+    (f'{{"command": "mysql -p{SECRET}\\nexit"}}', SECRET, "\\nexit"),
+    (f'{{"command": "mysql -p\\"{SECRET}\\" shop"}}', SECRET, "shop"),
+    (f"mysql --password={SECRET} shop", SECRET, "shop"),
+    (f"mysql --password='{SECRET}' shop", SECRET, "shop"),
+    (f"mysql --password {SECRET} shop", SECRET, "shop"),
+    (f'{{"command": "mysql --password=\\"{SECRET}\\" shop"}}', SECRET, "shop"),
 ]
 
 
@@ -60,6 +83,9 @@ def test_every_shape_is_redacted_and_the_line_kept(text: str, secret: str, kept:
         "token = nextchar",
         "X-Request-Id: 9f8e7d6c5b4a39281706",
         "Authorization: <token>",
+        "mysql -p shop",
+        "mysql --help",
+        '{"answer": "the reset page asks: password: then submit\\nok"}',
     ],
 )
 def test_look_alikes_are_left_alone(text: str) -> None:

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
+from loopwright.errors import UsageError
 from loopwright.events import Event, StepCompleteEvent
+from loopwright.tasks import StateFileExporter, TaskSettings
 from loopwright.tasks import TaskExecutor as NativeTaskExecutor
-from loopwright.tasks import TaskSettings
 from loopwright.tools import ToolRegistry, tool
 
 
@@ -117,3 +118,23 @@ async def test_the_native_sink_is_never_ahead_of_the_state_file(tmp_path: Path) 
     )
     await executor.run(definition(*STEPS[:2]), "survey", {"site": "hq"}, "acme")
     assert checked == ["measure_0", "measure_1"]
+
+
+@pytest.mark.parametrize("client", ["../../escaped", "../x", "a/b", "..", "", "a\\b"])
+async def test_a_client_name_that_is_not_a_folder_name_is_refused(
+    tmp_path: Path, client: str
+) -> None:
+    """A client name comes from the caller: `../../escaped` put the state file two folders
+    above `clients/`. It is refused before the run starts; nothing is written anywhere."""
+    data_dir = tmp_path / "data"
+    executor = TaskExecutor(None, Settings(data_dir=data_dir, tools=[measure], workspace=tmp_path))
+    with pytest.raises(UsageError, match=r"client name .* cannot name a folder"):
+        async for _ in executor.execute(definition(STEPS[0]), "", {"site": "s"}, client):
+            pass
+    assert list(tmp_path.rglob("*.json")) == []
+    exporter = StateFileExporter(data_dir)
+    for call in (exporter.path_for, exporter.backup_dir):
+        with pytest.raises(UsageError, match="cannot name a folder"):
+            call(client, "run_1")
+        with pytest.raises(UsageError, match=r"task id '\.\./x' cannot name a folder"):
+            call("acme", "../x")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,3 +124,39 @@ def test_the_http_client_example(tmp_path: Path) -> None:
         )
         assert run.json()["tenant"] == "globex"
         assert run.json()["answer"] == "two echoes"
+
+
+def test_a_run_whose_store_fails_is_reported_in_one_line(tmp_path: Path) -> None:
+    """The store fails mid-run (the server may write no more than 300 kB to a file: its
+    writes past that fail, as on a full disk): the run's error, which nobody awaits, is one
+    line of the server's log, not "Task exception was never retrieved" and a traceback."""
+    big = "z" * 400_000
+    replies = [
+        {"thought": "t", "action": "echo", "action_input": {"text": big}},
+        {"thought": "t", "final_answer": "ok"},
+    ]
+    (tmp_path / "s.json").write_text(json.dumps([json.dumps(r) for r in replies]))
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    process = subprocess.Popen(
+        [*LOOPWRIGHT, "serve", "--port", "0", "--store", str(tmp_path / "runs.db"),
+         "--model", f"scripted:{tmp_path / 's.json'}", "--workspace", str(tmp_path)],
+        stderr=subprocess.PIPE, text=True, preexec_fn=small_files,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+        url = process.stderr.readline().split(" on ")[1].split()[0]
+        started = httpx.post(f"{url}/api/runs", json={"prompt": "p", "tools": ["echo"]})
+        assert started.status_code == 201, started.text
+        run_id = started.json()["run_id"]
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{url}/api/runs/{run_id}").json()["status"] == "running":
+            assert time.monotonic() < deadline, "the run never ended"
+            time.sleep(0.1)  # polling the run's status, with a deadline
+    finally:
+        process.terminate()
+        err = process.communicate(timeout=20)[1]
+    assert f"run {run_id} failed: the run store failed: run store " in err, err
+    assert "Traceback" not in err and "never retrieved" not in err, err

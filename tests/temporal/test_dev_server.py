@@ -51,5 +51,8 @@ def test_a_port_that_accepts_but_never_answers_is_a_bounded_wait_then_an_error(
     took = time.monotonic() - began
     assert f"the Temporal dev server at 127.0.0.1:{port} did not answer in 2 s" in str(raised.value)
     assert 2 <= took < 30  # the timeout, plus stopping the server on a loaded machine
+    log = Path(str(raised.value).rsplit("its log: ", 1)[1])
+    assert log.is_file()  # kept: the error names it
+    log.unlink()
     with pytest.raises(ConnectionRefusedError):  # stopped: nothing listens there any more
         socket.create_connection(("127.0.0.1", port), timeout=5).close()

@@ -4,12 +4,14 @@ for approval where the run says so), keep the observations, then ask the policie
 from __future__ import annotations
 
 from loopwright.agent._approval import ask_approval, refusal_text
+from loopwright.agent._pending import pending_approval
 from loopwright.agent._replies import finished_event
 from loopwright.agent._result import CompletedStep
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, effect_timeout, first_stop
 from loopwright.agent._subagent import subagent_run_id
 from loopwright.effects import Effects
+from loopwright.errors import RunSuspended
 from loopwright.events import ToolCallStartedEvent
 from loopwright.guards import CallSignature, Nudge, Stop
 from loopwright.messages import Message, ToolCall, ToolResult
@@ -57,8 +59,16 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     iteration = state.guard.iteration
     tool = setup.tools.find(call.name)  # None: the executor answers with the tools there are
     approval = setup.context.approval
-    if approval is not None and approval.needs(call, "" if tool is None else tool.effect):
-        verdict = await ask_approval(fx, call, setup.options.approval_timeout_s)
+    effect = "" if tool is None else tool.effect
+    if approval is not None and approval.needs(call, effect):
+        waits_s = setup.context.approval_timeout_s or setup.options.approval_timeout_s
+        try:  # a sub-agent's call waits as long as its lead's
+            verdict = await ask_approval(fx, call, waits_s)
+        except RunSuspended as stop:  # nobody has decided: the run ends waiting here
+            pending = pending_approval(setup, call, effect, stop.gate_id)
+            raise RunSuspended(stop.gate_id, (pending,)) from None
+        if state.memory is not None:
+            state.memory.verdicts[call.id] = (iteration, verdict)
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
             if setup.tool_mode == "prompted":
@@ -88,6 +98,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     state.steps.append(
         CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
     )
+    if state.memory is not None:
+        state.memory.results[call.id] = (iteration, result)
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:

@@ -5,64 +5,122 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, overload
 
-from loopwright import telemetry
+from loopwright.agent._agent_parts import AgentParts
 from loopwright.agent._approval import ApproveSpec, approval_policy
-from loopwright.agent._loop import run_agent
-from loopwright.agent._options import AgentOptions, recorded_workspace_section
+from loopwright.agent._deps import check_deps_type, check_tool_deps
+from loopwright.agent._lineage import NO_LINEAGE, Lineage
+from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import as_output_spec
+from loopwright.agent._pending import (
+    OnPending,
+    WaitingGates,
+    check_on_pending,
+    decisions_for,
+    gatekeeper,
+    kept_events,
+    run_started,
+)
 from loopwright.agent._process import new_run_id, working_directory
-from loopwright.agent._result import ExecutionResult
-from loopwright.agent._setup import RunSetup
-from loopwright.agent._state import having
+from loopwright.agent._result import ExecutionResult, OutputT
 from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_names
+from loopwright.agent._turns import lineage_of
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, LiveEffects, replaying
 from loopwright.events import Event
-from loopwright.guards import (
-    DEFAULT_PRICES,
-    Budget,
-    CostLedger,
-    MaxIterations,
-    NoProgress,
-    Repetition,
-    StopPolicy,
-    UnknownTools,
-    WallClock,
-)
-from loopwright.messages import ModelResponse
-from loopwright.models import ChecksUse, Model
-from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
-from loopwright.prompts import REVISIONS, PromptBuilder, PromptParts, Revision
-from loopwright.run_context import (
-    EventSink,
-    EventSource,
-    Gatekeeper,
-    Leases,
-    Recorder,
-    RunContext,
-    ThreadPool,
-)
+from loopwright.guards import StopPolicy
+from loopwright.models import Model
+from loopwright.parsing import DEFAULT_PARSERS, ReplyParser
+from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.run_context import DepsT, EventSink, Gatekeeper
 from loopwright.safety.scrub import Scrubber
-from loopwright.tools import Tool, ToolContext, ToolExecutor, ToolRegistry, workspace_context
+from loopwright.tools import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    class AgentSettings(TypedDict, total=False):
+        """The keyword arguments of `AgentExecutor` other than the typed ones."""
+
+        options: AgentOptions | None
+        prompt_builder: PromptBuilder | None
+        prompt_parts: PromptParts | None
+        system_prompt: str | None
+        parsers: Sequence[ReplyParser]
+        scrubber: Scrubber | None
+        workspace: str | Path | None
+        policies: Sequence[StopPolicy]
+        prices: dict[str, tuple[float, float]] | None
+        clock: Clock | None
+        verifier: VerifierSpec | None
+        readable_roots: Sequence[str | Path]
+        approve: ApproveSpec
+        on_pending: OnPending
 
 
-class AgentExecutor:
+def _listened_if(listened: bool) -> Callable[[], bool]:
+    """`listened=` for a run whose sink keeps its events: token deltas are streamed only
+    when the caller gave an `on_event` to send them to."""
+    return lambda: listened
+
+
+Tools = ToolRegistry | Iterable[Tool | Callable[..., Any]]
+"""What `AgentExecutor(model, tools)` takes: a registry, or tools and typed functions."""
+
+
+class AgentExecutor(AgentParts[DepsT, OutputT]):
     """Runs requests through the ReAct loop: reason, call a tool, observe, repeat.
 
     >>> agent = AgentExecutor(ScriptedModel(['{"final_answer": "hi"}']), tools=[echo])
     >>> agent.run_sync("say hi").answer
     'hi'
+
+    Generic in the deps its runs are given (`deps_type=`) and the type of its answer
+    (`output_type=`): `AgentExecutor(model, deps_type=Shop, output_type=Invoice)` is an
+    `AgentExecutor[Shop, Invoice]`, whose `run(..., deps=)` takes a `Shop` and whose
+    `result.output` is an `Invoice` (None until the run completes).
     """
+
+    @overload
+    def __init__(
+        self: AgentExecutor[DepsT, None],
+        model: Model,
+        tools: Tools = (),
+        *,
+        output_type: None = None,
+        deps_type: type[DepsT] | None = None,
+        **settings: Unpack[AgentSettings],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: AgentExecutor[DepsT, OutputT],
+        model: Model,
+        tools: Tools = (),
+        *,
+        output_type: type[OutputT],
+        deps_type: type[DepsT] | None = None,
+        **settings: Unpack[AgentSettings],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: AgentExecutor[DepsT, Any],
+        model: Model,
+        tools: Tools = (),
+        *,
+        output_type: Any,
+        deps_type: type[DepsT] | None = None,
+        **settings: Unpack[AgentSettings],
+    ) -> None: ...
 
     def __init__(
         self,
         model: Model,
-        tools: ToolRegistry | Iterable[Tool | Callable[..., Any]] = (),
+        tools: Tools = (),
         *,
         options: AgentOptions | None = None,
         prompt_builder: PromptBuilder | None = None,
@@ -78,10 +136,11 @@ class AgentExecutor:
         readable_roots: Sequence[str | Path] = (),
         output_type: Any = None,
         approve: ApproveSpec = None,
+        deps_type: Any = None,
+        on_pending: OnPending = "ask",
     ) -> None:
         self.model = model
         self.output = as_output_spec(output_type)
-        """The type the final answer must have (`result.output`), if any."""
         self.options = options or AgentOptions()
         allowed = self.options.allowed_tools
         if isinstance(tools, ToolRegistry) or allowed is not None:
@@ -91,7 +150,9 @@ class AgentExecutor:
             self.tools = ToolRegistry(tools)
         self.options = self.options.for_tools(self.tools, model)  # defaults, recorded
         self.approval = approval_policy(approve, self.tools, nested_tool_names(self.tools))
-        """Which tool calls wait for a person's decision (see agent/_approval.py)."""
+        self.on_pending = check_on_pending(on_pending)
+        self.deps_type = check_deps_type(deps_type)
+        check_tool_deps(self.tools, self.deps_type)
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.prompt_parts = prompt_parts or PromptParts()
         self.system_prompt_override = system_prompt
@@ -104,202 +165,6 @@ class AgentExecutor:
         self.verifier = as_verifier(verifier)
         self.readable_roots = [Path(root).resolve() for root in readable_roots]
 
-    @property
-    def tool_mode(self) -> str:
-        return self.options.tool_mode or self.model.preferred_tool_mode
-
-    def system_prompt(self, request: str | None = None) -> str:
-        """The exact system prompt the model gets (the same at every iteration).
-
-        Given the request, it carries the WORKSPACE section (root, git repository and
-        branch, the files the request names) when the agent has workspace tools.
-        """
-        return self._prompt(self.workspace_section(request) if request is not None else "")
-
-    def workspace_section(self, request: str, workspace: Path | None = None) -> str:
-        """Seed 003's workspace context (of `workspace`, else the agent's), for agents with
-        tools that take a ToolContext."""
-        if self.prompt_parts.workspace_section or not any(t.context_param for t in self.tools):
-            return ""
-        return workspace_context(workspace or self.workspace, request)
-
-    def _prompt(self, workspace_section: str) -> str:
-        prompt = self._base_prompt(workspace_section)
-        if self.output is None:
-            return prompt
-        return f"{prompt}\n\n{self.output.prompt_section(has_tools=len(self.tools) > 0)}"
-
-    def _base_prompt(self, workspace_section: str) -> str:
-        if self.system_prompt_override is not None:
-            return self.system_prompt_override
-        mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        parts = dataclasses.replace(
-            self.prompt_parts,
-            tools=tuple(self.tools.specs()),
-            tool_mode=mode,
-            workspace_section=workspace_section or self.prompt_parts.workspace_section,
-            context_window=self.prompt_parts.context_window or self.options.context_window,
-            revision=self.options.revision,
-        )
-        return self.prompt_builder.build(parts)
-
-    def parse(self, response: ModelResponse) -> ParseOutcome:
-        """How this agent reads a model reply (its parser chain)."""
-        return parse_reply(response, self.parsers)
-
-    @property
-    def reads_first_action(self) -> bool:
-        """Replies are read by the default parser chain, which takes their first action:
-        the model may stop generating once that action is complete. A chain or a `parse`
-        of one's own may read more of a reply, so its replies are generated whole."""
-        return self.parsers == DEFAULT_PARSERS and type(self).parse is AgentExecutor.parse
-
-    def _policies(
-        self, opts: AgentOptions, revision: Revision, ledger: CostLedger
-    ) -> list[StopPolicy]:
-        policies: list[StopPolicy] = [MaxIterations()]
-        if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
-            policies.append(
-                Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
-            )
-        policies += [
-            Repetition(opts.repetition_threshold),
-            NoProgress(opts.no_progress_limit, opts.progress_signal),
-        ]
-        if revision.stops_unknown_tools:
-            policies.append(UnknownTools(opts.repetition_threshold))
-        if opts.timeout_s:
-            policies.append(WallClock(opts.timeout_s))
-        return [*policies, *self.extra_policies]
-
-    def run_context(
-        self,
-        run_id: str,
-        *,
-        tenant: str = "default",
-        parent_run_id: str | None = None,
-        parent_call_id: str | None = None,
-        gates: Gatekeeper | None = None,
-        sink: EventSink | None = None,
-        recorder: Recorder | None = None,
-        recorded: Sequence[Event] = (),
-        store: EventSource | None = None,
-        leases: Leases | None = None,
-        tool_threads: ThreadPool | None = None,
-    ) -> RunContext:
-        """The context of a run of this agent: its workspace, scrubber, approval policy, a
-        new ledger and its budget, with what the caller gives (who decides its gates, where
-        its events go, what an earlier process of it recorded, the store, the leases and
-        where its sync tools run)."""
-        prices = {**DEFAULT_PRICES, **self.prices} if self.prices else DEFAULT_PRICES
-        return RunContext(
-            run_id=run_id,
-            workspace=self.workspace,
-            tenant=tenant,
-            parent_run_id=parent_run_id,
-            parent_call_id=parent_call_id,
-            readable_roots=tuple(self.readable_roots),
-            scrubber=self.scrubber,
-            gates=gates,
-            approval=self.approval,
-            ledger=CostLedger(prices=prices),  # read only: the default table is shared
-            max_tokens_total=self.options.max_tokens_total,
-            max_cost=self.options.max_cost,
-            sink=sink,
-            recorder=recorder,
-            recorded=tuple(recorded),
-            store=store,
-            leases=leases,
-            tool_threads=tool_threads,
-        )
-
-    def setup(
-        self,
-        request: str,
-        context: RunContext,
-        *,
-        spec: dict[str, Any] | None = None,
-        workspace_section: str | None = None,
-    ) -> RunSetup:
-        """Everything one run of `request` needs, resolved once. The workspace section of
-        the prompt is `workspace_section` when given, else the one an earlier process of
-        the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now."""
-        section = workspace_section
-        if section is None:
-            section = recorded_workspace_section(context.own_recorded)
-        if section is None:
-            section = self.options.workspace_context
-        if section is None:
-            section = self.workspace_section(request, context.workspace)
-        options = self.options
-        changes: dict[str, Any] = {}
-        if section:  # recorded in run_started, so a resumed run gets the same prompt
-            changes["workspace_context"] = section
-        budget = (context.max_tokens_total, context.max_cost)
-        if budget != (options.max_tokens_total, options.max_cost):  # a sub-agent's: less
-            changes.update(max_tokens_total=budget[0], max_cost=budget[1])
-        if changes:
-            options = dataclasses.replace(options, **changes)
-        revision = REVISIONS[options.revision]
-        tool_executor = ToolExecutor(
-            self.tools,
-            context=ToolContext.of_run(context),
-            scrubber=context.scrubber,
-            timeout=self.options.tool_timeout_s,
-            failure_text=revision.failure_text,
-        )
-        policies = self._policies(options, revision, context.ledger)
-        return RunSetup(
-            context=context,
-            request=request,
-            model=self.model,
-            tools=self.tools,
-            tool_mode="native" if self.tool_mode == "native" else "prompted",
-            options=options,
-            revision=revision,
-            system_prompt=self._prompt(section),
-            parse=self.parse,
-            before_model_call=having(policies, "before_model_call"),
-            after_tool_calls=having(policies, "after_tool_calls"),
-            tool_executor=tool_executor,
-            verifier=self.verifier,
-            spec=spec,
-            output=self.output,
-            # without tools, a typed answer is looked for after any invented action
-            stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
-        )
-
-    def effects(
-        self, context: RunContext, *, listened: Callable[[], bool] | None = None
-    ) -> Effects:
-        """In-process effects for the run of `context`: live, or served from its recorded
-        events first (`listened`: whether someone follows the run now, see LiveEffects)."""
-        recorded = context.own_recorded
-        log = EventLog(
-            context.run_id,
-            clock=self.clock,
-            scrubber=context.scrubber,
-            sink=context.sink,
-            recorder=context.recorder,
-            recorded=recorded,
-        )
-        live = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
-        return replaying(live, recorded)
-
-    async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult:
-        """The one async core: run `setup` through the effects `fx`."""
-        tracing = telemetry.active()
-        if tracing is None:
-            result = await run_agent(setup, fx)
-        else:  # OpenTelemetry on: a span for the run and each effect (docs/telemetry.md)
-            from loopwright.agent._traced import traced_agent_run
-
-            result = await traced_agent_run(setup, fx, tracing)
-        if issubclass(type(self.model), ChecksUse):  # (issubclass: ABCs remember the answer)
-            self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
-        return result
-
     async def run(
         self,
         request: str,
@@ -310,15 +175,54 @@ class AgentExecutor:
         on_event: EventSink | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
-    ) -> ExecutionResult:
+        deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
+    ) -> ExecutionResult[OutputT]:
         """Run to the end and return the result; `on_event` sees every event as it happens.
 
-        `recorded` holds the events of an earlier process of the same run (resume):
-        completed model and tool calls are taken from them instead of being repeated.
-        `gates` decides the tool calls that need approval (`approve=`); without one, every
-        such call is refused (nobody can approve it).
+        `deps` are what the run's tools read as `ctx.deps` (of the agent's `deps_type`: a
+        TypeError before anything runs otherwise); they are never recorded. `recorded`
+        holds the events of an earlier process of the same run (resume): completed model
+        and tool calls are taken from them instead of being repeated. `gates` decides the
+        tool calls that need approval (`approve=`); without one, every such call is
+        refused (nobody can approve it), or with `on_pending="wait"` the run ends
+        `waiting` at it (`result.pending_approvals`; go on with `resume`).
+
+        `after=result`: a follow-up in the same conversation; the model gets the earlier
+        turn(s) first, as it saw them. `fork_of=(result, step)`: a new run whose first
+        `step` steps are the old run's (its replies, tool results and approvals served,
+        none made again), then live. Both take a result of this process; a run in a store
+        is continued or forked through the Runtime (docs/conversations.md).
         """
+        self.check_deps(deps)
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        lineage = lineage_of(run_id, after=after, fork_of=fork_of)
+        return await self._run(
+            request, lineage, run_id=run_id, tenant=tenant, parent_run_id=parent_run_id,
+            on_event=on_event, recorded=recorded, gates=gates, deps=deps,
+        )  # fmt: skip
+
+    async def _run(
+        self,
+        request: str,
+        lineage: Lineage,
+        *,
+        run_id: str,
+        tenant: str,
+        parent_run_id: str | None,
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+        gates: Gatekeeper | None,
+        deps: DepsT | None,
+    ) -> ExecutionResult[OutputT]:
+        """`run` once the run's lineage (what it takes from runs before it) is known."""
+        gates = gatekeeper(self.on_pending, gates)
+        kept: list[Event] | None = None
+        listened = None
+        if self.on_pending == "wait":  # a waiting result carries its events (resume)
+            listened = _listened_if(on_event is not None)  # token deltas: for on_event only
+            kept, on_event = kept_events(on_event)
         context = self.run_context(
             run_id,
             tenant=tenant,
@@ -326,8 +230,65 @@ class AgentExecutor:
             gates=gates,
             sink=on_event,
             recorded=recorded,  # its own events and its sub-agents'
+            deps=deps,
         )
-        return await self.run_with(self.effects(context), self.setup(request, context))
+        fx = self.effects(context, listened=listened, served=lineage.served)
+        result = await self.run_with(fx, self.setup(request, context, lineage=lineage))
+        if kept is not None and result.status == "waiting":
+            result = dataclasses.replace(result, events=(*recorded, *kept))
+        return result
+
+    async def resume(
+        self,
+        result: ExecutionResult[Any],
+        *,
+        approve: Iterable[str] = (),
+        reject: Mapping[str, str] | None = None,
+        decided_by: str = "user",
+        deps: DepsT | None = None,
+        on_event: EventSink | None = None,
+    ) -> ExecutionResult[OutputT]:
+        """Go on with a run that ended `waiting` (`on_pending="wait"`), in this process:
+        `approve` the gates (`PendingApproval.gate_id`) whose calls may run, `reject` the
+        others with a reason (the model gets it as the call's observation). The run's log
+        is replayed (no model or tool call is made again) up to the gate, then it goes on
+        live, to its end or to the next call that waits. `deps` are given again (they are
+        never recorded). A UsageError, before anything runs, for a run that is not
+        waiting, a gate it does not wait at, or one left undecided.
+        """
+        verdicts = decisions_for(result, approve, reject or {}, decided_by)
+        self.check_deps(deps)
+        started = run_started(result, result.events)
+        memory = result._memory  # a follow-up or a fork: the turn before's history again
+        lineage = NO_LINEAGE if memory is None else dataclasses.replace(memory.lineage, served=None)
+        return await self._run(
+            started.request,
+            lineage,  # a fork's served steps are in its own log by now: it stopped live
+            run_id=result.run_id,
+            tenant=started.tenant,
+            parent_run_id=started.parent_run_id,
+            on_event=on_event,
+            recorded=result.events,
+            gates=WaitingGates(verdicts),
+            deps=deps,
+        )
+
+    def resume_sync(
+        self,
+        result: ExecutionResult[Any],
+        *,
+        approve: Iterable[str] = (),
+        reject: Mapping[str, str] | None = None,
+        decided_by: str = "user",
+        deps: DepsT | None = None,
+        on_event: EventSink | None = None,
+    ) -> ExecutionResult[OutputT]:
+        """`resume` for code that is not async."""
+        resumed = self.resume(
+            result, approve=approve, reject=reject, decided_by=decided_by, deps=deps,
+            on_event=on_event,
+        )  # fmt: skip
+        return asyncio.run(resumed)
 
     def as_tool(self, name: str, description: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Tool:
         """This agent as a tool of another: each call is a sub-agent run of its own, linked
@@ -343,8 +304,12 @@ class AgentExecutor:
         parent_run_id: str | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
+        deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (`run`'s other arguments)."""
+        self.check_deps(deps)
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
         async def push(event: Event) -> None:
@@ -358,6 +323,9 @@ class AgentExecutor:
             on_event=push,
             recorded=recorded,
             gates=gates,
+            deps=deps,
+            after=after,
+            fork_of=fork_of,
         )
         task = asyncio.create_task(run)
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -380,8 +348,12 @@ class AgentExecutor:
         on_event: EventSink | None = None,
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
-    ) -> ExecutionResult:
+        deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
+    ) -> ExecutionResult[OutputT]:
         """`run` for code that is not async."""
+        self.check_deps(deps)  # before the coroutine is made: nothing is left unawaited
         run = self.run(
             request,
             run_id=run_id,
@@ -390,5 +362,8 @@ class AgentExecutor:
             on_event=on_event,
             recorded=recorded,
             gates=gates,
+            deps=deps,
+            after=after,
+            fork_of=fork_of,
         )
         return asyncio.run(run)

@@ -23,7 +23,7 @@ import dataclasses
 import json
 
 from loopwright.agent._act import act
-from loopwright.agent._result import ExecutionResult
+from loopwright.agent._result import ExecutionResult, PendingApproval
 from loopwright.agent._setup import RunSetup
 from loopwright.agent._state import LoopState, extra_call_stop, first_stop, timed_out
 from loopwright.agent._think import think
@@ -32,6 +32,7 @@ from loopwright.errors import (
     LoopwrightError,
     ModelError,
     ReplayDivergence,
+    RunSuspended,
     ScriptExhaustedError,
 )
 from loopwright.events import (
@@ -57,10 +58,15 @@ LAST_TURN = (
 )
 
 
-async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
-    """Run the request to its end; the result is also in the log's `run_finished`."""
+async def run_agent(
+    setup: RunSetup, fx: Effects, *, state: LoopState | None = None
+) -> ExecutionResult:
+    """Run the request to its end; the result is also in the log's `run_finished`.
+    `state`: a new LoopState of the run's to advance (one is made when not given), whose
+    transcript the caller reads afterwards (a turn's, made again from its log)."""
     log = fx.log
     if log.listening:  # its fields are built only for someone reading
+        lineage = setup.lineage
         await log.append(
             RunStartedEvent(
                 kind="agent",
@@ -72,16 +78,23 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
                 parent_run_id=setup.parent_run_id,
                 spec=setup.spec,
                 parent_call_id=setup.parent_call_id,
+                after_run_id=lineage.after_run_id,
+                fork_of=lineage.fork_of.to_dict() if lineage.fork_of is not None else None,
             )
         )
         await log.flush()  # the run exists in the store before its first effect
-    state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
+    if state is None:
+        state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
     state.conversation.append(Message.user(setup.request))
     try:
         result = await _loop(setup, fx, state)
     except asyncio.CancelledError:
         await _finish(setup, fx, state.result(setup, "cancelled", reason="cancelled"))
         raise
+    except RunSuspended as stop:
+        if setup.parent_call_id is not None:
+            raise  # a sub-agent's run: its lead stops at the same gate, through the call
+        return await _waiting(setup, fx, state, stop)
     except ReplayDivergence:
         raise
     except LoopwrightError as exc:
@@ -243,6 +256,20 @@ async def _final(
     return dataclasses.replace(result, output_errors=checked.errors)
 
 
+async def _waiting(
+    setup: RunSetup, fx: Effects, state: LoopState, stop: RunSuspended
+) -> ExecutionResult:
+    """A run stopped at a tool call nobody has decided: no `run_finished` (it is not over),
+    its events durable, a `waiting` result naming the calls."""
+    await fx.log.flush()
+    pending: tuple[PendingApproval, ...] = stop.pending
+    calls = ", ".join(f"{p.tool_name} (gate {p.gate_id})" for p in pending) or stop.gate_id
+    result = state.result(
+        setup, "waiting", reason="approval", message=f"waiting for a decision on {calls}"
+    )
+    return dataclasses.replace(result, pending_approvals=pending)
+
+
 async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> ExecutionResult:
     """Verify the work (if asked), then `run_finished` with the answer or the partial work."""
     if setup.verifier is not None:
@@ -254,9 +281,11 @@ async def _finish(setup: RunSetup, fx: Effects, result: ExecutionResult) -> Exec
             result = dataclasses.replace(result, answer=answer)
     if not fx.log.listening:
         return result
+    status = result.status
+    assert status != "waiting"  # a waiting run is not finished (_waiting)
     await fx.log.append(
         RunFinishedEvent(
-            status=result.status,
+            status=status,
             answer=result.answer,
             reason=result.reason,
             usage=result.usage.to_dict(),

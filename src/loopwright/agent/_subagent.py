@@ -7,8 +7,10 @@ store writer and subscriber), so the store, the CLI and the dashboard see it as 
 nested under the call.
 
 Its `RunContext` is derived from the lead's, which the tool gets through its
-`ToolContext`: it works in the lead's workspace, its approvals go to the lead's
-gatekeeper (and the lead's approval policy covers its calls too), its events are scrubbed
+`ToolContext`: it works in the lead's workspace, its tools get the lead's deps, its
+approvals go to the lead's gatekeeper (and the lead's approval policy covers its calls
+too; a lead that ends `waiting` at a gate does so at a sub-agent's gate too), its events
+are scrubbed
 with the lead's scrubber, its tokens and cost are added to the lead's ledger (its budget is
 what the lead has left), and cancelling the lead cancels it (it runs inside the lead's
 tool call). The tool is idempotent: when the lead resumes with the call started but not
@@ -46,6 +48,8 @@ class SubAgent(Protocol):
 
     model: Model
     tools: ToolRegistry
+    deps_type: Any
+    """The deps its tools read: it gets its lead's run's (checked when the lead is made)."""
 
     def run_context(self, run_id: str) -> RunContext: ...
 
@@ -100,9 +104,9 @@ def _recorded(lead: RunContext, run_id: str) -> tuple[Event, ...]:
 
 def child_context(agent: SubAgent, lead: RunContext, call_id: str) -> RunContext:
     """The context of the sub-agent run the lead's call `call_id` starts: the lead's (its
-    workspace, gatekeeper, scrubber, sink, store), with the sub-agent's own ledger and
-    readable folders, its own approval policy besides the lead's, and the budget the lead
-    has left."""
+    workspace, gatekeeper, scrubber, sink, store, approval timeout), with the sub-agent's
+    own ledger and readable folders, its own approval policy besides the lead's, and the
+    budget the lead has left."""
     run_id = child_run_id(lead.run_id, call_id)
     own = agent.run_context(run_id)
     return dataclasses.replace(
@@ -153,10 +157,10 @@ class SubagentTool(Tool):
     def takes_context(self) -> bool:
         return True  # the lead's run context, and the call's id
 
-    def start(self, arguments: dict[str, Any], ctx: ToolContext) -> Awaitable[str]:
+    def start(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Awaitable[str]:
         return self.invoke(arguments, ctx)
 
-    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> str:
         """Run the sub-agent on `arguments["request"]`, as a run under `ctx.run` (a run of
         its own when the call is made outside a run)."""
         agent, request, lead = self.agent, str(arguments["request"]), ctx.run

@@ -35,6 +35,6 @@ async def traced_agent_run(setup: RunSetup, fx: Effects, tracing: Tracing) -> Ex
         span.set_attribute("loopwright.status", result.status)
         if result.reason:
             span.set_attribute("loopwright.reason", result.reason)
-        if not result.success:
+        if not result.success and result.status != "waiting":  # waiting is not a failure
             failed(span, scrubber, result.reason or result.status, result.message or "")
         return result

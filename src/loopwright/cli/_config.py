@@ -25,12 +25,14 @@ from loopwright.errors import ConfigurationError
 from loopwright.store import redact_url
 
 TRUST_HELP = (
-    "A project's loopwright.toml (this folder or a parent) gives settings that run code or "
-    "widen what a run may touch (tools with code, run_command, allow_commands, a workspace, "
-    "store, state folder or secrets file outside the project, base_url, temporal, otel, "
-    "approve, serve's host, token_file, tasks) only once you trust it: its SHA-256 is "
-    "recorded in the user config folder, and a changed file needs trusting again. The model, "
-    "limits, engine and output settings apply without trust."
+    "A project's loopwright.toml (this folder or the nearest parent that has one) is read "
+    "only when it is a regular file owned by you or root, and its relative paths follow its "
+    "own folder. Its settings that pick code or data or weaken a protection (tool files, "
+    "run_command, file-changing tools, allow_commands, another model, store, tenant, state "
+    "folder, task folder, secrets file, token file or task queue, a workspace outside the "
+    "project, base_url, temporal, otel, an approve list without yours, a looser limit, a "
+    "public host) apply only once you trust it: its SHA-256 is recorded in the user config "
+    "folder, and a changed file needs trusting again. The rest applies without trust."
 )
 
 
@@ -97,6 +99,7 @@ def show_command(args: argparse.Namespace) -> int:
     files = {
         "project": str(config.project) if config.project else None,
         "project_trust": _trust_of(config),
+        "project_refused": config.refused,
         "user": str(user_config_file()),
     }
     if args.json:
@@ -118,7 +121,9 @@ def show_command(args: argparse.Namespace) -> int:
         for i in ignored
     ]
     print_records(["key", "value", "source"], rows)
-    if config.project is not None and config.project_state != "trusted":
+    if config.project is not None and config.refused is not None:
+        print(f"{config.project}: ignored: {config.refused}")
+    elif config.project is not None and config.project_state != "trusted":
         state = "changed since it was trusted" if config.project_state == "changed" else "untrusted"
         print(f"{config.project}: {state}; `loopwright config trust` to use every setting in it")
     return 0

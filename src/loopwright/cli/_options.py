@@ -134,11 +134,12 @@ def apply_config(args: argparse.Namespace) -> None:
     if section is None or not keys:
         return
     config = load_config()
+    given = {key for dest, key in keys.items() if getattr(args, dest, None) not in (None, [])}
     for dest, key in keys.items():
         setattr(args, dest, config.resolve(section, key, getattr(args, dest, None)).value)
-    ignored = config.ignored_line(section)  # an untrusted project file's settings
-    if ignored is not None:
-        print(visible(ignored), file=sys.stderr)
+    line = config.project_line(section, set(keys.values()), given)  # which file applies, how
+    if line is not None:
+        print(visible(line), file=sys.stderr)
 
 
 # ---- the option sets of each command -------------------------------------------------------
@@ -151,7 +152,7 @@ THREADS = opt(
     group="model",
     type=int,
     metavar="N",
-    default_text="LOOPWRIGHT_LOCAL_THREADS, else the physical cores",
+    default_text="LOOPWRIGHT_LOCAL_THREADS, else the cores free at each call",
 )
 TOOLS = opt(
     "--tools",
@@ -229,6 +230,17 @@ SECRETS_FILE = opt(
     action="append",
     default=[],
     metavar="PATH",
+)
+MCP_TRUSTED = opt(
+    "--mcp-trusted",
+    help="an MCP server (as given to --mcp) whose tool annotations you trust: its read-only, "
+    "destructive and idempotent hints then decide approvals and resume (any other server's "
+    "tools count as unknown); repeatable",
+    group="tools",
+    key="mcp_trusted",
+    action="append",
+    default=[],
+    metavar="SERVER",
 )
 
 ALLOW_SKILL_COMMANDS = opt(

@@ -26,7 +26,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.errors import ConfigurationError
-from loopwright.models import spec_with_threads
+from loopwright.models import on_model_phase, spec_with_threads
 from loopwright.runtime import FollowUp, RunSpec, continue_spec
 from loopwright.store import RunStore
 
@@ -143,6 +143,11 @@ def read_output_schema(path: str) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise ConfigurationError(f"--output-schema {path}{where}: not JSON ({exc})") from None
+    except RecursionError:  # json gives up past ~1,000 levels; a schema may have 64
+        raise ConfigurationError(
+            f"--output-schema {path}: output schema cannot be used: it is nested too deeply "
+            "to read (a schema may nest 64 levels)"
+        ) from None
     if not isinstance(schema, dict):
         raise ConfigurationError(f"--output-schema {path}: a JSON Schema is an object")
     try:
@@ -176,6 +181,9 @@ async def _run(
     spec: RunSpec, args: argparse.Namespace, store: RunStore, view: View
 ) -> ExecutionResult:
     runtime = runtime_from_args(args, store)
+    shows_phases = getattr(view, "model_phase", None)  # the live view: "loading the model"
+    if shows_phases is not None:
+        on_model_phase(shows_phases)
     try:
         handle = runtime.start(
             spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
@@ -187,4 +195,5 @@ async def _run(
         result: ExecutionResult = await handle.wait()
         return result
     finally:
+        on_model_phase(None)
         runtime.close()

@@ -10,6 +10,7 @@ from loopwright.cli._options import (
     ENGINE,
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
+    MCP_TRUSTED,
     MODEL,
     OTEL,
     SECRET,
@@ -52,6 +53,7 @@ RUN = (
         default=[],
         metavar="SERVER",
     ),
+    MCP_TRUSTED,
     opt(
         "--allow-commands",
         help="let --tools name run_command (it runs programs)",

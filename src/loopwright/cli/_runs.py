@@ -16,6 +16,7 @@ from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
+    MCP_TRUSTED,
     RESUME_ENGINE,
     SECRET,
     SECRETS_FILE,
@@ -47,6 +48,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.cli._view_lines import call_phases
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
@@ -84,7 +86,8 @@ FOLLOW_OPTIONS = (
     TEMPORAL,
 )
 RESUME_OPTIONS = (
-    JSON_EVENTS, SECRET, SECRETS_FILE, RESUME_ENGINE, TEMPORAL, TASK_QUEUE, HEARTBEAT_TIMEOUT,
+    JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
+    HEARTBEAT_TIMEOUT,
     opt("--yes", help="approve every gate the run waits at", group="task", action="store_true"),
 )  # fmt: skip
 REPLAY_OPTIONS = (
@@ -215,10 +218,10 @@ def _summary(event: Event) -> str:
         return f"{event.kind} run: {_short(event.request, 80)} (model {event.model})"
     if isinstance(event, ModelResponseEvent):
         if event.final_answer is not None:
-            return f"final answer: {_short(event.final_answer, 80)}"
+            return f"final answer: {_short(event.final_answer, 80)}{call_phases(event.response)}"
         calls = ", ".join(str(a.get("tool")) for a in event.actions)
         thought = f"{_short(event.thought, 60)} → " if event.thought else ""
-        return f"{thought}{calls or 'no action'}"
+        return f"{thought}{calls or 'no action'}{call_phases(event.response)}"
     if isinstance(event, ToolCallStartedEvent):
         return f"{event.tool_name}({_short(json.dumps(event.arguments), 80)})"
     if isinstance(event, ToolCallEvent):

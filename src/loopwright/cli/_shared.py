@@ -153,7 +153,15 @@ def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
     engine = None
     if named == "temporal" or (named is None and getattr(args, "temporal", None)):
         engine = temporal_engine(args, store)
-    return Runtime(store, engine=engine)
+    return Runtime(store, engine=engine, mcp_trusted=mcp_trusted_from_args(args))
+
+
+def mcp_trusted_from_args(args: argparse.Namespace) -> list[str]:
+    """The MCP servers the user trusts (`--mcp-trusted`, the user's `mcp_trusted`)."""
+    named = getattr(args, "mcp_trusted", None) or []
+    if isinstance(named, str):  # from loopwright.toml or LOOPWRIGHT_MCP_TRUSTED: a, b
+        named = [server.strip() for server in named.split(",") if server.strip()]
+    return list(named)
 
 
 def check_heartbeat(args: argparse.Namespace) -> None:

@@ -1,8 +1,8 @@
-"""`loopwright.toml`: defaults for `run`, `serve` and `task`, with the source of each value,
-and the trust a project's file needs before its settings that run code apply."""
+"""`loopwright.toml`: defaults for `run`, `serve`, `task` and `worker`, with the source of
+each value, and the trust a project's file needs before its settings that pick code or data
+or weaken a protection apply."""
 
 from loopwright.config._load import (
-    FILE_NAME,
     Config,
     Ignored,
     Resolved,
@@ -11,8 +11,10 @@ from loopwright.config._load import (
     read_config_file,
     user_config_file,
 )
+from loopwright.config._project import FILE_NAME
 from loopwright.config._schema import SECTIONS, SHARED_KEYS, Setting, env_name, setting
-from loopwright.config._trust import needs_trust, record_trust, trust_file, trust_state
+from loopwright.config._trust import record_trust, trust_file, trust_state
+from loopwright.config._trust_rules import needs_trust
 
 __all__ = [
     "FILE_NAME",

@@ -128,6 +128,12 @@ RUN = (
         "tool names or effects (destructive, write, ...) whose calls wait for approval; "
         "* for every call",
     ),
+    _s(
+        "mcp_trusted",
+        "list",
+        "",
+        "MCP servers (as given to --mcp) whose tool annotations decide approvals and resume",
+    ),
     _TENANT,
     _STORE,
     _SECRETS_FILE,

@@ -7,6 +7,11 @@ server cannot pass its tool off as `run_command` or `read`). A name a model coul
 validated against the server's JSON Schema before the call (the ToolExecutor does that for
 every tool); a server that dies or times out becomes an error observation for the model,
 not a hung run.
+
+A server's tool annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`) are the
+server's word: they decide a tool's effect and idempotence (so approvals and resume) only
+for a server the user trusts (`trusted=`, `--mcp-trusted`). Any other server's tools are
+`unknown` and not idempotent, as the MCP specification asks of an untrusted server.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import re
 import shlex
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -26,6 +32,7 @@ from mcp import Client, StdioServerParameters
 
 from loopwright import telemetry
 from loopwright.errors import ConfigurationError, ToolError
+from loopwright.mcp._faults import ServerFault, UnreadableMessage, fails_on_fault
 from loopwright.tools import Effect, Tool
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
@@ -41,6 +48,11 @@ class MCPServerSpec:
     @property
     def is_http(self) -> bool:
         return self.target.startswith(("http://", "https://"))
+
+    @property
+    def key(self) -> str:
+        """The target as the user names it, spacing aside (how trust is matched)."""
+        return " ".join(self.target.split())
 
     def client_target(self) -> StdioServerParameters | str:
         if self.is_http:
@@ -58,6 +70,9 @@ class _Server:
     name: str
     client: Client
     tools: list[Any]
+    fault: ServerFault
+    trusted: bool = False
+    """The user trusts this server: its tool annotations decide effect and idempotence."""
 
 
 class MCPConnections:
@@ -65,16 +80,21 @@ class MCPConnections:
 
     >>> async with MCPConnections(["python examples/mcp_server.py"]) as mcp:
     ...     agent = AgentExecutor(model, [*builtins, *mcp.tools()])
+
+    `trusted` names the servers (as in `specs`) whose tool annotations are believed; every
+    other server's tools are `unknown` and not idempotent.
     """
 
     def __init__(
         self,
         specs: list[str],
         *,
+        trusted: Iterable[str] = (),
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     ) -> None:
         self.specs = [MCPServerSpec(s) for s in specs]
+        self.trusted = frozenset(MCPServerSpec(t).key for t in trusted)
         self.connect_timeout_s = connect_timeout_s
         self.call_timeout_s = call_timeout_s
         self._stack = AsyncExitStack()
@@ -101,11 +121,18 @@ class MCPConnections:
             return
 
     async def _connect(self, spec: MCPServerSpec) -> _Server:
-        client = Client(spec.client_target(), read_timeout_seconds=self.call_timeout_s)
+        fault = ServerFault()
+        client = Client(
+            spec.client_target(), read_timeout_seconds=self.call_timeout_s, message_handler=fault
+        )
         try:
-            async with asyncio.timeout(self.connect_timeout_s):
+            async with fails_on_fault(fault), asyncio.timeout(self.connect_timeout_s):
                 await self._stack.enter_async_context(client)
                 listed = await client.list_tools()
+        except UnreadableMessage as exc:
+            raise ConfigurationError(
+                f"MCP server {spec.target!r} sent a message that cannot be read: {exc}"
+            ) from None
         except TimeoutError:
             raise ConfigurationError(
                 f"MCP server {spec.target!r} did not answer within {self.connect_timeout_s:g}s"
@@ -120,7 +147,7 @@ class MCPConnections:
         unique, number = name, 2
         while unique in taken:
             unique, number = f"{name}-{number}", number + 1
-        return _Server(spec, unique, client, list(listed.tools))
+        return _Server(spec, unique, client, list(listed.tools), fault, spec.key in self.trusted)
 
     def tools(self) -> list[Tool]:
         """Every server's tools; a name offered by two servers, or taken by one of
@@ -150,7 +177,8 @@ class MCPConnections:
         async def call(**arguments: Any) -> str:
             return await _call(server, remote_name, arguments, self.call_timeout_s)
 
-        effect, idempotent = declaration_from_annotations(getattr(listed, "annotations", None))
+        annotations = getattr(listed, "annotations", None) if server.trusted else None
+        effect, idempotent = declaration_from_annotations(annotations)
         return Tool(
             name=exposed,
             description=str(listed.description or f"{remote_name} (from MCP server {server.name})"),
@@ -188,12 +216,16 @@ def declaration_from_annotations(annotations: Any) -> tuple[Effect, bool]:
 
 async def _call(server: _Server, name: str, arguments: dict[str, Any], timeout_s: float) -> str:
     try:
-        async with asyncio.timeout(timeout_s):
+        async with fails_on_fault(server.fault), asyncio.timeout(timeout_s):
             context = telemetry.trace_headers()  # the tool span goes on in the server
             if context:
                 result = await server.client.call_tool(name, arguments, meta=context)  # type: ignore[arg-type]
             else:
                 result = await server.client.call_tool(name, arguments)
+    except UnreadableMessage as exc:
+        raise ToolError(
+            f"MCP server {server.name!r} sent a message that cannot be read: {exc}"
+        ) from None
     except TimeoutError:
         raise ToolError(
             f"MCP server {server.name!r} did not answer {name!r} within {timeout_s:g}s"

@@ -31,18 +31,21 @@ def agent_spec(record: RunRecord, events: Sequence[Event]) -> RunSpec:
     if spec is None:
         raise UsageError(
             f"run {record.run_id} has no recorded RunSpec (it was not started from one): "
-            "resume it from code with AgentExecutor.run(request, recorded=store.events(run_id))"
+            "resume it from the code that builds its agent: Runtime.resume_agent(agent, run_id)"
         )
     return spec
 
 
 @contextlib.asynccontextmanager
-async def mcp_tools(servers: Sequence[str]) -> AsyncIterator[list[Tool]]:
-    """The MCP servers' tools, connected for the run's lifetime."""
+async def mcp_tools(
+    servers: Sequence[str], trusted: Sequence[str] = ()
+) -> AsyncIterator[list[Tool]]:
+    """The MCP servers' tools, connected for the run's lifetime; the annotations of the
+    `trusted` ones (the user's word, never the spec's) decide their declarations."""
     if not servers:
         yield []
         return
     from loopwright.mcp import MCPConnections
 
-    async with MCPConnections(list(servers)) as connections:
+    async with MCPConnections(list(servers), trusted=trusted) as connections:
         yield list(connections.tools())

@@ -83,9 +83,12 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_]+$")
 _TYPE_OR_CONSTANT = re.compile(
     r"^(?:_?[A-Z][A-Za-z]*[A-Z][a-z]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9a-fA-F]{3,8})$"
 )
-_VALUE_END = re.compile(r"[ \t]*(?:$|[\r\n,;&})\]#\"'`]|[ \t][\w.\-]+[ \t]*[=:])")
+_VALUE_END = re.compile(
+    r"[ \t]*(?:$|[\r\n,;&})\]#\"'`]|\\(?:[nrt\"\\]|u00[0-9a-fA-F]{2})|[ \t][\w.\-]+[ \t]*[=:])"
+)
 """After a `key: value`, the end of the value: the end of the line, a separator, a closing
-quote, or another `key=`/`key:` on the same line (logfmt)."""
+quote, any of these escaped in a JSON string (`\\n`, `\\"`, `\\u0022`), or another
+`key=`/`key:` on the same line (logfmt)."""
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _SNAKE_NAME = re.compile(r"^[a-z_][a-z0-9]*(?:_[a-z0-9]+)+$")
 _METAVAR = re.compile(r"^[A-Z][A-Z_]*$")

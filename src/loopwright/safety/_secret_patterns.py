@@ -134,8 +134,10 @@ HEADER_DETECTORS: tuple[Detector, ...] = (
     _d("user_password", r"(?:-u|--user)[ \t]+[\"']?[^\s:\"'@`]{1,128}:([^\s\"'@`,;)]{1,256})",
        "-u ", "-u\t", "--user", group=1, accept=user_password, word_start=False),
     _d("mysql_password",
-       r"(?:mysql|mariadb)[\w.\-]*[ \t][^\n]{0,400}?[ \t]-p([^\s\"']{3,256}|'[^'\n]{1,256}'"
-       r"|\"[^\"\n]{1,256}\")", "mysql", "mariadb", group=1, word_start=False),
+       r"(?:mysql|mariadb)[\w.\-]*(?:[ \t][^\n]{0,400}?)?[ \t]-p(\\{1,7}\"[^\"\n\\]{1,256}\\{1,7}\""
+       r"|'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|(?:[^\s\"'\\]|\\(?![nrt\"]))"
+       r"(?:[^\s\"'\\]|\\(?![nrt\"])){2,255})",
+       "mysql", "mariadb", group=1, word_start=False),
     _d("sshpass_password",
        r"sshpass[ \t]+(?:-[a-oq-zA-Z][^\s]*[ \t]+(?:[^\s\-][^\s]*[ \t]+)?){0,8}"
        r"-p[ \t]*(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'][^\s]{0,255})",
@@ -168,8 +170,9 @@ counts only as a whole word (`DB_PASS`, `PASS`, not `bypass`): `assigned_value` 
 the character before it (a look-behind here would make the patterns try every position)."""
 
 
-_QUOTE = r"(?:\"|'|\\\"|\\u0022|%22)"
-"""A quote, also escaped in JSON (`\\"`, `\\u0022`) or in a URL (`%22`)."""
+_QUOTE = r"(?:\"|'|\\{1,7}\"|\\u0022|%22)"
+"""A quote, also escaped in JSON (`\\"`, `\\u0022`; JSON in a JSON string `\\\\\\"`) or in
+a URL (`%22`)."""
 _BARE_END = r"(?=$|[\s\"'`,;&}{<>]|%2[026]|\\u00[0-9a-f]{2}|\\[nrt\"\\])"
 """Where a bare value ends: whitespace, a quote, a separator, or an encoded one."""
 
@@ -181,7 +184,7 @@ _BARE_END = r"(?=$|[\s\"'`,;&}{<>]|%2[026]|\\u00[0-9a-f]{2}|\\[nrt\"\\])"
 ASSIGNMENT = _d(
     "credential",
     rf"(?:{_SECRET_WORDS})(?:{_QUOTE}|\]){{0,2}}[ \t]*"
-    r"(?P<sep>=>|:=|=|:|%3d|%3a|\\u003d|\\u003a|\t|\\t)[ \t]*"
+    r"(?P<sep>=>|:=|=|:|%3d|%3a|\\u003d|\\u003a|\t|\\t)(?:[ \t]|\\{1,8}t)*"
     rf"(?P<q>{_QUOTE})?"
     r"(?P<v>(?(q)[^\n]{1,300}?|[^\s\"'`,;&}{<>]{1,300}?))"
     rf"(?(q)(?P=q)|{_BARE_END})",

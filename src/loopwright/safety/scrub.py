@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from loopwright.errors import ConfigurationError
+from loopwright.paths import special_kind_of_mode
 from loopwright.safety._secret_patterns import (
     ALL_DETECTORS,
     Detector,
@@ -101,13 +102,28 @@ def _secret_values(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     }
 
 
+MAX_SECRETS_FILE_BYTES = 1 << 20
+
+
 def read_secrets_file(path: str | Path) -> list[str]:
-    """Secrets from a file: one per line, or dotenv `NAME=value` lines; `#` starts a comment."""
+    """Secrets from a file: one per line, or dotenv `NAME=value` lines; `#` starts a comment.
+    Only a regular file of at most MAX_SECRETS_FILE_BYTES is read: a FIFO or a device would
+    keep every run waiting (it is opened without waiting for a writer, then refused)."""
     file = Path(path)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        handle = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(handle, "rb") as opened:
+            kind = special_kind_of_mode(os.fstat(opened.fileno()).st_mode)
+            if kind is not None:  # a folder's read fails below: IsADirectoryError
+                raise ConfigurationError(f"secrets file {file} is {kind}, not a regular file")
+            data = opened.read(MAX_SECRETS_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigurationError(f"cannot read secrets file {file}: {exc.strerror}") from None
+    if len(data) > MAX_SECRETS_FILE_BYTES:
+        raise ConfigurationError(
+            f"secrets file {file} is larger than {MAX_SECRETS_FILE_BYTES} bytes"
+        )
+    lines = data.decode("utf-8", errors="replace").splitlines()
     values: list[str] = []
     for raw in lines:
         line = raw.strip()

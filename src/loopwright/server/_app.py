@@ -11,12 +11,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from loopwright.errors import StoreError, UsageError
 from loopwright.server._auth import tenant_of
 from loopwright.server._calls import model_call
 from loopwright.server._config import ServerConfig
-from loopwright.server._guard import BrowserGuard
+from loopwright.server._guard import BrowserGuard, FrameGuard
 from loopwright.server._http import ApiError, error_response, json_response, log
 from loopwright.server._live import run_events, run_websocket
 from loopwright.server._openapi import openapi_schema
@@ -87,6 +88,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(exc.status_code, str(exc.detail)))
 
 
+class _Framed(Starlette):
+    """Starlette whose every response, a 500 made by its outermost error handler too,
+    goes through FrameGuard."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return FrameGuard(super().build_middleware_stack())
+
+
 def create_app(config: ServerConfig | None = None) -> Starlette:
     """The API and the dashboard over one Runtime (and its RunStore)."""
     routes = [
@@ -106,7 +115,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
     ]
     config = config or ServerConfig()
-    app = Starlette(
+    app = _Framed(
         routes=routes,
         middleware=[Middleware(BrowserGuard, allowed_hosts=config.allowed_hosts)],
         exception_handlers={

@@ -10,7 +10,7 @@ from loopwright.errors import UsageError
 from loopwright.events import ModelResponseEvent
 from loopwright.runtime import rebuild_request
 from loopwright.server._auth import tenant_of
-from loopwright.server._http import ApiError, json_response
+from loopwright.server._http import ApiError, json_response, seq_text
 from loopwright.server._runs import config_of, owned_run
 
 
@@ -19,13 +19,14 @@ async def model_call(request: Request) -> JSONResponse:
     config = config_of(request)
     record = owned_run(config, request.path_params["run_id"], tenant_of(request, config.tokens))
     raw_seq = request.path_params["seq"]
-    if not raw_seq.isdigit():
-        raise ApiError(422, f"must be an event's seq (an integer), got {raw_seq!r}", field="seq")
-    seq = int(raw_seq)
+    seq = seq_text(raw_seq, "seq", "an event's seq")
+    missing = ApiError(404, f"run {record.run_id} has no model call at event {raw_seq[:40]}")
+    if seq is None:  # beyond any seq a store holds
+        raise missing
     store = config.runtime.store
     found = [e for e in store.events(record.run_id, after=seq - 1)[:1] if e.seq == seq]
     if not found or not isinstance(found[0], ModelResponseEvent):
-        raise ApiError(404, f"run {record.run_id} has no model call at event {seq}")
+        raise missing
     event = found[0]
     try:
         rebuilt = await rebuild_request(store, record.run_id, seq)

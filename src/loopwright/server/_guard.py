@@ -1,6 +1,7 @@
 """What a web page on another site must not do: drive this server through the user's browser.
 
-Two checks, for HTTP and WebSocket alike (browsers do not apply CORS to WebSockets):
+Two checks, for HTTP and WebSocket alike (browsers do not apply CORS to WebSockets), and
+no framing (FrameGuard):
 - `Origin`: a browser names the page that makes a request; one from another origin is
   refused (cross-site request forgery, cross-site WebSocket hijacking). Clients that are
   not browsers send no Origin and are not affected.
@@ -10,11 +11,11 @@ Two checks, for HTTP and WebSocket alike (browsers do not apply CORS to WebSocke
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from loopwright.server._http import ApiError, error_response
 
@@ -50,3 +51,50 @@ class BrowserGuard:
             await send({"type": "websocket.close", "code": 4403, "reason": problem})
         else:
             await error_response(ApiError(403, problem))(scope, receive, send)
+
+
+FRAME_ANCESTORS = "frame-ancestors 'none'"
+
+
+class FrameGuard:
+    """No page may show this server in a frame (a one-click Approve under an invisible
+    frame): every HTTP response, the API, static files and errors included, carries
+    `X-Frame-Options: DENY` and `Content-Security-Policy: frame-ancestors 'none'` (added to
+    a policy the response already has, in place of any `frame-ancestors` in it)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_framed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": framed_headers(message.get("headers", []))}
+            await send(message)
+
+        await self.app(scope, receive, send_framed)
+
+
+def framed_headers(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """`headers` with X-Frame-Options DENY and frame-ancestors 'none' in the CSP."""
+    kept: list[tuple[bytes, bytes]] = []
+    policies: list[str] = []
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == b"content-security-policy":
+            policies.append(value.decode("latin-1"))
+        elif lowered != b"x-frame-options":
+            kept.append((name, value))
+    directives = [
+        part.strip()
+        for policy in policies
+        for part in policy.split(";")
+        if part.strip() and not part.strip().lower().startswith("frame-ancestors")
+    ]
+    policy = "; ".join([*directives, FRAME_ANCESTORS])
+    kept.append((b"x-frame-options", b"DENY"))
+    kept.append((b"content-security-policy", policy.encode("latin-1")))
+    return kept

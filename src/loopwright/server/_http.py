@@ -165,6 +165,27 @@ def _check_text(text: str, where: str) -> None:
         ) from None
 
 
+MAX_SEQ = 2**53
+"""The largest event seq a client may name (a store's integers go no further)."""
+
+
+def seq_text(raw: str, field: str, what: str = "the seq of an event") -> int | None:
+    """A seq a client wrote (a path part, a header): its value when it is ASCII digits, or
+    a 422 naming `field`; None when it is beyond MAX_SEQ (no event has it)."""
+    if not (raw.isascii() and raw.isdigit()):
+        raise ApiError(422, f"must be {what} (an integer), got {raw[:40]!r}", field=field)
+    value = int(raw) if len(raw) <= 20 else MAX_SEQ + 1
+    return value if value <= MAX_SEQ else None
+
+
+def seq_param(raw: str, field: str) -> int:
+    """A seq to start after (a header, a WebSocket's `after`): 0 to MAX_SEQ, or a 422."""
+    value = seq_text(raw, field)
+    if value is None:
+        raise ApiError(422, f"must be between 0 and {MAX_SEQ}, got {raw[:40]}", field=field)
+    return value
+
+
 def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int) -> int:
     """An integer query parameter within [low, high], or a 422 naming it."""
     raw = request.query_params.get(name)

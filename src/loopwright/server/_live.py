@@ -21,10 +21,16 @@ from loopwright.events import Event, encode_event, event_to_dict
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import pending_gates
-from loopwright.server._http import ApiError, int_param, json_response, parse_json
+from loopwright.server._http import (
+    MAX_SEQ,
+    ApiError,
+    int_param,
+    json_response,
+    parse_json,
+    seq_param,
+)
 from loopwright.server._runs import config_of, deliver_gate_decision, owned_run
 
-MAX_SEQ = 2**53
 HEARTBEAT_S = 15.0
 
 
@@ -37,9 +43,7 @@ async def run_events(request: Request) -> Response:
     if "text/event-stream" in request.headers.get("accept", ""):
         last_id = request.headers.get("last-event-id", "").strip()
         if last_id:
-            if not last_id.isdigit():
-                raise ApiError(422, "must be the seq of an event", field="Last-Event-ID")
-            after = max(after, int(last_id))
+            after = max(after, seq_param(last_id, "Last-Event-ID"))
         return StreamingResponse(
             _sse(config, record.run_id, after),
             media_type="text/event-stream",
@@ -121,12 +125,11 @@ async def run_websocket(websocket: WebSocket) -> None:
         tenant = tenant_of(websocket, config.tokens)
         record = owned_run(config, websocket.path_params["run_id"], tenant)
         raw_after = websocket.query_params.get("after") or "0"
-        if not raw_after.isdigit():
-            raise ApiError(422, f"must be an integer, got {raw_after!r}", field="after")
+        after = seq_param(raw_after, "after")
     except ApiError as exc:
         await websocket.close(code=4000 + exc.status, reason=str(exc)[:120])
         return
-    sender = asyncio.create_task(_send_events(websocket, config, record.run_id, int(raw_after)))
+    sender = asyncio.create_task(_send_events(websocket, config, record.run_id, after))
     receiver = asyncio.create_task(_receive(websocket, config, record.run_id, tenant))
     await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
     finished = sender.done() and not sender.cancelled() and sender.exception() is None

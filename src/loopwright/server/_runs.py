@@ -16,7 +16,14 @@ from loopwright.runtime import Delivery, RunHandle, RunSpec, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
-from loopwright.server._http import ApiError, int_param, json_body, json_response, not_found
+from loopwright.server._http import (
+    ApiError,
+    int_param,
+    json_body,
+    json_response,
+    log,
+    not_found,
+)
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
 
@@ -82,11 +89,16 @@ async def create_run(request: Request) -> JSONResponse:
 
 def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
     """Drop the run's handle when it ends: a long-lived server keeps no finished runs in
-    memory (their events are in the store, which is where later readers get them)."""
+    memory (their events are in the store, which is where later readers get them). A run
+    that ended in an error nobody awaits here (its store failed, so it could not record
+    it) is reported in the server's log, in one line."""
 
     def forget(_: object) -> None:
         if runtime.handles.get(handle.run_id) is handle:
             del runtime.handles[handle.run_id]
+        error = None if handle.task.cancelled() else handle.task.exception()
+        if error is not None:
+            log.error("run %s failed: %s", handle.run_id, error)
 
     handle.task.add_done_callback(forget)
 

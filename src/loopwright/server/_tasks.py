@@ -4,7 +4,9 @@ Their gates are decided through the API (in this process) or by a decision anoth
 leaves in the run store (`loopwright task approve`), which a waiting gate polls for.
 
 A request names a task (its `name`, or its file's stem) in the server's task folder; it
-never gives a path, so a client cannot make the server load an arbitrary file.
+never gives a path, so a client cannot make the server load an arbitrary file. Listing the
+tasks (`/api/info`, the dashboard's form) reads the task files without importing any tool
+file (`check_task`); a task's tool files are imported only when that task is started.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from loopwright.server._http import ApiError
 from loopwright.tasks import (
     TASK_SUFFIXES,
     LoadedTask,
+    TaskDefinition,
     TaskSettings,
     TaskSpec,
+    check_task,
     load_task,
 )
 
@@ -44,26 +48,24 @@ class FolderTaskLauncher:
 
     def names(self) -> list[str]:
         """The tasks offered: `name` of every valid task file in the folder."""
-        names = []
-        for file in self._files():
-            try:
-                names.append(load_task(file).definition.name)
-            except TaskParseError:
-                continue
-        return sorted(set(names))
+        return sorted({task.name for _, task in self._offered()})
 
     def describe(self) -> list[dict[str, Any]]:
         """Name, description and inputs (with defaults; None = required) of each task."""
-        described = []
-        for file in self._files():
-            try:
-                task = load_task(file).definition
-            except TaskParseError:
-                continue
-            described.append(
-                {"name": task.name, "description": task.description, "inputs": task.inputs}
-            )
+        described = [
+            {"name": task.name, "description": task.description, "inputs": task.inputs}
+            for _, task in self._offered()
+        ]
         return sorted(described, key=lambda t: str(t["name"]))
+
+    def _offered(self) -> list[tuple[Path, TaskDefinition]]:
+        """Each valid task file and its task, read without importing any of its tool files."""
+        offered = []
+        for file in self._files():
+            checked = check_task(file)
+            if checked.ok and checked.definition is not None:
+                offered.append((file, checked.definition))
+        return offered
 
     def start_task(
         self,
@@ -116,15 +118,18 @@ class FolderTaskLauncher:
             raise ApiError(422, str(exc), field="model") from None
 
     def _files(self) -> list[Path]:
-        return sorted(p for p in self.folder.iterdir() if p.suffix in TASK_SUFFIXES)
+        """The folder's task files: regular files only (reading a FIFO would wait for good)."""
+        return sorted(p for p in self.folder.iterdir() if p.suffix in TASK_SUFFIXES and p.is_file())
 
     def _find(self, task: str) -> LoadedTask:
-        for file in self._files():
-            try:
-                loaded = load_task(file)
-            except TaskParseError:
-                continue
-            if task in (loaded.definition.name, file.stem):
-                return loaded
+        """The task named `task`, loaded: only its own tool files are imported."""
+        for file, definition in self._offered():
+            if task in (definition.name, file.stem):
+                try:
+                    return load_task(file)
+                except TaskParseError as exc:
+                    raise ApiError(
+                        422, f"task {task!r} cannot be loaded: {exc}", field="task"
+                    ) from None
         offered = ", ".join(self.names()) or "none"
         raise ApiError(422, f"no task {task!r} on this server (offered: {offered})", field="task")

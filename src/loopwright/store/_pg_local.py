@@ -2,6 +2,11 @@
 Unix socket, password authentication, removed by `stop()`. The test suite, the benchmark and
 the fixture script start one; it is also a quick way to try the Postgres store.
 
+Nothing is left behind when the process that started it is killed (SIGKILL included): the
+server gets SIGINT from Linux when its parent dies, and a small watcher process, started
+with the folder, deletes the folder once the server has stopped (it waits for its parent's
+end on a pipe: an end of file comes however the parent ends).
+
 The server binaries come from Debian's `postgresql` package (`make postgres` installs it),
 which puts them in /usr/lib/postgresql/VERSION/bin, not on PATH. PostgreSQL refuses to run
 as root: as root the server runs as the package's `postgres` user.
@@ -9,6 +14,7 @@ as root: as root the server runs as the package's `postgres` user.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import glob
 import os
@@ -73,6 +79,8 @@ class LocalPostgres:
     databases: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
     """The server's command line (to start it again after `pause`)."""
+    remover: subprocess.Popen[bytes] | None = None
+    """The watcher that deletes the folder if this process dies without `stop()`."""
 
     def url(self, database: str = "postgres", *, password: str | None = None) -> str:
         secret = self.password if password is None else password
@@ -98,7 +106,8 @@ class LocalPostgres:
         self.process = _spawn(self.command, self.log)
         _wait_until_ready(self)
 
-    def stop(self) -> None:
+    def stop(self, *, keep: bool = False) -> None:
+        """Stop the server and delete its folder (`keep`: leave it, to read its log)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # "fast" shutdown: clients are disconnected
             try:
@@ -106,7 +115,48 @@ class LocalPostgres:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        _let_go(self.remover, keep=keep)
+        self.remover = None
+
+
+_REMOVE_WHEN_STOPPED = """\
+import os, shutil, sys, time
+folder, pid_file = sys.argv[1], sys.argv[2]
+if sys.stdin.buffer.read() == b"keep":  # the starter stopped it and keeps the folder
+    sys.exit(0)
+deadline = time.monotonic() + 60
+while os.path.exists(pid_file) and time.monotonic() < deadline:
+    time.sleep(0.1)  # the server shuts down (SIGINT when its parent died)
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
+def _remover(folder: Path) -> subprocess.Popen[bytes]:
+    """The watcher that deletes `folder` once the server stopped, when this process ends
+    without `stop()` (killed): it reads its stdin, this process's pipe, to the end."""
+    pid_file = folder / "data" / "postmaster.pid"  # there while the server runs
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", _REMOVE_WHEN_STOPPED, str(folder), str(pid_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C in the terminal is for the server's starter
+    )  # fmt: skip
+
+
+def _let_go(remover: subprocess.Popen[bytes] | None, *, keep: bool) -> None:
+    """End the watcher: the folder is already deleted, or is to be kept."""
+    if remover is None or remover.stdin is None:
+        return
+    with contextlib.suppress(OSError):
+        if keep:
+            remover.stdin.write(b"keep")
+        remover.stdin.close()
+    try:
+        remover.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        remover.kill()
+        remover.wait()
 
 
 def _stop_with_parent() -> None:
@@ -152,6 +202,22 @@ def start_local_postgres(
     if found is None:
         raise StoreError(NO_BINARIES)
     folder = Path(tempfile.mkdtemp(prefix="loopwright-pg-"))
+    remover = _remover(folder)
+    try:
+        server = _start_in(found, folder, settings, port)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        _let_go(remover, keep=False)
+        raise
+    server.remover = remover
+    _wait_until_ready(server)
+    return server
+
+
+def _start_in(
+    found: Path, folder: Path, settings: dict[str, str] | None, port: int | None
+) -> LocalPostgres:
+    """initdb in `folder`, then the server started (not yet ready)."""
     as_user = _as_server_user()
     if as_user:
         shutil.chown(folder, "postgres", "postgres")
@@ -181,9 +247,7 @@ def start_local_postgres(
     args = [str(found / "postgres"), "-D", str(data)]
     for key, value in config.items():
         args += ["-c", f"{key}={value}"]
-    server = LocalPostgres(found, folder, port, password, _spawn(args, log), log, command=args)
-    _wait_until_ready(server)
-    return server
+    return LocalPostgres(found, folder, port, password, _spawn(args, log), log, command=args)
 
 
 def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:

@@ -23,7 +23,7 @@ from loopwright.tasks._models import TaskDefinition, TaskRunState
 from loopwright.tasks._resume import resume_effects
 from loopwright.tasks._run import run_task
 from loopwright.tasks._spec import TaskPlan, TaskSettings, TaskSpec, resolve_inputs
-from loopwright.tasks._state import StateFileExporter, rebuild_state
+from loopwright.tasks._state import StateFileExporter, check_folder_name, rebuild_state
 from loopwright.tools import ToolRegistry
 
 
@@ -78,7 +78,10 @@ class TaskExecutor:
         session_context: Mapping[str, Any] | None = None,
         client_name: str = "default",
     ) -> TaskPlan:
-        """One run of `task_def`, resolved (a ConfigurationError if an input is missing)."""
+        """One run of `task_def`, resolved (a ConfigurationError if an input is missing, a
+        UsageError if `client_name` cannot name the folder of its state file)."""
+        if self.exporter is not None:
+            check_folder_name(client_name, "client name")
         inputs = resolve_inputs(task_def, session_context or {})
         spec = TaskSpec.of(
             task_def,

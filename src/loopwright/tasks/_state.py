@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from loopwright.errors import TaskRunError
+from loopwright.errors import TaskRunError, UsageError
 from loopwright.events import (
     ChangeRecordedEvent,
     Event,
@@ -96,6 +96,24 @@ def rebuild_state(events: Iterable[Event]) -> TaskRunState:
     return state
 
 
+def check_folder_name(value: str, what: str) -> str:
+    """`value` when it can name one folder under the state root, else a UsageError: a
+    client name or task id comes from a caller, and `../../x` or `a/b` would put a state
+    file (or backups) outside `clients/`."""
+    if (
+        not value
+        or value in (".", "..")
+        or any(c in value for c in "/\\\0")
+        or value != value.strip()
+        or len(value) > 255
+    ):
+        raise UsageError(
+            f"{what} {value[:80]!r} cannot name a folder: use 1-255 characters without "
+            "'/', '\\', NUL or surrounding spaces, and not '.' or '..'"
+        )
+    return value
+
+
 class StateFileExporter:
     """Writes the seed's JSON state file, atomically, under `root`."""
 
@@ -103,7 +121,9 @@ class StateFileExporter:
         self.root = Path(root).expanduser()
 
     def path_for(self, client_name: str, task_id: str) -> Path:
-        return self.root / "clients" / client_name / "task-runs" / f"{task_id}.json"
+        client = check_folder_name(client_name, "client name")
+        run = check_folder_name(task_id, "task id")
+        return self.root / "clients" / client / "task-runs" / f"{run}.json"
 
     def save(self, state: TaskRunState) -> Path:
         return self.write(state.to_dict())
@@ -119,7 +139,9 @@ class StateFileExporter:
         return path
 
     def backup_dir(self, client_name: str, task_id: str) -> Path:
-        return self.root / "clients" / client_name / "task-runs" / task_id / "backups"
+        client = check_folder_name(client_name, "client name")
+        run = check_folder_name(task_id, "task id")
+        return self.root / "clients" / client / "task-runs" / run / "backups"
 
     def find(self, task_id: str) -> TaskRunState:
         """The exported state of a run, whichever client it belongs to."""

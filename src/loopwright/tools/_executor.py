@@ -53,7 +53,7 @@ class ToolExecutor:
         self,
         registry: ToolRegistry,
         *,
-        context: ToolContext | None = None,
+        context: ToolContext[Any] | None = None,
         scrubber: Scrubber | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,

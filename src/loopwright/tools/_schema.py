@@ -40,6 +40,9 @@ class FunctionSchema:
     parameters: dict[str, Any]
     description: str
     context_param: str | None = None
+    deps_type: Any = None
+    """What `ctx: ToolContext[X]` declares the run's dependencies to be (X); None for a
+    bare `ToolContext` or none."""
     converters: dict[str, Convert] = field(default_factory=dict)
     """Parameter name -> function turning its JSON value into the annotated type."""
 
@@ -251,8 +254,9 @@ def schema_from_function(function: Callable[..., Any]) -> FunctionSchema:
     required: list[str] = []
     for param in inspect.signature(function).parameters.values():
         annotation = hints.get(param.name, inspect.Parameter.empty)
-        if annotation is ToolContext:
+        if annotation is ToolContext or get_origin(annotation) is ToolContext:
             result.context_param = param.name
+            result.deps_type = next(iter(get_args(annotation)), None)
             continue
         at = f"{where}({param.name})"
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

