@@ -16,7 +16,7 @@ from loopwright.events import ToolCallStartedEvent
 from loopwright.guards import CallSignature, Nudge, Stop
 from loopwright.messages import Message, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction
-from loopwright.prompts import observation_text, prompted_texts, recap_line, tool_summary
+from loopwright.prompts import observation_text, recap_line, tool_summary
 
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "
@@ -110,7 +110,7 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
 def prompted_observation(setup: RunSetup, tool_name: str, content: str) -> str:
     """A result as prompted mode sends it; since revision 5 with what its tool returns."""
     summary = ""
-    if prompted_texts(setup.options.revision).observations_say_what and tool_name in setup.tools:
+    if setup.revision.texts.observations_say_what and tool_name in setup.tools:
         summary = tool_summary(setup.tools.get(tool_name).description)
     if summary.lower() == tool_name.lower():  # a tool without a description has its name
         summary = ""

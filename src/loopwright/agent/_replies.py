@@ -12,8 +12,6 @@ from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOut
 from loopwright.prompts import summarize
 
 SUMMARY_CHARS = 160
-_ACTION_JSON = json.JSONEncoder(ensure_ascii=False)
-"""Made once: `json.dumps` with options makes an encoder per call (an action a step)."""
 
 
 def acted_on_text(thought: str | None, call: ToolCall) -> str:
@@ -27,7 +25,7 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
     action: dict[str, Any] = {"action": call.name, "action_input": call.arguments}
     if thought:
         action = {"thought": thought, **action}
-    return _ACTION_JSON.encode(action)
+    return json.dumps(action, ensure_ascii=False)
 
 
 def response_event(

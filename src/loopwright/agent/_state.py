@@ -23,7 +23,7 @@ from loopwright.guards import (
     limit_stop,
     timeout_stop,
 )
-from loopwright.prompts import iteration_note, progress_note, prompted_texts
+from loopwright.prompts import iteration_note, progress_note
 
 
 @dataclass(slots=True)
@@ -59,7 +59,7 @@ class LoopState:
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
             started_at=now,
-            hard_limit=setup.options.revision > 1,
+            hard_limit=setup.revision.hard_limit,
         )
         lineage = setup.lineage
         if lineage.history is None:
@@ -92,7 +92,7 @@ class LoopState:
         guard = self.guard
         if setup.tool_mode != "prompted":
             return iteration_note(guard.iteration, guard.max_iterations)
-        texts = prompted_texts(setup.options.revision)
+        texts = setup.revision.texts
         hint = texts.next_step_hint
         if self.unknown_tool_called and texts.unknown_tool_hint:
             hint = texts.unknown_tool_hint

@@ -9,9 +9,8 @@ from loopwright.prompts._builder import (
     template_fields,
     token_rule,
     without_iteration,
-    workspace_example,
 )
-from loopwright.prompts._revisions import PromptedTexts, failure_text, prompted_texts
+from loopwright.prompts._revisions import REVISIONS, PromptedTexts, Revision
 from loopwright.prompts._turn_notes import (
     correction_message,
     iteration_note,
@@ -24,24 +23,23 @@ from loopwright.prompts._turn_notes import (
 from loopwright.prompts.errors import build_error_observation
 
 __all__ = [
+    "REVISIONS",
     "TEMPLATE_FIELDS",
     "FileRef",
     "PromptBuilder",
     "PromptParts",
     "PromptedTexts",
+    "Revision",
     "build_error_observation",
     "check_template",
     "correction_message",
-    "failure_text",
     "iteration_note",
     "observation_text",
     "progress_note",
-    "prompted_texts",
     "recap_line",
     "summarize",
     "template_fields",
     "token_rule",
     "tool_summary",
     "without_iteration",
-    "workspace_example",
 ]

@@ -31,7 +31,7 @@ from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ForkP
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model, context_window_of, resolve_model
-from loopwright.prompts import PromptParts
+from loopwright.prompts import REVISIONS, PromptParts
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
@@ -176,7 +176,7 @@ def build_agent(
             registry,
             allow_commands=spec.allow_skill_commands,
             context_window=spec.options.context_window or context_window_of(model),
-            own_read=spec.options.revision > 1,
+            own_read=REVISIONS[spec.options.revision].skill_own_read,
         )
         parts, registry = skill.prompt_parts, skill.registry
         allowed = skill.allowed_tools
