@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +24,7 @@ from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
+from loopwright.engines.temporal._devserver import DevServer, start_dev_server
 from loopwright.engines.temporal._payloads import GATE_OPEN
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -75,6 +77,41 @@ def loopwright_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), **extra}
     env.pop("LOOPWRIGHT_STORE", None)
     return env
+
+
+class KeptServer:
+    """This test process's dev server: started when a test first needs it, and again when
+    it died since (its end reported, its log kept)."""
+
+    def __init__(self, cli: Path) -> None:
+        self.cli = cli
+        self.server: DevServer | None = None
+
+    def current(self) -> DevServer:
+        ended = self.ended("after the test before")
+        if ended is not None:
+            warnings.warn(ended, stacklevel=1)
+        if self.server is None:
+            self.server = start_dev_server(self.cli)
+        return self.server
+
+    def ended(self, when: str) -> str | None:
+        """None while the server runs; else what to report of its end (it is let go, its
+        log kept for a closer look)."""
+        server = self.server
+        if server is None or server.alive():
+            return None
+        self.server = None
+        server.stop(keep_log=True)
+        return (
+            f"the Temporal dev server at {server.address} exited "
+            f"({server.process.returncode}) {when}; its log ({server.log}) ends: "
+            f"{server.log_tail(1000)}"
+        )
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
 
 
 @dataclass
