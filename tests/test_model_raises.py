@@ -19,7 +19,6 @@ from loopwright.models import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.skills import load_skill
 from loopwright.testing import InMemoryRunStore
-
 from loopwright.tools import ToolExecutor, ToolRegistry
 
 TOKEN = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHandle, WorkflowHistory
@@ -112,6 +113,38 @@ class KeptServer:
     def stop(self) -> None:
         if self.server is not None:
             self.server.stop()
+
+
+@contextlib.contextmanager
+def serving(command: list[str], log: Path, env: dict[str, str]) -> Iterator[str]:
+    """`loopwright serve --port 0 ...` (`command`): it binds a port itself and says which
+    (no port picked here and released for it to bind: another process could take it in
+    between). Its URL once its API answers (within 60 s); stopped at the end."""
+    assert command[command.index("--port") + 1] == "0", command
+    with log.open("wb") as out:  # the child has its own copy
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        url = ""
+        while True:
+            said = log.read_text(errors="replace")
+            if not url and "the API on http://" in said:
+                url = said.split("the API on ", 1)[1].split()[0]
+            if url and _answers(f"{url}/api/runs"):
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, said
+            time.sleep(0.1)  # polling its log and its API: nothing to wait on instead
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @dataclass
