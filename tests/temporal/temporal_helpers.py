@@ -147,6 +147,11 @@ def _answers(url: str) -> bool:
         return False
 
 
+WORKER_START_S = 180.0
+"""How long a worker process may take to poll its queue: Python's start-up, imports and the
+connections took over a minute on a 2-core machine at a load average of 20-40."""
+
+
 @dataclass
 class Workers:
     """`loopwright worker` processes of one test (each stopped at the end)."""
@@ -175,6 +180,15 @@ class Workers:
 
     def log_of(self, index: int) -> str:
         return (self.log_dir / f"worker{index}.log").read_text()
+
+    def wait_polling(self, index: int = -1, limit_s: float = WORKER_START_S) -> None:
+        """Return once the worker (the last started, by default) says it polls its queue."""
+        number = index % len(self.procs)
+        deadline = time.monotonic() + limit_s
+        while "polling" not in self.log_of(number):
+            assert self.procs[number].poll() is None, self.log_of(number)
+            assert time.monotonic() < deadline, f"not polling in {limit_s:g} s: {self.logs()}"
+            time.sleep(0.1)  # polling its log: the worker says nothing else
 
     def logs(self) -> str:
         return "\n".join(p.read_text() for p in sorted(self.log_dir.glob("worker*.log")))
