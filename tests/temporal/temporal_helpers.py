@@ -90,8 +90,10 @@ class KeptServer:
 
     def current(self) -> DevServer:
         ended = self.ended("after the test before")
-        if ended is not None:
-            warnings.warn(ended, stacklevel=1)
+        if ended is not None:  # in the warnings summary: no fault of the test that needs it
+            with warnings.catch_warnings():
+                warnings.simplefilter("always")
+                warnings.warn(ended, stacklevel=1)
         if self.server is None:
             self.server = start_dev_server(self.cli)
         return self.server

@@ -144,6 +144,15 @@ def test_whose_server_dies(temporal_server):
 
 def test_after_it(temporal_server):
     assert temporal_server.alive()
+
+
+def test_that_kills_it_between_tests(dev_server):
+    dev_server.server.process.kill()
+    dev_server.server.process.wait()
+
+
+def test_after_that(temporal_server):
+    assert temporal_server.alive()
 """
 
 
@@ -156,8 +165,16 @@ def test_a_test_whose_server_died_fails_with_the_servers_log(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(here), str(here.parent)]))
     pytester.makeconftest((here / "conftest.py").read_text())
     pytester.makepyfile(test_dies=DIES_IN_A_TEST)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
-    result.assert_outcomes(passed=2, errors=1)
+    pytester.makeini(  # warnings are errors, as in the suite's own settings
+        "[pytest]\nfilterwarnings = error\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=1, warnings=1)  # a death between tests: warned
     result.stdout.re_match_lines(
-        [r".*the Temporal dev server at 127\.0\.0\.1:\d+ exited \(-9\) during this test; its log"]
+        [
+            r".*ERROR at teardown of test_whose_server_dies.*",
+            r".*the Temporal dev server at 127\.0\.0\.1:\d+ exited \(-9\) during this test; its log",
+            r".*the Temporal dev server at 127\.0\.0\.1:\d+ exited \(-9\) after the test before",
+        ],
+        consecutive=False,
     )
