@@ -20,7 +20,8 @@ that goes back to the model instead of up the stack::
     │   └── GateNotFound            a decision on a gate the run never asked
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
-    │   │   └── ModelUnavailableError   the provider could not be reached
+    │   │   ├── ModelUnavailableError   the provider could not be reached
+    │   │   └── ModelAdapterError   the model raised something else: a bug in its code
     │   ├── ScriptExhaustedError    a ScriptedModel ran out of replies, or had some left
     │   ├── MaxStepsExceeded        the iteration limit was reached
     │   ├── BudgetExceeded          the token or cost budget would be exceeded
@@ -192,6 +193,16 @@ class ModelError(RunError):
 
 class ModelUnavailableError(ModelError):
     """The model provider could not be reached."""
+
+
+class ModelAdapterError(ModelError):
+    """The model raised an exception that is not a loopwright error: a bug in its adapter or
+    in your own `Model` class. The run ends `failed` with it (never raised out of the run);
+    `error_type` names the class it raised, and the original is the `__cause__`."""
+
+    def __init__(self, message: str, *, error_type: str, provider: str = "") -> None:
+        self.error_type = error_type
+        super().__init__(message, provider=provider)
 
 
 class ScriptExhaustedError(RunError):

@@ -55,7 +55,9 @@ async def think(
         if stop is not None:
             return stop
         if will_retry:
-            state.conversation.append(Message.user(correction_message(outcome.message)))
+            native = setup.tool_mode == "native" and setup.options.revision >= 6
+            correction = correction_message(outcome.message, native=native)
+            state.conversation.append(Message.user(correction))
     return Stop(
         "parse_error",
         f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",

@@ -6,6 +6,7 @@ reply that could not be read."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,5 +121,18 @@ CORRECTION_TEMPLATE = (
 )
 
 
-def correction_message(problem: str) -> str:
+NATIVE_CORRECTION = (
+    "Your last reply could not be read: {problem}.\n"
+    "Reply again: call one of your tools, or give your final answer as plain text."
+)
+_JSON_ADVICE = re.compile(r"\W*(?:put your JSON inside it|reply with one JSON object)\b.*$", re.S)
+
+
+def correction_message(problem: str, *, native: bool = False) -> str:
+    """The correction after an unreadable reply. `native`: a run in native tool mode at
+    the newest revision, asked for a tool call or a plain answer; the parsers' advice to
+    write JSON is left out of the problem (older revisions and prompted mode: the JSON
+    object, as their runs were made with it)."""
+    if native:
+        return NATIVE_CORRECTION.format(problem=_JSON_ADVICE.sub("", problem))
     return CORRECTION_TEMPLATE.format(problem=problem)
