@@ -30,6 +30,7 @@ from loopwright.server._runs import (
     list_runs,
     resume_run,
 )
+from loopwright.server._turns import fork_run
 
 STATIC = Path(__file__).parent / "static"
 
@@ -113,6 +114,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
         Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),
         Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
+        Route("/api/runs/{run_id}/fork", fork_run, methods=["POST"]),
     ]
     config = config or ServerConfig()
     app = _Framed(

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any, get_args
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
-from loopwright.models import Model
 from loopwright.run_context import MAX_REASON_CHARS
-from loopwright.runtime import Delivery, RunHandle, RunSpec, Runtime
+from loopwright.runtime import Delivery, RunHandle, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
@@ -24,6 +22,7 @@ from loopwright.server._http import (
     log,
     not_found,
 )
+from loopwright.server._turns import lineage_view, resume_here, start_agent_run
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
 
@@ -46,7 +45,9 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
     if record.engine != "embedded" and record.status in ("queued", "running"):
         data["live"] = True
     if detail:
-        data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
+        events = config.runtime.store.events(record.run_id)
+        data["pending_gates"] = pending_gates(events)
+        data.update(lineage_view(config, record, events))
     data["waiting_for_approval"] = (
         bool(data["pending_gates"]) and record.status == "running"
         if detail
@@ -77,13 +78,16 @@ async def create_run(request: Request) -> JSONResponse:
                 runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
             )
         else:
-            spec = dataclasses.replace(parsed, tenant=tenant)
-            embedded = runtime.engine is runtime.embedded  # another engine resolves it there
-            handle = runtime.start(spec, model=_model(runtime, spec) if embedded else None)
+            handle = start_agent_run(config, parsed, tenant)
     except ConfigurationError as exc:  # what the engine cannot run (a refused option)
         raise ApiError(422, str(exc)) from None
-    forget_when_done(runtime, handle)
-    record = await _first_record(runtime, handle, tenant)
+    return await respond_started(config, handle, tenant)
+
+
+async def respond_started(config: ServerConfig, handle: RunHandle, tenant: str) -> JSONResponse:
+    """201 and the new run, once it is stored (its handle forgotten when it ends)."""
+    forget_when_done(config.runtime, handle)
+    record = await _first_record(config.runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
 
 
@@ -101,13 +105,6 @@ def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
             log.error("run %s failed: %s", handle.run_id, error)
 
     handle.task.add_done_callback(forget)
-
-
-def _model(runtime: Runtime, spec: RunSpec) -> Model:
-    try:
-        return runtime.models.resolve(spec.model, base_url=spec.base_url)
-    except ConfigurationError as exc:
-        raise ApiError(422, str(exc), field="model") from None
 
 
 async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> RunRecord:
@@ -216,10 +213,10 @@ async def resume_run(request: Request) -> JSONResponse:
     handle = runtime.handles.get(record.run_id)
     if handle is not None and not handle.done:
         raise ApiError(409, f"run {record.run_id} is already running")
-    if record.status not in ("running", "interrupted"):
+    if record.status not in ("running", "interrupted", "waiting"):
         raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
     try:
-        handle = await runtime.resume(record.run_id, tenant=tenant)
+        handle = await resume_here(config, record)
     except (UsageError, ResumeConflict) as exc:  # a finished run, no spec, a lease held
         raise ApiError(409, str(exc)) from None
     forget_when_done(runtime, handle)
