@@ -152,7 +152,7 @@ def test_a_follow_up_takes_no_agent_this_server_does_not_offer(tmp_path: Path) -
 
     async def run_elsewhere() -> str:
         result = await runtime.start(spec).wait()
-        return result.run_id
+        return str(result.run_id)
 
     run_id = asyncio.run(run_elsewhere())
     runtime.close()
