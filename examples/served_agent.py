@@ -67,7 +67,8 @@ def post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any
 
 def main(url: str) -> None:
     with httpx.Client(base_url=url, timeout=30) as client:
-        run = settled(client, post(client, "/api/runs", {"request": "Archive my old notes"})["run_id"])
+        started = post(client, "/api/runs", {"request": "Archive my old notes"})
+        run = settled(client, started["run_id"])
         gate = run["pending_gates"][0]
         print(f"1. {run['status']}: {gate['message']}")
         post(client, f"/api/runs/{run['run_id']}/gates/{gate['request_id']}", {"approve": True})
