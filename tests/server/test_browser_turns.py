@@ -173,6 +173,12 @@ def test_a_waiting_run_is_decided_and_resumed(page: Page, served_agent: LiveServ
     expect(page.locator("[data-testid=waiting-note]")).to_contain_text("then resume it")
     card = page.locator(".gate-card")
     expect(card).to_contain_text("the run ended here")
+    page.goto(f"{served_agent.url}/#/")  # the run list's "waiting for approval" filter has it
+    page.locator("[data-testid=run-filters] select[name=status]").select_option("waiting")
+    listed = page.locator(f'[data-testid=run-list] tr[data-run-id="{view["run_id"]}"]')
+    expect(listed.locator(".badge")).to_have_text("waiting")
+    open_run(page, served_agent, view["run_id"])
+    card = page.locator(".gate-card")
     resume = page.locator("[data-action=resume]")
     expect(resume).to_be_visible()
     assert ARCHIVED == []
