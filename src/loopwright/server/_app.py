@@ -17,6 +17,7 @@ from loopwright.errors import StoreError, UsageError
 from loopwright.server._auth import tenant_of
 from loopwright.server._calls import model_call
 from loopwright.server._config import ServerConfig
+from loopwright.server._fork import fork_run
 from loopwright.server._guard import BrowserGuard, FrameGuard
 from loopwright.server._http import ApiError, error_response, json_response, log
 from loopwright.server._live import run_events, run_websocket
@@ -30,7 +31,6 @@ from loopwright.server._runs import (
     list_runs,
     resume_run,
 )
-from loopwright.server._turns import fork_run
 
 STATIC = Path(__file__).parent / "static"
 
