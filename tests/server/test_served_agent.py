@@ -5,6 +5,7 @@ resumed; follow-ups and forks of its runs run it too."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,46 @@ def test_a_server_without_the_agent_says_how_to_resume(tmp_path: Path) -> None:
         assert "serve with --agent MODULE:ATTRIBUTE" in message
         assert "\n" not in message
     assert ARCHIVED == []
+
+
+RELEASE = threading.Event()
+
+
+@tool(effect="write")
+def slow_archive(name: str) -> str:
+    """Move a note to the archive, once the test lets it.
+
+    Args:
+        name: the note's file name
+    """
+    RELEASE.wait(timeout=30)
+    ARCHIVED.append(name)
+    return f"archived {name}"
+
+
+def test_a_run_resumed_twice_runs_once(tmp_path: Path) -> None:
+    """A second resume (a double click) while the resumed run executes is a 409: the call
+    it approved runs once."""
+    ARCHIVED.clear()
+    RELEASE.clear()
+    replies = [
+        {"thought": "archive it", "action": "slow_archive", "action_input": {"name": "a.txt"}},
+        {"thought": "done", "final_answer": "Archived."},
+    ]
+    config = make_config(tmp_path)
+    config.agent = AgentExecutor(
+        ScriptedModel([json.dumps(r) for r in replies], strict=False), [slow_archive],
+        approve=["slow_archive"], on_pending="wait",
+    )  # fmt: skip
+    with live_server(config) as server:
+        run = waiting_run(server)
+        gate = run["pending_gates"][0]["request_id"]
+        post(server, f"/api/runs/{run['run_id']}/gates/{gate}", {"approve": True})
+        assert post(server, f"/api/runs/{run['run_id']}/resume").status_code == 202
+        again = post(server, f"/api/runs/{run['run_id']}/resume")
+        RELEASE.set()
+        assert again.status_code == 409, again.text
+        assert "already running" in again.json()["error"]["message"]
+        done = wait_for(server, run["run_id"], lambda v: v["status"] == "completed")
+    assert done["answer"] == "Archived."
+    assert ARCHIVED == ["a.txt"]
