@@ -14,7 +14,7 @@ from loopwright.cli._agent_loader import load_agent
 from loopwright.cli._serve import served_agent
 from loopwright.errors import ConfigurationError
 
-AGENTS = '''
+AGENTS = """
 from dataclasses import dataclass
 from loopwright import AgentExecutor
 from loopwright.testing import ScriptedModel
@@ -37,7 +37,7 @@ class Deps:
     user: str
 
 typed = AgentExecutor(ScriptedModel(["{}"]), [], deps_type=Deps)
-'''
+"""
 
 
 @pytest.fixture
@@ -53,9 +53,7 @@ def test_an_agent_or_a_factory_from_a_file(agents_file: Path) -> None:
     assert isinstance(made, AgentExecutor)
 
 
-def test_a_module_of_the_current_folder(
-    agents_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_module_of_the_current_folder(agents_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(agents_file.parent)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "agents", raising=False)

@@ -43,7 +43,7 @@ def test_the_served_agent_example(served_example: str) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "1. waiting: Allow the agent to call archive {\"name\": \"notes.txt\"}?",
+        '1. waiting: Allow the agent to call archive {"name": "notes.txt"}?',
         "2. completed: Archived notes.txt.",
         "3. turn 2 completed: In the archive, as notes.txt.",
         "4. fork at step 0 completed: Kept notes.txt where it was.",
