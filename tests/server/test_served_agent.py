@@ -112,18 +112,20 @@ def test_follow_ups_and_forks_run_the_servers_agent(served: LiveServer) -> None:
     assert (model.status_code, model.json()["error"]["field"]) == (422, "model")
 
 
-def test_a_server_without_the_agent_says_how_to_resume(tmp_path: Path) -> None:
+def test_a_server_without_the_agent_says_how_to_resume_or_fork(tmp_path: Path) -> None:
     ARCHIVED.clear()
     config = make_config(tmp_path)
     config.agent = archiving_agent("done")
     with live_server(config) as server:
         run = waiting_run(server)
         config.agent = None  # as a server started without --agent on the same store
-        response = post(server, f"/api/runs/{run['run_id']}/resume")
-        assert response.status_code == 409
-        message = response.json()["error"]["message"]
-        assert "serve with --agent MODULE:ATTRIBUTE" in message
-        assert "\n" not in message
+        for action, body in (("resume", {}), ("fork", {"at": 0})):
+            response = post(server, f"/api/runs/{run['run_id']}/{action}", body)
+            assert response.status_code == 409, action
+            message = response.json()["error"]["message"]
+            assert "serve with --agent MODULE:ATTRIBUTE" in message
+            assert "\n" not in message
+        assert len(httpx.get(f"{server.url}/api/runs").json()["runs"]) == 1  # no fork
     assert ARCHIVED == []
 
 

@@ -45,7 +45,13 @@ async def fork_run(request: Request) -> JSONResponse:
             handle = runtime.start_agent(
                 config.agent, text or started.request, tenant=tenant, fork_of=(record.run_id, at)
             )
-        else:
+        elif record.kind == "agent":
+            raise ApiError(
+                409,
+                f"run {record.run_id} runs an agent built in code: fork it from that code "
+                "(Runtime.start_agent with fork_of), or serve with --agent MODULE:ATTRIBUTE",
+            )
+        else:  # a task run: the Runtime says why it is not forked
             handle = runtime.fork(record.run_id, at, request=text, model=model, tenant=tenant)
     return await respond_started(config, handle, tenant)
 
