@@ -6,6 +6,8 @@ waiting has its gate decided and is resumed from its page."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
-from dashboard_scene import wait_for
+from dashboard_scene import png_size, wait_for
 from playwright.sync_api import Browser, Page, expect
 from server_helpers import (
     LiveServer,
@@ -33,6 +35,19 @@ pytestmark = pytest.mark.browser
 
 TIMEOUT_MS = 20_000
 ARCHIVED: list[str] = []
+KEEP = os.environ.get("LOOPWRIGHT_SCREENSHOTS")
+"""A folder (docs/) where the screenshots are kept; unset: they stay in the test's tmp."""
+
+
+def screenshot(page: Page, tmp_path: Path, name: str) -> None:
+    """The page as a user sees it, checked to be a real picture of it (docs/dashboard.md)."""
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)
+    width, height = png_size(path)
+    assert width == 1280 and height >= 500
+    assert path.stat().st_size > 30_000  # a blank or near-blank page compresses to a few KB
+    if KEEP:
+        shutil.copy(path, Path(KEEP) / name)
 
 
 @tool(effect="write")
@@ -94,6 +109,8 @@ def test_the_follow_up_box_starts_the_next_turn(
     expect(thread.nth(0)).to_contain_text("echoed once")
     expect(thread.nth(1)).to_have_class("turn current")
     expect(thread.nth(1)).to_contain_text("and once more")
+    expect(page.locator("[data-testid=follow-up]")).to_be_visible()
+    screenshot(page, tmp_path, "dashboard-conversation.png")
 
     thread.nth(0).get_by_role("link", name="Turn 1").click()  # the turn before, linked
     expect(page.locator("[data-field=run_id]")).to_have_text(first["run_id"])
@@ -118,6 +135,7 @@ def test_fork_here_on_a_step(page: Page, server: LiveServer, tmp_path: Path) -> 
     expect(form.locator("textarea")).to_have_value("echo thrice")
     form.locator("textarea").fill("echo twice, then stop")
     form.locator("input[name=model]").fill(live_part)
+    screenshot(page, tmp_path, "dashboard-fork.png")
     form.get_by_role("button", name="Fork after step 2").click()
 
     expect(page.locator("[data-field=run_id]")).not_to_have_text(old["run_id"])
@@ -163,7 +181,9 @@ def served_agent(tmp_path: Path) -> Iterator[LiveServer]:
         yield live
 
 
-def test_a_waiting_run_is_decided_and_resumed(page: Page, served_agent: LiveServer) -> None:
+def test_a_waiting_run_is_decided_and_resumed(
+    page: Page, served_agent: LiveServer, tmp_path: Path
+) -> None:
     created = start_run(served_agent, {"request": "archive the old note"})
     view: dict[str, Any] = wait_for(
         served_agent, created["run_id"], lambda v: v["status"] == "waiting"
@@ -182,6 +202,7 @@ def test_a_waiting_run_is_decided_and_resumed(page: Page, served_agent: LiveServ
     resume = page.locator("[data-action=resume]")
     expect(resume).to_be_visible()
     assert ARCHIVED == []
+    screenshot(page, tmp_path, "dashboard-waiting.png")
 
     card.get_by_role("button", name="Approve").click()
     expect(card).to_have_class("gate-card decided")
