@@ -44,7 +44,7 @@ def screenshot(page: Page, tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     page.screenshot(path=str(path), full_page=True)
     width, height = png_size(path)
-    assert width == 1280 and height >= 500
+    assert width == 1400 and height >= 500
     assert path.stat().st_size > 30_000  # a blank or near-blank page compresses to a few KB
     if KEEP:
         shutil.copy(path, Path(KEEP) / name)
@@ -69,7 +69,7 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     errors: list[str] = []
