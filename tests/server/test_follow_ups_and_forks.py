@@ -20,6 +20,7 @@ from server_helpers import (
     live_server,
     make_config,
     start_run,
+    tasks_folder,
     wait_finished,
     write_script,
 )
@@ -222,3 +223,20 @@ def test_a_running_run_is_not_forked(server: LiveServer, tmp_path: Path) -> None
     assert response.status_code == 409
     assert "still running" in error_of(response)["message"]
     httpx.post(f"{server.url}/api/runs/{gated['run_id']}/cancel", timeout=20)
+
+
+def test_a_task_run_is_neither_followed_up_nor_forked(tmp_path: Path) -> None:
+    config = make_config(tmp_path, tasks_dir=tasks_folder(tmp_path))
+    with live_server(config) as server:
+        task = start_run(server, {"task": "publish-notes", "inputs": {"title": "T"}})
+        run_id = task["run_id"]
+        follow = post(server, "/api/runs", {"request": "and then?", "after": run_id})
+        assert follow.status_code == 409, follow.text
+        assert f"run {run_id} is a task run" in error_of(follow)["message"]
+        fork = post(server, f"/api/runs/{run_id}/fork", {"at": 0})
+        assert fork.status_code == 422
+        assert (
+            error_of(fork)["message"] == f"run {run_id} is a task run: only an agent run is forked"
+        )
+        assert len(httpx.get(f"{server.url}/api/runs").json()["runs"]) == 1
+        httpx.post(f"{server.url}/api/runs/{run_id}/cancel", timeout=20)

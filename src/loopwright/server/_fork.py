@@ -28,6 +28,8 @@ async def fork_run(request: Request) -> JSONResponse:
     record = owned(config, request.path_params["run_id"], tenant, "run_id")
     body = await json_body(request)
     at, text, model = _fork_fields(body, config)
+    if record.kind != "agent":
+        raise ApiError(422, f"run {record.run_id} is a task run: only an agent run is forked")
     if record.status in WAITING_TO_END:
         raise ApiError(409, f"run {record.run_id} is still {record.status}: fork it once it ends")
     runtime = config.runtime
@@ -37,22 +39,20 @@ async def fork_run(request: Request) -> JSONResponse:
         if spec is not None:
             check_offered(spec, config, record.run_id)
             handle = runtime.fork(record.run_id, at, request=text, model=model, tenant=tenant)
-        elif config.agent is not None and record.kind == "agent":
-            if model is not None:
-                raise ApiError(422, "this server runs its own agent (serve --agent)", field="model")
-            started = events[0]
-            assert isinstance(started, RunStartedEvent)
-            handle = runtime.start_agent(
-                config.agent, text or started.request, tenant=tenant, fork_of=(record.run_id, at)
-            )
-        elif record.kind == "agent":
+        elif config.agent is None:
             raise ApiError(
                 409,
                 f"run {record.run_id} runs an agent built in code: fork it from that code "
                 "(Runtime.start_agent with fork_of), or serve with --agent MODULE:ATTRIBUTE",
             )
-        else:  # a task run: the Runtime says why it is not forked
-            handle = runtime.fork(record.run_id, at, request=text, model=model, tenant=tenant)
+        elif model is not None:
+            raise ApiError(422, "this server runs its own agent (serve --agent)", field="model")
+        else:
+            started = events[0] if events else None
+            original = started.request if isinstance(started, RunStartedEvent) else ""
+            handle = runtime.start_agent(
+                config.agent, text or original, tenant=tenant, fork_of=(record.run_id, at)
+            )
     return await respond_started(config, handle, tenant)
 
 

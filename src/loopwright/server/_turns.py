@@ -97,8 +97,9 @@ def start_agent_run(config: ServerConfig, parsed: AgentRequest, tenant: str) -> 
     runtime = config.runtime
     spec = dataclasses.replace(parsed.spec, tenant=tenant)
     after = spec.after
-    if after is not None:
-        owned(config, after, tenant, "after")
+    if after is not None and owned(config, after, tenant, "after").kind != "agent":
+        message = f"run {after} is a task run: only an agent run can be followed up"
+        raise ApiError(409, message, field="after")
     if config.agent is not None:
         if parsed.names_agent:
             raise ApiError(
