@@ -337,7 +337,7 @@ SERVE = (
         "AgentExecutor or a factory returning one): every agent run of the server runs it",
         group="model",
         key="agent",
-        metavar="MODULE:ATTR",
+        metavar="SPEC",
     ),
     opt(
         "--store",
