@@ -12,9 +12,11 @@ import argparse
 import asyncio
 import datetime
 import getpass
+import os
 import shlex
 import sys
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from rich.console import Console
 
@@ -58,8 +60,33 @@ def open_cli_store(location: str | None, *, migrate: bool = False) -> Persistent
     try:
         return open_store(location, migrate=migrate)
     except StoreError as exc:
-        where = shlex.quote(redact_url(store_location(location)))
+        where = store_to_copy(store_location(location))
         raise ConfigurationError(str(exc).replace("--store URL`", f"--store {where}`")) from None
+
+
+def store_to_copy(location: str) -> str:
+    """The store as a shell word in a command printed for the user to copy, which must work
+    as pasted: the location as given, but never a password. A URL with one is
+    `"$LOOPWRIGHT_STORE"` when that variable holds it, else the URL without its password
+    (the PostgreSQL client then reads it from PGPASSWORD or ~/.pgpass)."""
+    hidden = redact_url(location)
+    if hidden == location:
+        return shlex.quote(location)
+    if os.environ.get("LOOPWRIGHT_STORE") == location:
+        return '"$LOOPWRIGHT_STORE"'
+    return shlex.quote(_without_password(hidden))
+
+
+def _without_password(hidden: str) -> str:
+    """A URL whose password `redact_url` masked, with no password at all."""
+    without = hidden.replace(":***@", "@", 1)
+    try:
+        parts = urlsplit(without)
+    except ValueError:
+        return without
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = urlencode([(key, value) for key, value in pairs if key.lower() != "password"])
+    return urlunsplit(parts._replace(query=query))
 
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:
@@ -176,11 +203,12 @@ def check_heartbeat(args: argparse.Namespace) -> None:
 def reach_flags(args: argparse.Namespace) -> str:
     """The options another command needs to reach this command's runs, as they were given
     (a flag, LOOPWRIGHT_STORE, loopwright.toml): ` --store PATH` unless it is the default,
-    ` --temporal HOST:PORT` for a run on Temporal. A password in a store URL is `***`."""
+    ` --temporal HOST:PORT` for a run on Temporal. A store URL's password is never shown
+    (`store_to_copy`)."""
     flags = ""
     store = getattr(args, "store", None)
     if store:
-        flags += f" --store {shlex.quote(redact_url(str(store)))}"
+        flags += f" --store {store_to_copy(str(store))}"
     temporal = getattr(args, "temporal", None)
     if temporal:
         flags += f" --temporal {shlex.quote(str(temporal))}"
