@@ -222,6 +222,8 @@ class LiveView:
             run.gate_steps.add(event.step)
         elif isinstance(event, FunctionResultEvent):
             run.tools_run += 1
+            if not event.success and event.function != "undo" and run.failure_shown is None:
+                run.failure_shown = (event.step, event.error or "")
         elif isinstance(event, GateDecisionEvent):
             run.decided.add(event.step)
 
@@ -272,7 +274,7 @@ class LiveView:
         if isinstance(event, StepCompleteEvent):
             return step_ended(event, run)
         if isinstance(event, TaskCompleteEvent):
-            return task_ended(event)
+            return task_ended(event, run, self.flags)
         if isinstance(event, RunFinishedEvent):
             return finished(event, run)
         return None

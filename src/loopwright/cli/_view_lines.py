@@ -40,6 +40,8 @@ class RunSeen:
     gate_steps: set[str] = field(default_factory=set)
     decided: set[str] = field(default_factory=set)
     """Gate steps whose decision was shown (their step's end says nothing more)."""
+    failure_shown: tuple[str, str] | None = None
+    """Task runs: the failed step and its error, once shown (no later line repeats it)."""
     events: int = 0
 
 
@@ -137,17 +139,32 @@ def step_started(event: StepStartEvent, run: RunSeen) -> str:
 
 
 def step_ended(event: StepCompleteEvent, run: RunSeen) -> str | None:
-    """A step that did not complete, and why; None when its gate's decision said it."""
+    """A step that did not complete, and why; None when its gate's decision or its tool's
+    failed result said it."""
     if event.status == "completed" or event.step in run.decided:
         return None
+    failure = (event.step, event.error or "")
+    if event.status == "failed":
+        if failure == run.failure_shown:
+            return None
+        run.failure_shown = failure
     why = event.error or (as_json(event.result) if event.result is not None else "")
     colour = "dim" if event.status == "skipped" else "yellow"
     return f"  [{colour}]{event.status}{': ' + escape(why) if why else ''}[/]"
 
 
-def task_ended(event: TaskCompleteEvent) -> str:
+def task_ended(event: TaskCompleteEvent, run: RunSeen, flags: str = "") -> str:
+    """`Task NAME STATUS: summary`; a failure shown above is named by its step only, and
+    the rollback command reaches the run's store (`flags`)."""
     colour = "green" if event.status == "completed" else "yellow"
-    summary = f": {escape(event.summary)}" if event.summary else ""
+    text = event.summary
+    if run.failure_shown is not None:
+        step, error = run.failure_shown
+        text = text.replace(f"step {step!r} failed: {error}", f"stopped at step {step!r}", 1)
+    rollback = f"loopwright task rollback {event.run_id}"
+    if flags and text.endswith(rollback):
+        text += flags
+    summary = f": {escape(text)}" if text else ""
     return f"[bold {colour}]Task {escape(event.task_name)} {escape(event.status)}[/]{summary}"
 
 
