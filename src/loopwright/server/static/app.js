@@ -91,6 +91,7 @@ async function showNew() {
       view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
       view.querySelector(".kind-agent").hidden = kind !== "agent";
       view.querySelector(".kind-task").hidden = kind !== "task";
+      view.querySelector(".form-error").hidden = true; // an error is about the other tab's form
     }),
   );
   const server = await info();
