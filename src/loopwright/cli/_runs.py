@@ -22,6 +22,7 @@ from loopwright.cli._options import (
     SECRETS_FILE,
     TASK_QUEUE,
     TEMPORAL,
+    TEMPORAL_OF_RUN,
     Opt,
     add_options,
     opt,
@@ -83,7 +84,7 @@ SHOW_OPTIONS = (
 FOLLOW_OPTIONS = (
     JSON_EVENTS,
     opt("--after", help="show the events after this seq", group="output", type=int, default=0),
-    TEMPORAL,
+    TEMPORAL_OF_RUN,
 )
 RESUME_OPTIONS = (
     JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,

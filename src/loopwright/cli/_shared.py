@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from rich.console import Console
 
 from loopwright.cli._follow import Decide, View
-from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
+from loopwright.cli._options import TEMPORAL_OF_RUN, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
@@ -274,10 +274,10 @@ def terminal_decider(
 # --- deciding a gate: `runs approve`, `task approve` ------------------------------------------
 
 DECISION_OPTIONS: list[Opt] = [
-    opt("--reject", help="reject instead of approving", group="task", action="store_true"),
-    opt("--reason", help="why (the agent sees it when rejected)", group="task"),
-    opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
-    TEMPORAL,
+    opt("--reject", help="reject instead of approving", group="decision", action="store_true"),
+    opt("--reason", help="why (the agent sees it when rejected)", group="decision"),
+    opt("--by", help="who decides", group="decision", default_text="cli:<user name>"),
+    TEMPORAL_OF_RUN,
     opt(
         "--worker-wait",
         help="a run on Temporal: how long the decision waits for a worker that polled its task "
