@@ -35,7 +35,7 @@ WORKER_OPTIONS = (
         TEMPORAL.group,
         TEMPORAL.key,
         kwargs=TEMPORAL.kwargs,
-    ),  # fmt: skip
+    ),
     opt("--task-queue", help="Temporal task queue to poll", group="engine", key="task_queue"),
     opt(
         "--store",
