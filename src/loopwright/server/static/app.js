@@ -311,7 +311,9 @@ function showOutcome(box, ev, timeline) {
   box.hidden = false;
   box.className = `outcome panel outcome-${ev.status}`;
   const parts = [];
-  if (ev.status === "completed") {
+  if (ev.status === "completed" && timeline.kind === "task") {
+    parts.push(el("h2", "", "Task completed"), el("p", "task-summary", ev.answer || ""));
+  } else if (ev.status === "completed") {
     parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
   } else {
     parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));

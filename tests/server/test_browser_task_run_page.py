@@ -1,0 +1,67 @@
+"""A task run's page in a real Chromium: its hooks' steps are named as the hooks' (not all
+"step 1"), the task's steps are numbered of their total, and a completed task ends with its
+summary, not an agent's "Answer"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
+from playwright.sync_api import Browser, Page, expect
+from server_helpers import LiveServer, live_server, make_config, start_run, wait_finished
+
+pytestmark = pytest.mark.browser
+
+HOOK = "---\nsteps:\n  - name: {name}\n    type: tool\n    tool: list_files\n---\n{name}\n"
+TASK = """name: survey
+description: list the workspace twice
+tools: [list_files]
+steps:
+  - name: first_look
+    type: tool
+    tool: list_files
+  - name: second_look
+    type: tool
+    tool: list_files
+"""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    folder = tmp_path / "tasks"
+    (folder / "hooks").mkdir(parents=True)
+    (folder / "survey.yaml").write_text(TASK, encoding="utf-8")
+    for kind, name in (("pre-task", "check"), ("post-task", "report")):
+        (folder / "hooks" / f"{kind}.md").write_text(HOOK.format(name=name), encoding="utf-8")
+    with live_server(make_config(tmp_path, tasks_dir=folder)) as live:
+        yield live
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def test_a_task_runs_hooks_and_steps_are_told_apart_and_it_ends_with_its_summary(
+    page: Page, server: LiveServer
+) -> None:
+    run_id = start_run(server, {"task": "survey", "inputs": {}})["run_id"]
+    assert wait_finished(server, run_id)["status"] == "completed"
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    steps = page.locator(".tl-step .tl-iter")
+    expect(steps).to_have_text(["pre-task hook", "step 1/2", "step 2/2", "post-task hook"])
+    names = page.locator(".tl-step .tl-tool-name")
+    expect(names).to_have_text(["check", "first_look", "second_look", "report"])
+    outcome = page.get_by_test_id("outcome")
+    expect(outcome.locator("h2")).to_have_text("Task completed")
+    expect(outcome).to_contain_text("2 steps done")
+    expect(outcome).not_to_contain_text("Answer")
