@@ -19,6 +19,7 @@ from loopwright.cli._view_lines import (
     asked,
     budget,
     decided,
+    duration_text,
     finished,
     header,
     resumed_header,
@@ -242,7 +243,7 @@ class LiveView:
             return f"  [magenta]→ Calling {escape(event.tool_name)}[/] {args}"
         if isinstance(event, ToolCallEvent):
             colour = "red" if event.is_error else "green"
-            note = f" [dim]({event.duration_ms:.0f} ms)[/]"
+            note = f" [dim]({duration_text(event.duration_ms)})[/]"
             return f"  [{colour}]← Observing:[/] {escape(event.result_summary)}{note}"
         if isinstance(event, OutputInvalidEvent):
             retry = " (asking again)" if event.will_retry else ""

@@ -49,6 +49,11 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
+def duration_text(ms: float) -> str:
+    """`13 ms` under a second, `10.01 s` from one: as the dashboard writes a duration."""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
 def as_json(value: Any) -> str:
     """A step's value as JSON (what the task file and `--json` use), not a Python repr."""
     if isinstance(value, str):
