@@ -39,7 +39,7 @@ def test_an_error_of_the_agent_form_does_not_stay_under_the_task_form(
     form_error = page.locator(".form-error")
     page.get_by_role("button", name="Start run").click()  # no request: the API refuses it
     expect(form_error).to_be_visible()
-    expect(form_error).to_contain_text("prompt")
+    expect(form_error).to_contain_text("request")
     page.locator(".tab[data-kind=task]").click()
     expect(page.locator(".kind-task")).to_be_visible()
     expect(form_error).to_be_hidden()

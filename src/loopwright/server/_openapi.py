@@ -70,10 +70,11 @@ SCHEMAS: dict[str, Any] = {
     },
     "AgentRunRequest": {
         "type": "object",
-        "required": ["prompt"],
+        "oneOf": [{"required": ["request"]}, {"required": ["prompt"]}],
         "additionalProperties": False,
         "properties": {
-            "prompt": {"type": "string", "minLength": 1},
+            "request": {"type": "string", "minLength": 1, "description": "what the agent does"},
+            "prompt": {"type": "string", "minLength": 1, "description": "the same as request"},
             "model": {"type": "string", "examples": ["local", "ollama:qwen3:8b"]},
             "base_url": {"type": "string"},
             "tools": {"type": "array", "items": {"type": "string"}},
@@ -184,7 +185,7 @@ def _collection_paths() -> dict[str, Any]:
     return {
         "/api/runs": {
             "post": {
-                "summary": "Start an agent run (prompt) or a task run (task)",
+                "summary": "Start an agent run (request) or a task run (task)",
                 "requestBody": {
                     "required": True,
                     "content": {

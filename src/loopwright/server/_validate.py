@@ -12,7 +12,7 @@ from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError
 
 AGENT_FIELDS = frozenset(
-    {"prompt", "model", "tools", "options", "base_url", "approve", "output_schema"}
+    {"request", "prompt", "model", "tools", "options", "base_url", "approve", "output_schema"}
 )
 TASK_FIELDS = frozenset({"task", "inputs", "model"})
 
@@ -47,10 +47,16 @@ class TaskRequest:
 
 
 def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | TaskRequest:
-    """An agent run (`prompt`, `model`, `tools`, `options`) or a task run (`task`, `inputs`)."""
-    has_prompt, has_task = "prompt" in body, "task" in body
+    """An agent run (`request`, `model`, `tools`, `options`) or a task run (`task`,
+    `inputs`). `prompt` is taken for `request` (the name the API had first)."""
+    named = "prompt" if "prompt" in body else "request"  # as the caller named it
+    if "prompt" in body:
+        if "request" in body:
+            raise ApiError(422, "give 'request' or 'prompt' (the same field), not both")
+        body = {("request" if key == "prompt" else key): value for key, value in body.items()}
+    has_prompt, has_task = "request" in body, "task" in body
     if has_prompt == has_task:
-        raise ApiError(422, "give either 'prompt' (an agent run) or 'task' (a task run)")
+        raise ApiError(422, "give either 'request' (an agent run) or 'task' (a task run)")
     allowed = AGENT_FIELDS if has_prompt else TASK_FIELDS
     for name in body:
         if name not in allowed:
@@ -58,7 +64,7 @@ def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | T
             raise ApiError(422, f"unknown field for {kind}", field=name)
     if has_task:
         return _task_request(body, config)
-    return _agent_spec(body, config)
+    return _agent_spec(body, config, named)
 
 
 def check_model(spec: Any, config: ServerConfig, *, field: str = "model") -> str:
@@ -88,10 +94,10 @@ def _task_request(body: dict[str, Any], config: ServerConfig) -> TaskRequest:
     return TaskRequest(task.strip(), inputs, model)
 
 
-def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
-    prompt = body["prompt"]
+def _agent_spec(body: dict[str, Any], config: ServerConfig, named: str = "request") -> RunSpec:
+    prompt = body["request"]
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ApiError(422, "must be a non-empty string", field="prompt")
+        raise ApiError(422, "must be a non-empty string", field=named)
     model = check_model(body.get("model") or config.default_model, config)
     base_url = body.get("base_url")
     if base_url is not None and not isinstance(base_url, str):

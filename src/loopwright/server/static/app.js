@@ -142,7 +142,7 @@ async function showNew() {
 }
 
 function agentBody(form) {
-  const body = { prompt: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
+  const body = { request: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
   if (form.model.value.trim()) body.model = form.model.value.trim();
   if (form.max_iterations.value) body.options = { max_iterations: Number(form.max_iterations.value) };
   return body;
