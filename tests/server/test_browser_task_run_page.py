@@ -1,17 +1,26 @@
 """A task run's page in a real Chromium: its hooks' steps are named as the hooks' (not all
 "step 1"), the task's steps are numbered of their total, and a completed task ends with its
-summary, not an agent's "Answer"."""
+summary, not an agent's "Answer"; a cancelled run does not say "cancelled" twice."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytest.importorskip("playwright", reason="playwright is not installed: pip install -e '.[dev]'")
 from playwright.sync_api import Browser, Page, expect
-from server_helpers import LiveServer, live_server, make_config, start_run, wait_finished
+from server_helpers import (
+    GATED_TASK,
+    LiveServer,
+    live_server,
+    make_config,
+    start_run,
+    wait_finished,
+    ws_events,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +43,7 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
     folder = tmp_path / "tasks"
     (folder / "hooks").mkdir(parents=True)
     (folder / "survey.yaml").write_text(TASK, encoding="utf-8")
+    (folder / "publish-notes.yaml").write_text(GATED_TASK, encoding="utf-8")
     for kind, name in (("pre-task", "check"), ("post-task", "report")):
         (folder / "hooks" / f"{kind}.md").write_text(HOOK.format(name=name), encoding="utf-8")
     with live_server(make_config(tmp_path, tasks_dir=folder)) as live:
@@ -65,3 +75,19 @@ def test_a_task_runs_hooks_and_steps_are_told_apart_and_it_ends_with_its_summary
     expect(outcome.locator("h2")).to_have_text("Task completed")
     expect(outcome).to_contain_text("2 steps done")
     expect(outcome).not_to_contain_text("Answer")
+
+
+def test_a_cancelled_run_says_cancelled_once(page: Page, server: LiveServer) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "No"}})["run_id"]
+    gate = ws_events(server, run_id, until="confirmation_required")[-1]
+    url = f"{server.url}/api/runs/{run_id}/gates/{gate['request_id']}"
+    assert httpx.post(url, json={"approve": False}).status_code == 200
+    finished = wait_finished(server, run_id)
+    assert (finished["status"], finished["reason"]) == ("cancelled", "cancelled")
+    page.goto(f"{server.url}/#/runs")
+    row = page.locator("tr", has=page.get_by_text(run_id))
+    expect(row.locator(".status-cell")).to_have_text("cancelled")
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    outcome = page.get_by_test_id("outcome")
+    expect(outcome.locator("h2")).to_have_text("Run cancelled")
+    expect(outcome).not_to_contain_text("Reason: cancelled")

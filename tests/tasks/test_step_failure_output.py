@@ -3,6 +3,7 @@ run changed something, the command that undoes it, which works as printed."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -92,3 +93,33 @@ def test_a_step_that_fails_before_its_tool_runs_says_its_error_once(
     shown = out + err
     assert shown.count("results.write_notes.path does not exist") == 1, shown
     assert "stopped at step 'upload'" in out
+
+
+GATED = """name: gated
+description: a gate, then a listing
+tools: [list_files]
+steps:
+  - name: go_ahead
+    type: gate
+    message_template: "Go?"
+  - name: look
+    type: tool
+    tool: list_files
+"""
+
+
+def test_a_gate_that_times_out_is_told_once_and_its_status_not_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = tmp_path / "gated.yaml"
+    task.write_text(GATED, encoding="utf-8")
+    argv = ["task", "run", str(task), "--workspace", str(tmp_path), "--gate-timeout", "0.2"]
+    assert main(argv) == 1  # no terminal, no --yes: nobody decides
+    out = capsys.readouterr().out
+    assert out.count("no decision within the gate's timeout") == 1, out
+    assert "Task gated failed: stopped at step 'go_ahead'" in out
+    assert main(["runs", "list", "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)[0]["run_id"]
+    assert main(["runs", "show", run_id]) == 0
+    [finished] = [line for line in capsys.readouterr().out.splitlines() if "run_finished" in line]
+    assert finished.split("run_finished", 1)[1].strip().startswith("failed: no decision")

@@ -230,7 +230,7 @@ def _summary(event: Event) -> str:
         return f"{event.tool_name} {mark}: {event.result_summary}"
     if isinstance(event, RunFinishedEvent):
         answer = f": {_short(event.answer, 80)}" if event.answer else ""
-        reason = f" ({event.reason})" if event.reason else ""
+        reason = f" ({event.reason})" if event.reason and event.reason != event.status else ""
         return f"{event.status}{reason}{answer}"
     data = event_to_dict(event)
     rest = {k: v for k, v in data.items() if k not in ("run_id", "seq", "ts", "type", "v")}

@@ -149,7 +149,7 @@ def step_ended(event: StepCompleteEvent, run: RunSeen) -> str | None:
     if event.status == "completed" or event.step in run.decided:
         return None
     failure = (event.step, event.error or "")
-    if event.status == "failed":
+    if event.status in ("failed", "timed_out"):
         if failure == run.failure_shown:
             return None
         run.failure_shown = failure
@@ -165,7 +165,10 @@ def task_ended(event: TaskCompleteEvent, run: RunSeen, flags: str = "") -> str:
     text = event.summary
     if run.failure_shown is not None:
         step, error = run.failure_shown
-        text = text.replace(f"step {step!r} failed: {error}", f"stopped at step {step!r}", 1)
+        stopped_at = f"stopped at step {step!r}"
+        text = text.replace(f"step {step!r} failed: {error}", stopped_at, 1)
+        if error and text.startswith(error):  # a gate's timeout: the summary is its error
+            text = stopped_at + text[len(error) :]
     rollback = f"loopwright task rollback {event.run_id}"
     if flags and text.endswith(rollback):
         text += flags

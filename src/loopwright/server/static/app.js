@@ -316,7 +316,8 @@ function showOutcome(box, ev, timeline) {
   } else if (ev.status === "completed") {
     parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
   } else {
-    parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));
+    parts.push(el("h2", "", `Run ${ev.status}`));
+    if (ev.reason && ev.reason !== ev.status) parts.push(el("p", "", `Reason: ${ev.reason}`));
     const refused = timeline.refusal;
     if (refused) {
       const why = refused.reason ? `: ${refused.reason}` : " (no reason given)";
