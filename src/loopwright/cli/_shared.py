@@ -342,5 +342,6 @@ def approve_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {gate_id} of run {run_id} ({WHERE[delivery]})")
+    reason = f": {why}" if why else ""
+    print(visible(f"{verdict} gate {gate_id} of run {run_id} by {by}{reason} ({WHERE[delivery]})"))
     return 0
