@@ -91,3 +91,19 @@ def test_a_cancelled_run_says_cancelled_once(page: Page, server: LiveServer) -> 
     outcome = page.get_by_test_id("outcome")
     expect(outcome.locator("h2")).to_have_text("Run cancelled")
     expect(outcome).not_to_contain_text("Reason: cancelled")
+
+
+def test_a_reviewer_names_themselves_on_the_gate_card(page: Page, server: LiveServer) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "No"}})["run_id"]
+    ws_events(server, run_id, until="confirmation_required")
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    page.locator(".gate-by").fill("Ana Ops")
+    page.locator(".gate-reason").fill("not during the freeze")
+    page.locator(".gate-buttons .reject").click()
+    assert wait_finished(server, run_id)["status"] == "cancelled"
+    events = httpx.get(f"{server.url}/api/runs/{run_id}/events").json()["events"]
+    [decision] = [e for e in events if e["type"] == "gate_decision"]
+    assert decision["decided_by"] == "Ana Ops (api:default)"
+    assert decision["reason"] == "not during the freeze"
+    page.reload()  # the next gate card remembers the name, in this browser
+    assert page.evaluate("localStorage.getItem('loopwright.reviewer')") == "Ana Ops"

@@ -286,10 +286,16 @@ function gateCard(runId, gate, onDecided) {
   const reason = el("input", "gate-reason");
   reason.placeholder = gate.agent ? "reason (optional; the agent sees it)" : "reason (optional)";
   reason.maxLength = 500;
+  const reviewer = el("input", "gate-by"); // who decides: kept in this browser for next time
+  reviewer.placeholder = "your name (optional)";
+  reviewer.maxLength = 80;
+  reviewer.value = localStorage.getItem("loopwright.reviewer") || "";
   const decide = async (ok) => {
     approve.disabled = reject.disabled = true;
     const body = { approve: ok };
     if (reason.value.trim()) body.reason = reason.value.trim();
+    if (reviewer.value.trim()) body.by = reviewer.value.trim();
+    localStorage.setItem("loopwright.reviewer", reviewer.value.trim());
     try {
       await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body });
       card.classList.add("decided");
@@ -302,7 +308,7 @@ function gateCard(runId, gate, onDecided) {
   approve.addEventListener("click", () => decide(true));
   reject.addEventListener("click", () => decide(false));
   const buttons = el("div", "gate-buttons");
-  buttons.append(reason, reject, approve);
+  buttons.append(reviewer, reason, reject, approve);
   card.append(text, buttons);
   return card;
 }
