@@ -14,6 +14,7 @@ from rich.status import Status
 from loopwright.cli._output import console as output_console
 from loopwright.cli._output import silence
 from loopwright.cli._view_lines import (
+    HOOK_KINDS,
     RunSeen,
     as_json,
     asked,
@@ -223,6 +224,7 @@ class LiveView:
             run.gate_steps.add(event.step)
         elif isinstance(event, FunctionResultEvent):
             run.tools_run += 1
+            run.hook_tools_run += event.step.partition(":")[0] in HOOK_KINDS
             if not event.success and event.function != "undo" and run.failure_shown is None:
                 run.failure_shown = (event.step, event.error or "")
         elif isinstance(event, GateDecisionEvent):

@@ -36,6 +36,8 @@ class RunSeen:
     tokens: int = 0
     tools_run: int = 0
     """Task runs: the tool steps that ran (a skipped or rejected step did not)."""
+    hook_tools_run: int = 0
+    """Task runs: those of `tools_run` that were a hook's steps."""
     total_steps: int = 0
     gate_steps: set[str] = field(default_factory=set)
     decided: set[str] = field(default_factory=set)
@@ -184,7 +186,8 @@ def finished(event: RunFinishedEvent, run: RunSeen) -> str:
     reason = f" ({event.reason})" if event.reason and event.reason != event.status else ""
     parts = [f"{event.status}{reason}"]
     if run.kind == "task":
-        parts.append(f"{plural(run.tools_run, 'tool call')} run")
+        hooks = f" ({run.hook_tools_run:,} by hooks)" if run.hook_tools_run else ""
+        parts.append(f"{plural(run.tools_run, 'tool call')} run{hooks}")
     else:
         parts.append(plural(event.steps, "tool call"))
     if tokens or run.kind == "agent":
