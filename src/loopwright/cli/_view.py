@@ -174,12 +174,15 @@ class LiveView:
             self._delta(event)
             return
         self._stop_spinner()
-        if self._streaming:  # the reply is complete: end its line
+        streamed = self._streaming
+        if streamed:  # the reply is complete: end its line
             self._streaming = False
             self.console.print()
         run = self._run(event)
         self._learn(event, run)
-        line = self._line(event, run)
+        # a streamed reply was shown as it came: its thought is not shown again
+        shown_already = streamed and isinstance(event, ModelResponseEvent)
+        line = None if shown_already else self._line(event, run)
         if line and run.depth:  # a sub-agent's run, nested under the call that started it
             line = "\n".join(f"{'    ' * run.depth}[dim]│[/] {part}" for part in line.split("\n"))
         if line:
