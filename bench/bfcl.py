@@ -18,7 +18,8 @@ both see the same load:
 multi_turn_base runs each user turn as a follow-up on BFCL's own backends (multi_turn.py).
 
 `--every K` takes every K-th question of each category (a stratified sample: BFCL's files
-group similar questions together), `--limit N` at most N of them. Results are kept per
+group similar questions together), `--limit N` at most N of them; the categories take turns
+(the first question of each, then the second, ...), so a run stopped early covers them all. Results are kept per
 question in `--out` as they come; a new invocation with the same file runs only what is
 missing (`--fresh` starts over). The live_* categories are for reporting, never tuning.
 """
@@ -78,6 +79,13 @@ def sample(questions: list[Question], every: int, limit: int) -> list[Question]:
     return chosen[:limit] if limit else chosen
 
 
+def interleaved(groups: list[list[Question]]) -> list[Question]:
+    """The first question of each category, then the second of each, ...: a run stopped
+    early has as many questions of every category."""
+    longest = max((len(g) for g in groups), default=0)
+    return [g[i] for i in range(longest) for g in groups if i < len(g)]
+
+
 def print_tables(results: Results) -> None:
     records = results.records
     print(markdown_summary(records))
@@ -90,11 +98,9 @@ async def run(args: argparse.Namespace, results: Results) -> None:
     model = resolve_model(spec_with_threads(args.model, args.threads))
     chat = NativeChat(model) if "native" in args.modes else None
     with Bfcl() as bfcl:
-        chosen = [
-            question
-            for category in args.categories
-            for question in sample(bfcl.questions(category), args.every, args.limit)
-        ]
+        chosen = interleaved(
+            [sample(bfcl.questions(c), args.every, args.limit) for c in args.categories]
+        )
         todo: list[tuple[str, Question]] = []
         for index, question in enumerate(chosen):  # the modes' order alternates
             modes = args.modes if index % 2 == 0 else args.modes[::-1]

@@ -8,6 +8,7 @@ line on stdout:
     {"op": "execute", "tag": T, "id": I, "calls": [{"name", "arguments"}]}
                                                   multi-turn: the calls run on BFCL's backends
     {"op": "read_strict", "text": S}              BFCL's Qwen FC handler's reading of a reply
+    {"op": "where"}                               the checker's file and the handler's name
 
 Scoring goes through BFCL's per-question evaluators (eval_runner's `_evaluate_single_*`,
 the functions its own `bfcl evaluate` calls), with the handler of its Qwen FC rows
@@ -148,6 +149,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return execute(request["tag"], request["id"], request["calls"])
     if op == "read_strict":
         return read_strict(request["text"])
+    if op == "where":  # which checker answers: BFCL's, as installed
+        return {"eval_runner": eval_runner.__file__, "handler": type(_handler).__name__}
     return {"error": f"unknown op {op!r}"}
 
 
