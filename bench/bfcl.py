@@ -19,9 +19,10 @@ multi_turn_base runs each user turn as a follow-up on BFCL's own backends (multi
 
 `--every K` takes every K-th question of each category (a stratified sample: BFCL's files
 group similar questions together), `--limit N` at most N of them; the categories take turns
-(the first question of each, then the second, ...), so a run stopped early covers them all. Results are kept per
-question in `--out` as they come; a new invocation with the same file runs only what is
-missing (`--fresh` starts over). The live_* categories are for reporting, never tuning.
+(the first question of each, then the second, ...), so a run stopped early covers them all.
+Results are kept per question in `--out` as they come; a new invocation with the same file
+runs only what is missing (`--fresh` starts over). The live_* categories are for
+reporting, never tuning.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def print_tables(results: Results) -> None:
 
 
 async def run(args: argparse.Namespace, results: Results) -> None:
-    model = resolve_model(spec_with_threads(args.model, args.threads))
+    model = resolve_model(results.data["model"])
     chat = NativeChat(model) if "native" in args.modes else None
     with Bfcl() as bfcl:
         chosen = interleaved(
@@ -127,7 +128,13 @@ async def run(args: argparse.Namespace, results: Results) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    results = Results(args.out, args.model, fresh=args.fresh)
+    spec = spec_with_threads(args.model, args.threads)
+    results = Results(args.out, spec, fresh=args.fresh)
+    if results.data["model"] != spec and not args.tables_only:
+        raise SystemExit(
+            f"{args.out} holds runs of {results.data['model']!r}, not {spec!r}: "
+            "give the same --model and --threads to go on, or --fresh / another --out"
+        )
     if not args.tables_only:
         try:
             asyncio.run(run(args, results))

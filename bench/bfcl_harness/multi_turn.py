@@ -133,7 +133,10 @@ async def native_multi_turn(
                     "role": "assistant",
                     "content": "",
                     "tool_calls": [
-                        {"type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                        {
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
                         for c in reply.calls
                     ],
                 }

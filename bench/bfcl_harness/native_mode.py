@@ -109,4 +109,6 @@ class NativeChat:
         seconds = time.perf_counter() - started
         text = response["choices"][0]["message"].get("content") or ""
         usage = response.get("usage") or {}
-        return NativeReply(text, lenient_calls(text), seconds, int(usage.get("completion_tokens", 0)))
+        return NativeReply(
+            text, lenient_calls(text), seconds, int(usage.get("completion_tokens", 0))
+        )

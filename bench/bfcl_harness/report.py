@@ -10,7 +10,13 @@ from typing import Any
 
 NON_LIVE = ["simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance"]
 MULTI_TURN = ["multi_turn_base"]
-LIVE = ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance"]
+LIVE = [
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+]
 SCORED_MODES = {
     "loopwright": ["loopwright"],
     "loopwright-run": ["loopwright-run"],
@@ -107,7 +113,8 @@ def summary_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     order = NON_LIVE + MULTI_TURN + LIVE
     rows = []
     for (category, scored), group in sorted(
-        groups.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else 99, kv[0][1])
+        groups.items(),
+        key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else 99, kv[0][1]),
     ):
         verdict_key = _verdict_key(scored)
         rows.append(

@@ -17,13 +17,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bfcl_harness.client import BFCL_PYTHON, Bfcl, Question, tool_call_text  # noqa: E402
-from bfcl_harness.loopwright_mode import run_question  # noqa: E402
-from bfcl_harness.multi_turn import loopwright_multi_turn  # noqa: E402
-from bfcl_harness.native_mode import lenient_calls  # noqa: E402
-from bfcl_harness.report import failure_class, shortened  # noqa: E402
+from bfcl_harness.client import BFCL_PYTHON, Bfcl, Question, tool_call_text
+from bfcl_harness.loopwright_mode import run_question
+from bfcl_harness.multi_turn import loopwright_multi_turn
+from bfcl_harness.native_mode import lenient_calls
+from bfcl_harness.report import failure_class, shortened
 
-from loopwright.testing import ScriptedModel  # noqa: E402
+from loopwright.testing import ScriptedModel
 
 needs_bfcl = pytest.mark.skipif(
     not BFCL_PYTHON.is_file(), reason="BFCL is not installed: make bfcl-venv"
@@ -66,7 +66,9 @@ def test_the_checker_is_bfcls_own_and_reads_the_qwen_fc_format(
     ]
     right = {"name": "calculate_triangle_area", "arguments": {"base": 10, "height": 5}}
     assert bfcl.score(question, tool_call_text([right])).valid
-    wrong = bfcl.score(question, tool_call_text([{**right, "arguments": {"base": 10, "height": 6}}]))
+    wrong = bfcl.score(
+        question, tool_call_text([{**right, "arguments": {"base": 10, "height": 6}}])
+    )
     assert (wrong.valid, wrong.error_type) == (False, "value_error:others")
     fenced = "```json\n" + json.dumps(right) + "\n```"  # what this model writes: no tags
     assert bfcl.score(question, fenced).error_type == "simple_function_checker:wrong_count"
@@ -101,7 +103,9 @@ def test_an_answer_without_a_call_is_right_on_irrelevance_and_a_call_is_not(
 ) -> None:
     question = questions["irrelevance_0"]  # a triangle's area, with only a BMI function
     answered = asyncio.run(
-        run_question(ScriptedModel([final("No listed tool computes that.")]), "area?", question.tools)
+        run_question(
+            ScriptedModel([final("No listed tool computes that.")]), "area?", question.tools
+        )
     )
     assert (answered.status, answered.calls) == ("completed", [])
     assert bfcl.score(question, tool_call_text(answered.calls)).valid
@@ -114,9 +118,12 @@ def test_an_answer_without_a_call_is_right_on_irrelevance_and_a_call_is_not(
     )
     verdict = bfcl.score(question, tool_call_text(called.calls))
     assert not verdict.valid
-    assert failure_class(
-        "irrelevance", {"valid": False}, called.calls, expected_calls=None, tool_names=[]
-    ) == "a call on an irrelevant question"
+    assert (
+        failure_class(
+            "irrelevance", {"valid": False}, called.calls, expected_calls=None, tool_names=[]
+        )
+        == "a call on an irrelevant question"
+    )
 
 
 @needs_bfcl
@@ -147,7 +154,7 @@ def test_a_multi_turn_question_runs_on_bfcls_backends_and_its_state_is_checked(
     bfcl: Bfcl, questions: dict[str, Question]
 ) -> None:
     question = questions["multi_turn_base_1"]
-    steps = [
+    steps: list[list[tuple[str, dict[str, Any]]]] = [
         [("ls", {"a": True})],
         [("cd", {"folder": "workspace"}), ("mv", {"source": "log.txt", "destination": "archive"})],
         [("cd", {"folder": "archive"}), ("grep", {"file_name": "log.txt", "pattern": "Error"})],
@@ -187,16 +194,21 @@ def test_failure_classes_of_a_single_turn_question() -> None:
     names = ["uber.ride", "weather"]
     refused = [{"name": "uber", "arguments": {}}]
     no = {"valid": False, "error_type": "simple_function_checker:wrong_count"}
-    assert failure_class(
-        "simple_python", no, [], expected_calls=1, tool_names=names, attempted=refused
-    ) == "no call: a dotted name shortened"
+    assert (
+        failure_class(
+            "simple_python", no, [], expected_calls=1, tool_names=names, attempted=refused
+        )
+        == "no call: a dotted name shortened"
+    )
     two = [{"name": "weather", "arguments": {}}] * 2
     assert failure_class("simple_python", no, two, expected_calls=1, tool_names=names) == (
         "extra calls"
     )
-    assert failure_class(
-        "parallel", no, two[:1], expected_calls=2, tool_names=names
-    ) == "too few calls"
-    assert failure_class(
-        "simple_python", {"valid": True}, two[:1], expected_calls=1, tool_names=names
-    ) is None
+    assert (
+        failure_class("parallel", no, two[:1], expected_calls=2, tool_names=names)
+        == "too few calls"
+    )
+    assert (
+        failure_class("simple_python", {"valid": True}, two[:1], expected_calls=1, tool_names=names)
+        is None
+    )
