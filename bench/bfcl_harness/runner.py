@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bfcl_harness.client import Bfcl, Question, Verdict, tool_call_text
-from bfcl_harness.loopwright_mode import run_question
+from bfcl_harness.loopwright_mode import Mapping, run_question
 from bfcl_harness.multi_turn import loopwright_multi_turn, native_multi_turn
 from bfcl_harness.native_mode import NativeChat
 from bfcl_harness.report import failure_class
@@ -64,8 +64,10 @@ async def run_mode(
                 question.category, verdict, calls, expected_calls=_expected(question),
                 tool_names=names,
             )  # fmt: skip
+        if record["strict_class"] and record["strict_class"].startswith("no call") and reply.calls:
+            record["strict_class"] = "no call: its calls are not in <tool_call> tags"
         return record
-    mapping = "stop" if mode == "loopwright" else "run"
+    mapping: Mapping = "stop" if mode == "loopwright" else "run"
     ran = await run_question(model, single_turn_request(question), question.tools, mapping)
     verdict = _verdict(bfcl.score(question, tool_call_text(ran.calls)))
     record.update(ran.to_dict(), verdict=verdict)

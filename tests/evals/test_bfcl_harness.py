@@ -212,3 +212,41 @@ def test_failure_classes_of_a_single_turn_question() -> None:
         failure_class("simple_python", {"valid": True}, two[:1], expected_calls=1, tool_names=names)
         is None
     )
+
+
+def test_a_sample_takes_every_kth_question_and_the_categories_take_turns() -> None:
+    from bfcl import interleaved, sample
+
+    def questions(category: str, count: int) -> list[Question]:
+        return [Question(f"{category}_{i}", category, [], [], [], None) for i in range(count)]
+
+    simple, multiple = questions("simple", 25), questions("multiple", 8)
+    assert [q.id for q in sample(simple, 10, 0)] == ["simple_0", "simple_10", "simple_20"]
+    assert [q.id for q in sample(simple, 10, 2)] == ["simple_0", "simple_10"]
+    chosen = interleaved([sample(simple, 10, 0), sample(multiple, 10, 0)])
+    assert [q.id for q in chosen] == ["simple_0", "multiple_0", "simple_10", "simple_20"]
+
+
+def test_results_are_kept_per_question_and_an_invocation_goes_on_from_them(
+    tmp_path: Path,
+) -> None:
+    from bfcl_harness.report import Results, markdown_summary
+
+    path = tmp_path / "bfcl.json"
+    first = Results(path, "local?threads=1")
+    record = {
+        "id": "simple_python_0",
+        "category": "simple_python",
+        "mode": "loopwright",
+        "verdict": {"valid": True},
+        "seconds": 12.0,
+        "output_tokens": 40,
+    }
+    first.keep("loopwright", "simple_python_0", record)
+    again = Results(path, "local?threads=1")
+    assert again.has("loopwright", "simple_python_0")
+    assert not again.has("native", "simple_python_0")
+    assert "| simple_python | loopwright | 1/1 | 100% | 12.0 | 40 | 1.0 |" in markdown_summary(
+        again.records
+    )
+    assert not Results(path, "local?threads=1", fresh=True).records
