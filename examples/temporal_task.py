@@ -24,7 +24,13 @@ from pathlib import Path
 
 from temporal_run import dev_servers
 
-from loopwright.engines.temporal import connect, run_worker, send_decision, start_task_run
+from loopwright.engines.temporal import (
+    WorkerAllows,
+    connect,
+    run_worker,
+    send_decision,
+    start_task_run,
+)
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.store import PersistentStore, open_store
 from loopwright.tasks import TaskSpec
@@ -54,7 +60,10 @@ async def main(address: str, store_url: str, workspace: Path) -> str:
     client = await connect(address)
     queue = f"example-{uuid.uuid4().hex[:6]}"
     stop = asyncio.Event()
-    worker = asyncio.create_task(run_worker(client, store_url, task_queue=queue, stop=stop))
+    allows = WorkerAllows.of(tools=[str(TASKS)])  # the task files this worker may run
+    worker = asyncio.create_task(
+        run_worker(client, store_url, task_queue=queue, stop=stop, allows=allows)
+    )
     spec = TaskSpec(
         task_file=str((TASKS / "rotate-keys.yaml").resolve()),
         inputs={"env": "staging", "as_of": "2025-06-01"},

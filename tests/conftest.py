@@ -51,6 +51,18 @@ def _run_store_in_tmp(
     monkeypatch.setenv("LOOPWRIGHT_STORE", str(folder / "runs.db"))
 
 
+@pytest.fixture(autouse=True)
+def _model_in_process(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded model runs in the test's own process, not in a model host that would
+    outlive the test, and takes its turn in a folder of the test's own, not the user's; the
+    model host's tests ask for a host (tests/models/test_model_host*.py) with a folder of
+    their own, and stop what they start."""
+    monkeypatch.setenv("LOOPWRIGHT_MODEL_HOST", "off")
+    monkeypatch.setenv("LOOPWRIGHT_MODEL_HOST_DIR", str(tmp_path_factory.mktemp("model-host")))
+
+
 @tool
 async def add(a: int, b: int) -> int:
     """Add two integers.

@@ -30,12 +30,15 @@ _PER_RUN_MODULES = ("loopwright_user_tools_", "loopwright_task_tools_", "loopwri
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment without LOOPWRIGHT_* variables, with `home` as HOME and its
-    config folder, the run store in it, and `extra` set: no user config reaches a test."""
+    config folder, the run store in it, the embedded model in the process that runs it, and
+    `extra` set: no user config reaches a test."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOOPWRIGHT_")}
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         LOOPWRIGHT_STORE=str(home / "runs.db"),
+        LOOPWRIGHT_MODEL_HOST="off",  # no model host outlives the test (conftest.py)
+        LOOPWRIGHT_MODEL_HOST_DIR=str(home / "model-host"),  # its turn: not the user's
     )
     env.update(extra)
     return env

@@ -40,7 +40,7 @@ def test_the_current_fixture_has_every_type_and_reencodes_identically() -> None:
         assert encode_event(decode_event(line)) == line
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_older_events_are_still_read_and_upgrade_to_the_current_version(version: int) -> None:
     old, current = lines(version), lines(SCHEMA_VERSION)
     for line, upgraded in zip(old, current, strict=False):
@@ -48,7 +48,10 @@ def test_older_events_are_still_read_and_upgrade_to_the_current_version(version:
         assert encode_event(decode_event(line)) == upgraded
     assert any('"iteration":' in line for line in old) == (version < 3)
     assert not any('"iteration":' in line for line in current)
-    assert not any('"ended":' in line for line in old)
+    assert any('"ended":' in line for line in old) == (version >= 4)
+    assert not any('"after_run_id":' in line or '"fork_of":' in line for line in old)
+    assert any('"after_run_id":"run_' in line for line in current)  # v5: a follow-up
+    assert any('"fork_of":{"run_id":' in line for line in current)  # v5: a fork
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.agent._conversation import Conversation
+from loopwright.agent._conversation import Transcript
 from loopwright.events import Event, ModelResponseEvent
 from loopwright.messages import Message, ModelResponse, ToolCall
 from loopwright.testing import ScriptedModel
@@ -106,7 +106,7 @@ async def test_listened_run_still_fingerprints_each_request() -> None:
 
 
 def test_conversation_without_fingerprint_refuses_a_digest() -> None:
-    conversation = Conversation("system", fingerprinted=False)
+    conversation = Transcript("system", fingerprinted=False)
     conversation.append(Message.user("hi"))
     assert conversation.total_tokens > 0
     with pytest.raises(ValueError):

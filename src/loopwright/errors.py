@@ -14,7 +14,9 @@ that goes back to the model instead of up the stack::
     │   │   └── TaskProblems        several problems of task files, all found in one pass
     │   ├── TaskMatchError          no task (or more than one) matches a free-text request
     │   ├── EventDecodeError        a wire event that is not valid for any readable version
-    │   └── RunNotFound             no run with that id in the store (or not yours)
+    │   ├── RunNotFound             no run with that id in the store (or not yours)
+    │   ├── FollowUpError           a follow-up to a run that cannot take one (still running...)
+    │   └── ForkError               a fork of a run that cannot give one (past its last step...)
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -152,6 +154,17 @@ class RunNotFound(UsageError):
     def __init__(self, run_id: str, where: str = "") -> None:
         self.run_id = run_id
         super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
+
+
+class FollowUpError(UsageError):
+    """A follow-up turn (`after=`) that cannot start: the run it follows is still running,
+    is a task run, holds no conversation, or cannot be replayed by this agent. Nothing is
+    started."""
+
+
+class ForkError(UsageError):
+    """A fork (`fork_of=`) that cannot start: the step is past the run's last, or the run is
+    not an agent run that has ended. Nothing is started."""
 
 
 class RunError(LoopwrightError):

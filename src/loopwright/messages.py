@@ -253,6 +253,40 @@ class ModelRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelTimings:
+    """Where a model call's time went, from a backend that knows (the embedded model):
+    loading the model, waiting for its turn while another run used it, evaluating the
+    prompt, generating the reply; and the threads it ran on. Milliseconds. A reply carries
+    them in `timings`, written only when known, so other replies keep their wire form."""
+
+    load_ms: float = 0.0
+    wait_ms: float = 0.0
+    prompt_ms: float = 0.0
+    generate_ms: float = 0.0
+    threads: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        data: dict[str, float] = {
+            name: round(float(getattr(self, name)), 1)
+            for name in ("load_ms", "wait_ms", "prompt_ms", "generate_ms")
+            if getattr(self, name)
+        }
+        if self.threads:
+            data["threads"] = self.threads
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelTimings:
+        return cls(
+            float(data.get("load_ms", 0.0)),
+            float(data.get("wait_ms", 0.0)),
+            float(data.get("prompt_ms", 0.0)),
+            float(data.get("generate_ms", 0.0)),
+            int(data.get("threads", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ModelResponse:
     """One reply from a model, provider-neutral."""
 
@@ -261,15 +295,20 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
+    timings: ModelTimings | None = None
+    """Where the call's time went, when the backend says (the embedded model)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "text": self.text,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
             "usage": self.usage.to_dict(),
             "model": self.model,
             "finish_reason": self.finish_reason,
         }
+        if self.timings is not None:
+            data["timings"] = self.timings.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
@@ -279,4 +318,5 @@ class ModelResponse:
             usage=Usage.from_dict(data.get("usage") or {}),
             model=data.get("model") or "",
             finish_reason=data.get("finish_reason"),
+            timings=ModelTimings.from_dict(data["timings"]) if data.get("timings") else None,
         )

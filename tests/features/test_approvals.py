@@ -81,7 +81,8 @@ async def test_approved_call_runs_after_the_gate() -> None:
     result = await agent.run("clean up", on_event=seen, gates=gates, run_id="run_a")
     assert result.success and DELETED == ["a.txt"]
     [asked] = seen.of(ConfirmationRequiredEvent)
-    assert asked.request_id == approval_request_id("run_a", "call_1_0")
+    public = approval_request_id("run_a", "call_1_0")  # from the run's and the call's ids
+    assert asked.request_id.startswith(public + "_") and len(asked.request_id) == len(public) + 17
     assert asked.step == "delete_file" and "a.txt" in asked.message
     [decided] = seen.of(GateDecisionEvent)
     assert decided.approved and decided.decided_by == "alice"
@@ -173,7 +174,10 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     store = SqliteRunStore(tmp_path / "runs.db")
     resumed_gates = GateBroker(store, poll_s=0.02)
     again = Recorder(resumed_gates)
-    waiting = approval_request_id("run_r", "call_2_0")
+    open_gate = recorded[-1]
+    assert isinstance(open_gate, ConfirmationRequiredEvent)
+    waiting = open_gate.request_id  # the open gate's id, as its log recorded it
+    assert waiting.startswith(approval_request_id("run_r", "call_2_0") + "_")
     store.post_gate_decision("run_r", waiting, False, join_decider("api:eve", "not two"))
     model = ScriptedModel(replies[2:])
     agent = AgentExecutor(model, [delete_file], approve=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from guard_helpers import call, final
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.agent._conversation import Conversation, estimate_tokens
+from loopwright.agent._conversation import Transcript, estimate_tokens
 from loopwright.messages import Message
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
@@ -13,7 +13,7 @@ from loopwright.tools import tool
 SYSTEM = "You are a careful assistant. " * 20
 
 
-def recount(conversation: Conversation) -> int:
+def recount(conversation: Transcript) -> int:
     """The token count from scratch, to check the running one against."""
     total = estimate_tokens(conversation.system.content)
     for message in conversation.messages:
@@ -21,8 +21,8 @@ def recount(conversation: Conversation) -> int:
     return total
 
 
-def build(observations: list[str]) -> Conversation:
-    conversation = Conversation(SYSTEM)
+def build(observations: list[str]) -> Transcript:
+    conversation = Transcript(SYSTEM)
     conversation.append(Message.user("Summarise the logs."))
     for index, text in enumerate(observations):
         conversation.append(Message.assistant(f"reading log {index}"))

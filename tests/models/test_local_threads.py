@@ -1,5 +1,5 @@
-"""The embedded model's thread count: physical cores by default, `?threads=N` in its spec,
-`--threads N` on the command line (folded into the recorded spec)."""
+"""The embedded model's thread count: the cores free at each call by default, `?threads=N`
+in its spec, `--threads N` on the command line (folded into the recorded spec)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,10 @@ def test_spec_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(model, LocalModel)
     assert (model.path, model.threads, model.name) == (gguf, 3, f"local:{gguf}?threads=3")
     plain = resolve_model(f"local:{gguf}")
-    assert isinstance(plain, LocalModel) and plain.threads == physical_cores()
+    assert isinstance(plain, LocalModel) and plain.threads is None  # the cores free per call
+    monkeypatch.setenv("LOOPWRIGHT_LOCAL_THREADS", "2")
+    fixed = resolve_model(f"local:{gguf}")
+    assert isinstance(fixed, LocalModel) and fixed.threads == 2
 
 
 def test_threads_are_folded_into_the_spec() -> None:

@@ -189,6 +189,22 @@ def test_runs_are_listed_by_tenant_and_status(spot: Spot) -> None:
         store.set_status("zz", "failed")
 
 
+def test_the_turns_after_a_run_are_found_by_its_id(spot: Spot) -> None:
+    store = spot.open()
+    store.append(started("run_one", ts=1.0))
+    for run_id, ts, tenant in (("run_three", 3.0, "default"), ("run_two", 2.0, "default"),
+                               ("run_other", 4.0, "acme")):  # fmt: skip
+        follow_up = dataclasses.replace(started(run_id, tenant, ts), after_run_id="run_one")
+        store.append(follow_up)
+    found = store.get_run("run_two")
+    assert found is not None and found.after_run_id == "run_one"
+    assert [r.run_id for r in store.follow_ups("run_one")] == ["run_two", "run_three", "run_other"]
+    assert [r.run_id for r in store.follow_ups("run_one", tenant="acme")] == ["run_other"]
+    assert store.follow_ups("run_two") == [] and store.follow_ups("run_none") == []
+    first = store.get_run("run_one")
+    assert first is not None and first.after_run_id is None
+
+
 def test_runs_are_found_by_a_prefix_of_their_id(spot: Spot) -> None:
     store = spot.open()
     for run_id, tenant in [("run_ab12", "acme"), ("run_ab34", "beta"), ("run_c_%", "acme")]:

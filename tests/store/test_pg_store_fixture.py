@@ -1,5 +1,6 @@
-"""The frozen Postgres stores (tests/fixtures/pg_store_v1.sql and pg_store_v2.sql, SQL dumps
-made once each by make_pg_store.py) still load, migrate and read the same."""
+"""The frozen Postgres stores (tests/fixtures/pg_store_v1.sql, pg_store_v2.sql and
+pg_store_v3.sql, SQL dumps made once each by make_pg_store.py) still load, migrate and read
+the same."""
 
 from __future__ import annotations
 
@@ -121,7 +122,7 @@ def test_migrating_v1_marks_the_runs_the_temporal_engine_held_as_temporal(
 def test_the_v2_store_holds_a_queued_temporal_run(pg_server: LocalPostgres) -> None:
     url = new_database(pg_server, migrate=False)
     load_dump(url, FIXTURES / "pg_store_v2.sql")
-    store = open_store(url)
+    store = open_store(url, migrate=True)
     assert store.migrated_from == 2
     queued = store.get_run("run_fixture_queued", tenant="acme")
     assert queued is not None
@@ -129,3 +130,23 @@ def test_the_v2_store_holds_a_queued_temporal_run(pg_server: LocalPostgres) -> N
     assert queued.tools == ("echo",) and queued.options == {"max_iterations": 5}
     done = store.get_run("run_fixture_done")
     assert done is not None and (done.status, done.engine) == ("completed", "embedded")
+
+
+def test_the_v3_store_holds_a_conversation_of_two_turns(pg_server: LocalPostgres) -> None:
+    url = new_database(pg_server, migrate=False)
+    load_dump(url, FIXTURES / "pg_store_v3.sql")
+    store = open_store(url)
+    assert store.migrated_from == 3
+    second = store.get_run("run_fixture_turn2", tenant="acme")
+    assert second is not None and second.after_run_id == "run_fixture_turn1"
+    assert [r.run_id for r in store.follow_ups("run_fixture_turn1")] == ["run_fixture_turn2"]
+    assert store.follow_ups("run_fixture_turn1", tenant="other") == []
+    assert store.follow_ups("run_fixture_done") == []
+
+
+def test_migrating_v2_leaves_every_run_without_a_turn_before(pg_server: LocalPostgres) -> None:
+    url = new_database(pg_server, migrate=False)
+    load_dump(url, FIXTURES / "pg_store_v2.sql")
+    store = open_store(url, migrate=True)
+    assert {r.after_run_id for r in store.list_runs()} == {None}
+    assert store.follow_ups("run_fixture_done") == []

@@ -44,7 +44,7 @@ def replay_as_revision(tmp_path: Path, fixture: Path, run_id: str, revision: int
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 8  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 9  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -56,8 +56,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 9 .* reads 1, 2, .*, 7, 8\): up"):
-        RunSpec.from_dict({"request": "r", "version": 9})
+    with pytest.raises(ConfigurationError, match=r"version 10 .* reads 1, 2, .*, 8, 9\): up"):
+        RunSpec.from_dict({"request": "r", "version": 10})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -228,3 +228,30 @@ def test_a_version_7_run_read_as_revision_6_diverges_only_after_a_failed_call(
     # so the first difference is the third request: its note follows the call to `search`,
     # a tool the run does not have, with revision 6's hint
     assert report.divergence.seq == 11
+
+
+V8_FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v8_echo.jsonl"
+"""Frozen: recorded with RunSpec v8 (before follow-ups and forks), a scripted `echo` run
+through the Runtime. A version-8 spec is neither a follow-up nor a fork."""
+
+
+def test_a_version_8_run_reads_as_no_follow_up_and_replays(tmp_path: Path) -> None:
+    events = [decode_event(line) for line in V8_FIXTURE.read_text().splitlines()]
+    first = events[0]
+    assert isinstance(first, RunStartedEvent) and first.spec is not None
+    assert first.spec["version"] == 8 and "after" not in first.spec
+    spec = recorded_spec(events)
+    assert spec is not None and spec.after is None and spec.fork_of is None
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v8_echo"))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+def test_a_version_9_spec_carries_its_follow_up_and_fork_through_a_round_trip() -> None:
+    data = {"request": "and in EUR?", "after": "run_a", "fork_of": {"run_id": "run_b", "step": 2}}
+    spec = RunSpec.from_dict(data)
+    assert spec.after == "run_a" and spec.fork_of is not None and spec.fork_of.step == 2
+    again = RunSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again == spec and again.to_dict()["fork_of"] == {"run_id": "run_b", "step": 2}
+    with pytest.raises(ConfigurationError, match="fork_of must be"):
+        RunSpec.from_dict({"request": "r", "fork_of": ["run_b", 2]})

@@ -1,5 +1,5 @@
-"""The frozen stores (tests/fixtures/store_v1.db, store_v2.db, store_v3.db) still open and
-read the same."""
+"""The frozen stores (tests/fixtures/store_v1.db to store_v4.db) still open and read the
+same."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from loopwright.store._schema import MIGRATIONS, select_run
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "store_v1.db"
 FIXTURE_V2 = Path(__file__).parents[1] / "fixtures" / "store_v2.db"
 FIXTURE_V3 = Path(__file__).parents[1] / "fixtures" / "store_v3.db"
+FIXTURE_V4 = Path(__file__).parents[1] / "fixtures" / "store_v4.db"
 
 
 @pytest.fixture
@@ -156,3 +157,32 @@ def test_an_older_store_that_cannot_be_migrated_reads_every_run_as_embedded() ->
     rows = conn.execute(select_run(2)).fetchall()
     conn.close()
     assert len(rows) == 4 and {record_of(row, now=None).engine for row in rows} == {"embedded"}
+
+
+def test_the_v4_store_holds_a_conversation_of_two_turns(tmp_path: Path) -> None:
+    copy = tmp_path / "store_v4.db"
+    shutil.copy(FIXTURE_V4, copy)
+    store = SqliteRunStore(copy)
+    assert store.migrated_from == 4
+    second = store.get_run("run_fixture_turn2", tenant="acme")
+    assert second is not None and second.after_run_id == "run_fixture_turn1"
+    assert second.answer == "In French: bonjour"
+    assert [r.run_id for r in store.follow_ups("run_fixture_turn1")] == ["run_fixture_turn2"]
+    assert store.follow_ups("run_fixture_turn1", tenant="other") == []
+    assert store.follow_ups("run_fixture_turn2") == []
+
+
+def test_a_v3_store_is_migrated_with_no_run_following_another(tmp_path: Path) -> None:
+    copy = tmp_path / "store_v3.db"
+    shutil.copy(FIXTURE_V3, copy)
+    store = SqliteRunStore(copy)
+    assert {r.after_run_id for r in store.list_runs()} == {None}
+    assert store.follow_ups("run_fixture_done") == []
+
+
+def test_an_older_store_read_only_has_no_follow_ups() -> None:
+    """What a v3 store opened read-only (never migrated) is read with."""
+    conn = sqlite3.connect(f"file:{FIXTURE_V3}?mode=ro", uri=True)
+    rows = conn.execute(select_run(3)).fetchall()
+    conn.close()
+    assert len(rows) == 5 and {record_of(row, now=None).after_run_id for row in rows} == {None}

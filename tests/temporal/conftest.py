@@ -37,6 +37,7 @@ def payload_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     the variable that names it."""
     path = tmp_path_factory.mktemp("key") / "temporal.key"
     path.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    path.chmod(0o600)  # a key others may read is refused
     previous = os.environ.get(KEY_ENV)
     os.environ[KEY_ENV] = str(path)
     yield path

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,6 +26,7 @@ from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+TESTS = Path(__file__).resolve().parent
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
 
@@ -87,15 +88,25 @@ class Workers:
     log_dir: Path
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def start(self, *options: str, via: str | None = None, **env: str) -> subprocess.Popen[bytes]:
+    def start(
+        self,
+        *options: str,
+        via: str | None = None,
+        allowing: Sequence[str] | None = None,
+        **env: str,
+    ) -> subprocess.Popen[bytes]:
         """A worker (reaching Temporal at `via` instead, when given: a proxy). Its calls
         have 2 s to finish when it is stopped (not the default 30: a test that ends with
         a call still hanging stops its workers at once), and a run it holds waits 1 s for
         it (not the default 10: a killed worker's runs go on elsewhere at once), unless
-        `options` say otherwise."""
+        `options` say otherwise. It allows the code of this suite's tool and task files
+        and of the test's folder (`allowing`: these flags instead)."""
+        if allowing is None:
+            allowing = ("--allow-tools", str(TESTS), "--allow-tools", str(self.log_dir))
         command = [sys.executable, "-m", "loopwright", "worker", "--temporal",
                    via or self.address, "--store", self.store, "--task-queue", self.queue,
-                   "--graceful-timeout", "2", "--sticky-timeout", "1", *options]  # fmt: skip
+                   "--graceful-timeout", "2", "--sticky-timeout", "1", *allowing,
+                   *options]  # fmt: skip
         with (self.log_dir / f"worker{len(self.procs)}.log").open("wb") as log:  # the child's
             proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env(**env)

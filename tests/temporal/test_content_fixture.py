@@ -1,19 +1,22 @@
 """The frozen content store of each schema version (tests/fixtures/temporal/content_vN.sql,
 SQL dumps made once by make_temporal_content.py) still loads, opens (an older one is
 upgraded to the current version) and reads the same; from v3 on, and in an upgraded one,
-NUL and lone surrogates are kept; a newer schema than this loopwright reads is refused by
-name."""
+NUL and lone surrogates are kept; from v4 on, a model call's messages are sealed with the
+payload key (the fixture's: temporal/content.key), bound to their row; a newer schema
+than this loopwright reads is refused by name."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from loopwright.engines.temporal._codec import PayloadCipher
 from loopwright.engines.temporal._content import SCHEMA, VERSION, ContentStore
 from loopwright.engines.temporal._refs import digest_of
-from loopwright.errors import StoreError
+from loopwright.errors import ConfigurationError, StoreError
 from loopwright.messages import Message, ToolResult
 from loopwright.store._pg_local import LocalPostgres
 
@@ -21,6 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 RUN = "run_fixture_temporal"
 LONG = "0123456789abcdefghijklmnopqrstuvwxyz\n" * 100
 ODD = "a\x00b\ud800c"
+CIPHER = PayloadCipher(base64.b64decode((FIXTURES / "content.key").read_text()))
 
 
 def _load(server: LocalPostgres, name: str, version: int = 1) -> str:
@@ -32,11 +36,11 @@ def _load(server: LocalPostgres, name: str, version: int = 1) -> str:
     return url
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_each_frozen_content_store_opens_and_reads_the_same(
     pg_server: LocalPostgres, version: int
 ) -> None:
-    content = ContentStore(_load(pg_server, f"content_v{version}", version))
+    content = ContentStore(_load(pg_server, f"content_v{version}", version), cipher=CIPHER)
     try:
         assert content.load_request(RUN, 0) == [
             Message.system("be brief"),
@@ -87,4 +91,30 @@ def test_a_newer_content_store_is_refused(pg_server: LocalPostgres) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"INSERT INTO {SCHEMA}.version VALUES ({VERSION + 1})")
     with pytest.raises(StoreError, match=f"schema version {VERSION + 1}.*upgrade loopwright"):
-        ContentStore(url)
+        ContentStore(url, cipher=CIPHER)
+
+
+def test_the_messages_are_sealed_and_bound_to_their_row(pg_server: LocalPostgres) -> None:
+    """The database holds no text of a model call's messages (they hold the request as it
+    was given, and the model's replies); moved to another row, they do not open."""
+    url = _load(pg_server, "content_sealed", 4)
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(f"SELECT messages::text FROM {SCHEMA}.requests").fetchall()
+        assert len(rows) == 2 and all("say hello" not in r[0] and "sealed" in r[0] for r in rows)
+        conn.execute(
+            f"INSERT INTO {SCHEMA}.requests (run_id, call, messages) SELECT run_id, 5, messages "
+            f"FROM {SCHEMA}.requests WHERE call = 0"
+        )
+    content = ContentStore(url, cipher=CIPHER)
+    try:
+        assert content.load_request(RUN, 0)[1] == Message.user("say hello")
+        with pytest.raises(ConfigurationError, match=r"model call 5 .* does not open"):
+            content.load_request(RUN, 5)
+    finally:
+        content.close()
+    other = ContentStore(url, cipher=PayloadCipher(b"o" * 32))
+    try:
+        with pytest.raises(ConfigurationError, match="was sealed with key"):
+            other.load_request(RUN, 0)
+    finally:
+        other.close()

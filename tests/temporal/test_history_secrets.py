@@ -39,6 +39,7 @@ async def test_no_secret_in_plain_text_in_the_history(
                    workspace=str(tmp_path))  # fmt: skip
     other_key = tmp_path / "other.key"
     other_key.write_text(base64.b64encode(b"k" * 32).decode())
+    other_key.chmod(0o600)
     wrong = workers.start(**{KEY_ENV: str(other_key)})
     client = await connect(workers.address)
     # the wrong worker leaves a retry of the workflow task it refused unanswered: the right

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 from temporal_helpers import Workers, action, decrypted_history, final
 
-from loopwright.engines.temporal import RunActivities, connect, start_agent_run
+from loopwright.engines.temporal import RunActivities, WorkerAllows, connect, start_agent_run
 from loopwright.engines.temporal._payloads import PrepareInput
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec
@@ -67,7 +67,7 @@ async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
         mcp=(f"python {SERVER} {token} {pids}",),
         workspace=str(tmp_path),
     )
-    workers.start("--secrets-file", str(secrets))
+    workers.start("--secrets-file", str(secrets), "--allow-mcp", spec.mcp[0])
     client = await connect(workers.address)
     handle = await start_agent_run(client, spec, task_queue=workers.queue)
     outcome = await handle.result()
@@ -115,7 +115,7 @@ async def test_a_worker_closes_the_sessions_of_runs_that_ended_elsewhere(
         mcp=(f"python {SERVER} {token} {pids}",),
         workspace=str(tmp_path),
     )
-    activities = RunActivities(pg_url)
+    activities = RunActivities(pg_url, allows=WorkerAllows.of(mcp=spec.mcp))
     try:
         plan = await activities.prepare(PrepareInput("run_ended_elsewhere", spec.to_dict()))
         assert [d["name"] for d in plan.mcp_tools or ()] == ["read_token", "add_note"]

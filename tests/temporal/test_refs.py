@@ -4,7 +4,7 @@ it gives the text back, and the request fingerprint of the whole texts."""
 
 from __future__ import annotations
 
-from loopwright.agent._conversation import Conversation
+from loopwright.agent._conversation import Transcript
 from loopwright.engines.temporal._refs import (
     REF_MIN_CHARS,
     digests_in,
@@ -47,8 +47,8 @@ def test_the_fingerprint_is_the_one_of_the_whole_texts() -> None:
     assert ref is not None
     note = iteration_note(3, 10)
 
-    def conversation(result: str) -> Conversation:
-        conv = Conversation("be brief")
+    def conversation(result: str) -> Transcript:
+        conv = Transcript("be brief")
         conv.append(Message.user("read it"))
         conv.append(Message.assistant('{"action": "big"}'))
         conv.append(Message.user(observation_text("big", result)), observation=True)

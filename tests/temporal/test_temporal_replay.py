@@ -1,5 +1,7 @@
 """Workflow code is deterministic: recorded histories replay with Temporal's Replayer
-(no server needed), the frozen history of each workflow version included."""
+(no server needed), the frozen history of each workflow version included. The frozen
+histories were recorded before payloads were sealed: a worker takes no plain payload, so
+each is sealed with this process's key first, as a worker now stores it (`sealed`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporal_helpers import payloads_of
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
@@ -19,12 +22,20 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from loopwright.engines.temporal import AGENT_RUN, TASK_RUN, AgentRunWorkflow, TaskRunWorkflow
 from loopwright.engines.temporal._activity_support import WorkerSecrets
 from loopwright.engines.temporal._build import build_setup
-from loopwright.engines.temporal._codec import data_converter
+from loopwright.engines.temporal._codec import data_converter, load_cipher
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.engines.temporal._sandbox import AllModulesBut, replayer
 from loopwright.runtime import RunSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
+
+
+async def sealed(history: WorkflowHistory) -> WorkflowHistory:
+    """`history` with every payload sealed with this process's key, in place."""
+    payloads = [p for event in history.events for p in payloads_of(event)]
+    for payload, sealed_one in zip(payloads, await load_cipher().encode(payloads), strict=True):
+        payload.CopyFrom(sealed_one)
+    return history
 
 
 @pytest.mark.parametrize(
@@ -33,7 +44,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 )
 async def test_the_frozen_history_of_each_version_replays(version: str, fixture: str) -> None:
     text = (FIXTURES / f"{fixture}.json").read_text()
-    history = WorkflowHistory.from_json("run_fixture0000000001", text)
+    history = await sealed(WorkflowHistory.from_json("run_fixture0000000001", text))
     result = await replayer(AgentRunWorkflow).replay_workflow(history)
     assert result.replay_failure is None
     started = json.loads(text)["events"][0]["workflowExecutionStartedEventAttributes"]
@@ -58,7 +69,7 @@ async def test_a_changed_workflow_is_caught_by_the_replay() -> None:
                 payload["data"] = base64.b64encode(json.dumps(reply).encode()).decode()
                 changed += 1
     assert changed == 1
-    history = WorkflowHistory.from_json("run_fixture0000000001", data)
+    history = await sealed(WorkflowHistory.from_json("run_fixture0000000001", data))
     result = await replayer(AgentRunWorkflow).replay_workflow(
         history, raise_on_replay_failure=False
     )
@@ -85,7 +96,7 @@ def task_history(change: Callable[[dict[str, Any]], int] | None = None) -> Workf
 
 async def test_the_frozen_task_run_history_replays() -> None:
     """A task run whose gate was approved through the Update `approve`."""
-    result = await replayer(TaskRunWorkflow).replay_workflow(task_history())
+    result = await replayer(TaskRunWorkflow).replay_workflow(await sealed(task_history()))
     assert result.replay_failure is None
     data = json.loads((FIXTURES / "task_run_v1.json").read_text())
     started = data["events"][0]["workflowExecutionStartedEventAttributes"]
@@ -108,7 +119,7 @@ def _reject_the_gate(data: dict[str, Any]) -> int:
 
 async def test_a_changed_decision_is_caught_by_the_task_replay() -> None:
     result = await replayer(TaskRunWorkflow).replay_workflow(
-        task_history(_reject_the_gate), raise_on_replay_failure=False
+        await sealed(task_history(_reject_the_gate)), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
     assert "nondetermin" in str(result.replay_failure).lower().replace("-", "")
@@ -149,8 +160,10 @@ async def test_the_agent_loop_replays_in_the_sandbox_too(fixture: str) -> None:
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         data_converter=data_converter(),
     )
-    history = WorkflowHistory.from_json(
-        "run_fixture0000000001", (FIXTURES / f"{fixture}.json").read_text()
+    history = await sealed(
+        WorkflowHistory.from_json(
+            "run_fixture0000000001", (FIXTURES / f"{fixture}.json").read_text()
+        )
     )
     result = await checker.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure

@@ -44,7 +44,8 @@ async def test_the_worker_says_what_it_takes_ends_and_hands_back(
     errors = tmp_path / "worker.err"
     command = [sys.executable, "-m", "loopwright", "worker", "--temporal", workers.address,
                "--store", workers.store, "--task-queue", workers.queue,
-               "--graceful-timeout", str(GRACEFUL_S)]  # fmt: skip
+               "--graceful-timeout", str(GRACEFUL_S), "--allow-tools", str(TOOLS_FILE),
+               "--allow-tools", str(tmp_path)]  # fmt: skip
     with errors.open("wb") as err:
         worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True,
                                   env=loopwright_env())  # fmt: skip
@@ -74,6 +75,7 @@ async def test_the_worker_says_what_it_takes_ends_and_hands_back(
             worker.wait()
     lines = [line.removeprefix("loopwright worker: ") for line in out.splitlines()]
     assert lines[0].startswith(f"polling '{workers.queue}' on {workers.address}")
+    assert lines[0].endswith(f"runs may use: code in {TOOLS_FILE}, code in {tmp_path}")
     assert f'took agent run {quick.id}: "wait quick"' in lines
     assert any(re.fullmatch(rf"run {quick.id} ended completed after \d+\.\ds", x) for x in lines)
     assert f'took task run {task.id}: "report-task"' in lines

@@ -67,6 +67,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
         except RunSuspended as stop:  # nobody has decided: the run ends waiting here
             pending = pending_approval(setup, call, effect, stop.gate_id)
             raise RunSuspended(stop.gate_id, (pending,)) from None
+        if state.memory is not None:
+            state.memory.verdicts[call.id] = (iteration, verdict)
         if not verdict.approved:  # not run: the refusal is the model's observation
             text = refusal_text(call, verdict)
             if setup.tool_mode == "prompted":
@@ -96,6 +98,8 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
     state.steps.append(
         CompletedStep(iteration, call.name, call.arguments, result.content, result.is_error)
     )
+    if state.memory is not None:
+        state.memory.results[call.id] = (iteration, result)
     if setup.tool_mode == "prompted":  # only prompted mode's progress note reads it
         state.recap.append(recap_line(call.name, call.arguments, result.content, result.is_error))
     if fx.log.listening:

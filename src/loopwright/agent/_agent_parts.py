@@ -13,6 +13,7 @@ from typing import Any, Generic, Literal
 from loopwright import telemetry
 from loopwright.agent._approval import ApprovalPolicy
 from loopwright.agent._deps import check_deps
+from loopwright.agent._lineage import NO_LINEAGE, Lineage, recording_of
 from loopwright.agent._loop import run_agent
 from loopwright.agent._options import AgentOptions, recorded_workspace_section
 from loopwright.agent._output import OutputSpec
@@ -21,7 +22,7 @@ from loopwright.agent._result import ExecutionResult, OutputT
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import having
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, LiveEffects, replaying
+from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects
 from loopwright.events import Event
 from loopwright.guards import (
     DEFAULT_PRICES,
@@ -210,6 +211,7 @@ class AgentParts(Generic[DepsT, OutputT]):
         *,
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
+        lineage: Lineage = NO_LINEAGE,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
@@ -218,6 +220,8 @@ class AgentParts(Generic[DepsT, OutputT]):
         section = workspace_section
         if section is None:
             section = recorded_workspace_section(context.own_recorded)
+        if section is None:
+            section = lineage.workspace_section
         if section is None:
             section = self.options.workspace_context
         if section is None:
@@ -256,10 +260,15 @@ class AgentParts(Generic[DepsT, OutputT]):
             output=self.output,
             # without tools, a typed answer is looked for after any invented action
             stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
+            lineage=lineage,
         )
 
     def effects(
-        self, context: RunContext, *, listened: Callable[[], bool] | None = None
+        self,
+        context: RunContext,
+        *,
+        listened: Callable[[], bool] | None = None,
+        served: Recording | None = None,
     ) -> Effects:
         """In-process effects for the run of `context`: live, or served from its recorded
         events first (`listened`: whether someone follows the run now, see LiveEffects)."""
@@ -273,7 +282,8 @@ class AgentParts(Generic[DepsT, OutputT]):
             recorded=recorded,
         )
         live = LiveEffects(log, clock=self.clock, gates=context.gates, listened=listened)
-        return replaying(live, recorded)
+        recording = recording_of(recorded, served)
+        return live if recording is None else ReplayEffects(recording, live)
 
     async def run_with(self, fx: Effects, setup: RunSetup) -> ExecutionResult[OutputT]:
         """The one async core: run `setup` through the effects `fx`."""

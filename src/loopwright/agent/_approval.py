@@ -6,9 +6,11 @@
 (`fx.gate`), the machinery of task gates: `confirmation_required`, then whoever decides
 (the terminal, `--yes`, the dashboard, the HTTP API, `loopwright runs approve`), then
 `gate_decision` with who decided and why. Only an approved call runs; a denied or
-timed-out one becomes an observation for the model. The gate's request id comes from the
-run and the call id, so a resumed run serves decisions already made from its log and waits
-again at a gate that was still open.
+timed-out one becomes an observation for the model. The gate's request id is the run's and
+the call's (`approval_request_id`, public values) with a part keyed with a secret of the
+run's log (`EventLog.gate_id`): nobody can name a gate without reading the run's events. A
+resumed run finds the ids its log recorded, so it serves decisions already made from it and
+waits again at a gate that was still open.
 """
 
 from __future__ import annotations
@@ -105,7 +107,9 @@ def approval_policy(
 
 
 def approval_request_id(run_id: str, call_id: str) -> str:
-    """The gate of one tool call: the same in every process of the run."""
+    """What names the gate of one tool call in every process of the run (its id is this
+    and a secret part: `EventLog.gate_id`; a run recorded before gates had one used this
+    as the id)."""
     return "approve_" + hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:12]
 
 
@@ -130,9 +134,8 @@ def refusal_text(call: ToolCall, verdict: GateVerdict) -> str:
 
 async def ask_approval(fx: Effects, call: ToolCall, timeout_s: float) -> GateVerdict:
     """`confirmation_required`, the gate effect, then `gate_decision` (with the reason)."""
-    request = GateRequest(
-        approval_request_id(fx.log.run_id, call.id), call.name, gate_message(call), timeout_s
-    )
+    gate_id = fx.log.gate_id(approval_request_id(fx.log.run_id, call.id))
+    request = GateRequest(gate_id, call.name, gate_message(call), timeout_s)
     # asked first, so a decision made as soon as confirmation_required is seen finds it open
     asked: asyncio.Future[GateVerdict] = asyncio.ensure_future(fx.gate(request))
     try:

@@ -1,4 +1,4 @@
-"""The conversation sent to the model, kept within the context window.
+"""The conversation sent to the model (a run's transcript), kept within the context window.
 
 Token counts are tracked per message as messages are added (estimated at ~4 characters
 per token), so fitting the window never re-counts the whole history. When over the
@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 from loopwright.messages import CHARS_PER_TOKEN, Message, MessageHistory
 
@@ -37,7 +38,12 @@ def shorten(text: str, keep_chars: int) -> str:
     )
 
 
-class Conversation:
+class Transcript:
+    """The messages a run sends the model after its system prompt, and what fitting them to
+    the context window needs (each message's token estimate, the full text of the
+    observations that may still be shortened). A follow-up turn starts with the transcript
+    of the turn before it (`following`)."""
+
     __slots__ = (
         "_chain",
         "_cuttable",
@@ -62,6 +68,45 @@ class Conversation:
         """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
         self._shared = False
         """A request's `MessageHistory` reads `messages`: copy it before rewriting one."""
+
+    @classmethod
+    def following(
+        cls, earlier: Transcript, system_prompt: str, *, fingerprinted: bool = True
+    ) -> Transcript:
+        """A new run's transcript that starts where `earlier` (the turn before) ended: its
+        messages as they were sent (so a prompt cache reuses them), its observations still
+        shortened as they would have been, under this run's system prompt. `earlier` is
+        not changed."""
+        transcript = cls(system_prompt, fingerprinted=fingerprinted)
+        transcript.messages = list(earlier.messages)
+        transcript._tokens = list(earlier._tokens)
+        transcript._cuttable = dict(earlier._cuttable)
+        transcript._notes = dict(earlier._notes)
+        transcript.total_tokens += sum(earlier._tokens)
+        chain = transcript._chain
+        if chain is not None:
+            for message in transcript.messages:
+                chain.append(_link(chain[-1], message))
+        return transcript
+
+    def to_dict(self) -> dict[str, Any]:
+        """The messages and what fitting them needs, as JSON data (not the system prompt:
+        a transcript taken up by a follow-up gets that run's)."""
+        return {
+            "messages": [message.to_dict() for message in self.messages],
+            "observations": {str(index): text for index, text in self._cuttable.items()},
+            "notes": {str(index): note for index, note in self._notes.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        """`to_dict`'s inverse (under an empty system prompt, without a fingerprint)."""
+        transcript = cls("", fingerprinted=False)
+        for message in data["messages"]:
+            transcript.append(Message.from_dict(message))
+        transcript._cuttable = {int(i): str(t) for i, t in data["observations"].items()}
+        transcript._notes = {int(i): str(n) for i, n in data["notes"].items()}
+        return transcript
 
     def append(self, message: Message, *, observation: bool = False) -> None:
         tokens = estimate_tokens(message.content) + 8 * len(message.tool_calls)
@@ -161,9 +206,9 @@ def _with_note(message: Message, note: str) -> Message:
 def messages_digest(
     system_prompt: str, messages: Sequence[Message], note: str | None, tool_names: Sequence[str]
 ) -> str:
-    """The fingerprint `Conversation.digest` gives a request of `messages` after
+    """The fingerprint `Transcript.digest` gives a request of `messages` after
     `system_prompt` (what a run's `model_response` records), from the messages alone."""
-    conversation = Conversation(system_prompt)
+    conversation = Transcript(system_prompt)
     for message in messages:
         conversation.append(message)
     return conversation.digest(note, tool_names)

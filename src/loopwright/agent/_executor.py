@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, overload
 from loopwright.agent._agent_parts import DEFAULT_BUILDER, NO_PROMPT_PARTS, SYSTEM_CLOCK, AgentParts
 from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._deps import check_deps_type, check_tool_deps
+from loopwright.agent._lineage import NO_LINEAGE, Lineage
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import as_output_spec
 from loopwright.agent._pending import (
@@ -26,6 +27,7 @@ from loopwright.agent._pending import (
 from loopwright.agent._process import new_run_id, working_directory
 from loopwright.agent._result import ExecutionResult, OutputT
 from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_names
+from loopwright.agent._turns import lineage_of
 from loopwright.agent._verify import VerifierSpec, as_verifier
 from loopwright.clock import Clock
 from loopwright.events import Event
@@ -174,6 +176,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
         deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
     ) -> ExecutionResult[OutputT]:
         """Run to the end and return the result; `on_event` sees every event as it happens.
 
@@ -184,9 +188,35 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         tool calls that need approval (`approve=`); without one, every such call is
         refused (nobody can approve it), or with `on_pending="wait"` the run ends
         `waiting` at it (`result.pending_approvals`; go on with `resume`).
+
+        `after=result`: a follow-up in the same conversation; the model gets the earlier
+        turn(s) first, as it saw them. `fork_of=(result, step)`: a new run whose first
+        `step` steps are the old run's (its replies, tool results and approvals served,
+        none made again), then live. Both take a result of this process; a run in a store
+        is continued or forked through the Runtime (docs/conversations.md).
         """
         self.check_deps(deps)
         run_id = run_id or (recorded[0].run_id if recorded else new_run_id())
+        lineage = lineage_of(run_id, after=after, fork_of=fork_of)
+        return await self._run(
+            request, lineage, run_id=run_id, tenant=tenant, parent_run_id=parent_run_id,
+            on_event=on_event, recorded=recorded, gates=gates, deps=deps,
+        )  # fmt: skip
+
+    async def _run(
+        self,
+        request: str,
+        lineage: Lineage,
+        *,
+        run_id: str,
+        tenant: str,
+        parent_run_id: str | None,
+        on_event: EventSink | None,
+        recorded: Sequence[Event],
+        gates: Gatekeeper | None,
+        deps: DepsT | None,
+    ) -> ExecutionResult[OutputT]:
+        """`run` once the run's lineage (what it takes from runs before it) is known."""
         gates = gatekeeper(self.on_pending, gates)
         kept: list[Event] | None = None
         listened = None
@@ -202,8 +232,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
             recorded=recorded,  # its own events and its sub-agents'
             deps=deps,
         )
-        fx = self.effects(context, listened=listened)
-        result = await self.run_with(fx, self.setup(request, context))
+        fx = self.effects(context, listened=listened, served=lineage.served)
+        result = await self.run_with(fx, self.setup(request, context, lineage=lineage))
         if kept is not None and result.status == "waiting":
             result = dataclasses.replace(result, events=(*recorded, *kept))
         return result
@@ -229,8 +259,11 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         verdicts = decisions_for(result, approve, reject or {}, decided_by)
         self.check_deps(deps)
         started = run_started(result, result.events)
-        return await self.run(
+        memory = result._memory  # a follow-up or a fork: the turn before's history again
+        lineage = NO_LINEAGE if memory is None else dataclasses.replace(memory.lineage, served=None)
+        return await self._run(
             started.request,
+            lineage,  # a fork's served steps are in its own log by now: it stopped live
             run_id=result.run_id,
             tenant=started.tenant,
             parent_run_id=started.parent_run_id,
@@ -272,6 +305,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
         deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
     ) -> AsyncIterator[Event]:
         """Yield every event of a run as it happens (`run`'s other arguments)."""
         self.check_deps(deps)
@@ -289,6 +324,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
             recorded=recorded,
             gates=gates,
             deps=deps,
+            after=after,
+            fork_of=fork_of,
         )
         task = asyncio.create_task(run)
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -312,6 +349,8 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         recorded: Sequence[Event] = (),
         gates: Gatekeeper | None = None,
         deps: DepsT | None = None,
+        after: ExecutionResult[Any] | None = None,
+        fork_of: tuple[ExecutionResult[Any], int] | None = None,
     ) -> ExecutionResult[OutputT]:
         """`run` for code that is not async."""
         self.check_deps(deps)  # before the coroutine is made: nothing is left unawaited
@@ -324,5 +363,7 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
             recorded=recorded,
             gates=gates,
             deps=deps,
+            after=after,
+            fork_of=fork_of,
         )
         return asyncio.run(run)

@@ -58,10 +58,15 @@ LAST_TURN = (
 )
 
 
-async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
-    """Run the request to its end; the result is also in the log's `run_finished`."""
+async def run_agent(
+    setup: RunSetup, fx: Effects, *, state: LoopState | None = None
+) -> ExecutionResult:
+    """Run the request to its end; the result is also in the log's `run_finished`.
+    `state`: a new LoopState of the run's to advance (one is made when not given), whose
+    transcript the caller reads afterwards (a turn's, made again from its log)."""
     log = fx.log
     if log.listening:  # its fields are built only for someone reading
+        lineage = setup.lineage
         await log.append(
             RunStartedEvent(
                 kind="agent",
@@ -73,10 +78,13 @@ async def run_agent(setup: RunSetup, fx: Effects) -> ExecutionResult:
                 parent_run_id=setup.parent_run_id,
                 spec=setup.spec,
                 parent_call_id=setup.parent_call_id,
+                after_run_id=lineage.after_run_id,
+                fork_of=lineage.fork_of.to_dict() if lineage.fork_of is not None else None,
             )
         )
         await log.flush()  # the run exists in the store before its first effect
-    state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
+    if state is None:
+        state = LoopState.start(setup, fx.monotonic(), fingerprinted=log.listening)
     state.conversation.append(Message.user(setup.request))
     try:
         result = await _loop(setup, fx, state)

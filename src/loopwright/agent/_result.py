@@ -18,6 +18,9 @@ from loopwright.errors import (
 from loopwright.events import Event
 from loopwright.messages import Usage
 
+if TYPE_CHECKING:
+    from loopwright.agent._lineage import RunMemory
+
 if TYPE_CHECKING:  # a default for type checkers (PEP 696); Python 3.11's TypeVar has none
     from typing_extensions import TypeVar
 
@@ -116,6 +119,9 @@ class ExecutionResult(Generic[OutputT]):
     events: tuple[Event, ...] = ()
     """A `waiting` run of `agent.run` (no Runtime): its events and its sub-agents', what
     `agent.resume(result, ...)` goes on from. Empty otherwise."""
+    _memory: RunMemory | None = field(default=None, repr=False, compare=False)
+    """In the process that ran it: what a follow-up (`after=`) or a fork (`fork_of=`) made
+    from this result takes from it. None for a result read back from the store."""
 
     def __repr__(self) -> str:
         """Short at any length: the steps (each holds a whole tool output) as their count,
@@ -128,6 +134,7 @@ class ExecutionResult(Generic[OutputT]):
             if f.name in ("steps", "events")
             else f"{f.name}={_SHORT.repr(getattr(self, f.name))}"
             for f in fields(self)
+            if f.repr
         ]
         return f"ExecutionResult({', '.join(shown)})"
 

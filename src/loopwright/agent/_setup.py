@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from loopwright.agent._lineage import NO_LINEAGE, Lineage
 from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.agent._reply_grammar import tool_reply_schema
@@ -46,6 +47,9 @@ class RunSetup:
     stop_at_action: bool = False
     """Ask the model to stop at the end of the first complete action of each reply (the run
     reads replies with the default parser chain, which uses the first action only)."""
+    lineage: Lineage = NO_LINEAGE
+    """The turn the run follows (its transcript starts with that turn's), the run it forks
+    (its first steps served from that run's effects), or neither."""
     native_tool_specs: tuple[ToolSpec, ...] = field(init=False)
     native_tool_names: tuple[str, ...] = field(init=False)
     output_schema: dict[str, Any] | None = field(init=False)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from loopwright.agent._conversation import Conversation, estimate_tokens
+from loopwright.agent._conversation import Transcript, estimate_tokens
+from loopwright.agent._lineage import RunMemory
 from loopwright.agent._result import CompletedStep, ExecutionResult, ResultStatus
 from loopwright.agent._setup import RunSetup
 from loopwright.guards import (
@@ -29,7 +30,7 @@ from loopwright.prompts import iteration_note, progress_note, prompted_texts
 class LoopState:
     """A run's state between effects: conversation, guard state, completed steps."""
 
-    conversation: Conversation
+    conversation: Transcript
     guard: GuardState
     steps: list[CompletedStep] = field(default_factory=list)
     recap: list[str] = field(default_factory=list)
@@ -41,6 +42,8 @@ class LoopState:
     """The fingerprint of the latest model request (checked on replay)."""
     output_attempts: int = 0
     """Final answers that did not match the run's output type so far."""
+    memory: RunMemory | None = None
+    """What the result keeps for a follow-up or a fork made from it."""
 
     @property
     def unknown_tool_called(self) -> bool:
@@ -58,7 +61,15 @@ class LoopState:
             started_at=now,
             hard_limit=setup.options.revision > 1,
         )
-        return cls(Conversation(setup.system_prompt, fingerprinted=fingerprinted), guard)
+        lineage = setup.lineage
+        if lineage.history is None:
+            transcript = Transcript(setup.system_prompt, fingerprinted=fingerprinted)
+        else:  # a follow-up: the turn before's transcript, as it was sent
+            transcript = Transcript.following(
+                lineage.history, setup.system_prompt, fingerprinted=fingerprinted
+            )
+        memory = RunMemory(lineage, setup.options.workspace_context or "")
+        return cls(transcript, guard, memory=memory)
 
     def refresh(self, setup: RunSetup, now: float, *, new_observation: bool | None = None) -> None:
         """Bring the guard state up to date before the stop policies read it."""
@@ -97,6 +108,8 @@ class LoopState:
     def result(
         self, setup: RunSetup, status: ResultStatus, **fields: str | None
     ) -> ExecutionResult:
+        if self.memory is not None:
+            self.memory.transcript = self.conversation
         return ExecutionResult(
             run_id=setup.run_id,
             status=status,
@@ -106,6 +119,7 @@ class LoopState:
             cost=setup.ledger.total_cost,
             last_thought=self.last_thought,
             modified_files=tuple(setup.tool_executor.context.modified_files),
+            _memory=self.memory,
             **fields,  # type: ignore[arg-type]
         )
 

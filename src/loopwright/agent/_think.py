@@ -29,6 +29,8 @@ async def think(
         started = fx.monotonic() if listening else 0.0  # the effects' clock (a workflow's)
         timeout = effect_timeout(setup, state.guard, setup.options.iteration_timeout_s)
         response = await fx.call_model(setup.model, request, timeout)
+        if state.memory is not None:
+            state.memory.replies.append((state.guard.iteration, response))
         outcome = received(setup, state, response)
         if listening:  # its fields are built only for someone reading
             duration_ms = (fx.monotonic() - started) * 1000

@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "runs": "loopwright.cli._runs",
     "serve": "loopwright.cli._serve",
     "models": "loopwright.cli._models",
+    "model-host": "loopwright.cli._model_host",
     "config": "loopwright.cli._config",
     "store": "loopwright.cli._store",
     "worker": "loopwright.cli._worker",

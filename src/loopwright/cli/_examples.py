@@ -59,11 +59,16 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "loopwright serve --host 0.0.0.0 --token-file tokens.toml --tasks examples/tasks",
     ),
     "models": ("loopwright models", "loopwright models --json"),
+    "model-host status": ("loopwright model-host status", "loopwright model-host status --json"),
+    "model-host stop": ("loopwright model-host stop",),
     "config show": ("loopwright config show --section run",),
     "config trust": ("loopwright config trust",),
     "store migrate": ("loopwright store migrate --store postgresql://app@db/runs",),
     "store copy": ("loopwright store copy ~/.loopwright/runs.db postgresql://app@db/runs",),
-    "worker": ("loopwright worker --temporal localhost:7233 --store postgresql://app@db/runs",),
+    "worker": (
+        "loopwright worker --temporal localhost:7233 --store postgresql://app@db/runs",
+        "loopwright worker --temporal temporal:7233 --allow-tools ./tools.py --allow-commands",
+    ),
     "dev postgres": ("loopwright dev postgres",),
     "dev temporal": ("loopwright dev temporal --port 7233",),
 }

@@ -152,7 +152,7 @@ THREADS = opt(
     group="model",
     type=int,
     metavar="N",
-    default_text="LOOPWRIGHT_LOCAL_THREADS, else the physical cores",
+    default_text="LOOPWRIGHT_LOCAL_THREADS, else the cores free at each call",
 )
 TOOLS = opt(
     "--tools",

@@ -26,7 +26,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.errors import ConfigurationError
-from loopwright.models import spec_with_threads
+from loopwright.models import on_model_phase, spec_with_threads
 from loopwright.runtime import FollowUp, RunSpec, continue_spec
 from loopwright.store import RunStore
 
@@ -181,6 +181,9 @@ async def _run(
     spec: RunSpec, args: argparse.Namespace, store: RunStore, view: View
 ) -> ExecutionResult:
     runtime = runtime_from_args(args, store)
+    shows_phases = getattr(view, "model_phase", None)  # the live view: "loading the model"
+    if shows_phases is not None:
+        on_model_phase(shows_phases)
     try:
         handle = runtime.start(
             spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
@@ -192,4 +195,5 @@ async def _run(
         result: ExecutionResult = await handle.wait()
         return result
     finally:
+        on_model_phase(None)
         runtime.close()

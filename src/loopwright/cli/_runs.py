@@ -48,6 +48,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView
+from loopwright.cli._view_lines import call_phases
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
@@ -217,10 +218,10 @@ def _summary(event: Event) -> str:
         return f"{event.kind} run: {_short(event.request, 80)} (model {event.model})"
     if isinstance(event, ModelResponseEvent):
         if event.final_answer is not None:
-            return f"final answer: {_short(event.final_answer, 80)}"
+            return f"final answer: {_short(event.final_answer, 80)}{call_phases(event.response)}"
         calls = ", ".join(str(a.get("tool")) for a in event.actions)
         thought = f"{_short(event.thought, 60)} → " if event.thought else ""
-        return f"{thought}{calls or 'no action'}"
+        return f"{thought}{calls or 'no action'}{call_phases(event.response)}"
     if isinstance(event, ToolCallStartedEvent):
         return f"{event.tool_name}({_short(json.dumps(event.arguments), 80)})"
     if isinstance(event, ToolCallEvent):

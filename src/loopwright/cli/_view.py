@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 from rich.status import Status
@@ -53,6 +53,17 @@ from loopwright.events import (
     encode_event,
 )
 from loopwright.safety.terminal import markup as escape  # shows control characters
+
+if TYPE_CHECKING:  # `runs show` and `runs list` load no model code
+    from loopwright.models import ModelPhase
+
+SPINNER_TEXT = {
+    "loading": "Loading the model...",
+    "waiting": "Waiting for the model...",
+    "prompt": "Thinking... (evaluating the prompt)",
+    "generating": "Thinking... (generating)",
+}
+"""The spinner's text in each phase of an embedded model's call."""
 
 
 class JsonLinesView:
@@ -175,6 +186,17 @@ class LiveView:
             self._spin("Thinking...")
         elif isinstance(event, ToolCallStartedEvent):
             self._spin(f"Calling {escape(event.tool_name)}...")
+
+    def model_phase(self, phase: ModelPhase) -> None:
+        """The embedded model's call entered a phase (models/_phase.py): the spinner says
+        it; loading the model and waiting for it (another run is using it) are also
+        written as a line, which a pipe shows too."""
+        if self._streaming:
+            return
+        if phase.phase in ("loading", "waiting"):
+            self._stop_spinner()
+            self.console.print(f"  [dim]… {escape(phase.text)}[/]")
+        self._spin(SPINNER_TEXT[phase.phase])
 
     def _delta(self, event: ModelTextDeltaEvent) -> None:
         """The reply as it is generated, dimmed, on its own line(s) under the iteration."""

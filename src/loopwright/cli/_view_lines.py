@@ -172,3 +172,27 @@ def finished(event: RunFinishedEvent, run: RunSeen) -> str:
     if event.status == "completed":
         return f"[bold green]✓ Final Answer:[/] {escape(event.answer)}\n{footer}"
     return f"[yellow]Last answer ({event.status}):[/] {escape(event.answer)}\n{footer}"
+
+
+PHASES = (
+    ("load_ms", "loading the model"),
+    ("wait_ms", "waiting for the model"),
+    ("prompt_ms", "evaluating the prompt"),
+    ("generate_ms", "generating"),
+)
+
+
+def call_phases(response: dict[str, Any]) -> str:
+    """` [evaluating the prompt 2.1 s · generating 3.4 s, 2 threads]`: where a model call's
+    time went, when the model said (the embedded model's `timings`, in its reply)."""
+    timings = response.get("timings") or {}
+    parts = [
+        f"{name} {timings[key] / 1000:.1f} s"
+        for key, name in PHASES
+        if timings.get(key, 0) >= 50  # a phase of no consequence is not named
+    ]
+    if not parts:
+        return ""
+    threads = timings.get("threads")
+    on = f", {threads} thread{'s' if threads != 1 else ''}" if threads else ""
+    return f" [{' · '.join(parts)}{on}]"

@@ -1,6 +1,11 @@
 """`loopwright worker`: execute the runs started with `--engine temporal`.
 
     loopwright worker --temporal HOST:7233 --store postgresql://...     # on any number of hosts
+    loopwright worker ... --allow-tools ./tools.py --allow-commands     # what its runs may do
+
+What a worker lets its runs do is its own flags' (engines/temporal/_allows.py), never the
+spec a client sends: by default nothing that runs a program or loads code a spec names.
+The flags have no config key: what a worker allows is said where it is started.
 
 Starting, following and deciding those runs is the Runtime's (its TemporalEngine), from any
 command given `--engine temporal` or `--temporal HOST:PORT`. The worker says on stdout, one
@@ -13,11 +18,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+from typing import TYPE_CHECKING
 
 from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.cli._shared import needs_temporal, secrets_from_args
 from loopwright.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from loopwright.engines.temporal import WorkerAllows
 
 WORKER_OPTIONS = (
     TEMPORAL,
@@ -50,6 +59,43 @@ WORKER_OPTIONS = (
         metavar="S",
     ),
     opt(
+        "--allow-commands",
+        help="let runs use run_command and a skill's commands (programs on this host, as the "
+        "worker's user)",
+        group="tools",
+        action="store_true",
+        default=False,
+        default_text="off",
+    ),
+    opt(
+        "--allow-verify",
+        help="let runs name a verify command (a shell command run on this host at the end)",
+        group="tools",
+        action="store_true",
+        default=False,
+        default_text="off",
+    ),
+    opt(
+        "--allow-tools",
+        help="code runs may load: a tool file, task file or skill folder (a file, or a folder "
+        "and everything under it), or a Python module name and its submodules (for "
+        "module:function tools); repeatable, or comma-separated. Built-in tools need none",
+        group="tools",
+        action="append",
+        default=[],
+        default_text="none",
+        metavar="PATH",
+    ),
+    opt(
+        "--allow-mcp",
+        help="an MCP server runs may open: its command or URL exactly as runs name it; repeatable",
+        group="tools",
+        action="append",
+        default=[],
+        default_text="none",
+        metavar="SERVER",
+    ),
+    opt(
         "--sticky-timeout",
         help="how long a run's next step waits for this worker (which holds the run in "
         "memory) before any worker of the queue takes it: how long its runs wait if it dies",
@@ -75,15 +121,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def worker_command(args: argparse.Namespace) -> int:
+    from loopwright.engines.temporal import WorkerAllows
+
     address, url = needs_temporal(args)
     secrets = secrets_from_args(args)  # the worker's own: scrubbed from what it stores/returns
     if args.graceful_timeout < 0:
         raise ConfigurationError("--graceful-timeout must be 0 or more seconds")
     if args.sticky_timeout <= 0:
         raise ConfigurationError("--sticky-timeout must be more than 0 seconds")
+    allows = WorkerAllows.of(
+        commands=args.allow_commands, verify=args.allow_verify,
+        tools=args.allow_tools, mcp=args.allow_mcp,
+    )  # fmt: skip
     asyncio.run(
         _work(address, url, args.task_queue, secrets, args.max_cached_workflows,
-              args.graceful_timeout, args.sticky_timeout)
+              args.graceful_timeout, args.sticky_timeout, allows)
     )  # fmt: skip
     return 0
 
@@ -96,6 +148,7 @@ async def _work(
     cached: int | None,
     graceful_s: float,
     sticky_s: float,
+    allows: WorkerAllows,
 ) -> None:
     from loopwright.engines.temporal import WorkerReport, connect, run_worker, worker_build_id
 
@@ -106,11 +159,11 @@ async def _work(
     client = await connect(address)
     key = getattr(client.data_converter.payload_codec, "key_id", None)
     say(f"polling {task_queue!r} on {address}, build {worker_build_id()}, payloads encrypted "
-        f"with key {key}")  # fmt: skip
+        f"with key {key}; runs may use: {allows.describe()}")  # fmt: skip
     await run_worker(
         client, url, task_queue=task_queue, stop=stop, secrets=secrets,
         max_cached_workflows=cached, graceful_timeout_s=graceful_s, report=WorkerReport(say),
-        sticky_timeout_s=sticky_s,
+        sticky_timeout_s=sticky_s, allows=allows,
     )  # fmt: skip
 
 

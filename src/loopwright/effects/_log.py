@@ -14,18 +14,30 @@ going out again (`ReplayDivergence` if the code now does something else).
 A log nobody reads (no sink, no recorder, no recording) stamps and sends nothing; the loops
 also skip building the events of a step when `listening` is false, so a plain `agent.run()`
 pays nothing for them.
+
+A gate's id (`gate_id`) has a part keyed with a secret of the log's own, so nobody who knows
+a run's id and its calls (public values) can name, and so decide, one of its gates; a
+resumed run finds the ids its recording gave its gates.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import ReplayDivergence
-from loopwright.events import Event, ModelResponseEvent, ToolCallStartedEvent
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    Event,
+    ModelResponseEvent,
+    ToolCallStartedEvent,
+)
 from loopwright.run_context import EventSink, Recorder
 from loopwright.safety.scrub import Scrubber
 
@@ -62,6 +74,7 @@ class EventLog:
         sink: EventSink | None = None,
         recorder: Recorder | None = None,
         recorded: Sequence[Event] = (),
+        gate_key: bytes | None = None,
     ) -> None:
         self.run_id = run_id
         self.seq = 0
@@ -76,6 +89,24 @@ class EventLog:
         self.before_send: Callable[[Event], Awaitable[None]] | None = None
         """Awaited with each new event before it is recorded or sent: what must hold by the
         time anyone hears of the event (a task run's state file holds the step)."""
+        self.gate_key = gate_key
+        """The secret of this log's gate ids (None: a random one, made when first needed;
+        empty: ids without a secret part, as a workflow recorded before they had one)."""
+
+    def gate_id(self, base: str) -> str:
+        """The id of the gate the run computes as `base` (from its run id and the call or
+        step): the one the recording gave it, else `base` with a part keyed with this log's
+        secret (a resumed run's new gates get its new process's)."""
+        for event in self.recorded:
+            if isinstance(event, ConfirmationRequiredEvent) and (
+                event.request_id == base or event.request_id.startswith(base + "_")
+            ):
+                return event.request_id
+        if self.gate_key is None:
+            self.gate_key = os.urandom(16)
+        if not self.gate_key:
+            return base
+        return f"{base}_{hmac.new(self.gate_key, base.encode(), hashlib.sha256).hexdigest()[:16]}"
 
     @property
     def replaying(self) -> bool:

@@ -168,7 +168,7 @@ class ReplayEffects(WrappedEffects):
         return await self.inner.call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
 
     async def gate(self, request: GateRequest) -> GateVerdict:
-        verdict = self.recording.gate_verdicts.get(request.request_id)
+        verdict = served_verdict(self.recording.gate_verdicts, request.request_id)
         if verdict is not None:
             return verdict
         return await self.inner.gate(request)
@@ -181,6 +181,22 @@ class ReplayEffects(WrappedEffects):
         return VerificationResult(
             event.outcome, tuple(event.passed), tuple(event.failed), event.output
         )
+
+
+KEYED_PART_CHARS = 16
+HEX = frozenset("0123456789abcdef")
+
+
+def served_verdict(verdicts: dict[str, GateVerdict], gate_id: str) -> GateVerdict | None:
+    """The decision recorded for the gate `gate_id`: under its id, or under the id it is
+    made from (`EventLog.gate_id` adds a part keyed with its log's secret; a fork's served
+    decisions are keyed by the fork's gate ids without that part, which its own log makes)."""
+    verdict = verdicts.get(gate_id)
+    if verdict is not None:
+        return verdict
+    base, _, keyed = gate_id.rpartition("_")
+    is_keyed_part = len(keyed) == KEYED_PART_CHARS and all(c in HEX for c in keyed)
+    return verdicts.get(base) if base and is_keyed_part else None
 
 
 def replaying(live: Effects, recorded: Sequence[Event]) -> Effects:

@@ -80,7 +80,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
 
 def _upgrade(fields: dict[str, Any], version: int) -> dict[str, Any]:
     """v1 and v2 -> v3: `iteration` became `iteration_number`. v3 -> v4: a model response
-    says how it ended (`ended`, read from its reply's `finish_reason`)."""
+    says how it ended (`ended`, read from its reply's `finish_reason`). v4 -> v5: nothing
+    to change (a run before v5 is neither a follow-up nor a fork: its new fields are None)."""
     if "iteration" in fields:
         fields["iteration_number"] = fields.pop("iteration")
     if version < 4 and fields.get("type") == "model_response" and "ended" not in fields:

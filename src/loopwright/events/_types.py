@@ -6,14 +6,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """v2: `run_started` carries the typed RunSpec (`spec`). v3: the strict contract (class names
 follow the wire types, `iteration_number` in every event, required fields), sub-agents
 (`run_started.parent_call_id`, `tool_call_started.child_run_id`), `gate_decision.reason`,
 `output_invalid` (structured output), `model_text_delta` (token streaming, live only).
 v4: `model_response.ended`, how the reply ended (`stop`, `length`, `action_complete`).
-v1, v2 and v3 events are read."""
-READABLE_VERSIONS = (1, 2, 3, SCHEMA_VERSION)
+v5: conversations and forks (`run_started.after_run_id`, `run_started.fork_of`).
+v1 to v4 events are read."""
+READABLE_VERSIONS = (1, 2, 3, 4, SCHEMA_VERSION)
 
 ReplyEnd = Literal["stop", "length", "action_complete"]
 """How a model's reply ended: the model stopped (`stop`), it reached its output limit
@@ -63,6 +64,12 @@ class RunStartedEvent(BaseEvent):
     """The RunSpec (or TaskSpec) the run was built from: what resume needs."""
     parent_call_id: str | None = None
     """A sub-agent's run: the parent's tool call that started it."""
+    after_run_id: str | None = None
+    """A follow-up in a conversation: the run of the turn before (its history is that
+    turn's conversation). Not a parent: the earlier turn had ended."""
+    fork_of: dict[str, Any] | None = None
+    """A fork: `{"run_id": ..., "step": N}`, the run whose first N steps (iterations) this
+    one took from its log instead of making them again."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -26,11 +26,13 @@ from loopwright.models._base import (
     context_window_of,
 )
 from loopwright.models._local_spec import spec_with_threads
+from loopwright.models._phase import ModelPhase, on_model_phase
 from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
 from loopwright.models._scripted import response_from_item, stand_in_model
 
 if TYPE_CHECKING:
     from loopwright.models._anthropic import AnthropicModel
+    from loopwright.models._host_admin import host_statuses, stop_hosts
     from loopwright.models._http import HttpClient, RetryPolicy, Transient
     from loopwright.models._ollama import OllamaModel
     from loopwright.models._openai import OpenAIModel
@@ -46,6 +48,8 @@ _LAZY = {
     "RetryPolicy": "_http",
     "Transient": "_http",
     "backend_statuses": "_status",
+    "host_statuses": "_host_admin",
+    "stop_hosts": "_host_admin",
 }
 
 
@@ -68,6 +72,7 @@ __all__ = [
     "KnowsContextWindow",
     "Model",
     "ModelFactory",
+    "ModelPhase",
     "ModelRegistry",
     "OllamaModel",
     "OpenAIModel",
@@ -79,9 +84,12 @@ __all__ = [
     "Transient",
     "backend_statuses",
     "context_window_of",
+    "host_statuses",
     "on_assembly_progress",
+    "on_model_phase",
     "resolve_model",
     "response_from_item",
     "spec_with_threads",
     "stand_in_model",
+    "stop_hosts",
 ]

@@ -60,17 +60,29 @@ def system_prefix(llm: Any, messages: Sequence[dict[str, str]]) -> list[int]:
         return []
     if llm.chat_handler is not None or llm.chat_format != "chat_template.default":
         return []  # not rendered by the GGUF's own template: the tokens are not known here
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    formatter: Any = Jinja2ChatFormatter(
-        template=llm.metadata["tokenizer.chat_template"],
-        eos_token=_token_text(llm, llm.token_eos()),
-        bos_token=_token_text(llm, llm.token_bos()),
-    )
+    formatter = _formatter(llm)
     whole = _tokens(llm, formatter(messages=list(messages)))
     alone = _tokens(llm, formatter(messages=[messages[0]]))
     same = int(llm.longest_token_prefix(whole, alone))
     return whole[:same] if same >= MIN_TOKENS else []
+
+
+def prompt_tokens(llm: Any, messages: Sequence[dict[str, str]]) -> list[int]:
+    """The prompt's tokens as llama-cpp-python's chat completion will make them; empty when
+    they cannot be known here (a model without its own chat template)."""
+    if llm.chat_handler is not None or llm.chat_format != "chat_template.default":
+        return []
+    return _tokens(llm, _formatter(llm)(messages=list(messages)))
+
+
+def _formatter(llm: Any) -> Any:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    return Jinja2ChatFormatter(
+        template=llm.metadata["tokenizer.chat_template"],
+        eos_token=_token_text(llm, llm.token_eos()),
+        bos_token=_token_text(llm, llm.token_bos()),
+    )
 
 
 def _token_text(llm: Any, token: int) -> str:
@@ -123,10 +135,38 @@ def _sha(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-def _load(llm: Any, prefix: Sequence[int], file: Path) -> bool:
-    """Fill the KV cache from `file`; False (and the file deleted) when it does not fit."""
+def restore_state(llm: Any, tokens: Sequence[int], state: bytes) -> bool:
+    """Put `state` (llama.cpp's state of sequence 0, holding exactly `tokens`) in the KV
+    cache; False, and the cache emptied, when llama.cpp does not take it."""
     import llama_cpp
 
+    llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+    llm.n_tokens = 0
+    read = 0
+    if state:
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        read = llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0)
+    if read != len(state) or not state:
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        return False
+    llm.input_ids[: len(tokens)] = tokens
+    llm.n_tokens = len(tokens)
+    llm._requires_eval = True  # the logits are not those of the last token
+    return True
+
+
+def saved_state(llm: Any) -> bytes | None:
+    """llama.cpp's state of sequence 0 (the KV cache of `llm.input_ids[:llm.n_tokens]`)."""
+    import llama_cpp
+
+    size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
+    buffer = (ctypes.c_uint8 * size)()
+    written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buffer, size, 0)
+    return bytes(buffer) if written == size else None
+
+
+def _load(llm: Any, prefix: Sequence[int], file: Path) -> bool:
+    """Fill the KV cache from `file`; False (and the file deleted) when it does not fit."""
     try:
         data = file.read_bytes()
     except OSError:
@@ -134,19 +174,11 @@ def _load(llm: Any, prefix: Sequence[int], file: Path) -> bool:
     header = MAGIC + hashlib.sha256(_token_bytes(prefix)).digest()
     start = len(header) + 32  # then the state's own sha256, then the state
     state = data[start:]
-    llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-    llm.n_tokens = 0
-    read = 0
-    if data.startswith(header) and state and data[len(header) : start] == _sha(state):
-        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
-        read = llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0)
-    if read != len(state) or not state:
-        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+    fits = data.startswith(header) and data[len(header) : start] == _sha(state)
+    if not restore_state(llm, prefix, state if fits else b""):
         with contextlib.suppress(OSError):
             file.unlink()
         return False
-    llm.input_ids[: len(prefix)] = prefix
-    llm.n_tokens = len(prefix)
     with contextlib.suppress(OSError):
         os.utime(file)  # recently used: kept by `_trim`
     return True
@@ -155,14 +187,9 @@ def _load(llm: Any, prefix: Sequence[int], file: Path) -> bool:
 def _save(llm: Any, prefix: Sequence[int], file: Path) -> None:
     """Write the KV cache (exactly `prefix`) to `file`; a failure only costs the next
     process the evaluation."""
-    import llama_cpp
-
-    size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
-    buffer = (ctypes.c_uint8 * size)()
-    written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buffer, size, 0)
-    if written != size:
+    state = saved_state(llm)
+    if state is None:
         return
-    state = bytes(buffer)
     header = MAGIC + hashlib.sha256(_token_bytes(prefix)).digest() + _sha(state)
     try:
         file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

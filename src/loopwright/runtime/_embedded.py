@@ -14,13 +14,14 @@ import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
 from loopwright.effects import (
     Effects,
     EventLog,
     EventSink,
     Gatekeeper,
     LiveEffects,
+    Recording,
     replaying,
     send_event,
 )
@@ -33,6 +34,7 @@ from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_s
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._turns import stored_lineage
 from loopwright.runtime._waiting import ended, gates_of, waits_for_resume
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
@@ -100,16 +102,22 @@ class EmbeddedEngine:
         on_event: EventSink | None,
         deps: Any = None,
         recorded: Sequence[Event] = (),
+        after: str | None = None,
+        fork_of: ForkPoint | None = None,
     ) -> RunHandle:
         """A run of an agent built in code, new or resumed from its `recorded` events
         (runtime/_waiting.py's `resume_agent`), given its `deps`."""
 
         async def body() -> ExecutionResult:
+            lineage = await stored_lineage(
+                self.store, run_id, agent, tenant=tenant, after=after, fork_of=fork_of
+            )
             context = self._context(
                 agent, run_id, tenant, parent_run_id, on_event, recorded, deps=deps
             )
-            setup = agent.setup(request, context)
-            result = await agent.run_with(self._effects(agent, context, on_event), setup)
+            setup = agent.setup(request, context, lineage=lineage)
+            fx = self._effects(agent, context, on_event, lineage.served)
+            result = await agent.run_with(fx, setup)
             await ended(self.store, self.writer, result)  # `waiting`: stored so
             return result
 
@@ -148,8 +156,12 @@ class EmbeddedEngine:
         spec = agent_spec(record, events)
         if model is None:
             model = self.models.resolve(spec.model, base_url=spec.base_url)
-            if isinstance(model, ResumesScript):
-                model.resume_after(sum(isinstance(e, ModelResponseEvent) for e in events))
+            if isinstance(model, ResumesScript):  # after its own replies (not a fork's served)
+                taken = spec.fork_of.step if spec.fork_of is not None else 0
+                model.resume_after(
+                    sum(isinstance(e, ModelResponseEvent) and e.iteration_number > taken
+                        for e in events)
+                )  # fmt: skip
         body = self._agent_body(
             spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
         )
@@ -169,9 +181,14 @@ class EmbeddedEngine:
             agent = build_agent(spec, model, servers_tools)
             if secrets:
                 agent.scrubber = agent.scrubber.with_secrets(secrets)
+            lineage = await stored_lineage(
+                self.store, run_id, agent, tenant=spec.tenant, after=spec.after,
+                fork_of=spec.fork_of, spec=spec,
+            )  # fmt: skip
             context = self._context(agent, run_id, spec.tenant, parent_run_id, on_event, recorded)
-            setup = agent.setup(spec.request, context, spec=spec.to_dict())
-            return await agent.run_with(self._effects(agent, context, on_event), setup)
+            setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
+            fx = self._effects(agent, context, on_event, lineage.served)
+            return await agent.run_with(fx, setup)
 
     def _context(
         self,
@@ -202,14 +219,18 @@ class EmbeddedEngine:
         )
 
     def _effects(
-        self, agent: AgentExecutor[Any, Any], context: RunContext, on_event: EventSink | None
+        self,
+        agent: AgentExecutor[Any, Any],
+        context: RunContext,
+        on_event: EventSink | None,
+        served: Recording | None = None,
     ) -> Effects:
         run_id = context.run_id
 
         def listened() -> bool:  # stream a reply only while someone follows the run
             return on_event is not None or self._subscribed(run_id)
 
-        return agent.effects(context, listened=listened)
+        return agent.effects(context, listened=listened, served=served)
 
     def _live_sink(self, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the

@@ -109,7 +109,9 @@ def continue_spec(store: RunStore, run_id: str, given: FollowUp) -> tuple[RunSpe
     request = follow_up_request(stored_result(events), spec.request)
     if given.note:
         request += f"\n\nAlso: {given.note}"
-    spec = dataclasses.replace(spec, request=request, tenant=record.tenant)
+    # a new run, not a fork (a fork's steps are in the run's own log); in the same
+    # conversation when the stopped run was a follow-up
+    spec = dataclasses.replace(spec, request=request, tenant=record.tenant, fork_of=None)
     if given.options is not None:
         spec = dataclasses.replace(spec, options=given.options)
     if given.model is not None:

@@ -36,6 +36,7 @@ from loopwright.events import (
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
+from loopwright.runtime._turns import replayed_lineage
 from loopwright.store import RunStore, find_run
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
@@ -110,7 +111,8 @@ async def replay_run(
         sink=past_the_end,
         recorded=events,
     )
-    setup = agent.setup(spec.request, context, spec=spec.to_dict())
+    lineage = await replayed_lineage(store, run_id, agent, spec)
+    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
     fx = agent.effects(context)
     if isinstance(fx, ReplayEffects):
         limit = AgentOptions.from_dict(options).timeout_s or 0.0

@@ -33,6 +33,7 @@ from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
+from loopwright.runtime._turns import replayed_lineage
 from loopwright.store import RunStore
 
 
@@ -138,7 +139,11 @@ async def rebuild_request(store: RunStore, run_id: str, seq: int) -> RebuiltRequ
         parent_call_id=started.parent_call_id,
         recorded=events,
     )
-    setup = agent.setup(spec.request, context, spec=spec.to_dict())
+    try:
+        lineage = await replayed_lineage(store, run_id, agent, spec)
+    except LoopwrightError as exc:  # a follow-up whose earlier turns cannot be made again
+        return RebuiltRequest(seq, problem=f"its conversation's history cannot be rebuilt: {exc}")
+    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
     try:
         await agent.run_with(capture, setup)
     except _Done:

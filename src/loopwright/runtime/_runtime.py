@@ -18,24 +18,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult, new_run_id
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint, new_run_id
 from loopwright.effects import EventSink, Gatekeeper
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import DepsT, ThreadPool
+from loopwright.runtime._conversation import Conversation
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id_of
 from loopwright.runtime._waiting import resume_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
-from loopwright.store import RunRecord, RunStore, memory_store
+from loopwright.store import RunRecord, RunStore, conversation_turns, memory_store
 from loopwright.tasks import pending_gates
 
 if TYPE_CHECKING:
@@ -110,9 +113,16 @@ class Runtime:
         secrets: Iterable[str] = (),
         on_event: EventSink | None = None,
         model: Model | None = None,
+        after: str | ExecutionResult | None = None,
     ) -> RunHandle:
         """Start an agent run from its spec on this Runtime's engine; its events are
-        stored, then sent on; the handle's result is its ExecutionResult."""
+        stored, then sent on; the handle's result is its ExecutionResult. `after` (a run
+        id or a result, or the spec's `after`): a follow-up in that run's conversation; the
+        spec's `fork_of`: a fork (`fork`). Refused before anything starts (FollowUpError,
+        ForkError, RunNotFound for another tenant's run) when that run cannot be."""
+        if after is not None:
+            spec = dataclasses.replace(spec, after=run_id_of(after))
+        check_links(self.store, tenant=spec.tenant, after=spec.after, fork_of=spec.fork_of)
         return self.engine.start(
             spec, run_id=run_id or new_run_id(), parent_run_id=parent_run_id,
             secrets=list(secrets), on_event=on_event, model=model,
@@ -128,14 +138,24 @@ class Runtime:
         parent_run_id: str | None = None,
         on_event: EventSink | None = None,
         deps: DepsT | None = None,
+        after: str | ExecutionResult[Any] | None = None,
+        fork_of: tuple[str | ExecutionResult[Any], int] | None = None,
     ) -> RunHandle:
         """Start a run of an agent built in code, in this process, given its `deps` (a
         TypeError, before anything runs, when they are not of its deps_type). It has no
-        spec: it goes on from the store with `resume_agent`, given the agent again."""
+        spec: it goes on from the store with `resume_agent`, given the agent again.
+
+        `after` (a run id or a result): a follow-up in that stored run's conversation;
+        `fork_of=(run, step)`: a fork of that stored run (see `fork`). Refused as `start`
+        refuses them."""
         agent.check_deps(deps)
+        following = run_id_of(after) if after is not None else None
+        fork = fork_point(fork_of) if fork_of is not None else None
+        check_links(self.store, tenant=tenant, after=following, fork_of=fork)
         return self.embedded.start_agent(
             agent, request, run_id=run_id or new_run_id(), tenant=tenant,
-            parent_run_id=parent_run_id, on_event=on_event, deps=deps,
+            parent_run_id=parent_run_id, on_event=on_event, deps=deps, after=following,
+            fork_of=fork,
         )  # fmt: skip
 
     async def resume_agent(
@@ -157,6 +177,43 @@ class Runtime:
         if record.engine != self.embedded.name:
             raise UsageError(f"run {run_id} executes on {record.engine}: use Runtime.resume")
         return await resume_agent(self.embedded, agent, record, deps=deps, on_event=on_event)
+
+    def fork(
+        self,
+        run_id: str,
+        step: int,
+        *,
+        request: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        tenant: str | None = None,
+        secrets: Iterable[str] = (),
+        on_event: EventSink | None = None,
+    ) -> RunHandle:
+        """A new run whose first `step` steps (iterations, as `runs show` numbers them) are
+        the stored run's, served from its log (nothing made again), then live, with another
+        `request` or `model` (its server: `base_url`) when given. For a run started from a
+        RunSpec (from code: `start_agent(..., fork_of=(run_id, step))`). ForkError past its
+        last step or while it runs."""
+        record = self.find(run_id, tenant=tenant)
+        spec = fork_spec(self.store, record, ForkPoint(run_id, step), request, model, base_url)
+        return self.start(spec, secrets=secrets, on_event=on_event)
+
+    def conversation(
+        self,
+        agent: AgentExecutor | RunSpec,
+        *,
+        after: str | ExecutionResult | None = None,
+        tenant: str | None = None,
+    ) -> Conversation:
+        """A conversation with `agent` whose turns this Runtime runs and stores: a new one,
+        or the one `after` (a run id or a result) is the latest turn of."""
+        return Conversation(self, agent, after=after, tenant=tenant)
+
+    def turns(self, run_id: str, *, tenant: str | None = None) -> list[RunRecord]:
+        """The turns of the conversation `run_id` is in, oldest first (one run when it is
+        no follow-up and has none): `loopwright.store.conversation_turns`."""
+        return conversation_turns(self.store, run_id, tenant=tenant)
 
     def start_task(
         self,

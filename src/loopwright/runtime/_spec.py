@@ -16,7 +16,8 @@ system prompt's shared parts first, the run's tools last; a spec of version 5 th
 no revision reads 3), then 7 (`options.revision` 5: each request's note stays in the
 conversation; a spec of version 6 that names no revision reads 4), then 8
 (`options.revision` 6: a failed call's advice follows its error; a spec of version 7 that
-names no revision reads 5).
+names no revision reads 5), then 9 (`after`: the run is a follow-up in a conversation;
+`fork_of`: the run forks another; a spec of version 8 or older is neither).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier
+from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ForkPoint
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model, context_window_of, resolve_model
@@ -34,8 +35,8 @@ from loopwright.prompts import PromptParts
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 8
-_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+RUN_SPEC_VERSION = 9
+_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
 _V3_OPTION_DEFAULTS = {"revision": 1}
@@ -76,12 +77,17 @@ class RunSpec:
     """A JSON Schema the final answer must match (structured output)."""
     approve: tuple[str, ...] = ()
     """Tool names and effects whose calls wait for approval (`*`: every call)."""
+    after: str | None = None
+    """A follow-up: the run of the turn before, whose conversation this run continues."""
+    fork_of: ForkPoint | None = None
+    """A fork: the run and step whose first steps this run takes from that run's log."""
     version: int = RUN_SPEC_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data.update(tools=list(self.tools), mcp=list(self.mcp), options=self.options.to_dict())
         data["approve"] = list(self.approve)
+        data["fork_of"] = self.fork_of.to_dict() if self.fork_of is not None else None
         return data
 
     @classmethod
@@ -105,6 +111,7 @@ class RunSpec:
         values["tools"] = tuple(values.get("tools") or ())
         values["mcp"] = tuple(values.get("mcp") or ())
         values["approve"] = tuple(values.get("approve") or ())
+        values["fork_of"] = _fork_point(values.get("fork_of"))
         options = dict(values.get("options") or {})
         if version == 1:
             options = {**_V1_OPTION_DEFAULTS, **options}
@@ -121,6 +128,16 @@ class RunSpec:
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)
+
+
+def _fork_point(data: object) -> ForkPoint | None:
+    if data is None:
+        return None
+    if isinstance(data, ForkPoint):
+        return data
+    if not isinstance(data, dict) or set(data) != {"run_id", "step"}:
+        raise ConfigurationError(f"run spec: fork_of must be {{run_id, step}}, not {data!r}")
+    return ForkPoint.from_dict(data)
 
 
 def recorded_spec(events: Sequence[Event]) -> RunSpec | None:

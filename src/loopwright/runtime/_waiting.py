@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from loopwright.agent import AgentExecutor, ExecutionResult, WaitingGates
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint, WaitingGates
 from loopwright.effects import EventSink, Gatekeeper
 from loopwright.errors import UsageError
 from loopwright.events import Event, RunStartedEvent
@@ -42,6 +42,8 @@ class CodeAgentEngine(Protocol):
         on_event: EventSink | None,
         deps: Any = None,
         recorded: Sequence[Event] = (),
+        after: str | None = None,
+        fork_of: ForkPoint | None = None,
     ) -> RunHandle: ...
 
 
@@ -106,7 +108,8 @@ async def resume_agent(
         return engine.start_agent(
             agent, started.request, run_id=run_id, tenant=started.tenant,
             parent_run_id=started.parent_run_id, on_event=on_event, deps=deps,
-            recorded=events,
+            recorded=events, after=started.after_run_id,
+            fork_of=ForkPoint.from_dict(started.fork_of) if started.fork_of else None,
         )  # fmt: skip
     except BaseException:
         engine.leases.release(run_id)

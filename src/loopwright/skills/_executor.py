@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult, RunSetup
+from loopwright.agent import (
+    NO_LINEAGE,
+    AgentExecutor,
+    AgentOptions,
+    ExecutionResult,
+    Lineage,
+    RunSetup,
+)
 from loopwright.events import Event
 from loopwright.models import Model, context_window_of, resolve_model
 from loopwright.prompts import PromptBuilder, PromptParts, check_template
@@ -61,8 +68,11 @@ class SkillAgent(AgentExecutor):
         *,
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
+        lineage: Lineage = NO_LINEAGE,
     ) -> RunSetup:
-        setup = super().setup(request, context, spec=spec, workspace_section=workspace_section)
+        setup = super().setup(
+            request, context, spec=spec, workspace_section=workspace_section, lineage=lineage
+        )
         executor = copy.copy(self.given_tool_executor)
         executor.registry = setup.tool_executor.registry
         executor.context = setup.tool_executor.context

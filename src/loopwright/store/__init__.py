@@ -30,6 +30,7 @@ from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
 from loopwright.store._tail import tail_events
 from loopwright.store._text import row_text, storable_text
+from loopwright.store._turns import conversation_turns
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -46,6 +47,7 @@ __all__ = [
     "RunStore",
     "SqliteRunStore",
     "StoredStatus",
+    "conversation_turns",
     "copy_runs",
     "default_store_path",
     "find_run",

@@ -52,6 +52,8 @@ class RunRecord:
     engine: str = "embedded"
     """The engine that executes the run (one of ENGINES): who starts, resumes, cancels it
     and takes its gates' decisions."""
+    after_run_id: str | None = None
+    """A follow-up in a conversation: the run of the turn before it."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -111,6 +113,12 @@ class RunStore(Protocol):
     def list_runs(
         self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
     ) -> list[RunRecord]: ...
+
+    def follow_ups(self, run_id: str, *, tenant: str | None = None) -> list[RunRecord]:
+        """The runs that follow `run_id` in a conversation (their `after_run_id` is it), of
+        `tenant` when given, oldest first: the next turn, or several when the conversation
+        was taken up again from that turn more than once."""
+        ...
 
     def run_ids_starting(
         self, prefix: str, *, tenant: str | None = None, limit: int = 10

@@ -37,6 +37,7 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
             parent_run_id=event.parent_run_id,
             options=dict(event.options),
             tools=tuple(event.tools),
+            after_run_id=event.after_run_id,
         )
     if record is None:
         raise StoreError(f"event {event.type} for unknown run {event.run_id}: no run_started")
@@ -112,6 +113,14 @@ class InMemoryRunStore:
         ]
         rows.sort(key=lambda r: r.created_at, reverse=True)
         return rows[:limit]
+
+    def follow_ups(self, run_id: str, *, tenant: str | None = None) -> list[RunRecord]:
+        rows = [
+            r
+            for r in self._runs.values()
+            if r.after_run_id == run_id and (tenant is None or r.tenant == tenant)
+        ]
+        return sorted(rows, key=lambda r: (r.created_at, r.run_id))
 
     def run_ids_starting(
         self, prefix: str, *, tenant: str | None = None, limit: int = 10

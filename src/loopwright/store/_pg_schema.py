@@ -79,6 +79,12 @@ PG_MIGRATIONS: dict[int, tuple[str, ...]] = {
         f"""UPDATE {SCHEMA}.runs SET engine = 'temporal' WHERE run_id IN
             (SELECT run_id FROM {SCHEMA}.leases WHERE owner = 'temporal-engine')""",
     ),
+    3: (
+        # a follow-up's turn before (conversations); no run before v3 is a follow-up
+        f"ALTER TABLE {SCHEMA}.runs ADD COLUMN after_run_id TEXT",
+        f"""CREATE INDEX runs_by_after ON {SCHEMA}.runs (after_run_id)
+            WHERE after_run_id IS NOT NULL""",
+    ),
 }
 
 PG_SCHEMA_VERSION = max(PG_MIGRATIONS)

@@ -25,12 +25,12 @@ def append_rows(rows: int, notes: int) -> str:
 
 
 _RUN_COLUMNS = """run_id, tenant, kind, status, request, model, created_at, input_tokens,
-    output_tokens, cost, answer, reason, parent_run_id, options, tools, engine"""
-_RUN_VALUES = ", ".join(["%s"] * 16)
+    output_tokens, cost, answer, reason, parent_run_id, options, tools, engine, after_run_id"""
+_RUN_VALUES = ", ".join(["%s"] * 17)
 _FILLED_IN = ", ".join(
     f"{column} = excluded.{column}"
     for column in ("status", "request", "model", "input_tokens", "output_tokens", "cost",
-                   "answer", "reason", "parent_run_id", "options", "tools")
+                   "answer", "reason", "parent_run_id", "options", "tools", "after_run_id")
 )  # fmt: skip
 """What `run_started` sets in a registered run's row (tenant, engine and creation time stay)."""
 REGISTER_RUN = f"""INSERT INTO {S}.runs ({_RUN_COLUMNS}) VALUES ({_RUN_VALUES})
@@ -42,7 +42,7 @@ UPDATE_RUN = f"""UPDATE {S}.runs SET status = %s, request = %s, input_tokens = %
     output_tokens = %s, cost = %s, answer = %s, reason = %s WHERE run_id = %s"""
 SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
     e.seq, e.ts, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason, r.parent_run_id,
-    r.options, r.tools, r.engine, l.expires_at, l.owner,
+    r.options, r.tools, r.engine, l.expires_at, l.owner, r.after_run_id,
     extract(epoch from clock_timestamp())::float8
     FROM {S}.runs r
     LEFT JOIN LATERAL (SELECT seq, ts FROM {S}.events WHERE run_id = r.run_id

@@ -180,7 +180,7 @@ class PostgresRunStore:
         with self._conn() as conn:
             rows = conn.execute(sql, params).fetchall()
         now = self._now()
-        return [record_of(row, now=row[20] if now is None else now) for row in rows]
+        return [record_of(row, now=row[21] if now is None else now) for row in rows]
 
     def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
         records = self._records(SELECT_RUN + " WHERE r.run_id = %s", (run_id,))
@@ -206,6 +206,14 @@ class PostgresRunStore:
         if live:
             records = [r for r in records if r.status == status][:limit]
         return records
+
+    def follow_ups(self, run_id: str, *, tenant: str | None = None) -> list[RunRecord]:
+        sql = SELECT_RUN + " WHERE r.after_run_id = %(run_id)s"
+        params: dict[str, Any] = {"run_id": run_id}
+        if tenant is not None:
+            sql += " AND r.tenant = %(tenant)s"
+            params["tenant"] = tenant
+        return self._records(sql + " ORDER BY r.created_at, r.run_id", params)
 
     def run_ids_starting(
         self, prefix: str, *, tenant: str | None = None, limit: int = 10

@@ -46,6 +46,7 @@ def run_row(record: RunRecord) -> tuple[Any, ...]:
         storable_line(json.dumps(record.options, ensure_ascii=False, default=str)),
         storable_line(json.dumps(list(record.tools), ensure_ascii=False)),
         record.engine,
+        record.after_run_id,
     )
 
 
@@ -66,8 +67,8 @@ def row_update(record: RunRecord) -> tuple[Any, ...]:
 def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
     """A selected run row: run_id, tenant, kind, status, request, model, created_at,
     last_seq, updated_at, input_tokens, output_tokens, cost, answer, reason, parent_run_id,
-    options, tools, engine, the lease's expires_at and owner (last_seq and updated_at are
-    NULL for a queued run: it has no event yet).
+    options, tools, engine, the lease's expires_at and owner, after_run_id (last_seq and
+    updated_at are NULL for a queued run: it has no event yet).
 
     With `now`, a running run is `interrupted` if its lease has lapsed or its owner is a
     process on this host that has exited."""
@@ -95,6 +96,7 @@ def record_of(row: Sequence[Any], *, now: float | None) -> RunRecord:
         options=json.loads(row[15]),
         tools=tuple(json.loads(row[16])),
         engine=row[17],
+        after_run_id=row[20],
     )
 
 

@@ -71,20 +71,25 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         # `queued`, before its first event); every run before v3 ran embedded
         "ALTER TABLE runs ADD COLUMN engine TEXT NOT NULL DEFAULT 'embedded'",
     ),
+    4: (
+        # a follow-up's turn before (conversations); no run before v4 is a follow-up
+        "ALTER TABLE runs ADD COLUMN after_run_id TEXT",
+        "CREATE INDEX runs_by_after ON runs (after_run_id) WHERE after_run_id IS NOT NULL",
+    ),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)
 
 _RUN_COLUMNS = """run_id, tenant, kind, status, request, model, created_at, input_tokens,
-    output_tokens, cost, answer, reason, parent_run_id, options, tools, engine"""
+    output_tokens, cost, answer, reason, parent_run_id, options, tools, engine, after_run_id"""
 _FILLED_IN = ", ".join(
     f"{column} = excluded.{column}"
     for column in ("status", "request", "model", "input_tokens", "output_tokens", "cost",
-                   "answer", "reason", "parent_run_id", "options", "tools")
+                   "answer", "reason", "parent_run_id", "options", "tools", "after_run_id")
 )  # fmt: skip
 """What `run_started` sets in a registered run's row (tenant, engine and creation time stay)."""
-REGISTER_RUN = f"INSERT OR IGNORE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 16)})"
-INSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({", ".join("?" * 16)})
+REGISTER_RUN = f"INSERT OR IGNORE INTO runs ({_RUN_COLUMNS}) VALUES ({', '.join('?' * 17)})"
+INSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({", ".join("?" * 17)})
     ON CONFLICT (run_id) DO UPDATE SET {_FILLED_IN} WHERE runs.status = 'queued'"""
 """`run_started`: a new row, or the queued row of a registered run filled in."""
 UPDATE_RUN = """UPDATE runs SET status = ?, request = ?, input_tokens = ?, output_tokens = ?,
@@ -94,14 +99,15 @@ _LAST_EVENT = """(SELECT e.seq FROM events e WHERE e.run_id = r.run_id ORDER BY 
     LIMIT 1), (SELECT e.ts FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1)"""
 SELECT_RUN = f"""SELECT r.run_id, r.tenant, r.kind, r.status, r.request, r.model, r.created_at,
     {_LAST_EVENT}, r.input_tokens, r.output_tokens, r.cost, r.answer, r.reason,
-    r.parent_run_id, r.options, r.tools, r.engine, l.expires_at, l.owner
+    r.parent_run_id, r.options, r.tools, r.engine, l.expires_at, l.owner, r.after_run_id
     FROM runs r LEFT JOIN leases l ON l.run_id = r.run_id"""
 LAST_SEQ = "SELECT max(seq) FROM events WHERE run_id = ?"
 
 
 def select_run(version: int) -> str:
-    """SELECT_RUN for a store at `version` (one opened read-only may be older than v3)."""
-    return SELECT_RUN if version >= 3 else SELECT_RUN.replace("r.engine", "'embedded'")
+    """SELECT_RUN for a store at `version` (one opened read-only may be older than v4)."""
+    sql = SELECT_RUN if version >= 4 else SELECT_RUN.replace("r.after_run_id", "NULL")
+    return sql if version >= 3 else sql.replace("r.engine", "'embedded'")
 
 
 def _user_tables(conn: sqlite3.Connection) -> list[str]:

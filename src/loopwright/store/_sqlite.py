@@ -215,6 +215,18 @@ class SqliteRunStore:
             records = [r for r in records if r.status == status][:limit]
         return records
 
+    def follow_ups(self, run_id: str, *, tenant: str | None = None) -> list[RunRecord]:
+        if self.read_only is not None and self.migrated_from < 4:
+            return []  # no follow-up before v4, and this store cannot be migrated
+        sql = self._select_run + " WHERE r.after_run_id = ?"
+        params: list[object] = [run_id]
+        if tenant is not None:
+            sql += " AND r.tenant = ?"
+            params.append(tenant)
+        now = self.clock.time()
+        rows = self._read(sql + " ORDER BY r.created_at, r.run_id", params)
+        return [record_of(row, now=now) for row in rows]
+
     def run_ids_starting(
         self, prefix: str, *, tenant: str | None = None, limit: int = 10
     ) -> list[str]:

@@ -88,7 +88,8 @@ class StepContext:
 
 
 def gate_request_id(run_id: str, step: str) -> str:
-    """A gate's id: the same in every process of the run, so a resumed run finds it."""
+    """What names a gate in every process of the run (its id is this and a secret part:
+    `EventLog.gate_id`; a run recorded before gates had one used this as the id)."""
     return "gate_" + hashlib.sha256(f"{run_id}/{step}".encode()).hexdigest()[:12]
 
 

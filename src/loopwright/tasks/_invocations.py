@@ -122,6 +122,7 @@ async def stream_agent(
         options=plan.settings.agent_options,
         workspace=plan.settings.workspace,
         output_type=schema,
+        scrubber=ctx.fx.log.scrubber,  # the task run's: its secrets (a worker's too) included
     )
     chunks: list[str] = []
     forward = plan.agent_events if plan.settings.forward_agent_events else None

@@ -133,19 +133,24 @@ def task_run_context(
 
 def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None) -> StepContext:
     """What the steps of `plan` share when run over `fx`: its journal (with the state
-    file when the plan has one), tool executor (its tools get the run's `context`) and
-    backups (a Temporal worker runs steps with it too)."""
+    file when the plan has one), tool executor (its tools get the run's `context`, their
+    results are scrubbed with its scrubber, the run's secrets included) and backups (a
+    Temporal worker runs steps with it too)."""
     settings = plan.settings
     run_id = fx.log.run_id
-    tool_context = ToolContext.of_run(context or task_run_context(plan, fx))
+    run = context or task_run_context(plan, fx)
+    tool_context = ToolContext.of_run(run)
     exporter = StateFileExporter(settings.state_root) if settings.state_root else None
     backups = _backup_dir(exporter, plan.spec.tenant, run_id)
     return StepContext(
         plan=plan,
         fx=fx,
         journal=Journal(fx, StateWriter(exporter) if exporter is not None else None),
-        tool_executor=ToolExecutor(
-            plan.registry, context=tool_context, timeout=settings.tool_timeout_s
+        tool_executor=ToolExecutor(  # its results scrubbed as the run's events are
+            plan.registry,
+            context=tool_context,
+            timeout=settings.tool_timeout_s,
+            scrubber=run.scrubber,
         ),
         safety=OperationSafety(
             workspace=settings.workspace.resolve(),

@@ -183,7 +183,9 @@ async def ask_gate(ctx: StepContext, name: str, message: str, timeout: float) ->
     """`confirmation_required`, the gate effect (a decided gate is not asked again on
     resume; a waiting one waits again), then `gate_decision` (a warning if nobody decided
     in time: the step's `step_complete` says `timed_out`)."""
-    request = GateRequest(gate_request_id(ctx.run_id, name), name, message, timeout)
+    request = GateRequest(
+        ctx.fx.log.gate_id(gate_request_id(ctx.run_id, name)), name, message, timeout
+    )
     journal = ctx.journal
     # the gate is asked first (the gatekeeper opens it before its first await), so a
     # decision made as soon as `confirmation_required` arrives always finds it waiting

@@ -2,6 +2,7 @@
 content and live events (the `temporal` extra; docs/scale-out.md)."""
 
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._client import (
     connect,
     resume_agent_run,
@@ -30,6 +31,7 @@ __all__ = [
     "TaskRunWorkflow",
     "TemporalEffects",
     "TemporalEngine",
+    "WorkerAllows",
     "WorkerReport",
     "connect",
     "find_temporal_cli",

@@ -16,11 +16,13 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
+from secrets import token_hex
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from loopwright.agent import lineage_payload
 from loopwright.engines.temporal._activity_support import (
     HEARTBEAT_EVERY_S,
     LEASE_OWNER,
@@ -34,10 +36,14 @@ from loopwright.engines.temporal._activity_support import (
     store_call,
     uncertain_result,
 )
+from loopwright.engines.temporal._allows import WorkerAllows
+from loopwright.engines.temporal._build import build_setup
+from loopwright.engines.temporal._codec import PayloadCipher
 from loopwright.engines.temporal._content import ContentStore, result_dict, result_from_dict
 from loopwright.engines.temporal._mcp import MCPSessions, declarations
 from loopwright.engines.temporal._payloads import (
     APPEND_EVENTS,
+    LINEAGE,
     MODEL_CALL,
     PREPARE,
     RECORDING,
@@ -46,6 +52,7 @@ from loopwright.engines.temporal._payloads import (
     VERIFY,
     AppendInput,
     Events,
+    LineageInput,
     ModelCallInput,
     OutcomeInput,
     PrepareInput,
@@ -72,7 +79,13 @@ from loopwright.events import (
 )
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import resolve_model
-from loopwright.runtime import LeaseKeeper, RunSpec, build_agent
+from loopwright.runtime import (
+    LeaseKeeper,
+    RunSpec,
+    build_agent,
+    linked_workspace_section,
+    stored_lineage,
+)
 from loopwright.store import PersistentStore, open_store, record_after
 from loopwright.tasks import GateBroker
 from loopwright.tools import truncate_output
@@ -91,24 +104,29 @@ class RunActivities:
         cache_runs: int = 64,
         secrets: Sequence[str] = (),
         report: WorkerReport | None = None,
+        allows: WorkerAllows | None = None,
+        cipher: PayloadCipher | None = None,
     ) -> None:
         self.report = report or WorkerReport()
         """What this worker says about the runs it takes and ends (engines/temporal/_report)."""
         self.secrets = WorkerSecrets(secrets)
+        self.allows = allows or WorkerAllows()
+        """What the runs may ask of this worker (engines/temporal/_allows.py): by default,
+        nothing that runs a program or loads code a spec names."""
         self.mcp = MCPSessions(max_runs=cache_runs)
         self.store: PersistentStore = open_store(store_url)
-        self.content = ContentStore(store_url)
+        self.content = ContentStore(store_url, cipher=cipher)
         self.parts = WorkerParts(self.store, GateBroker(self.store), LeaseKeeper(self.store))
         """What the runs' sub-agents get from this worker (engines/temporal/_subagents.py)."""
         self.setups = RunSetups(
             self.store, self.mcp, self.secrets, self.report, self.parts.complete,
-            cache_runs=cache_runs,
+            allows=self.allows, cache_runs=cache_runs,
         )  # fmt: skip
         self._append_lock = asyncio.Lock()
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.prepare, self.append_events, self.model_call, self.tool_call,
-                self.tool_outcome, self.verify, self.recording]  # fmt: skip
+                self.tool_outcome, self.verify, self.recording, self.lineage]  # fmt: skip
 
     def close(self) -> None:
         self.parts.leases.close()  # a sub-agent left unfinished lists as interrupted
@@ -183,19 +201,41 @@ class RunActivities:
         """Resolve the model and tools once; the plan every later step is built from."""
         async with _as_application_errors():
             spec = RunSpec.from_dict(data.spec)
+            self.allows.check_run(data.run_id, spec)  # before anything of it is loaded
             model = resolve_model(spec.model, base_url=spec.base_url)
             tools = await self.setups.mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
             agent = build_agent(spec, model, tools)
+            section = data.workspace_section
+            if section is None:  # a follow-up's or a fork's: the earlier run's prompt
+                section = await store_call(linked_workspace_section, self.store, spec)
             return RunPlan(
                 run_id=data.run_id,
                 spec=data.spec,
                 model_name=model.name,
                 tool_mode=model.preferred_tool_mode,
-                workspace_section=data.workspace_section or agent.workspace_section(spec.request),
+                workspace_section=section or agent.workspace_section(spec.request),
                 parent_run_id=data.parent_run_id,
                 mcp_tools=declarations(tools) if spec.mcp else None,
                 tool_code=tool_code(agent.tools),
+                gate_key=token_hex(16),  # sealed in the history (_codec.py)
             )
+
+    @activity.defn(name=LINEAGE)
+    async def lineage(self, data: LineageInput) -> dict[str, Any]:
+        """What a follow-up or a fork takes from earlier runs, read from the store: the
+        earlier turns' transcript (each made again from its log by the run's agent, with a
+        model that is never called), a fork's first steps."""
+        plan = data.plan
+        async with _as_application_errors():
+            spec = RunSpec.from_dict(plan.spec)
+            self.allows.check_run(plan.run_id, spec)  # before anything of it is loaded
+            agent, _ = build_setup(plan)
+            lineage = await stored_lineage(
+                self.store, plan.run_id, agent, tenant=spec.tenant, after=spec.after,
+                fork_of=spec.fork_of, spec=spec,
+            )  # fmt: skip
+        payload: dict[str, Any] = self.secrets.scrub(lineage_payload(lineage))
+        return payload
 
     @activity.defn(name=APPEND_EVENTS)
     async def append_events(self, data: AppendInput) -> int:
@@ -231,7 +271,7 @@ class RunActivities:
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
                 stop_at_action=setup.stop_at_action,
             )
-            model = self.setups.model(RunSpec.from_dict(plan.spec), call)
+            model = self.setups.model(RunSpec.from_dict(plan.spec), call - data.forked)
             try:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:

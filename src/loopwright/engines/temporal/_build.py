@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from loopwright.agent import AgentExecutor, RunSetup
+from loopwright.agent import NO_LINEAGE, AgentExecutor, Lineage, RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.errors import ModelError
@@ -55,10 +55,12 @@ def build_setup(
     mcp_tools: Sequence[Tool] | None = None,
     secrets: Sequence[str] = (),
     on_worker: Callable[[RunContext], RunContext] | None = None,
+    lineage: Lineage = NO_LINEAGE,
 ) -> tuple[AgentExecutor, RunSetup]:
     """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in; with
     the run's MCP tools, or their stand-ins; scrubbing also `secrets`, a worker's own; its
-    context completed by `on_worker` on a worker: engines/temporal/_subagents.py)."""
+    context completed by `on_worker` on a worker: engines/temporal/_subagents.py; what it
+    takes from earlier runs: `lineage`, in the workflow)."""
     spec = RunSpec.from_dict(plan.spec)
     if mcp_tools is None:
         mcp_tools = stand_ins(plan.mcp_tools or ())
@@ -77,5 +79,6 @@ def build_setup(
         context,
         spec=spec.to_dict(),
         workspace_section=plan.workspace_section or "",
+        lineage=lineage,
     )
     return agent, setup

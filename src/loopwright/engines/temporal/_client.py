@@ -13,8 +13,9 @@ from temporalio.worker import Worker
 
 from loopwright.agent import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._approvals import decide
-from loopwright.engines.temporal._codec import data_converter
+from loopwright.engines.temporal._codec import PayloadCipher, data_converter
 from loopwright.engines.temporal._payloads import (
     AgentRunInput,
     EngineSettings,
@@ -37,8 +38,9 @@ CONNECT_WAIT_S = 30.0
 async def connect(
     address: str, *, namespace: str = "default", wait_s: float = CONNECT_WAIT_S
 ) -> Client:
-    """A client of the Temporal frontend at HOST:PORT (retried while it starts up)."""
-    converter = data_converter()  # every payload encrypted (engines/temporal/_codec.py)
+    """A client of the Temporal frontend at HOST:PORT (retried while it starts up), whose
+    payloads are sealed with the deployment's key and which takes only sealed ones."""
+    converter = data_converter(address=address)  # engines/temporal/_codec.py
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -163,6 +165,7 @@ async def run_worker(
     graceful_timeout_s: float = GRACEFUL_TIMEOUT_S,
     report: WorkerReport | None = None,
     sticky_timeout_s: float = STICKY_TIMEOUT_S,
+    allows: WorkerAllows | None = None,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
@@ -173,9 +176,15 @@ async def run_worker(
     another worker where their policy allows). `report` hears of the runs this worker
     takes and ends, and of what it did with its in-flight calls when it stopped.
     `sticky_timeout_s`: how long a workflow's next task waits for this worker, which has
-    it cached, before any worker of the queue takes it (how long its runs wait if it dies)."""
+    it cached, before any worker of the queue takes it (how long its runs wait if it dies).
+    `allows`: what the runs may ask of this worker (engines/temporal/_allows.py; by default
+    nothing that runs a program or loads code a spec names)."""
     report = report or WorkerReport()
-    activities = RunActivities(store_url, secrets=secrets, report=report)
+    codec = client.data_converter.payload_codec
+    activities = RunActivities(
+        store_url, secrets=secrets, report=report, allows=allows,
+        cipher=codec if isinstance(codec, PayloadCipher) else None,
+    )  # fmt: skip
     worker = Worker(
         client,
         task_queue=task_queue,

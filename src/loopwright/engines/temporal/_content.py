@@ -5,7 +5,11 @@ here, in the `loopwright_temporal` schema (version 1):
 
 - `requests`: the messages of each model call, by (run_id, call): a model activity gets
   only the messages that are new since the previous call and loads the rest from here, so
-  its input does not grow with the run.
+  its input does not grow with the run. They hold the request as it was given and the
+  model's replies as it made them (the model gets them so, as on the embedded engine), so
+  they are sealed with the deployment's payload key (version 4; engines/temporal/_codec.py),
+  bound to their row: the database holds no text of them. Rows of an earlier version are
+  read as they are.
 - `tool_calls`: one row per idempotency key (`run_id:tool_call_id`): `started` before the
   tool runs, then `done` with its result. First writer wins: a retried activity returns
   the committed result instead of calling the tool again, and a tool that is not
@@ -20,7 +24,8 @@ Every string a model or a tool can produce reads back exactly (version 3). Messa
 results are `json` columns, not `jsonb`: `json` keeps the document's text as it was sent,
 escapes and all, where `jsonb` refuses a NUL (`\\u0000`) and a lone surrogate; nothing
 queries inside them. The text columns (a full result, a blob) hold such a text escaped, as
-the run stores do (`storable_text` / `row_text`).
+the run stores do (`storable_text` / `row_text`). Tool results are scrubbed before they get
+here (by the tool executor, with the worker's secrets), as in the events.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from loopwright.engines.temporal._codec import PayloadCipher, load_cipher
 from loopwright.errors import StoreError
 from loopwright.messages import Message, ToolResult
 from loopwright.store import Redactor, row_text, storable_text
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 SCHEMA = "loopwright_temporal"
-VERSION = 3
+VERSION = 4
 _DDL = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA};
 CREATE TABLE IF NOT EXISTS {SCHEMA}.version (version integer NOT NULL);
@@ -60,7 +66,10 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.blobs (
 class ContentStore:
     """Requests and tool results of Temporal runs (one connection pool per worker)."""
 
-    def __init__(self, url: str, *, size: int = 4) -> None:
+    def __init__(self, url: str, *, cipher: PayloadCipher | None = None, size: int = 4) -> None:
+        """`cipher`: the deployment's payload key, which seals the messages (by default
+        the key file's, which must exist)."""
+        self._cipher = cipher or load_cipher(make=False)
         self._redact = Redactor(url)
         try:
             import psycopg
@@ -97,7 +106,9 @@ class ContentStore:
             raise type(failure)(f"the Temporal content store failed: {failure}") from None
 
     def save_request(self, run_id: str, call: int, messages: list[Message]) -> None:
-        data = json.dumps([m.to_dict() for m in messages])
+        text = json.dumps([m.to_dict() for m in messages])
+        sealed = self._cipher.seal_text(text, _request_row(run_id, call))
+        data = json.dumps({"sealed": sealed, "key": self._cipher.key_id})
         with self._conn() as conn:
             conn.execute(
                 f"INSERT INTO {SCHEMA}.requests (run_id, call, messages) VALUES (%s, %s, %s) "
@@ -113,7 +124,11 @@ class ContentStore:
             ).fetchone()
         if row is None:
             raise StoreError(f"run {run_id}: the messages of model call {call} are not stored")
-        return [Message.from_dict(m) for m in row[0]]
+        data = row[0]
+        if isinstance(data, dict):  # sealed (version 4); a list: a row of an earlier version
+            text = self._cipher.open_text(data["sealed"], data["key"], _request_row(run_id, call))
+            data = json.loads(text)
+        return [Message.from_dict(m) for m in data]
 
     def claim_tool_call(self, key: str, run_id: str) -> tuple[str, ToolResult | None]:
         """Record that the call `key` starts. ("new", None) when this attempt is the first;
@@ -211,7 +226,9 @@ def _migrate(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
                     f"ALTER TABLE {SCHEMA}.{table} ALTER COLUMN {column} TYPE json "
                     f"USING {column}::json"
                 )
-        if found is None or found < VERSION:  # v2's blobs table is made above
+        # v2's blobs table is made above; v4 seals new rows of requests, earlier ones are
+        # read as they are
+        if found is None or found < VERSION:
             conn.execute(f"INSERT INTO {SCHEMA}.version VALUES (%s)", (VERSION,))
         elif found > VERSION:
             raise StoreError(
@@ -220,6 +237,10 @@ def _migrate(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
             )
     finally:
         conn.execute(f"SELECT pg_advisory_unlock(hashtext('{SCHEMA}'))")
+
+
+def _request_row(run_id: str, call: int) -> str:
+    return f"the messages of model call {call} of run {run_id}"
 
 
 def _result_dict(result: ToolResult) -> dict[str, Any]:

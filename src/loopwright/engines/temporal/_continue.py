@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.clock import Clock
-from loopwright.effects import Effects, EventLog, Recording, ReplayEffects
+from loopwright.effects import EventLog, Recording, ReplayEffects
 from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
@@ -46,7 +46,8 @@ class ContinuedLog(EventLog):
     workflow's loop makes one over the references it holds (engines/temporal/_refs.py):
     those are not compared; every other event is. A recorded `confirmation_required`
     tells the gates (engines/temporal/_approvals.py) that their question is asked, as
-    writing it does."""
+    writing it does. Its `gate_key` is the one `prepare` recorded in the history (b"" for
+    a workflow recorded before: the same ids as it made then)."""
 
     def __init__(
         self,
@@ -56,9 +57,10 @@ class ContinuedLog(EventLog):
         scrubber: Scrubber | None,
         recorder: GatePendingEvents,
         recorded: Sequence[Event] = (),
+        gate_key: bytes,
     ) -> None:
         super().__init__(run_id, clock=clock, scrubber=scrubber, recorder=recorder,
-                         recorded=recorded)  # fmt: skip
+                         recorded=recorded, gate_key=gate_key)  # fmt: skip
         self.pending = recorder
 
     def _check(self, event: Event) -> None:
@@ -85,10 +87,6 @@ class ContinuedEffects(ReplayEffects):
             self.temporal.served(request)
             return self.recording.model_responses.popleft()
         return await self.temporal.call_model(model, request, timeout)
-
-
-def continued(live: TemporalEffects, recorded: Sequence[Event]) -> Effects:
-    return ContinuedEffects(Recording.of(recorded), live) if recorded else live
 
 
 async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettings) -> list[Event]:

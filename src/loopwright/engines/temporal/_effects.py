@@ -216,8 +216,13 @@ class TemporalEffects:
         plan: RunPlan,
         settings: EngineSettings,
         gates: GateWaiter | None = None,
+        *,
+        unstored_calls: int = 0,
     ) -> None:
         self.gates = gates
+        self.unstored_calls = unstored_calls
+        """A fork's first model calls, served from the old run: their messages are not in
+        the content store, so the call after them sends its whole request."""
         """Where a gate waits for the Update `approve` (None: every gate is rejected)."""
         self.log = log
         self.pending = pending
@@ -265,20 +270,24 @@ class TemporalEffects:
         self, model: Model, request: ModelRequest, timeout: float | None
     ) -> ModelResponse:
         await self._continue_if_due()
+        call = self.model_calls
+        # nothing stored to build on: the first call, or the first after a fork's served ones
+        base = call - 1 if call > self.unstored_calls else None
         keep = 0
-        for sent, message in zip(self._sent, request.messages, strict=False):
+        built_on = self._sent if base is not None else ()
+        for sent, message in zip(built_on, request.messages, strict=False):
             if sent != message:
                 break
             keep += 1
-        call = self.model_calls
         data = ModelCallInput(
             plan=self.plan,
             call=call,
-            base=call - 1 if call else None,
+            base=base,
             keep=keep,
             new=[m.to_dict() for m in request.messages[keep:]],
             temperature=request.temperature,
             max_output_tokens=request.max_output_tokens,
+            forked=self.unstored_calls,
         )
         try:
             reply: dict[str, Any] = await self.pending.carried(

@@ -28,6 +28,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
+from temporalio.exceptions import FailureError
 from temporalio.service import RPCError
 
 from loopwright.effects import EventSink, send_event
@@ -48,6 +49,7 @@ from loopwright.runtime import (
     tail_while,
     task_state,
 )
+from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
 from loopwright.tasks import TaskSpec, join_decider
 
@@ -117,8 +119,9 @@ class TemporalEngine:
         now = time.time()
         record = RunRecord(
             run_id=run_id, tenant=spec.tenant, kind="agent", status="queued",
-            request=spec.request, model=spec.model, created_at=now, updated_at=now,
+            request=_scrubbed(spec.request), model=spec.model, created_at=now, updated_at=now,
             last_seq=0, parent_run_id=parent_run_id, tools=tuple(spec.tools), engine=self.name,
+            after_run_id=spec.after,
         )  # fmt: skip
 
         async def begin(client: Client) -> WorkflowHandle[Any, Any]:
@@ -141,7 +144,8 @@ class TemporalEngine:
         now = time.time()
         record = RunRecord(
             run_id=run_id, tenant=spec.tenant, kind="task", status="queued",
-            request=spec.request, model=spec.model or "", created_at=now, updated_at=now,
+            request=_scrubbed(spec.request), model=spec.model or "", created_at=now,
+            updated_at=now,
             last_seq=0, engine=self.name,
         )  # fmt: skip
 
@@ -205,7 +209,10 @@ class TemporalEngine:
         try:
             await workflow.result()
         except WorkflowFailureError as exc:
-            raise RunError(f"run {record.run_id} failed on Temporal: {exc.cause or exc}") from None
+            current = await asyncio.to_thread(self.store.get_run, record.run_id)
+            if current is not None and current.status == "queued":  # it never started
+                await asyncio.to_thread(self.store.set_status, record.run_id, "failed")
+            raise RunError(f"run {record.run_id} failed on Temporal: {_why(exc)}") from None
         except asyncio.CancelledError:
             await self.cancel(record)
             raise
@@ -365,6 +372,20 @@ def _refuse_local(secrets: Sequence[str], model: Model | None) -> None:
         raise ConfigurationError(
             "a model object cannot travel to Temporal workers: name it in the spec's model"
         )
+
+
+def _scrubbed(request: str) -> str:
+    """A run's request as its row keeps it (the run's events scrub theirs the same way)."""
+    return Scrubber.default().scrub(request).text
+
+
+def _why(failure: WorkflowFailureError) -> str:
+    """The innermost cause's message: what failed (a refused spec, a bad model), not the
+    wrappers around it ("Activity task failed")."""
+    cause: BaseException | None = failure.cause or failure
+    while isinstance(cause, FailureError) and cause.cause is not None:
+        cause = cause.cause
+    return getattr(cause, "message", None) or str(cause)
 
 
 async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:

@@ -31,6 +31,7 @@ TOOL_CALL = "loopwright.tool_call.v1"
 TOOL_OUTCOME = "loopwright.tool_outcome.v1"
 VERIFY = "loopwright.verify.v1"
 RECORDING = "loopwright.recording.v1"
+LINEAGE = "loopwright.lineage.v1"
 TASK_PREPARE = "loopwright.task_prepare.v1"
 TASK_EFFECT = "loopwright.task_effect.v1"
 GATE_OPEN = "loopwright.gate_open.v1"
@@ -78,6 +79,10 @@ class RunPlan:
     """The declarations of the run's MCP tools (engines/temporal/_mcp.py), if it has any."""
     tool_code: str | None = None
     """The id of the run's tool code when it started (engines/temporal/_versions.py)."""
+    gate_key: str | None = None
+    """The secret (hex) of the run's gate ids in this workflow (`EventLog.gate_id`), made by
+    `prepare` on a worker: in the history sealed, so its replays name the same gates. None:
+    a workflow recorded before gates had one (their ids have no secret part)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -156,6 +161,8 @@ class ModelCallInput:
     temperature: float | None = None
     max_output_tokens: int | None = None
     events: Events = field(default_factory=list)
+    forked: int = 0
+    """A fork's first model calls, served from the old run (not made by this run's model)."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +215,13 @@ class RecordingInput:
 
 
 @dataclass(frozen=True)
+class LineageInput:
+    """A follow-up's or a fork's plan: what it takes from earlier runs is read from the store."""
+
+    plan: RunPlan
+
+
+@dataclass(frozen=True)
 class RecordingPage:
     events: Events
     last: int
@@ -244,6 +258,14 @@ class TaskPrepared:
     model_name: str | None
     tool_mode: ToolMode | None
     tool_code: str | None = None
+    gate_key: str | None = None
+    """As `RunPlan.gate_key`, for the task run's gates."""
+
+
+def gate_key_of(hex_key: str | None) -> bytes:
+    """The gate key a workflow's log gets: the recorded one, or none (b"": ids without a
+    secret part, as the workflow made them when it was recorded)."""
+    return bytes.fromhex(hex_key) if hex_key else b""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 setup (its tools keeping whole results, its MCP servers connected on this worker, scrubbing
 the worker's secrets too) with the run's tool output limit, and the models runs call.
 
-A worker whose tool code is not the code a run started with refuses the run.
+A worker whose tool code is not the code a run started with refuses the run; so does one
+that does not allow what the run's spec asks for (engines/temporal/_allows.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from loopwright.engines.temporal._activity_support import (
     _without_client_retries,
     store_call,
 )
+from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._mcp import MCPSessions
 from loopwright.engines.temporal._payloads import RunPlan
@@ -45,9 +47,11 @@ class RunSetups:
         report: WorkerReport,
         on_worker: Callable[[RunContext], RunContext],
         *,
+        allows: WorkerAllows,
         cache_runs: int = 64,
     ) -> None:
         self.store = store
+        self.allows = allows
         self.mcp = mcp
         self.secrets = secrets
         self.report = report
@@ -64,7 +68,8 @@ class RunSetups:
         """The run's setup and its tool output limit (its tools keep up to
         FULL_RESULT_CHARS)."""
         found = self._setups.get(plan.run_id)
-        if found is None:
+        if found is None:  # this worker checks for itself what the run asks (_allows.py)
+            self.allows.check_run(plan.run_id, RunSpec.from_dict(plan.spec))
             tools = None
             if plan.mcp_tools:
                 tools = await self.mcp_tools(plan.run_id, RunSpec.from_dict(plan.spec).mcp)

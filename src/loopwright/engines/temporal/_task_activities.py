@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable
+from secrets import token_hex
 from typing import Any
 
 from temporalio import activity
@@ -28,7 +29,7 @@ from loopwright.engines.temporal._activities import (
     uncertain_result,
 )
 from loopwright.engines.temporal._activity_support import store_call
-from loopwright.engines.temporal._content import result_dict
+from loopwright.engines.temporal._content import result_dict, result_from_dict
 from loopwright.engines.temporal._payloads import (
     GATE_OPEN,
     TASK_EFFECT,
@@ -90,9 +91,12 @@ class TaskActivities:
             self._contexts.move_to_end(run_id)
             return found
         spec = TaskSpec.from_dict(spec_data)
+        self.runs.allows.check_task(run_id, spec)  # before its task file is loaded
         model = resolve_model(spec.model, base_url=spec.base_url) if spec.model else None
         plan = prepare_task(spec, model=model, agent_events=self._agent_event)
-        fx = LiveEffects(EventLog(run_id, scrubber=Scrubber.default()))
+        # its tool results, agent steps' runs and answers scrubbed with the worker's secrets
+        scrubber = Scrubber.default().with_secrets(self.runs.secrets.values)
+        fx = LiveEffects(EventLog(run_id, scrubber=scrubber))
         ctx = dataclasses.replace(step_context(plan, fx), journal=Journal(fx))
         code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
         self._contexts[run_id] = ctx, code
@@ -113,9 +117,10 @@ class TaskActivities:
             check_task_spec(spec)
             ctx, code = await asyncio.to_thread(self._context, data.run_id, data.spec)
             model = ctx.plan.model
+            gate_key = token_hex(16)  # the run's gate ids' secret, sealed in the history
             if model is None:
-                return TaskPrepared(None, None, code)
-            return TaskPrepared(model.name, model.preferred_tool_mode, code)
+                return TaskPrepared(None, None, code, gate_key)
+            return TaskPrepared(model.name, model.preferred_tool_mode, code, gate_key)
 
     @activity.defn(name=TASK_EFFECT)
     async def effect(self, data: TaskEffectInput) -> ToolOutcome:
@@ -137,6 +142,7 @@ class TaskActivities:
             if state == "started" and not data.idempotent:
                 return ToolOutcome(result_dict(uncertain_result(call)), "uncertain")
             result = await _heartbeating(_invoke(ctx, data.invocation, call))
+            result = result_from_dict(self.runs.secrets.scrub(result_dict(result)))
             result = await store_call(content.finish_tool_call, key, result)
         return ToolOutcome(result_dict(result), "ran")
 

@@ -51,6 +51,7 @@ from loopwright.engines.temporal._payloads import (
     TaskRecordingPage,
     TaskRunInput,
     TaskRunOutcome,
+    gate_key_of,
 )
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, event_from_dict
@@ -170,8 +171,8 @@ class TaskRunWorkflow(Approvable):
         )
         recorded = await _recording(run_id, settings) if data.resume else []
         pending = GatePendingEvents(run_id, settings)
-        log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber(),
-                           recorder=pending, recorded=recorded)  # fmt: skip
+        log = ContinuedLog(run_id, clock=WorkflowClock(), scrubber=Scrubber(), recorder=pending,
+                           recorded=recorded, gate_key=gate_key_of(found.gate_key))  # fmt: skip
         fx = TemporalTaskEffects(log, pending, data.spec, settings, found.tool_code)
         self.gates = fx.gates
         try:  # a resumed run: the recorded effects are served, then it goes on live

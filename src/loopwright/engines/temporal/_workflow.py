@@ -15,23 +15,27 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from loopwright.agent import run_agent
+from loopwright.agent import NO_LINEAGE, Lineage, lineage_from_payload, recording_of, run_agent
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import build_setup
-from loopwright.engines.temporal._continue import ContinuedLog, continued, load_recording
+from loopwright.engines.temporal._continue import ContinuedEffects, ContinuedLog, load_recording
 from loopwright.engines.temporal._effects import TemporalEffects, WorkflowClock
 from loopwright.engines.temporal._payloads import (
     AGENT_RUN,
+    LINEAGE,
     PREPARE,
     TASK_QUEUE,
     AgentRunInput,
     AgentRunOutcome,
+    LineageInput,
     PrepareInput,
     RunPlan,
+    gate_key_of,
 )
 from loopwright.events import Event
 
@@ -65,6 +69,21 @@ async def _recorded(data: AgentRunInput, plan: RunPlan) -> list[Event]:
     return []
 
 
+async def _lineage(plan: RunPlan) -> Lineage:
+    """What a follow-up or a fork takes from earlier runs (read from the store by a worker:
+    the earlier turns' transcript, a fork's first steps); nothing for any other run."""
+    if plan.spec.get("after") is None and plan.spec.get("fork_of") is None:
+        return NO_LINEAGE
+    payload: dict[str, Any] = await workflow.execute_activity(
+        LINEAGE,
+        LineageInput(plan),
+        result_type=dict,
+        start_to_close_timeout=timedelta(seconds=120),
+        retry_policy=RetryPolicy(maximum_attempts=3),
+    )
+    return lineage_from_payload(payload)
+
+
 @workflow.defn(name=AGENT_RUN)
 class AgentRunWorkflow(Approvable):
     @workflow.run
@@ -72,7 +91,8 @@ class AgentRunWorkflow(Approvable):
         settings = data.settings
         plan = await _plan(data)
         recorded = await _recorded(data, plan)
-        agent, setup = build_setup(plan)
+        lineage = await _lineage(plan)
+        agent, setup = build_setup(plan, lineage=lineage)
         pending = GatePendingEvents(data.run_id, settings)
         log = ContinuedLog(
             data.run_id,
@@ -80,10 +100,13 @@ class AgentRunWorkflow(Approvable):
             scrubber=agent.scrubber,
             recorder=pending,
             recorded=recorded,
+            gate_key=gate_key_of(plan.gate_key),
         )
         self.gates = GateWaits(pending)  # tool approvals wait for the Update `approve`
-        temporal = TemporalEffects(log, pending, plan, settings, self.gates)
-        fx = continued(temporal, recorded)
+        forked = len(lineage.served.model_responses) if lineage.served is not None else 0
+        temporal = TemporalEffects(log, pending, plan, settings, self.gates, unstored_calls=forked)
+        recording = recording_of(recorded, lineage.served)  # a fork's first steps too
+        fx = temporal if recording is None else ContinuedEffects(recording, temporal)
         try:
             result = await run_agent(setup, fx)
         except asyncio.CancelledError:

@@ -13,6 +13,23 @@ function usageOf(ev) {
 
 // --- a model call's details --------------------------------------------------------------
 
+// Where an embedded model's call went (the reply's `timings`), in the order it happened.
+const PHASES = [
+  ["load_ms", "loading the model"],
+  ["wait_ms", "waiting for the model"],
+  ["prompt_ms", "evaluating the prompt"],
+  ["generate_ms", "generating"],
+];
+
+function phasesOf(ev) {
+  const timings = (ev.response && ev.response.timings) || {};
+  return PHASES.filter(([key]) => (timings[key] || 0) >= 50).map(([key, name]) => ({ key, name, ms: timings[key] }));
+}
+
+function perSecond(tokens, ms) {
+  return ms > 0 && tokens ? ` (${(tokens / (ms / 1000)).toFixed(1)} tokens/s)` : "";
+}
+
 function callFacts(ev) {
   const usage = usageOf(ev);
   const reply = ev.response || {};
@@ -28,6 +45,12 @@ function callFacts(ev) {
   fact("Output tokens", fmtTokenCount(usage.output_tokens));
   if (reply.model) fact("Model", reply.model);
   if (reply.finish_reason) fact("Finish reason", reply.finish_reason);
+  const evaluated = (usage.input_tokens || 0) - (usage.cached_input_tokens || 0);
+  for (const phase of phasesOf(ev)) {
+    const rate = phase.key === "prompt_ms" ? perSecond(evaluated, phase.ms) : phase.key === "generate_ms" ? perSecond(usage.output_tokens, phase.ms) : "";
+    fact(phase.name[0].toUpperCase() + phase.name.slice(1), fmtMs(phase.ms) + rate);
+  }
+  if (reply.timings && reply.timings.threads) fact("Threads", String(reply.timings.threads));
   fact("Iteration", String(ev.iteration_number));
   return facts;
 }
@@ -165,9 +188,20 @@ class Waterfall {
     span.row.tabIndex = 0;
     span.row.title = "show the messages sent and the reply";
     this.end(span, ev.ts);
+    this.phaseSpans(ev, start);
     const toggle = () => this.toggleDetail(span.row, ev);
     span.row.addEventListener("click", toggle);
     span.row.addEventListener("keydown", (e) => e.key === "Enter" && toggle());
+  }
+
+  // The phases of an embedded model's call, one after the other under it.
+  phaseSpans(ev, start) {
+    let at = start;
+    for (const phase of phasesOf(ev)) {
+      const span = this.span("phase", phase.name, at, "", this.depth + 1);
+      at += phase.ms / 1000;
+      this.end(span, Math.min(at, ev.ts));
+    }
   }
 
   toggleDetail(row, ev) {
