@@ -38,7 +38,7 @@ from loopwright.guards import (
 from loopwright.messages import ModelResponse
 from loopwright.models import ChecksUse, Model
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
-from loopwright.prompts import PromptBuilder, PromptParts, failure_text
+from loopwright.prompts import PromptBuilder, PromptParts, failure_text, unknown_tool_text
 from loopwright.run_context import (
     DepsT,
     EventSink,
@@ -151,7 +151,7 @@ class AgentParts(Generic[DepsT, OutputT]):
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
             )
         policies += [
-            Repetition(opts.repetition_threshold),
+            Repetition(opts.repetition_threshold, cycles=opts.revision >= 7),
             NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
         if opts.revision >= 6:  # a run recorded before it replays without it
@@ -241,6 +241,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             scrubber=context.scrubber,
             timeout=self.options.tool_timeout_s,
             failure_text=failure_text(options.revision),
+            unknown_tool_text=unknown_tool_text(options.revision),
         )
         policies = self._policies(options, context.ledger)
         return RunSetup(

@@ -17,7 +17,7 @@ Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
 LEGACY_EXTRA = ("reply_grammar", "workspace_context", "tool_mode_reason")
 """The options that runs recorded before they were fields kept in `extra`."""
-REVISIONS = (1, 2, 3, 4, 5, 6)
+REVISIONS = (1, 2, 3, 4, 5, 6, 7)
 """The revisions of the engine's behaviour a run can ask for (`AgentOptions.revision`)."""
 
 
@@ -70,8 +70,11 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 6
-    """Which revision of the engine's behaviour: 6 (today: revision 5's, with a failed
+    revision: int = 7
+    """Which revision of the engine's behaviour: 7 (today: revision 6's, with a call to a
+    tool that does not exist told the closest tool's name (`uber` for `uber.ride`), or else
+    to answer in a sentence, and two calls made in turn (`a, b, a, b`) with results already
+    seen stopped as a repetition), 6 (revision 5's, with a failed
     call's observation advising what its error asks for (the same call again, a fixed
     argument, or an answer) instead of "try again with different parameters", and after a
     call to a tool that does not exist a progress note that offers the listed tools or an

@@ -11,7 +11,12 @@ from loopwright.prompts._builder import (
     without_iteration,
     workspace_example,
 )
-from loopwright.prompts._revisions import PromptedTexts, failure_text, prompted_texts
+from loopwright.prompts._revisions import (
+    PromptedTexts,
+    failure_text,
+    prompted_texts,
+    unknown_tool_text,
+)
 from loopwright.prompts._turn_notes import (
     correction_message,
     iteration_note,
@@ -42,6 +47,7 @@ __all__ = [
     "template_fields",
     "token_rule",
     "tool_summary",
+    "unknown_tool_text",
     "without_iteration",
     "workspace_example",
 ]

@@ -6,10 +6,12 @@ revision replays and resumes only with that revision's texts, byte for byte: rev
 revision 4's texts in the layout of prompts/_revision3.py), 4 (RunSpec 6,
 prompts/_templates.py) and 5 (today: the note stays in the conversation, agent/_think.py;
 the example makes two calls; a progress note asks for every part of the task, and an
-observation says what its tool returns) and 6 (today: a failed call's advice follows its
+observation says what its tool returns) 6 (a failed call's advice follows its
 error, prompts/errors.py, and after a call to a tool that does not exist the progress note
 offers the listed tools or an answer, not another call; guards.UnknownTools stops a run
-whose model keeps naming tools it does not have).
+whose model keeps naming tools it does not have) and 7 (today: a call to a tool that does not
+exist is told the closest tool's name, or else to answer in a sentence, prompts/errors.py;
+guards.Repetition stops two calls made in turn with results already seen).
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from loopwright.prompts import _templates as templates
 from loopwright.prompts import _turn_notes as turn_notes
 from loopwright.prompts.errors import (
     FailureText,
+    UnknownToolText,
     build_error_observation,
     failed_call_observation,
+    unknown_tool_advice,
+    unknown_tool_observation,
 )
 
 
@@ -85,17 +90,24 @@ _PROMPTED = {
     4: _SINCE_3,  # revision 4 changed the layout only
     5: _REVISION_5,
     6: dataclasses.replace(_REVISION_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
+    7: dataclasses.replace(_REVISION_5, unknown_tool_hint=turn_notes.NO_TOOL_FITS_HINT),
 }
 
 
 def prompted_texts(revision: int) -> PromptedTexts:
-    """The prompted-mode texts of `revision` (1 to 6: `AgentOptions` checks it)."""
+    """The prompted-mode texts of `revision` (1 to 7: `AgentOptions` checks it)."""
     return _PROMPTED[revision]
 
 
 def failure_text(revision: int) -> FailureText:
     """How a failed tool call reads to the model in `revision`, in either tool mode."""
     return failed_call_observation if revision >= 6 else build_error_observation
+
+
+def unknown_tool_text(revision: int) -> UnknownToolText:
+    """How a call to a tool that does not exist reads to the model in `revision`: since
+    revision 7 with the closest tool named, or else the advice to answer in a sentence."""
+    return unknown_tool_advice if revision >= 7 else unknown_tool_observation
 
 
 def format_section(tool_mode: str, revision: int, has_tools: bool) -> str:
