@@ -89,7 +89,7 @@ async def loopwright_multi_turn(
         asked = turn_text(turn)
         started = time.perf_counter()
         if follow_ups and previous is not None:
-            result = await agent.run(asked, after=previous)  # type: ignore[call-arg]
+            result = await agent.run(asked, after=previous)
         else:
             result = await agent.run(asked if follow_ups else carried_request(earlier, asked))
         seconds += time.perf_counter() - started

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,7 @@ from bfcl_harness.multi_turn import loopwright_multi_turn, native_multi_turn
 from bfcl_harness.native_mode import NativeChat
 from bfcl_harness.report import failure_class
 
+from loopwright.agent import AgentOptions
 from loopwright.models import Model
 
 MODES = ("loopwright", "loopwright-run", "native")
@@ -31,12 +33,18 @@ def _verdict(verdict: Verdict) -> dict[str, Any]:
 
 
 def _base(question: Question, mode: str) -> dict[str, Any]:
-    return {
+    """What every record says: the question, the mode, the date, the machine's load average
+    (1 min) as the question started and, through loopwright, the engine's revision."""
+    base = {
         "id": question.id,
         "category": question.category,
         "mode": mode,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "load": round(os.getloadavg()[0], 1),
     }
+    if mode != "native":
+        base["revision"] = AgentOptions().revision
+    return base
 
 
 def _expected(question: Question) -> int | None:

@@ -59,6 +59,11 @@ class AgentOptions:
     for the final answer from the results already observed (the run then ends answered
     instead of stopped). Measured on the eval suite in docs/models.md: the 0.5B 4 -> 10/40,
     the 1.5B 26 -> 27/40, no task lost. Runs recorded before this option read as off."""
+    answer_tools: tuple[str, ...] = ()
+    """Tools whose result is the run's answer: once a reply's calls include one that
+    succeeds, the run completes with its result (the results of such calls of that reply,
+    one a line), without another model call to restate it. Empty: the model always writes
+    the answer. Runs recorded before this option read as empty."""
     reply_grammar: bool = False
     """In prompted mode, ask backends that can for replies constrained to the run's tools
     and their arguments, or a final answer (agent/_reply_grammar.py; measured on the eval
@@ -150,6 +155,7 @@ class AgentOptions:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         if self.allowed_tools is not None:
             data["allowed_tools"] = list(self.allowed_tools)
+        data["answer_tools"] = list(self.answer_tools)
         return data
 
     @classmethod
@@ -161,6 +167,7 @@ class AgentOptions:
         known = {k: v for k, v in merged.items() if k in cls.__dataclass_fields__}
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
+        known["answer_tools"] = tuple(known.get("answer_tools") or ())
         return cls(**known)
 
 
