@@ -68,6 +68,7 @@ async def test_revision_7_names_the_tool_a_shortened_dotted_name_meant() -> None
     sent = await second_request_text(7, "uber")
     assert "There is no tool named 'uber'." in sent
     assert "Did you mean 'uber.ride'? If it does what the task asks, call it" in sent
+    assert "if no tool does, do not call one: reply with final_answer in one or two" in sent
     assert sent.endswith(NO_TOOL_FITS_HINT)
 
 
@@ -75,6 +76,7 @@ async def test_revision_7_asks_for_a_short_answer_when_no_tool_is_close() -> Non
     sent = await second_request_text(7, "weather")
     assert "Did you mean" not in sent
     assert NO_TOOL_FITS in sent and "in one or two sentences" in sent
+    assert "call it by its exact name" in sent  # a listed tool that fits comes first
 
 
 async def test_revision_6_keeps_its_unknown_tool_texts() -> None:

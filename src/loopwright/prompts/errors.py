@@ -75,16 +75,18 @@ def closest_tool(name: str, known: list[str]) -> str | None:
 
 
 NO_TOOL_FITS = (
-    "If none of them does what the task asks, do not call a tool: reply with final_answer, "
-    "in one or two sentences, saying that no tool here can do it (or answering from what "
-    "you know)."
+    "If one of them does what the task asks, call it by its exact name; if none does, do "
+    "not call a tool: reply with final_answer in one or two sentences."
 )
+"""Both ways out, the listed tool first: worded "if none does, say that no tool here can do
+it", the 1.5B model, refused `search` when it had `spotify.play`, answered instead of
+calling it (BFCL's parallel_0)."""
 
 
 def unknown_tool_advice(tool_name: str, known: list[str]) -> str:
     """Observation for a call to a tool that does not exist since prompt revision 7: when
     one tool is close to the name (a shortened dotted name, a misspelling), it is named;
-    else the model is told to answer in a sentence rather than call another tool. With
+    either way the way out when no listed tool fits is an answer of a sentence or two. With
     revision 6's text, the 1.5B model that called `uber` for `uber.ride` gave up (no call),
     and on questions no tool fits it called a real but unsuitable tool after the refusal,
     or answered in 100 to 500 tokens."""
@@ -94,6 +96,7 @@ def unknown_tool_advice(tool_name: str, known: list[str]) -> str:
     if meant is not None:
         return text + (
             f"Did you mean '{meant}'? If it does what the task asks, call it by that exact "
-            f"name. {NO_TOOL_FITS}"
+            "name; if no tool does, do not call one: reply with final_answer in one or two "
+            "sentences."
         )
     return text + NO_TOOL_FITS
