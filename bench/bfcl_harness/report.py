@@ -126,22 +126,32 @@ def summary_rows(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                 "seconds": _mean([r["seconds"] for r in group]),
                 "output_tokens": _mean([r["output_tokens"] for r in group]),
                 "model_calls": _mean([r.get("model_calls", 1) for r in group]),
+                "dates": sorted({r["date"] for r in group if "date" in r}),
+                "loads": sorted(r["load"] for r in group if "load" in r),
             }
         )
     return rows
 
 
+def _span(values: list[Any]) -> str:
+    """`a` or `a-b` for sorted values, `?` for none (records made before they were kept)."""
+    if not values:
+        return "?"
+    return str(values[0]) if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
+
+
 def markdown_summary(records: dict[str, dict[str, Any]]) -> str:
     lines = [
         "| category | mode | passed | accuracy | s a question | output tokens a question "
-        "| model calls a question |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| model calls a question | date | load |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for row in summary_rows(records):
         share = row["passed"] / row["total"] if row["total"] else 0.0
         lines.append(
             f"| {row['category']} | {row['mode']} | {row['passed']}/{row['total']} | {share:.0%} "
-            f"| {row['seconds']:.1f} | {row['output_tokens']:.0f} | {row['model_calls']:.1f} |"
+            f"| {row['seconds']:.1f} | {row['output_tokens']:.0f} | {row['model_calls']:.1f} "
+            f"| {_span(row['dates'])} | {_span(row['loads'])} |"
         )
     return "\n".join(lines)
 

@@ -241,12 +241,13 @@ def test_results_are_kept_per_question_and_an_invocation_goes_on_from_them(
         "verdict": {"valid": True},
         "seconds": 12.0,
         "output_tokens": 40,
+        "date": "2026-12-07",
+        "load": 3.5,
     }
     first.keep("loopwright", "simple_python_0", record)
     again = Results(path, "local?threads=1")
     assert again.has("loopwright", "simple_python_0")
     assert not again.has("native", "simple_python_0")
-    assert "| simple_python | loopwright | 1/1 | 100% | 12.0 | 40 | 1.0 |" in markdown_summary(
-        again.records
-    )
+    row = "| simple_python | loopwright | 1/1 | 100% | 12.0 | 40 | 1.0 | 2026-12-07 | 3.5 |"
+    assert row in markdown_summary(again.records)
     assert not Results(path, "local?threads=1", fresh=True).records
