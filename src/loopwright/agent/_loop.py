@@ -214,11 +214,28 @@ async def _iteration(
         return outcome
     if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
         return state.result(setup, "failed", reason="parse_error", message=outcome.message)
+    round_start = len(state.steps)
     try:
         verdict = await act(setup, fx, state, outcome)
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
+    answer = _tool_answer(setup, state, round_start)
+    if answer is not None:
+        done = await _final(setup, fx, state, ParsedFinal(answer))
+        if done is not None:
+            return done
     return verdict if isinstance(verdict, Stop) else None
+
+
+def _tool_answer(setup: RunSetup, state: LoopState, round_start: int) -> str | None:
+    """The run's answer from this round's successful calls of `answer_tools` (None: none)."""
+    wanted = setup.options.answer_tools
+    if not wanted:
+        return None
+    results = [
+        s.result for s in state.steps[round_start:] if s.tool_name in wanted and not s.is_error
+    ]
+    return "\n".join(results) if results else None
 
 
 async def _final(

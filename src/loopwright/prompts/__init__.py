@@ -41,5 +41,6 @@ __all__ = [
     "template_fields",
     "token_rule",
     "tool_summary",
+    "unknown_tool_text",
     "without_iteration",
 ]
