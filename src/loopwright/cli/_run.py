@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import AgentOptions, ExecutionResult
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.cli._follow import View, show_run
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG, print_json
@@ -24,6 +24,13 @@ from loopwright.cli._shared import (
     store_from_args,
     terminal_decider,
     whole_run_id,
+)
+from loopwright.cli._turns import (
+    absolute_model,
+    agent_from_args,
+    say_unfinished,
+    start_turn,
+    turn_spec,
 )
 from loopwright.errors import ConfigurationError
 from loopwright.models import on_model_phase, spec_with_threads
@@ -67,14 +74,6 @@ def options_from_args(args: argparse.Namespace) -> AgentOptions:
     )
 
 
-def _absolute_model(model: str) -> str:
-    """`scripted:FILE` with FILE made absolute, so `runs resume` works from any folder."""
-    prefix, sep, name = model.partition(":")
-    if prefix == "scripted" and sep and Path(name).is_file():
-        return f"scripted:{Path(name).resolve()}"
-    return model
-
-
 def _absolute_tool(spec: str) -> str:
     file, sep, function = spec.rpartition(":")
     if sep and file.endswith(".py") and Path(file).is_file():
@@ -86,13 +85,15 @@ def tools_from_args(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(_absolute_tool(t.strip()) for t in args.tools.split(",") if t.strip())
 
 
-def spec_from_args(args: argparse.Namespace) -> RunSpec:
-    """The run's spec, with paths made absolute: it is recorded so the run can be resumed."""
-    if not args.request:
+def spec_from_args(args: argparse.Namespace, request: str | None = None) -> RunSpec:
+    """The run's spec, with paths made absolute: it is recorded so the run can be resumed.
+    `request`: a chat's line (by default the command's request)."""
+    request = request if request is not None else args.request
+    if not request:
         raise ConfigurationError("loopwright run needs a request (or --continue RUN_ID)")
     return RunSpec(
-        request=args.request,
-        model=spec_with_threads(_absolute_model(args.model or DEFAULT_MODEL), args.threads),
+        request=request,
+        model=spec_with_threads(absolute_model(args.model or DEFAULT_MODEL), args.threads),
         base_url=args.base_url,
         tools=tools_from_args(args),
         workspace=str(Path(args.workspace or ".").resolve()),
@@ -107,7 +108,7 @@ def follow_up_spec(args: argparse.Namespace, store: RunStore) -> RunSpec:
     given = FollowUp(
         note=args.request or "",
         options=options_from_args(args),
-        model=spec_with_threads(_absolute_model(args.model), args.threads) if args.model else None,
+        model=spec_with_threads(absolute_model(args.model), args.threads) if args.model else None,
         base_url=args.base_url,
         tools=tools_from_args(args) if args.tools else None,
         workspace=str(Path(args.workspace).resolve()) if args.workspace else None,
@@ -160,34 +161,51 @@ def read_output_schema(path: str) -> dict[str, Any]:
 def run_command(args: argparse.Namespace) -> int:
     """Run (or follow up) an agent on `--engine`; every event is stored, then shown."""
     check_heartbeat(args)
+    agent = agent_from_args(args)
+    if args.after and args.continue_run:
+        raise ConfigurationError(
+            "--after and --continue: --after continues a conversation, --continue a stopped "
+            "run's remaining work; give one"
+        )
     store = store_from_args(args)
     view: View | None = None
     try:
+        after = whole_run_id(store, args.after) if args.after else None
         spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
-        structured = spec.output_schema is not None
+        structured = spec.output_schema is not None and agent is None
         # with an output schema, stdout carries the value only: the live view goes to stderr
         view = live_view(args, output_console(stderr=True) if structured else None)
-        result = asyncio.run(_run(spec, args, store, view))
+        result = asyncio.run(_run(spec, args, store, view, agent, after))
     finally:
         if view is not None:
             view.close()
         store.close()
+    say_unfinished(result, args, reach_flags(args))
     if result.success and structured and not args.json:
         print_json(json.loads(result.answer or "null"))
     return 0 if result.success else 1
 
 
 async def _run(
-    spec: RunSpec, args: argparse.Namespace, store: RunStore, view: View
+    spec: RunSpec,
+    args: argparse.Namespace,
+    store: RunStore,
+    view: View,
+    agent: AgentExecutor[Any, Any] | None,
+    after: str | None,
 ) -> ExecutionResult:
     runtime = runtime_from_args(args, store)
     shows_phases = getattr(view, "model_phase", None)  # the live view: "loading the model"
     if shows_phases is not None:
         on_model_phase(shows_phases)
     try:
-        handle = runtime.start(
-            spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
-        )
+        if args.continue_run:
+            handle = runtime.start(
+                spec, parent_run_id=args.continue_run, secrets=secrets_from_args(args)
+            )
+        else:
+            spec = spec if agent is not None else turn_spec(args, store, spec, after)
+            handle = start_turn(runtime, args, agent, spec, after)
         await show_run(
             runtime, handle.run_id, view, decide=terminal_decider(args, runtime),
             flags=reach_flags(args),

@@ -149,6 +149,7 @@ RULES: dict[str, Rule] = {
     "model": _model,
     "base_url": _always("it sends requests to a server the file names"),
     "tools": _tools,
+    "agent": _always("it imports agent code"),
     "workspace": _inside,
     "tool_mode": _harmless,
     "allow_commands": _when_on("it lets the model run programs"),
