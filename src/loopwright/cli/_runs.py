@@ -1,4 +1,5 @@
-"""`loopwright runs list|show|follow|resume|replay|approve|export`: the stored runs.
+"""`loopwright runs list|show|follow|resume|replay|approve|export` (and `fork|cancel`:
+_runs_more.py): the stored runs.
 
 Every command takes `--store PATH` (default `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
 """
@@ -35,6 +36,7 @@ from loopwright.cli._output import (
     print_records,
     table_width,
 )
+from loopwright.cli._runs_more import register as register_more
 from loopwright.cli._shared import (
     add_decision_arguments,
     add_store_argument,
@@ -97,7 +99,8 @@ REPLAY_OPTIONS = (
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "runs", help="list, show, follow, resume, replay, approve and export stored runs"
+        "runs",
+        help="list, show, follow, resume, replay, approve, export, fork and cancel stored runs",
     )
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     _action(sub, "list", "the stored runs, newest first", None, LIST_OPTIONS, list_command)
@@ -127,6 +130,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_decision_arguments(approve, "run")
     _action(sub, "export", "a run as one JSON document", "the run's id", (), export_command)
+    register_more(sub)
 
 
 def _action(
