@@ -11,10 +11,12 @@ import asyncio
 import datetime
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
+from loopwright.cli._agent_ref import load_agent
 from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
+    AGENT_AGAIN,
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
     MCP_TRUSTED,
@@ -65,6 +67,9 @@ from loopwright.events import (
 from loopwright.safety.terminal import visible
 from loopwright.store import RunRecord, RunStore, StoredStatus, find_run
 
+if TYPE_CHECKING:
+    from loopwright.runtime import RunHandle, Runtime
+
 STATUSES = get_args(StoredStatus)
 
 
@@ -88,8 +93,8 @@ FOLLOW_OPTIONS = (
     TEMPORAL,
 )
 RESUME_OPTIONS = (
-    JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
-    HEARTBEAT_TIMEOUT,
+    AGENT_AGAIN, JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL,
+    TASK_QUEUE, HEARTBEAT_TIMEOUT,
     opt("--yes", help="approve every gate the run waits at", group="task", action="store_true"),
 )  # fmt: skip
 REPLAY_OPTIONS = (
@@ -331,8 +336,7 @@ def resume_command(args: argparse.Namespace) -> int:
                     f"run {record.run_id} executes on the {record.engine} engine: it resumes "
                     f"there (leave out --engine {args.engine})"
                 )
-            secrets = secrets_from_args(args)
-            handle = await runtime.resume(record.run_id, secrets=secrets)
+            handle = await _resumed(runtime, record.run_id, args)
             recorded = await asyncio.to_thread(store.events, record.run_id)
             recorded = [event for event in recorded if event.seq <= record.last_seq]
             view.resumed(recorded)
@@ -351,6 +355,13 @@ def resume_command(args: argparse.Namespace) -> int:
         view.close()
         store.close()
     return 0 if status == "completed" else 1
+
+
+async def _resumed(runtime: Runtime, run_id: str, args: argparse.Namespace) -> RunHandle:
+    """The run going on: from its spec, or an agent built in Python given again (--agent)."""
+    if args.agent:
+        return await runtime.resume_agent(load_agent(args.agent), run_id)
+    return await runtime.resume(run_id, secrets=secrets_from_args(args))
 
 
 def replay_command(args: argparse.Namespace) -> int:
