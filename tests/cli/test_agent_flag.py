@@ -123,3 +123,21 @@ def test_a_waiting_run_is_approved_and_resumed_from_the_command_line(tmp_path: P
     assert "Cleaned up." in resumed.out
     assert not (folder / "old.txt").exists()
     assert _runs(tmp_path) == ["completed:Cleaned up."]
+
+
+def test_runs_cancel_ends_a_waiting_run(tmp_path: Path) -> None:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "old.txt").write_text("old")
+    env = cli_env(tmp_path, CLI_AGENT_FOLDER=str(folder))
+    ref = f"{AGENTS}:cleaner"
+    waiting = cli_process("run", "clean up", "--agent", ref, home=tmp_path, env=env)
+    assert waiting.code == 1, waiting.err
+    [run_id] = [line.split()[-1] for line in waiting.out.splitlines() if " · run " in line]
+    cancelled = cli_process("runs", "cancel", run_id, home=tmp_path, env=env)
+    assert cancelled.out.strip() == f"cancelled run {run_id} (it was waiting)", cancelled.err
+    refused = cli_process("runs", "resume", run_id, "--agent", ref, home=tmp_path, env=env)
+    assert refused.code == 2
+    assert "already ended (cancelled)" in refused.err
+    assert _runs(tmp_path) == ["cancelled:None"]
+    assert (folder / "old.txt").exists()
