@@ -110,3 +110,13 @@ def test_approvals_are_decided_as_run_decides_them(tmp_path: Path) -> None:
     finally:
         store.close()
     assert [(d.approved, d.decided_by) for d in decisions] == [(True, "--yes")]
+
+
+def test_what_the_chat_prints_shows_control_characters(tmp_path: Path) -> None:
+    model = _script(tmp_path / "s.json", "one")
+    done = cli_process("chat", "--model", model, "--tools", "echo", home=tmp_path,
+                       stdin="say \x1b[2J one\n/runs\n/\x1b]52;c;eA==\x07\n")  # fmt: skip
+    assert done.code == 0, done.err
+    assert "\x1b" not in done.out + done.err
+    assert "say \\x1b[2J one" in done.out  # /runs: the request, its escape visible
+    assert "unknown command /\\x1b]52;c;eA==\\x07" in done.err

@@ -106,7 +106,8 @@ class Chat:
 
     def command(self, runtime: Runtime, text: str) -> bool:
         """A `/` command; False ends the chat."""
-        word = text.split()[0].lower()
+        given = text.split()[0]
+        word = given.lower()
         if word in ("/quit", "/exit", "/q"):
             return False
         if word == "/new":
@@ -115,7 +116,7 @@ class Chat:
         elif word == "/runs":
             self.list_turns(runtime)
         else:
-            say(f"unknown command {visible(word)}: {COMMANDS}")
+            say(f"unknown command {visible(given)}: {COMMANDS}")
         return True
 
     def list_turns(self, runtime: Runtime) -> None:
