@@ -48,10 +48,11 @@ waiting for a decision), so the command does not wait for the run's next line to
 You started a run at the terminal (`run`, `chat`, `task run`, `runs resume`, `runs fork`)
 and want it to stop now, without losing what it did. Press Ctrl-C: the run stops where it
 is and is left `interrupted`, as if its process had been killed, so it can go on later. The
-command exits with status 130 and says how:
+command exits with status 130 and says how (one line; ids cut here):
 
 ```text
-loopwright: run run_5563c02fda0d2bfc was interrupted; `loopwright runs resume run_5563c02fda0d2bfc` goes on with it, `loopwright runs cancel run_5563c02fda0d2bfc` ends it
+loopwright: run run_5563c02f was interrupted; `loopwright runs resume run_5563c02f` goes \
+on with it, `loopwright runs cancel run_5563c02f` ends it
 ```
 
 - `loopwright runs resume RUN_ID` goes on from its log: the model replies and tool calls it
