@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from loopwright.cli._follow import show_run
 from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
-from loopwright.cli._run import spec_from_args
 from loopwright.cli._run_options import RUN as RUN_OPTIONS
+from loopwright.cli._run_spec import spec_from_args
 from loopwright.cli._shared import (
     check_heartbeat,
     live_view,

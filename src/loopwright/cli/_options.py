@@ -249,14 +249,14 @@ AGENT = opt(
     "AgentExecutor, or a function returning one); its model, tools and options are its own",
     group="model",
     key="agent",
-    metavar="MODULE:ATTR",
+    metavar="SPEC",
 )
 AGENT_AGAIN = opt(
     "--agent",
     help="a run of an agent built in Python: the same agent again (module:attribute or "
     "path/to/file.py:attribute)",
     group="model",
-    metavar="MODULE:ATTR",
+    metavar="SPEC",
 )
 AFTER_RUN = opt(
     "--after",

@@ -27,18 +27,16 @@ from loopwright.cli._shared import (
     terminal_decider,
     whole_run_id,
 )
-from loopwright.cli._turns import absolute_model
-from loopwright.models import spec_with_threads
 
 FORK_OPTIONS = (
     opt(
         "--at",
-        help="the step to fork at: the new run takes the run's first STEP steps (iterations, "
+        help="the step to fork at: the new run takes the run's first N steps (iterations, "
         "as `runs show` numbers them) from its log, then runs live; 0 keeps none",
         group="task",
         type=int,
         required=True,
-        metavar="STEP",
+        metavar="N",
     ),
     opt("--model", help="the model of the live steps", group="model", default_text="the run's"),
     BASE_URL,
@@ -65,7 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fork = sub.add_parser(
         "fork",
         help="a new run from a run's first steps, with another model or request",
-        description="Start a new run whose first STEP steps are the stored run's, served from "
+        description="Start a new run whose first N steps are the stored run's, served from "
         "its log (no model or tool call made again), then live: with --model, another model; "
         "with --request, another request. The new run is shown live.",
     )
@@ -89,9 +87,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def fork_command(args: argparse.Namespace) -> int:
     """Fork a stored run at `--at`; the new run shown live; 0 when it completes."""
+    from loopwright.cli._turns import absolute_model  # runs the agent: not for `runs list`
+
     store = store_from_args(args)
     view = live_view(args)
-    model = spec_with_threads(absolute_model(args.model), None) if args.model else None
+    model = absolute_model(args.model) if args.model else None
 
     async def fork() -> Any:
         runtime = runtime_from_args(args, store)

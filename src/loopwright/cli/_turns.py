@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from loopwright.cli._agent_ref import load_agent
 from loopwright.cli._shared import secrets_from_args
 from loopwright.errors import ConfigurationError
-from loopwright.models import spec_with_threads
 from loopwright.store import RunStore, find_run
 
 if TYPE_CHECKING:
@@ -55,6 +54,7 @@ def turn_spec(
     """The spec of a turn: `base` (the command line's), or after a run started from a spec,
     that run's spec (its model, tools, workspace and options) with the new request and
     what the command line gave again (--model, --base-url, --tools, --workspace)."""
+    from loopwright.models import spec_with_threads
     from loopwright.runtime import recorded_spec
 
     if after is None:
