@@ -16,7 +16,8 @@ that goes back to the model instead of up the stack::
     │   ├── EventDecodeError        a wire event that is not valid for any readable version
     │   ├── RunNotFound             no run with that id in the store (or not yours)
     │   ├── FollowUpError           a follow-up to a run that cannot take one (still running...)
-    │   └── ForkError               a fork of a run that cannot give one (past its last step...)
+    │   ├── ForkError               a fork of a run that cannot give one (past its last step...)
+    │   └── GateNotFound            a decision on a gate the run never asked
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
     │   │   └── ModelUnavailableError   the provider could not be reached
@@ -167,6 +168,11 @@ class RunNotFound(UsageError):
     def __init__(self, run_id: str, where: str = "") -> None:
         self.run_id = run_id
         super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
+
+
+class GateNotFound(UsageError):
+    """A decision on a gate the run never asked (one it asked and no longer waits at is a
+    UsageError)."""
 
 
 class FollowUpError(UsageError):

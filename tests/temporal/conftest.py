@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"
 )
 
-from temporal_helpers import Provider, Workers, serve_provider
+from temporal_helpers import Provider, TemporalRuns, Workers, serve_provider
 
 from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.engines.temporal._devserver import (
@@ -83,3 +83,12 @@ def workers(
 def provider() -> Iterator[Provider]:
     with serve_provider() as server:
         yield server
+
+
+@pytest.fixture
+async def runs(workers: Workers) -> AsyncIterator[TemporalRuns]:
+    """Runs started and decided through a Runtime with the TemporalEngine, as the CLI and
+    the server do (closed before the workers stop)."""
+    started = TemporalRuns(workers)
+    yield started
+    await started.aclose()

@@ -3,6 +3,7 @@ worker processes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -19,11 +20,16 @@ from typing import Any
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHandle, WorkflowHistory
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal import EngineSettings, TemporalEngine
 from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
+from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
+from loopwright.store import open_store
+from loopwright.tasks import TaskSpec
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
@@ -246,3 +252,77 @@ async def replay_all(checker: Replayer, handles: list[WorkflowHandle[Any, Any]])
 
     results = await checker.replay_workflows(histories(), raise_on_replay_failure=False)
     return {run: repr(failure) for run, failure in results.replay_failures.items()}
+
+
+class TemporalRuns:
+    """The runs of a test, started and decided as the CLI and the server do it: through a
+    `Runtime` whose engine is a `TemporalEngine` on the test's task queue (registered in the
+    store, listed `queued` until a worker takes them). `start` gives the run's workflow
+    handle once its workflow exists."""
+
+    def __init__(self, workers: Workers) -> None:
+        self.workers = workers
+        self.store = open_store(workers.store)
+        self.runtimes: dict[EngineSettings | None, Runtime] = {}
+        self.handles: list[RunHandle] = []
+
+    def runtime(self, settings: EngineSettings | None = None) -> Runtime:
+        """The Runtime whose engine starts runs with `settings` (one per settings)."""
+        if settings not in self.runtimes:
+            engine = TemporalEngine(
+                self.workers.address, self.store, task_queue=self.workers.queue, settings=settings
+            )
+            self.runtimes[settings] = Runtime(self.store, engine=engine)
+        return self.runtimes[settings]
+
+    async def start(
+        self, spec: RunSpec, *, settings: EngineSettings | None = None, run_id: str | None = None
+    ) -> WorkflowHandle[Any, Any]:
+        return await self._workflow(self.runtime(settings).start(spec, run_id=run_id))
+
+    async def start_task(
+        self, spec: TaskSpec, *, settings: EngineSettings | None = None, run_id: str | None = None
+    ) -> WorkflowHandle[Any, Any]:
+        return await self._workflow(self.runtime(settings).start_task(spec, run_id=run_id))
+
+    async def decide(
+        self, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+    ) -> GateDecided:
+        """`Runtime.approve`: checked against the run's log, then its workflow's Update (or
+        stored for its next worker while none polls)."""
+        return await self.runtime().approve(run_id, gate_id, approved, by, reason)
+
+    async def _workflow(self, handle: RunHandle) -> WorkflowHandle[Any, Any]:
+        """The run's workflow, once the engine has started it (its start's error, if any)."""
+        self.handles.append(handle)
+        client = await self.runtime().engine.client()  # type: ignore[attr-defined]
+        workflow: WorkflowHandle[Any, Any] = client.get_workflow_handle(handle.run_id)
+        while True:
+            if handle.done and (handle.task.cancelled() or handle.task.exception() is not None):
+                await handle.wait()  # raises why it did not start
+            try:
+                first = (await workflow.describe()).run_id  # its first run (it just started)
+                started: WorkflowHandle[Any, Any] = client.get_workflow_handle(
+                    handle.run_id, first_execution_run_id=first
+                )
+                return started
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            await asyncio.wait({handle.task}, timeout=0.05)
+
+    async def aclose(self) -> None:
+        """Cancel the runs still going, as their Runtime does when its handle is cancelled
+        (a bounded wait: the test's workers stop next), and close the store."""
+        for handle in self.handles:  # a run the test terminated: its watcher's error is seen
+            if handle.done and not handle.task.cancelled():
+                handle.task.exception()
+        waiting = [h.task for h in self.handles if not h.done]
+        for task in waiting:
+            task.cancel()
+        if waiting:
+            await asyncio.wait(waiting, timeout=10)
+        for runtime in self.runtimes.values():
+            runtime.close()
+            await runtime.aclose()
+        self.store.close()

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_env
 from temporalio.client import WorkflowExecutionStatus
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.events import encode_event
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -53,7 +52,7 @@ def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
 
 
 async def test_the_server_streams_a_worker_run_live(
-    workers: Workers, server: str, tmp_path: Path
+    workers: Workers, server: str, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
     replies = [action("echo", text="hi"), action("wait", seconds=3), final("waited")]
@@ -65,8 +64,7 @@ async def test_the_server_streams_a_worker_run_live(
         workspace=str(tmp_path),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     store = open_store(workers.store)
     try:
         while store.get_run(handle.id) is None:

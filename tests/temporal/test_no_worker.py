@@ -1,8 +1,8 @@
 """A Temporal run while no worker polls its task queue, as a user sees it: `run --engine
 temporal` says so within a bounded time and the run is listed (queued) in `runs list`; a
 decision made while the run's workers are gone is stored, says so, and is taken when a
-worker comes back (recorded with who decided); the Python `start_task_run` checks the task
-as the command line does, before anything starts."""
+worker comes back (recorded with who decided); `Runtime.start_task` on the Temporal engine
+checks the task as the command line does, before anything starts."""
 
 from __future__ import annotations
 
@@ -174,16 +174,20 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
     assert decision.approved and decision.decided_by == "ops:ana"
 
 
-async def test_start_task_run_checks_the_task_before_anything_starts(
+async def test_start_task_checks_the_task_before_anything_starts(
     temporal_server: DevServer, tmp_path: Path
 ) -> None:
     """As `loopwright task run` does: a tool the task names that its tool file lacks, or a
-    missing input, is an error here, and no workflow was started."""
-    from loopwright.engines.temporal import connect, start_task_run
+    missing input, is an error here, and no run was registered nor workflow started."""
+    from loopwright.engines.temporal import TemporalEngine, connect
     from loopwright.errors import ConfigurationError, TaskParseError
+    from loopwright.runtime import Runtime
     from loopwright.tasks import TaskSpec
+    from loopwright.testing import InMemoryRunStore
 
     client = await connect(temporal_server.address)
+    store = InMemoryRunStore()
+    runtime = Runtime(store, engine=TemporalEngine(temporal_server.address, store))
     bad_tool = tmp_path / "bad.yaml"
     bad_tool.write_text(GATED.format(tools=TOOLS_FILE, timeout=60).replace("tool: big",
                         "tool: no_such_tool"), encoding="utf-8")  # fmt: skip
@@ -192,6 +196,7 @@ async def test_start_task_run_checks_the_task_before_anything_starts(
         run_id = f"run_checked_{index}_{tmp_path.name[-6:]}"
         spec = TaskSpec(task_file=str(task_file), inputs=inputs, workspace=str(tmp_path))
         with pytest.raises((ConfigurationError, TaskParseError), match=named):
-            await start_task_run(client, spec, run_id=run_id)
+            runtime.start_task(spec, run_id=run_id)
+        assert store.get_run(run_id) is None  # nothing registered
         with pytest.raises(RPCError):  # nothing was started
             await client.get_workflow_handle(run_id).describe()

@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_env
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.events import (
     ConfirmationRequiredEvent,
     GateDecisionEvent,
@@ -41,11 +41,10 @@ def spec_of(tmp_path: Path, lines: list[str], approve: tuple[str, ...] = ()) -> 
 
 
 async def test_a_subagent_is_a_child_run_stored_on_the_worker(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec_of(tmp_path, ["one"]), task_queue=workers.queue)
+    handle = await runs.start(spec_of(tmp_path, ["one"]))
     assert (await handle.result())["status"] == "completed", workers.logs()
     store = open_store(workers.store)
     try:
@@ -76,14 +75,13 @@ def approve_cli(store: str, run_id: str, *extra: str) -> subprocess.CompletedPro
 
 
 async def test_a_subagents_approvals_are_decided_with_runs_approve(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """The lead's `approve` covers its sub-agents' tools: each `note` waits in the child run
     until `runs approve` (another process, no Temporal address) decides it."""
     workers.start()
-    client = await connect(workers.address)
     spec = spec_of(tmp_path, ["yes", "no"], approve=("note",))
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     store = open_store(workers.store)
     decisions: list[str] = []
     try:
@@ -106,17 +104,16 @@ async def test_a_subagents_approvals_are_decided_with_runs_approve(
 
 
 async def test_a_subagent_waiting_at_a_gate_goes_on_after_its_worker_is_killed(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """The worker running a child that waits at its gate is SIGKILLed: the call is tried
     again on another worker (the sub-agent tool is idempotent), which resumes the child
     from its stored events (its model is not asked again what it answered), the gate waits
     again, `runs approve` decides it there, and the tool runs once."""
     first = workers.start()
-    client = await connect(workers.address)
     spec = spec_of(tmp_path, ["once"], approve=("note",))
     settings = EngineSettings(heartbeat_timeout_s=3.0)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue, settings=settings)
+    handle = await runs.start(spec, settings=settings)
     store = open_store(workers.store)
     try:
         gate = await waiting_gate(store, handle.id, 0)

@@ -26,7 +26,7 @@ from loopwright.agent._process import new_run_id
 from loopwright.agent._result import CompletedStep, ExecutionResult, PendingApproval
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import LoopState
-from loopwright.agent._subagent import child_run_id
+from loopwright.agent._subagent import child_run_id, run_child
 from loopwright.agent._verify import CallableVerifier, CommandVerifier, as_verifier
 from loopwright.effects import VerificationResult
 
@@ -62,4 +62,5 @@ __all__ = [
     "recording_of",
     "replayed_transcript",
     "run_agent",
+    "run_child",
 ]

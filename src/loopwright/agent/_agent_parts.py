@@ -23,7 +23,7 @@ from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import having
 from loopwright.clock import Clock, SystemClock
 from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects
-from loopwright.events import Event
+from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.guards import (
     DEFAULT_PRICES,
     Budget,
@@ -36,7 +36,7 @@ from loopwright.guards import (
     WallClock,
 )
 from loopwright.messages import ModelResponse
-from loopwright.models import ChecksUse, Model
+from loopwright.models import ChecksUse, Model, ResumesScript
 from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
 from loopwright.prompts import PromptBuilder, PromptParts, failure_text
 from loopwright.run_context import (
@@ -212,11 +212,16 @@ class AgentParts(Generic[DepsT, OutputT]):
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
         lineage: Lineage = NO_LINEAGE,
+        goes_on: bool = True,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
         the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now."""
+        made now. A scripted model goes on after the replies the run's log served, unless
+        the run does not go on past its log (`goes_on` False: a past turn made again, a
+        replay)."""
+        if goes_on and context.recorded and issubclass(type(self.model), ResumesScript):
+            self.model.resume_after(own_replies(context.own_recorded))  # type: ignore[attr-defined]
         section = workspace_section
         if section is None:
             section = recorded_workspace_section(context.own_recorded)
@@ -297,3 +302,13 @@ class AgentParts(Generic[DepsT, OutputT]):
         if issubclass(type(self.model), ChecksUse):  # (issubclass: ABCs remember the answer)
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
+
+
+def own_replies(recorded: Sequence[Event]) -> int:
+    """The model replies a run's log served of its own (a fork's first steps, served from
+    the run it forks, are not its script's)."""
+    taken = 0
+    for event in recorded:
+        if isinstance(event, RunStartedEvent) and event.fork_of is not None:
+            taken = int(event.fork_of.get("step", 0))
+    return sum(isinstance(e, ModelResponseEvent) and e.iteration_number > taken for e in recorded)

@@ -8,10 +8,8 @@ from collections.abc import AsyncIterator, Sequence
 from loopwright.errors import UsageError
 from loopwright.events import Event
 from loopwright.runtime._spec import RunSpec, recorded_spec
-from loopwright.store import RunRecord
+from loopwright.store import FINISHED, RunRecord
 from loopwright.tools import Tool
-
-FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 
 
 def check_resumable(record: RunRecord) -> None:

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from loopwright._moved import moved
 from loopwright.store._base import (
+    FINISHED,
     GateDecision,
     Lease,
     RunRecord,
@@ -28,12 +29,12 @@ from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._schema import SCHEMA_VERSION
 from loopwright.store._sqlite import SqliteRunStore
-from loopwright.store._tail import tail_events
 from loopwright.store._text import row_text, storable_text
 from loopwright.store._turns import conversation_turns
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "FINISHED",
     "PG_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "STORE_ENV",
@@ -62,7 +63,6 @@ __all__ = [
     "start_local_postgres",
     "storable_text",
     "store_location",
-    "tail_events",
 ]
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from loopwright.events import (
     ToolCallEvent,
     ToolCallStartedEvent,
     WarningEvent,
+    child_run_id,
 )
 from loopwright.messages import ToolCall
 from loopwright.prompts import summarize
@@ -275,6 +276,7 @@ async def _agent_attempt(
             call_id=call.id,
             tool_name="agent",
             arguments=call.arguments,
+            child_run_id=child_run_id(ctx.run_id, call.id),  # its run, nested under the call
         )
     )
     invoke = AgentInvocation(ctx, prompt, name, attempt, schema)

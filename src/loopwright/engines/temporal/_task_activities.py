@@ -59,6 +59,7 @@ from loopwright.tasks import (
     UndoInvocation,
     prepare_task,
     step_context,
+    task_run_context,
 )
 
 RECORDING_PAGE = 500
@@ -97,7 +98,8 @@ class TaskActivities:
         # its tool results, agent steps' runs and answers scrubbed with the worker's secrets
         scrubber = Scrubber.default().with_secrets(self.runs.secrets.values)
         fx = LiveEffects(EventLog(run_id, scrubber=scrubber))
-        ctx = dataclasses.replace(step_context(plan, fx), journal=Journal(fx))
+        run = task_run_context(plan, fx, store=self.runs.store)  # an agent step resumes from it
+        ctx = dataclasses.replace(step_context(plan, fx, run), journal=Journal(fx))
         code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
         self._contexts[run_id] = ctx, code
         while len(self._contexts) > self._cache_runs:
