@@ -38,6 +38,7 @@ from loopwright.cli._output import (
     print_records,
     table_width,
 )
+from loopwright.cli._runs_more import export_command
 from loopwright.cli._runs_more import register as register_more
 from loopwright.cli._shared import (
     add_decision_arguments,
@@ -392,15 +393,3 @@ def replay_command(args: argparse.Namespace) -> int:
     else:
         print(visible(("✓ " if report.ok else "✗ ") + report.describe()))  # recorded text
     return 0 if report.ok else 1
-
-
-def export_command(args: argparse.Namespace) -> int:
-    from loopwright.runtime import export_run  # a task run's state: the task runner's
-
-    store = store_from_args(args)
-    try:
-        document = export_run(store, whole_run_id(store, args.run_id))
-    finally:
-        store.close()
-    print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
-    return 0

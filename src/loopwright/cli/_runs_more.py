@@ -1,10 +1,11 @@
-"""`loopwright runs fork|cancel`: a new run from a stored run's first steps, and ending a
-run for good. Registered by `runs` (cli/_runs.py)."""
+"""`loopwright runs fork|cancel|export`: a new run from a stored run's first steps, ending a
+run for good, a run as one JSON document. Registered by `runs` (cli/_runs.py)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from typing import Any
 
 from loopwright.cli._follow import show_run
@@ -134,4 +135,16 @@ def cancel_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"cancelled run {run_id} (it was {before})")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from loopwright.runtime import export_run  # a task run's state: the task runner's
+
+    store = store_from_args(args)
+    try:
+        document = export_run(store, whole_run_id(store, args.run_id))
+    finally:
+        store.close()
+    print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
     return 0
