@@ -38,16 +38,69 @@ replay`, `runs export`, `models`, `config show`, `task validate`, `skills list`.
 
 A closed stdout (`loopwright task run ... | head -3`) ends the command at once, with exit
 status 1 and no traceback. A run the command started or resumed (`run`, `task run`, `runs
-resume`) is cancelled, as with Ctrl-C, and stored `cancelled` with what it had done; stderr
-names it (`loopwright runs show RUN_ID`). The pipe is watched while the run is quiet too (a
-gate waiting for a decision), so the command does not wait for the run's next line to
-notice. `runs follow` stops following; the run goes on.
+resume`) is cancelled and stored `cancelled` with what it had done; stderr names it
+(`loopwright runs show RUN_ID`). The pipe is watched while the run is quiet too (a gate
+waiting for a decision), so the command does not wait for the run's next line to notice.
+`runs follow` stops following; the run goes on.
 
-Ctrl-C (SIGINT) during `run`, `task run` or `runs resume` cancels the run on its engine (on
-its worker with `--engine temporal`), shows its end (`cancelled`) and exits with status 130.
+## Stopping a run: Ctrl-C, `runs resume`, `runs cancel`
+
+You started a run at the terminal (`run`, `chat`, `task run`, `runs resume`, `runs fork`)
+and want it to stop now, without losing what it did. Press Ctrl-C: the run stops where it
+is and is left `interrupted`, as if its process had been killed, so it can go on later. The
+command exits with status 130 and says how (one line; ids cut here):
+
+```text
+loopwright: run run_5563c02f was interrupted; `loopwright runs resume run_5563c02f` goes \
+on with it, `loopwright runs cancel run_5563c02f` ends it
+```
+
+- `loopwright runs resume RUN_ID` goes on from its log: the model replies and tool calls it
+  already made are served from the log, not made again; a gate it was waiting at is asked
+  again.
+- `loopwright runs cancel RUN_ID` ends it for good: it is stored `cancelled` with its
+  partial work, and `runs resume` refuses it. `runs cancel` also ends a run that waits for
+  a decision (`waiting`), and one this command reaches on Temporal (`--temporal HOST:PORT`);
+  a run executing in another process is stopped there first (Ctrl-C).
+- A second Ctrl-C while the first one is still stopping the run cancels it.
+- A run on Temporal workers (`--engine temporal`) is not this process's to interrupt:
+  Ctrl-C cancels it on its workers and shows its end (`cancelled`).
+
 A command started with SIGINT ignored, as a shell without job control starts one in the
-background (`loopwright run ... &` in a script, a CI job), takes it all the same:
-`kill -INT PID` cancels its run.
+background (`loopwright run ... &` in a script, a CI job), takes Ctrl-C all the same: `kill
+-INT PID` interrupts its run. `examples/cli_interrupt.sh` interrupts a run waiting at a
+gate, resumes it, and cancels another.
+
+## Your agent built in Python: `--agent`
+
+You built an agent in Python (its model, tools, prompt, `approve=` policy) and want to run
+it from the command line, as `loopwright run` runs one built from flags. Name it with
+`--agent module:attribute` (a module importable from the current folder or the Python path)
+or `--agent path/to/file.py:attribute`: the attribute is an `AgentExecutor`, or a function
+without arguments that returns one (a factory). `run`, `chat` and `runs resume` take it:
+
+<!-- not run: needs an agents.py of yours -->
+```sh
+loopwright run "Clean up old reports" --agent agents.py:cleaner
+loopwright chat --agent myproject.agents:support
+loopwright runs resume RUN_ID --agent agents.py:cleaner   # a run of that agent, stopped
+```
+
+The run is stored, shown live and decided at the terminal like any other; its model, tools
+and options are the agent's own (`--model`, `--tools` and the guardrail flags do not apply),
+and it runs in this process (not with `--engine temporal`). Since only your code can build
+the agent again, a run of it is resumed with the same `--agent`.
+
+A reference that cannot be used is one line, and nothing starts: `loopwright: error: --agent
+'agents:nobody': module 'agents' has no attribute 'nobody'` (also: no such module or file, an
+import that failed, a factory that raised, a value that is not an agent). A project's
+`loopwright.toml` may name one (`agent = "agents.py:cleaner"` under `[run]`) only once you
+trust the file: it imports code.
+
+An agent with `on_pending="wait"` ends `waiting` at a call that needs approval, and the
+command says how to go on: decide with `loopwright runs approve RUN_ID GATE_ID [--reject
+--reason TEXT]`, then `loopwright runs resume RUN_ID --agent ...` (`runs list --status
+waiting` lists such runs). `examples/cli_agent.sh` does it with `examples/cli_agent.py`.
 
 Long work shows its progress on stderr, with done/total, the elapsed time and an estimate of
 the time left: `eval`, `runs replay` of a long run, the embedded model's first unpacking

@@ -42,6 +42,9 @@ that goes back to the model instead of up the stack::
     at a gate nobody has decided yet (`on_pending="wait"`); the loop turns it into a
     `waiting` result, and it never reaches the caller.
 
+    A run's task cancelled with the message INTERRUPT (`is_interrupt`) stops without ending:
+    no `run_finished`, so the run shows `interrupted` and can be resumed (Ctrl-C at the CLI).
+
 Exceptions never log or print when constructed.
 """
 
@@ -60,6 +63,16 @@ class LoopwrightError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args), self.__dict__)
+
+
+INTERRUPT = "loopwright: interrupted, to be resumed"
+"""The message a run's task is cancelled with to stop it without ending it
+(`Runtime.interrupt`): the run keeps no `run_finished` and shows `interrupted`."""
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether a CancelledError is an interruption (INTERRUPT), not a cancellation."""
+    return bool(exc.args) and exc.args[0] == INTERRUPT
 
 
 def _rebuild(cls: type[LoopwrightError], args: tuple[Any, ...]) -> LoopwrightError:

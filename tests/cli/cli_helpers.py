@@ -62,8 +62,10 @@ def cli_process(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 120,
+    stdin: str | None = None,
 ) -> Result:
-    """`loopwright ARGS` as a program (`python -m loopwright`), stdout and stderr on pipes."""
+    """`loopwright ARGS` as a program (`python -m loopwright`), stdout and stderr on pipes;
+    `stdin`: what it reads (by default nothing: /dev/null)."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "loopwright", *args],
@@ -72,7 +74,8 @@ def cli_process(
         capture_output=True,
         text=True,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
     )
     return Result(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 

@@ -1,4 +1,4 @@
-"""`--agent module:attribute` (cli/_agent_loader.py, serve's served_agent): an agent, or a
+"""`--agent module:attribute` (cli/_agent_ref.py, serve's served_agent): an agent, or a
 factory returning one, from a module or a file; anything else a one-line ConfigurationError."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopwright import AgentExecutor
-from loopwright.cli._agent_loader import load_agent
+from loopwright.cli._agent_ref import load_agent
 from loopwright.cli._serve import served_agent
 from loopwright.errors import ConfigurationError
 

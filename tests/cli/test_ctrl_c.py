@@ -1,7 +1,9 @@
-"""Ctrl-C (SIGINT) cancels the run a command started, also when the command was started
+"""Ctrl-C (SIGINT) interrupts the run a command started, also when the command was started
 with SIGINT ignored, as a shell without job control starts a background command (a script's
-`loopwright run ... &`, a CI runner): the run is stored `cancelled`, its end is shown and
-the command exits 130. A real process: the signal and its inherited handling are the point."""
+`loopwright run ... &`, a CI runner): the run is stored `interrupted` (no `run_finished`),
+stderr says how to resume or cancel it, and the command exits 130; `runs resume` goes on with
+it, `runs cancel` ends it. A real process: the signal and its inherited handling are the point.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_env
+from cli_helpers import cli_env, cli_process
 
 from loopwright.store import SqliteRunStore
 
@@ -29,23 +31,24 @@ def _sigint_ignored() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@pytest.mark.parametrize("inherited", ["default", "ignored"])
-def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(tmp_path: Path, inherited: str) -> None:
-    ws = shutil.copytree(EXAMPLES / "tasks" / "workspace", tmp_path / "ws")
-    env = cli_env(tmp_path)
-    command = [sys.executable, "-m", "loopwright", "task", "run",
-               str(EXAMPLES / "tasks" / "rotate-keys.yaml"), "--workspace", str(ws),
-               "--input", "as_of=2025-06-01", "--state-dir", str(tmp_path / "state"), "--json"]  # fmt: skip
+def _until_its_gate_waits(
+    command: list[str], env: dict[str, str], inherited: str
+) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         command, env=env, cwd=env["HOME"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
         preexec_fn=_sigint_ignored if inherited == "ignored" else None,
     )  # fmt: skip
     assert proc.stdout is not None
+    for line in proc.stdout:  # until the gate waits (no terminal: nobody is asked)
+        event = json.loads(line)
+        if event["type"] == "confirmation_required":
+            return proc, str(event["run_id"])
+    raise AssertionError(f"no gate: {proc.communicate()}")
+
+
+def _ctrl_c(proc: subprocess.Popen[str]) -> tuple[str, str, float]:
     try:
-        for line in proc.stdout:  # until the gate waits (no terminal: nobody is asked)
-            if json.loads(line)["type"] == "confirmation_required":
-                break
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         rest, err = proc.communicate(timeout=EXIT_LIMIT_S)
@@ -53,11 +56,66 @@ def test_ctrl_c_cancels_a_task_run_waiting_at_its_gate(tmp_path: Path, inherited
         if proc.poll() is None:
             proc.kill()
             proc.communicate()  # reaps it and closes its pipes
-    elapsed = time.monotonic() - started
+    return rest, err, time.monotonic() - started
+
+
+def _status(home: Path, run_id: str) -> str:
+    store = SqliteRunStore(home / "runs.db")
+    try:
+        record = store.get_run(run_id)
+    finally:
+        store.close()
+    assert record is not None
+    return record.status
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_interrupts_a_task_run_waiting_at_its_gate(tmp_path: Path, inherited: str) -> None:
+    ws = shutil.copytree(EXAMPLES / "tasks" / "workspace", tmp_path / "ws")
+    env = cli_env(tmp_path)
+    command = [sys.executable, "-m", "loopwright", "task", "run",
+               str(EXAMPLES / "tasks" / "rotate-keys.yaml"), "--workspace", str(ws),
+               "--input", "as_of=2025-06-01", "--state-dir", str(tmp_path / "state"), "--json"]  # fmt: skip
+    proc, run_id = _until_its_gate_waits(command, env, inherited)
+    rest, err, elapsed = _ctrl_c(proc)
 
     assert proc.returncode == 130, err
     assert elapsed < EXIT_LIMIT_S
-    last = json.loads(rest.splitlines()[-1])
-    assert (last["type"], last["status"]) == ("run_finished", "cancelled")
-    [run] = SqliteRunStore(tmp_path / "runs.db").list_runs()
-    assert run.status == "cancelled"
+    assert "run_finished" not in rest  # not ended: interrupted
+    assert _status(tmp_path, run_id) == "interrupted"
+    assert f"run {run_id} was interrupted; `loopwright runs resume {run_id}" in err
+
+    cancel = cli_process("runs", "cancel", run_id, home=tmp_path)
+    assert (cancel.code, cancel.out.strip()) == (0, f"cancelled run {run_id} (it was interrupted)")
+    assert _status(tmp_path, run_id) == "cancelled"
+    again = cli_process("runs", "cancel", run_id, home=tmp_path)
+    assert again.code == 2
+    assert again.err.strip() == (
+        f"loopwright: error: run {run_id} already ended (cancelled); nothing to cancel"
+    )
+
+
+def test_ctrl_c_leaves_an_agent_run_to_resume(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        json.dumps({"action": "echo", "action_input": {"text": "one"}}),
+        json.dumps({"final_answer": "said one"}),
+    ]))  # fmt: skip
+    env = cli_env(tmp_path)
+    command = [sys.executable, "-m", "loopwright", "run", "say one", "--model",
+               f"scripted:{script}", "--tools", "echo", "--approve", "echo", "--json"]  # fmt: skip
+    proc, run_id = _until_its_gate_waits(command, env, "default")
+    _, err, _ = _ctrl_c(proc)
+    assert proc.returncode == 130, err
+    assert _status(tmp_path, run_id) == "interrupted"
+
+    resumed = cli_process("runs", "resume", run_id, "--yes", home=tmp_path)
+    assert resumed.code == 0, resumed.err
+    assert "said one" in resumed.out
+    assert _status(tmp_path, run_id) == "completed"
+
+
+def test_runs_cancel_of_a_run_not_there_is_one_line(tmp_path: Path) -> None:
+    missing = cli_process("runs", "cancel", "run_nothere", home=tmp_path)
+    assert missing.code == 2
+    assert missing.err.startswith("loopwright: error: no run 'run_nothere'")

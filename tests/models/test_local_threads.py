@@ -10,7 +10,7 @@ import pytest
 
 from loopwright.cli import build_parser, main
 from loopwright.cli._options import apply_config
-from loopwright.cli._run import spec_from_args
+from loopwright.cli._run_spec import spec_from_args
 from loopwright.errors import ConfigurationError
 from loopwright.models import resolve_model
 from loopwright.models._local import LocalModel

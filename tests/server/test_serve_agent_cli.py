@@ -53,7 +53,7 @@ def test_the_served_agent_example(served_example: str) -> None:
 @pytest.mark.parametrize(
     ("agent", "says"),
     [
-        ("no_such_module_here:agent", "--agent: cannot import module 'no_such_module_here'"),
+        ("no_such_module_here:agent", "cannot import module 'no_such_module_here'"),
         (f"{EXAMPLE}:nothing", "has no attribute 'nothing'"),
         (f"{EXAMPLE}:archive", "archive is a Tool, not an AgentExecutor"),
         ("served_agent", "expected module:attribute or path/to/file.py:attribute"),

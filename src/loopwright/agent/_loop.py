@@ -35,6 +35,7 @@ from loopwright.errors import (
     ReplayDivergence,
     RunSuspended,
     ScriptExhaustedError,
+    is_interrupt,
 )
 from loopwright.events import (
     IterationStartedEvent,
@@ -90,8 +91,9 @@ async def run_agent(
     state.conversation.append(Message.user(setup.request))
     try:
         result = await _loop(setup, fx, state)
-    except asyncio.CancelledError:
-        await _finish(setup, fx, state.result(setup, "cancelled", reason="cancelled"))
+    except asyncio.CancelledError as exc:
+        if not is_interrupt(exc):  # interrupted: it has not ended (resumable)
+            await _finish(setup, fx, state.result(setup, "cancelled", reason="cancelled"))
         raise
     except RunSuspended as stop:
         if setup.parent_call_id is not None:

@@ -22,6 +22,7 @@ from loopwright.safety.terminal import visible
 
 SUBCOMMANDS = {
     "run": "loopwright.cli._run",
+    "chat": "loopwright.cli._chat",
     "parse": "loopwright.cli._parse",
     "skills": "loopwright.cli._skills",
     "prompt": "loopwright.cli._skills",

@@ -9,6 +9,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "run": (
         'loopwright run "How many TODOs are in src/?" --tools read,grep --model ollama:qwen3:8b',
         "loopwright run --continue run_3fa2 --timeout 600   # carry on from a stopped run",
+        'loopwright run --after run_3fa2 "and in EUR?"   # a follow-up turn',
+        'loopwright run "Clean up old reports" --agent agents.py:cleaner',
+    ),
+    "chat": (
+        "loopwright chat --tools read,grep --model ollama:qwen3:8b",
+        "loopwright chat --after run_3fa2   # take a stored conversation up",
+        "loopwright chat --agent myproject.agents:support",
     ),
     "parse": (
         "loopwright parse reply.txt",
@@ -47,6 +54,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "runs resume": (
         "loopwright runs resume run_3fa2",
         "loopwright runs resume run_3fa2 --yes --json",
+        "loopwright runs resume run_3fa2 --agent agents.py:cleaner   # an agent built in Python",
     ),
     "runs replay": ("loopwright runs replay run_3fa2",),
     "runs approve": (
@@ -54,6 +62,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         'loopwright runs approve run_3fa2 --reject --reason "use the staging copy"',
     ),
     "runs export": ("loopwright runs export run_3fa2 > run.json",),
+    "runs fork": (
+        "loopwright runs fork run_3fa2 --at 2 --model openai:gpt-4o-mini",
+        'loopwright runs fork run_3fa2 --at 1 --request "Convert to yen instead."',
+    ),
+    "runs cancel": ("loopwright runs cancel run_3fa2",),
     "serve": (
         "loopwright serve --port 8765",
         "loopwright serve --host 0.0.0.0 --token-file tokens.toml --tasks examples/tasks",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -53,8 +54,10 @@ async def show_run(
     again (recorded before `after`), shown and decided first.
 
     With `cancel_on_interrupt`, a run this command started does not outlive it: Ctrl-C
-    cancels it on its engine (its end is shown), and so does a closed stdout (`| head`: the
-    run is stored `cancelled`, stderr says so) or any error here. Without, the run goes on.
+    interrupts it (it stays resumable, stderr says how to resume or cancel it; a second
+    Ctrl-C while it stops cancels it), a closed stdout (`| head`: the run is stored
+    `cancelled`, stderr says so) or any other error here cancels it on its engine (its end
+    is shown). Without, the run goes on.
     `flags`: the options that reach the run's store (`reach_flags`), for the line that says
     how to see its events."""
     last = after
@@ -76,6 +79,9 @@ async def show_run(
         closed = isinstance(exc, BrokenPipeError) or (watch is not None and watch.gone)
         if closed and watch is not None and watch.gone:
             watch.task.uncancel()  # the watch cancelled the follow: not Ctrl-C
+        ctrl_c = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) and not closed
+        if cancel_on_interrupt and ctrl_c and await _interrupt(runtime, run_id, flags):
+            raise
         if cancel_on_interrupt:
             with contextlib.suppress(Exception):
                 await runtime.cancel(run_id)
@@ -92,6 +98,30 @@ async def show_run(
         if watch is not None:
             watch.stop()
     return last
+
+
+async def _interrupt(runtime: Runtime, run_id: str, flags: str) -> bool:
+    """Ctrl-C: stop the run without ending it (`Runtime.interrupt`); stderr says how to go
+    on with it or cancel it. A second Ctrl-C while it stops cancels it. False when no run
+    of this process executes it (it is cancelled on its engine, as before)."""
+    loop = asyncio.get_running_loop()
+    again = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # main thread
+        loop.add_signal_handler(signal.SIGINT, again.set)
+    try:
+        interrupted = await runtime.interrupt(run_id)
+        if again.is_set():  # Ctrl-C twice: cancelled (interrupted first, then ended)
+            await runtime.cancel(run_id)
+            print(f"loopwright: run {run_id} was cancelled", file=sys.stderr, flush=True)
+            return True
+    finally:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+    if interrupted:
+        print(f"loopwright: run {run_id} was interrupted; `loopwright runs resume {run_id}"
+              f"{flags}` goes on with it, `loopwright runs cancel {run_id}{flags}` ends it",
+              file=sys.stderr, flush=True)  # fmt: skip
+    return interrupted
 
 
 class _ReaderWatch:

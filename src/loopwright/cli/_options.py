@@ -252,6 +252,30 @@ MCP_TRUSTED = opt(
     metavar="SERVER",
 )
 
+AGENT = opt(
+    "--agent",
+    help="an agent built in Python: module:attribute or path/to/file.py:attribute (an "
+    "AgentExecutor, or a function returning one); its model, tools and options are its own",
+    group="model",
+    key="agent",
+    metavar="SPEC",
+)
+AGENT_AGAIN = opt(
+    "--agent",
+    help="a run of an agent built in Python: the same agent again (module:attribute or "
+    "path/to/file.py:attribute)",
+    group="model",
+    metavar="SPEC",
+)
+AFTER_RUN = opt(
+    "--after",
+    help="a follow-up: continue the conversation of this ended run (a unique prefix of its "
+    "id is enough); the new run gets the earlier turns first",
+    group="store",
+    dest="after",
+    metavar="RUN_ID",
+)
+
 ALLOW_SKILL_COMMANDS = opt(
     "--allow-skill-commands",
     help="let the skill's !`command` lines run",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from loopwright.cli._options import (
+    AFTER_RUN,
+    AGENT,
     ALLOW_SKILL_COMMANDS,
     BASE_URL,
     ENGINE,
@@ -25,6 +27,7 @@ from loopwright.cli._options import (
 )
 
 RUN = (
+    AGENT,
     MODEL,
     BASE_URL,
     opt(
@@ -178,6 +181,7 @@ RUN = (
         dest="continue_run",
         metavar="RUN_ID",
     ),
+    AFTER_RUN,
     STORE,
     JSON_EVENTS,
     OTEL,

@@ -1,4 +1,5 @@
-"""`loopwright runs list|show|follow|resume|replay|approve|export`: the stored runs.
+"""`loopwright runs list|show|follow|resume|replay|approve|export` (and `fork|cancel`:
+_runs_more.py): the stored runs.
 
 Every command takes `--store PATH` (default `$LOOPWRIGHT_STORE`, else ~/.loopwright/runs.db).
 """
@@ -10,10 +11,12 @@ import asyncio
 import datetime
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
+from loopwright.cli._agent_ref import load_agent
 from loopwright.cli._follow import show_run, waiting_again
 from loopwright.cli._options import (
+    AGENT_AGAIN,
     HEARTBEAT_TIMEOUT,
     JSON_EVENTS,
     MCP_TRUSTED,
@@ -36,6 +39,8 @@ from loopwright.cli._output import (
     print_records,
     table_width,
 )
+from loopwright.cli._runs_more import export_command
+from loopwright.cli._runs_more import register as register_more
 from loopwright.cli._shared import (
     add_decision_arguments,
     add_store_argument,
@@ -64,6 +69,9 @@ from loopwright.events import (
 from loopwright.safety.terminal import visible
 from loopwright.store import RunRecord, RunStore, StoredStatus, find_run
 
+if TYPE_CHECKING:
+    from loopwright.runtime import RunHandle, Runtime
+
 STATUSES = get_args(StoredStatus)
 
 
@@ -87,8 +95,8 @@ FOLLOW_OPTIONS = (
     TEMPORAL_OF_RUN,
 )
 RESUME_OPTIONS = (
-    JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
-    HEARTBEAT_TIMEOUT,
+    AGENT_AGAIN, JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL,
+    TASK_QUEUE, HEARTBEAT_TIMEOUT,
     opt("--yes", help="approve every gate the run waits at", group="task", action="store_true"),
 )  # fmt: skip
 REPLAY_OPTIONS = (
@@ -98,7 +106,8 @@ REPLAY_OPTIONS = (
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "runs", help="list, show, follow, resume, replay, approve and export stored runs"
+        "runs",
+        help="list, show, follow, resume, replay, approve, export, fork and cancel stored runs",
     )
     sub = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
     _action(sub, "list", "the stored runs, newest first", None, LIST_OPTIONS, list_command)
@@ -128,6 +137,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_decision_arguments(approve, "run")
     _action(sub, "export", "a run as one JSON document", "the run's id", (), export_command)
+    register_more(sub)
 
 
 def _action(
@@ -336,8 +346,7 @@ def resume_command(args: argparse.Namespace) -> int:
                     f"run {record.run_id} executes on the {record.engine} engine: it resumes "
                     f"there (leave out --engine {args.engine})"
                 )
-            secrets = secrets_from_args(args)
-            handle = await runtime.resume(record.run_id, secrets=secrets)
+            handle = await _resumed(runtime, record.run_id, args)
             recorded = await asyncio.to_thread(store.events, record.run_id)
             recorded = [event for event in recorded if event.seq <= record.last_seq]
             view.resumed(recorded)
@@ -356,6 +365,13 @@ def resume_command(args: argparse.Namespace) -> int:
         view.close()
         store.close()
     return 0 if status == "completed" else 1
+
+
+async def _resumed(runtime: Runtime, run_id: str, args: argparse.Namespace) -> RunHandle:
+    """The run going on: from its spec, or an agent built in Python given again (--agent)."""
+    if args.agent:
+        return await runtime.resume_agent(load_agent(args.agent), run_id)
+    return await runtime.resume(run_id, secrets=secrets_from_args(args))
 
 
 def replay_command(args: argparse.Namespace) -> int:
@@ -386,15 +402,3 @@ def replay_command(args: argparse.Namespace) -> int:
     else:
         print(visible(("✓ " if report.ok else "✗ ") + report.describe()))  # recorded text
     return 0 if report.ok else 1
-
-
-def export_command(args: argparse.Namespace) -> int:
-    from loopwright.runtime import export_run  # a task run's state: the task runner's
-
-    store = store_from_args(args)
-    try:
-        document = export_run(store, whole_run_id(store, args.run_id))
-    finally:
-        store.close()
-    print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
-    return 0

@@ -102,7 +102,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
 def served_agent(spec: str, *, engine: str | None) -> AgentExecutor[Any, Any]:
     """The agent `serve --agent` names: one that runs in this process, given no deps."""
-    from loopwright.cli._agent_loader import load_agent
+    from loopwright.cli._agent_ref import load_agent
 
     if engine == "temporal":
         raise ConfigurationError(

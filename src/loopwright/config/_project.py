@@ -132,6 +132,8 @@ def anchor_paths(key: str, value: Any, folder: Path) -> Any:
         return ",".join(_anchor(part.strip(), folder) for part in value.split(","))
     if key == "tools":
         return ",".join(_anchor_tool(part.strip(), folder) for part in value.split(","))
+    if key == "agent":  # file.py:attribute, as a tool file
+        return _anchor_tool(value.strip(), folder)
     if key == "model":
         return _anchor_model(value, folder)
     return value

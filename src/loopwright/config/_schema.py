@@ -73,6 +73,13 @@ RUN = (
     _MODEL,
     _BASE_URL,
     _s("tools", "list", "", "tools: built-in names, module:function or path/to/file.py:function"),
+    _s(
+        "agent",
+        "str",
+        None,
+        "an agent built in Python: module:attribute or path/to/file.py:attribute (an "
+        "AgentExecutor or a function returning one); its model and tools are its own",
+    ),
     _s("workspace", "str", None, "root folder of the file tools", shown="."),
     _s(
         "tool_mode",

@@ -37,6 +37,7 @@ from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import check_resumable
 from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._stop import cancel_stored, interrupt_here
 from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id_of
 from loopwright.runtime._waiting import resume_agent
@@ -270,15 +271,26 @@ class Runtime:
         return await engine.resume(record, secrets=list(secrets), on_event=on_event, model=model)
 
     async def cancel(self, run_id: str, *, tenant: str | None = None) -> bool:
-        """Cancel a run; it ends `cancelled` with its partial work. False when its engine
-        executes no such run now (it ended, or another process executes it)."""
+        """Cancel a run; it ends `cancelled` with its partial work: one executing here or
+        on its engine, or one that executes nowhere now (interrupted, or waiting for a
+        decision: it can no longer be resumed). False when its engine executes no such run
+        now; a UsageError for a run of the embedded engine that already ended or that
+        another process executes."""
         engine = self._running(run_id)
         record = self.store.get_run(run_id, tenant=tenant)
         if engine is not None and record is None:  # started here, not stored yet
             return await engine.cancel(_unstored(run_id))
         if record is None:
             record = self.find(run_id, tenant=tenant)
+        if engine is None and record.engine == self.embedded.name:
+            return await cancel_stored(self.embedded, record)
         return await (engine or self.engine_of(record)).cancel(record)
+
+    async def interrupt(self, run_id: str) -> bool:
+        """Stop a run executing in this process without ending it (Ctrl-C at the CLI): it
+        is left `interrupted`, to be resumed (`resume`) or cancelled (`cancel`). False
+        when no run of this process executes it (a run on another engine goes on)."""
+        return await interrupt_here(self.embedded, run_id)
 
     async def approve(
         self,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from loopwright import telemetry
 from loopwright.effects import Effects
-from loopwright.errors import LoopwrightError, ReplayDivergence
+from loopwright.errors import LoopwrightError, ReplayDivergence, is_interrupt
 from loopwright.events import (
     FunctionResultEvent,
     RunErrorEvent,
@@ -85,7 +85,9 @@ async def _run_task(plan: TaskPlan, fx: Effects, *, context: RunContext | None) 
     progress = TaskProgress(plan.inputs, plan.spec.request)
     try:
         progress = await _body(ctx, progress)
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
+        if is_interrupt(exc):  # interrupted: it has not ended (resumable)
+            raise
         await ctx.journal.append(TaskCompleteEvent(task_name=task.name, status="cancelled"))
         await ctx.journal.append(
             RunFinishedEvent(

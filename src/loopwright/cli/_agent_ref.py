@@ -1,0 +1,96 @@
+"""`--agent module:attribute`: an agent built in Python, for the commands that run agents.
+
+The reference names a module (importable from the current folder or the Python path) or a
+file (`path/to/agents.py:attribute`), and an attribute of it: an `AgentExecutor`, or a
+function that takes no argument and returns one (a factory). Every problem is one line
+naming the reference: no such module or file, no such attribute, an import that failed, a
+value that is not an agent.
+
+Trust: naming code to import is the user's to do. The flag is theirs; a project's
+`loopwright.toml` may name an agent (`agent = "..."` under `[run]`) only once the user has
+trusted that file (config/_trust_rules.py), as with `module:function` tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from loopwright.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from loopwright.agent import AgentExecutor
+
+
+def load_agent(ref: str) -> AgentExecutor[Any, Any]:
+    """The AgentExecutor `ref` names (`module:attribute` or `file.py:attribute`); a factory
+    is called. A ConfigurationError of one line for anything else."""
+    from loopwright.agent import AgentExecutor  # the agent loop: only when one is named
+
+    target, sep, attribute = ref.strip().rpartition(":")
+    if not sep or not target or not attribute.isidentifier():
+        raise ConfigurationError(
+            f"--agent {ref!r}: expected module:attribute or path/to/file.py:attribute"
+        )
+    module = _load_file(target, ref) if target.endswith(".py") else _import(target, ref)
+    where = target if target.endswith(".py") else f"module {target!r}"
+    if not hasattr(module, attribute):
+        raise ConfigurationError(f"--agent {ref!r}: {where} has no attribute {attribute!r}")
+    value = getattr(module, attribute)
+    if not isinstance(value, AgentExecutor) and callable(value) and not isinstance(value, type):
+        try:
+            value = value()
+        except Exception as exc:
+            raise ConfigurationError(
+                f"--agent {ref!r}: calling {attribute}() failed: {type(exc).__name__}: {exc}"
+            ) from None
+    if not isinstance(value, AgentExecutor):
+        raise ConfigurationError(
+            f"--agent {ref!r}: {attribute} is a {type(value).__name__}, not an AgentExecutor "
+            "(or a function returning one)"
+        )
+    return value
+
+
+def _import(name: str, ref: str) -> ModuleType:
+    """The module, importable from the current folder too (as `python -m` would)."""
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigurationError(f"--agent {ref!r}: cannot import module {name!r}: {exc}") from None
+    except Exception as exc:
+        raise ConfigurationError(
+            f"--agent {ref!r}: importing module {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _load_file(file: str, ref: str) -> ModuleType:
+    path = Path(file)
+    if not path.is_file():
+        raise ConfigurationError(f"--agent {ref!r}: file not found: {file}")
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    name = f"loopwright_user_agent_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigurationError(f"--agent {ref!r}: cannot import {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ConfigurationError(
+            f"--agent {ref!r}: importing {file} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    return module
