@@ -7,6 +7,7 @@ process), as on the embedded engine."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -19,13 +20,14 @@ from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_en
 from loopwright.engines.temporal import EngineSettings
 from loopwright.events import (
     ConfirmationRequiredEvent,
+    Event,
     GateDecisionEvent,
     RunFinishedEvent,
     RunStartedEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
 )
-from loopwright.runtime import RunSpec
+from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import PersistentStore, open_store
 
 HELPER = f"{Path(__file__).with_name('subagent_tools.py')}:helper"
@@ -65,6 +67,36 @@ async def test_a_subagent_is_a_child_run_stored_on_the_worker(
     (finished,) = [e for e in lead if isinstance(e, ToolCallEvent)]
     assert finished.result == child[-1].answer == "noted"
     assert (tmp_path / "notes.txt").read_text() == "one\n"
+
+
+async def test_a_fresh_runtime_follows_a_stored_temporal_run_with_its_subagents_events(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
+    """`loopwright runs follow RUN_ID` from another shell: a Runtime of its own on the same
+    store reads the lead's events with the child's nested under the call that ran it."""
+    workers.start()
+    handle = await runs.start(spec_of(tmp_path, ["one"]))
+    assert (await handle.result())["status"] == "completed", workers.logs()
+    store = open_store(workers.store)
+    fresh = Runtime(store)
+    try:
+        lead = store.events(handle.id)
+        (started,) = [e for e in lead if isinstance(e, ToolCallStartedEvent)]
+        child_id = started.child_run_id
+        assert child_id is not None
+        child = store.events(child_id)
+        seen: list[Event] = []
+        async with contextlib.aclosing(fresh.follow(handle.id)) as events:
+            async for event in events:
+                seen.append(event)
+    finally:
+        fresh.close()
+        store.close()
+    stored = sorted((e.run_id, e.seq) for e in [*lead, *child])
+    assert sorted((e.run_id, e.seq) for e in seen if e.type != "model_text_delta") == stored
+    opens = seen.index(next(e for e in seen if isinstance(e, ToolCallStartedEvent)))
+    closes = seen.index(next(e for e in seen if isinstance(e, ToolCallEvent)))
+    assert {e.run_id for e in seen[opens + 1 : closes]} == {child_id}
 
 
 def approve_cli(store: str, run_id: str, *extra: str) -> subprocess.CompletedProcess[str]:
