@@ -53,8 +53,8 @@ BAD_RUN_BODIES: list[tuple[Any, int, str | None, str]] = [
         "not offered by this server",
     ),  # never opened
     ({"prompt": "p", "inputs": {}}, 422, "inputs", "unknown field"),
-    ({"prompt": "p", "task": "publish-notes"}, 422, None, "either 'prompt'"),
-    ({}, 422, None, "either 'prompt'"),
+    ({"prompt": "p", "task": "publish-notes"}, 422, None, "either 'request'"),
+    ({}, 422, None, "either 'request'"),
     ({"task": ""}, 422, "task", "non-empty string"),
     ({"task": "nope"}, 422, "task", "no task 'nope'"),
     ({"task": "publish-notes"}, 422, "inputs.title", "required"),

@@ -332,6 +332,14 @@ SERVE = (
     ),
     opt("--workspace", help="root folder of the file tools", group="tools", key="workspace"),
     opt(
+        "--agent",
+        help="an agent built in Python, module:attribute or file.py:attribute (an "
+        "AgentExecutor or a factory returning one): every agent run of the server runs it",
+        group="model",
+        key="agent",
+        metavar="SPEC",
+    ),
+    opt(
         "--store",
         help="run store: a SQLite file, a postgresql:// URL, or :memory: (keeps nothing)",
         group="store",

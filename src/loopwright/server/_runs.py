@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any, get_args
 
 from starlette.requests import Request
@@ -23,6 +22,7 @@ from loopwright.server._http import (
     log,
     not_found,
 )
+from loopwright.server._turns import lineage_view, resume_here, start_agent_run
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord, StoredStatus
 
@@ -42,7 +42,9 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
     data = record.to_dict()
     data["live"] = config.runtime.live(record)
     if detail:
-        data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
+        events = config.runtime.store.events(record.run_id)
+        data["pending_gates"] = pending_gates(events)
+        data.update(lineage_view(config, record, events))
     data["waiting_for_approval"] = (
         bool(data["pending_gates"]) and record.status == "running"
         if detail
@@ -73,11 +75,16 @@ async def create_run(request: Request) -> JSONResponse:
                 runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
             )
         else:
-            handle = runtime.start(dataclasses.replace(parsed, tenant=tenant))
+            handle = start_agent_run(config, parsed, tenant)
     except ConfigurationError as exc:  # what the engine cannot run (its model, an option)
         raise ApiError(422, str(exc)) from None
+    return await respond_started(config, handle, tenant)
+
+
+async def respond_started(config: ServerConfig, handle: RunHandle, tenant: str) -> JSONResponse:
+    """201 and the new run, once it is stored."""
     report_failure(handle)
-    record = await _first_record(runtime, handle, tenant)
+    record = await _first_record(config.runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
 
 
@@ -194,7 +201,7 @@ async def resume_run(request: Request) -> JSONResponse:
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     try:
-        handle = await config.runtime.resume(record.run_id, tenant=tenant)
+        handle = await resume_here(config, record)
     except (UsageError, ResumeConflict) as exc:  # running, ended, no spec, a lease held
         raise ApiError(409, str(exc)) from None
     report_failure(handle)

@@ -141,7 +141,7 @@ async function showNew() {
 }
 
 function agentBody(form) {
-  const body = { prompt: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
+  const body = { request: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
   if (form.model.value.trim()) body.model = form.model.value.trim();
   if (form.max_iterations.value) body.options = { max_iterations: Number(form.max_iterations.value) };
   return body;
@@ -184,6 +184,19 @@ async function showRun(runId) {
     field("parent").replaceChildren(parent);
     field("parent").closest("div").hidden = false;
   }
+  showForkOf(field("fork_of"), run);
+  showConversation(view.querySelector("[data-testid=conversation]"), run);
+  const page = view.querySelector(".run-page");
+  const followUp = view.querySelector("[data-testid=follow-up]");
+  const resume = view.querySelector("[data-action=resume]");
+  resumeOnClick(resume, runId);
+  // what an ended run offers: a follow-up, "fork here" on its steps, resuming one that waits
+  const showEnded = () => {
+    showFollowUp(followUp, run, status);
+    page.classList.toggle("forkable", run.kind === "agent" && status !== "running" && status !== "queued");
+    showResumable(resume, view.querySelector("[data-testid=waiting-note]"), status);
+  };
+  showEnded();
   const cancel = view.querySelector("[data-action=cancel]");
   cancel.hidden = !run.live;
   cancel.addEventListener("click", () => api(`/api/runs/${runId}/cancel`, { method: "POST" }).catch((f) => alert(f.message)));
@@ -196,7 +209,9 @@ async function showRun(runId) {
     badge(field("status"), waiting ? "waiting for approval" : status);
   };
   const addGate = (id, gate) => {
-    gates.append(gateCard(id, gate, showStatus));
+    const card = gateCard(id, gate, showStatus);
+    if (status === "waiting") card.querySelector(".gate-text .small").textContent = "Nobody waited at this call: the run ended here. Decide, then resume the run.";
+    gates.append(card);
     showStatus();
   };
   const dropGate = (id) => {
@@ -233,6 +248,7 @@ async function showRun(runId) {
   };
   const timeline = new Timeline(view.querySelector(".timeline"), {
     onChild: nestChild,
+    onStep: (row, ev) => addForkButton(row, run, ev.iteration_number),
     onGate: (gate) => addGate(runId, gate),
     onGateGone: dropGate,
     onStats: (s) => {
@@ -252,6 +268,7 @@ async function showRun(runId) {
       showStatus();
       cancel.hidden = true;
       showOutcome(outcome, ev, timeline);
+      showEnded();
     },
   });
   const live = new LiveEvents(runId, bothViews(timeline, waterfall), field("conn"), field("follow"), state.token);

@@ -54,7 +54,9 @@ function runTree(runs) {
 }
 
 function matches(run, filter) {
-  if (filter.status === "waiting" ? !run.waiting || run.status !== "running" : filter.status && run.status !== filter.status) return false;
+  // "waiting": held at a gate while running, or ended waiting for a decision (to resume)
+  const waits = run.status === "waiting" || (run.waiting && run.status === "running");
+  if (filter.status === "waiting" ? !waits : filter.status && run.status !== filter.status) return false;
   if (filter.kind && run.kind !== filter.kind) return false;
   const q = filter.q.trim().toLowerCase();
   return !q || [run.request, run.run_id, run.model].some((text) => (text || "").toLowerCase().includes(q));

@@ -97,6 +97,7 @@ class Timeline {
     const li = el("li", "tl tl-iteration");
     li.dataset.seq = ev.seq;
     li.append(el("span", "", `Iteration ${ev.iteration_number} of ${ev.max_iterations}`));
+    if (this.hooks.onStep) this.hooks.onStep(li, ev);
     this.add(li);
   }
 
