@@ -52,7 +52,8 @@ from loopwright.parsing import ParsedFinal, ParseFailure, ParseOutcome
 
 LAST_TURN_AFTER = ("repetition", "no_progress")
 """The stops after which `AgentOptions.last_turn` asks the model for its final answer."""
-ASKING = "asking for the final answer"
+ASKING = "asking the model for a final answer (the run stops if none comes)"
+"""The warning before a last turn: what happens next, not a stop (the run may complete)."""
 LAST_TURN = (
     "{why} Do not call a tool again: the results above are all you will get. Using them, "
     "reply now {how}."
@@ -129,7 +130,7 @@ async def _last_turn(
     if extra_call_stop(setup, state, fx.monotonic()) is not None:
         return None  # the limit, the budget, the clock or a policy of yours forbids it
     why = stop.message.removeprefix("Stopped: ")
-    await fx.log.append(WarningEvent(message=f"{stop.message.rstrip('.')}; {ASKING}"))
+    await fx.log.append(WarningEvent(message=f"{why[:1].upper()}{why[1:].rstrip('.')}: {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why[:1].upper() + why[1:])
     except (TimeoutError, ModelError, ScriptExhaustedError):
@@ -142,7 +143,7 @@ async def _limit_turn(setup: RunSetup, fx: Effects, state: LoopState) -> Executi
     never be read by the model. A final answer ends the run; anything else is the limit."""
     guard = state.guard
     why = f"This is the last model call the iteration limit ({guard.max_iterations}) allows."
-    await fx.log.append(WarningEvent(message=f"{why[:-1]}; {ASKING}"))
+    await fx.log.append(WarningEvent(message=f"{why[:-1]}: {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why)
     except TimeoutError:

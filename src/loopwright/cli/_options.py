@@ -22,6 +22,7 @@ GROUP_TITLES = {
     "tools": "tools",
     "guardrails": "guardrails",
     "task": "task",
+    "decision": "decision",
     "server": "server",
     "filters": "filters",
     "secrets": "secrets",
@@ -187,6 +188,14 @@ TEMPORAL = opt(
     key="temporal",
     metavar="HOST:PORT",
 )
+TEMPORAL_OF_RUN = Opt(
+    TEMPORAL.flags,
+    "Temporal frontend HOST:PORT, for a run on Temporal workers",
+    TEMPORAL.group,
+    TEMPORAL.key,
+    kwargs=TEMPORAL.kwargs,
+)
+"""`--temporal` of a command that reaches a run (approve, follow): it has no `--engine`."""
 TASK_QUEUE = opt(
     "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
 )

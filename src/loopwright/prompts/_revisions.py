@@ -115,6 +115,9 @@ class Revision:
     """`repetition_threshold` calls in a row to tools the run does not have stop it."""
     failure_text: FailureText
     """How a failed tool call reads to the model, in either tool mode."""
+    native_correction: bool = False
+    """In native tool mode, the correction after an unreadable reply asks for a tool call
+    or a plain answer (before: for the JSON object of prompted mode)."""
 
 
 _REVISION_1 = Revision(
@@ -154,6 +157,7 @@ _REVISION_6 = dataclasses.replace(
     texts=dataclasses.replace(_TEXTS_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
     stops_unknown_tools=True,
     failure_text=failed_call_observation,
+    native_correction=True,
 )
 
 REVISIONS: dict[int, Revision] = {

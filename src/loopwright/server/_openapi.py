@@ -323,7 +323,16 @@ def _action_paths() -> dict[str, Any]:
                             "schema": {
                                 "type": "object",
                                 "required": ["approve"],
-                                "properties": {"approve": {"type": "boolean"}},
+                                "properties": {
+                                    "approve": {"type": "boolean"},
+                                    "reason": {"type": "string", "maxLength": 1000},
+                                    "by": {
+                                        "type": "string",
+                                        "maxLength": 80,
+                                        "description": "who decides; recorded as "
+                                        "`NAME (api:TENANT)`",
+                                    },
+                                },
                             }
                         }
                     },

@@ -163,14 +163,25 @@ async def decide_gate(request: Request) -> JSONResponse:
         raise ApiError(422, "a string, optional", field="reason")
     if len(reason) > MAX_REASON_CHARS:
         raise ApiError(422, f"at most {MAX_REASON_CHARS:,} characters", field="reason")
+    reviewer = reviewer_of(body, tenant)
     approve = parse_gate_decision(body)
-    approval = await deliver_gate_decision(
-        config, record, gate_id, approve, f"api:{tenant}", reason
-    )
+    approval = await deliver_gate_decision(config, record, gate_id, approve, reviewer, reason)
     decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
     if approval.taken:
         return json_response(decided)
     return json_response({**decided, "delivered": approval.delivered}, 202)
+
+
+MAX_REVIEWER_CHARS = 80
+
+
+def reviewer_of(body: Any, tenant: str) -> str:
+    """Who decides a gate through the API: `api:TENANT`, or `NAME (api:TENANT)` when the
+    body names them (`by`); the name is the caller's word, the tenant is the token's."""
+    by = body.pop("by", "") if isinstance(body, dict) else ""
+    if not isinstance(by, str) or len(by) > MAX_REVIEWER_CHARS or not by.isprintable():
+        raise ApiError(422, f"a name, at most {MAX_REVIEWER_CHARS} characters", field="by")
+    return f"{by.strip()} (api:{tenant})" if by.strip() else f"api:{tenant}"
 
 
 async def deliver_gate_decision(

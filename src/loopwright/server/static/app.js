@@ -91,6 +91,7 @@ async function showNew() {
       view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
       view.querySelector(".kind-agent").hidden = kind !== "agent";
       view.querySelector(".kind-task").hidden = kind !== "task";
+      view.querySelector(".form-error").hidden = true; // an error is about the other tab's form
     }),
   );
   const server = await info();
@@ -302,10 +303,16 @@ function gateCard(runId, gate, onDecided) {
   const reason = el("input", "gate-reason");
   reason.placeholder = gate.agent ? "reason (optional; the agent sees it)" : "reason (optional)";
   reason.maxLength = 500;
+  const reviewer = el("input", "gate-by"); // who decides: kept in this browser for next time
+  reviewer.placeholder = "your name (optional)";
+  reviewer.maxLength = 80;
+  reviewer.value = localStorage.getItem("loopwright.reviewer") || "";
   const decide = async (ok) => {
     approve.disabled = reject.disabled = true;
     const body = { approve: ok };
     if (reason.value.trim()) body.reason = reason.value.trim();
+    if (reviewer.value.trim()) body.by = reviewer.value.trim();
+    localStorage.setItem("loopwright.reviewer", reviewer.value.trim());
     try {
       await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body });
       card.classList.add("decided");
@@ -318,7 +325,7 @@ function gateCard(runId, gate, onDecided) {
   approve.addEventListener("click", () => decide(true));
   reject.addEventListener("click", () => decide(false));
   const buttons = el("div", "gate-buttons");
-  buttons.append(reason, reject, approve);
+  buttons.append(reviewer, reason, reject, approve);
   card.append(text, buttons);
   return card;
 }
@@ -327,10 +334,13 @@ function showOutcome(box, ev, timeline) {
   box.hidden = false;
   box.className = `outcome panel outcome-${ev.status}`;
   const parts = [];
-  if (ev.status === "completed") {
+  if (ev.status === "completed" && timeline.kind === "task") {
+    parts.push(el("h2", "", "Task completed"), el("p", "task-summary", ev.answer || ""));
+  } else if (ev.status === "completed") {
     parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
   } else {
-    parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));
+    parts.push(el("h2", "", `Run ${ev.status}`));
+    if (ev.reason && ev.reason !== ev.status) parts.push(el("p", "", `Reason: ${ev.reason}`));
     const refused = timeline.refusal;
     if (refused) {
       const why = refused.reason ? `: ${refused.reason}` : " (no reason given)";

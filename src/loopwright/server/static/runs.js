@@ -29,7 +29,8 @@ function statusCell(run) {
   badge(status, shownStatus(run));
   if (run.waiting && !run.waiting_for_approval) status.title = "a sub-agent run waits for approval";
   box.append(status);
-  if (run.reason && run.status !== "completed" && FINISHED_STATUSES.includes(run.status)) {
+  // the reason, when it says more than the status ("cancelled / cancelled" says nothing)
+  if (run.reason && run.reason !== run.status && run.status !== "completed" && FINISHED_STATUSES.includes(run.status)) {
     box.append(el("span", "reason muted small", run.reason));
   }
   return box;
