@@ -28,7 +28,11 @@ import pytest
 from inprocess_cli import clean_env, invoke
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [
+    ROOT / "README.md",
+    *sorted(p for p in (ROOT / "docs").rglob("*.md") if "notes" not in p.parts),
+]
+"""README.md and every page under docs/ (the tutorial's included), but the design notes."""
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 NOT_RUN = re.compile(r"<!-- not run: (\S[^>]*\S) -->[ \t]*$")
 SHELL = {"sh", "bash", "shell", "console"}
@@ -62,6 +66,11 @@ def blocks() -> list[Block]:
 
 ALL = blocks()
 RUN = [b for b in ALL if b.not_run is None and (b.language == "python" or b.language in SHELL)]
+
+
+def test_the_tutorial_pages_are_run() -> None:
+    tutorial = {b.doc.name for b in RUN if b.doc.parent.name == "tutorial"}
+    assert len(tutorial) >= 8, f"the tutorial's pages have no runnable block: {sorted(tutorial)}"
 
 
 def test_every_block_names_its_language_and_a_skipped_one_says_why() -> None:

@@ -136,6 +136,29 @@ def test_cli_run_with_mcp_server(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert [e["result"] for e in events if e["type"] == "tool_call"] == ["15"]
 
 
+def test_cli_prompt_shows_the_mcp_servers_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    """`loopwright prompt --mcp SERVER` prints the prompt a run with that server gets: its
+    tools are in the tool list and described in the prompt (none of them is called)."""
+    from loopwright.cli import main
+
+    code = main(["prompt", "3*5", "--mcp", STDIO, "--tools", "echo", "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert {"echo", "multiply", "add_note", "list_notes"} <= set(printed["tools"])
+    assert "multiply(a: integer, b: integer): Multiply two integers." in printed["system_prompt"]
+
+
+def test_cli_prompt_with_a_server_that_cannot_start_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loopwright.cli import main
+
+    code = main(["prompt", "--mcp", f"{tmp_path}/no-such-server"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cannot connect to MCP server" in err and "Traceback" not in err
+
+
 DEEP = f"{sys.executable} {Path(__file__).with_name('deep_server.py')}"
 
 

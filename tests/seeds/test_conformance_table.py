@@ -1,4 +1,4 @@
-"""docs/seeds.md is a conformance table that cannot go stale: each seed's requirement lines
+"""docs/notes/seeds-conformance.md is a conformance table that cannot go stale: each seed's requirement lines
 have a row, each row quotes its seed line, names tests that exist, and says why where
 loopwright differs; the summary counts are the rows'.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-DOC = ROOT / "docs" / "seeds.md"
+DOC = ROOT / "docs" / "notes" / "seeds-conformance.md"
 HEADER = "| line | requirement | status | where | why it differs |"
 STATUSES = ("holds", "differs", "n/a", "open")
 SECTION = re.compile(r"^## Seed (\d{3}): .+ \(`(\d{3}_\w+\.txt)`\)$")

@@ -58,7 +58,7 @@ def test_thirty_minutes_for_an_agentic_run_ten_for_a_simple_one(
 
 def test_help_and_docs_say_the_rule_the_code_has() -> None:
     """The words of the rule, from guards/_defaults.py, in `loopwright run --help`, the
-    config reference, docs/guardrails.md and docs/seeds.md."""
+    config reference, docs/guardrails.md and the seeds' conformance table."""
     assert WALL_CLOCK_DEFAULT.startswith(f"{WALL_CLOCK_AGENTIC_S:g} (30 min) for a run with tools")
     assert f"{WALL_CLOCK_SIMPLE_S:g} (10 min) for a run without" in WALL_CLOCK_DEFAULT
     run = next(
@@ -68,6 +68,6 @@ def test_help_and_docs_say_the_rule_the_code_has() -> None:
     )
     flat = " ".join(run.format_help().split())
     assert f"(default: {WALL_CLOCK_DEFAULT}; config: timeout)" in flat
-    for page in ("cli.md", "guardrails.md", "seeds.md"):
+    for page in ("cli.md", "guardrails.md", "notes/seeds-conformance.md"):
         text = " ".join((DOCS / page).read_text(encoding="utf-8").split())
         assert WALL_CLOCK_DEFAULT in text, page

@@ -4,6 +4,7 @@ prompt (`skills show`: cli/_skills_show.py)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
@@ -13,7 +14,7 @@ from loopwright.models import stand_in_model
 from loopwright.runtime import RunSpec, build_agent
 from loopwright.safety.terminal import visible
 from loopwright.skills import ContextLoader, Skill, known_tool_names, scan_skills
-from loopwright.tools import ToolRegistry, resolve_tools
+from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
 JSON_LIST = opt("--json", help="print one JSON document", group="output", action="store_true")
 SKILL_TOOLS = opt(
@@ -59,6 +60,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 default="prompted",
             ),
             WORKSPACE,
+            opt(
+                "--mcp",
+                help="an MCP server whose tools join the prompt: a command (stdio) or an "
+                "http(s) URL; repeatable",
+                group="tools",
+                action="append",
+                default=[],
+                metavar="SERVER",
+            ),
             ALLOW_SKILL_COMMANDS,
             opt(
                 "--json",
@@ -129,9 +139,25 @@ def prompt_command(args: argparse.Namespace) -> int:
         workspace=args.workspace,
         skill=args.skill or None,
         allow_skill_commands=bool(args.skill and args.allow_skill_commands),
+        mcp=tuple(args.mcp or ()),
     )
+    if not spec.mcp:
+        return print_prompt(args, spec, [])
+    return asyncio.run(prompt_with_servers(args, spec))
+
+
+async def prompt_with_servers(args: argparse.Namespace, spec: RunSpec) -> int:
+    """The prompt with the MCP servers' tools: each server is started (or reached), asked
+    for its tools and closed again; none of their tools is called."""
+    from loopwright.mcp import MCPConnections
+
+    async with MCPConnections(list(spec.mcp)) as servers:
+        return print_prompt(args, spec, servers.tools())
+
+
+def print_prompt(args: argparse.Namespace, spec: RunSpec, server_tools: list[Tool]) -> int:
     model = stand_in_model("prompt-preview", args.tool_mode)
-    agent = build_agent(spec, model=model)
+    agent = build_agent(spec, model=model, extra_tools=server_tools)
     prompt = agent.system_prompt(spec.request)
     if args.json:
         tools = agent.tools.names()
