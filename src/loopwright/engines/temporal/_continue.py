@@ -99,6 +99,7 @@ async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettin
             RecordingInput(plan, after, upto),
             result_type=RecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
         events.extend(event_from_dict(e) for e in page.events)

@@ -159,6 +159,7 @@ class TaskRunWorkflow(Approvable):
             TaskPrepareInput(run_id, data.spec),
             result_type=TaskPrepared,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
         model = None
@@ -199,6 +200,7 @@ async def _recording(run_id: str, settings: EngineSettings) -> list[Event]:
             TaskRecordingInput(run_id, after),
             result_type=TaskRecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
         events.extend(event_from_dict(e) for e in page.events)
