@@ -15,8 +15,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from loopwright.agent import new_run_id
-from loopwright.engines.temporal._activity_support import Heartbeats
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._activity_support import Heartbeats
 from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._codec import PayloadCipher, data_converter
 from loopwright.engines.temporal._payloads import (
