@@ -188,7 +188,10 @@ TEMPORAL = opt(
     metavar="HOST:PORT",
 )
 TASK_QUEUE = opt(
-    "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
+    "--task-queue",
+    help="Temporal task queue of the workers",
+    group="engine",
+    default_text="loopwright; a resumed run: the queue it ran on",
 )
 HEARTBEAT_TIMEOUT = opt(
     "--heartbeat-timeout",

@@ -66,7 +66,9 @@ log = logging.getLogger("loopwright.engines.temporal")
 
 
 class TemporalEngine:
-    """Runs as workflows on the workers of one task queue; one client, made on first use."""
+    """Runs as workflows on the workers of one task queue; one client, made on first use.
+    New runs go to `task_queue` (by default `loopwright`); a resumed run goes back to the
+    queue its last workflow ran on (Temporal's record of it), unless `task_queue` is given."""
 
     name = "temporal"
 
@@ -75,7 +77,7 @@ class TemporalEngine:
         address: str,
         store: RunStore,
         *,
-        task_queue: str = TASK_QUEUE,
+        task_queue: str | None = None,
         settings: EngineSettings | None = None,
         notice: Callable[[str], None] | None = None,
         untaken_after_s: float = UNTAKEN_AFTER_S,
@@ -83,7 +85,9 @@ class TemporalEngine:
     ) -> None:
         self.address = address
         self.store = store
-        self.task_queue = task_queue
+        self.task_queue = task_queue or TASK_QUEUE
+        self.queue_named = task_queue is not None
+        """Whether the user named the queue: then a resumed run goes there too."""
         self.settings = settings
         self.notice = notice or log.warning
         """Tells the user what waits on workers (a CLI prints it; by default, a log warning)."""
@@ -169,8 +173,9 @@ class TemporalEngine:
         _refuse_local(secrets, model)
         client = await self.client()
         workflow, after = await resume_stored_run(
-            client, self.store, record.run_id, task_queue=self.task_queue, settings=self.settings
-        )
+            client, self.store, record.run_id, settings=self.settings,
+            task_queue=self.task_queue if self.queue_named else None,
+        )  # fmt: skip
         return self._launch(record, self._watched(record, workflow, on_event, after))
 
     def _launch(self, record: RunRecord, body: Awaitable[Any]) -> RunHandle:
@@ -235,19 +240,28 @@ class TemporalEngine:
         was started or resumed."""
         if await self.store.wait_for_events(run_id, after=after, timeout=self.untaken_after_s):
             return
-        polled = await self.polled_s_ago(self.task_queue)
-        queue = f"task queue {self.task_queue!r} at {self.address}"
+        name = await self.queue_of(run_id)
+        polled = await self.polled_s_ago(name)
+        queue = f"task queue {name!r} at {self.address}"
         if polled is None:
             self.notice(
                 f"run {run_id} waits: no worker polls {queue}; it is listed as queued in "
                 f"`loopwright runs list` and starts when a worker comes (loopwright worker "
-                f"--temporal {self.address} --task-queue {self.task_queue} --store URL)"
+                f"--temporal {self.address} --task-queue {name} --store URL)"
             )
         else:
             self.notice(
                 f"run {run_id} was not taken within {self.untaken_after_s:g}s: a worker "
                 f"polled {queue} {polled:.0f}s ago; it waits in the queue"
             )
+
+    async def queue_of(self, run_id: str) -> str:
+        """The task queue the run's workflow is on (this engine's when it has none)."""
+        client = await self.client()
+        try:
+            return (await client.get_workflow_handle(run_id).describe()).task_queue
+        except RPCError:
+            return self.task_queue
 
     async def polled_s_ago(self, task_queue: str) -> float | None:
         """How long ago a worker last polled the task queue's workflow tasks (None: no
