@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.clock import Clock
-from loopwright.effects import EventLog, Recording, ReplayEffects
+from loopwright.effects import EventLog, Recording, ReplayEffects, ToolInvocation
 from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
@@ -35,9 +35,14 @@ from loopwright.events import (
     ModelResponseEvent,
     event_from_dict,
 )
-from loopwright.messages import ModelRequest, ModelResponse
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
+
+RESUME_READS_COMMITTED = "loopwright-resume-reads-committed-tool"
+"""The patch under which a resumed run's call that started and did not end asks its worker
+(the content store's row) instead of being reported interrupted (workflows recorded
+before it replay as they ran)."""
 
 
 class ContinuedLog(EventLog):
@@ -87,6 +92,19 @@ class ContinuedEffects(ReplayEffects):
             self.temporal.served(request)
             return self.recording.model_responses.popleft()
         return await self.temporal.call_model(model, request, timeout)
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        """A call the record shows started but not ended goes to its worker, whose tool
+        activity reads the call's row in the content store first: a committed result is
+        served (never run again), one still `started` is uncertain, and one never claimed
+        (it never ran) runs."""
+        recording = self.recording
+        unended = call.id in recording.started_tools and call.id not in recording.tool_results
+        if unended and not idempotent and workflow.patched(RESUME_READS_COMMITTED):
+            return await self.temporal.call_tool(call, invoke, idempotent=False, timeout=timeout)
+        return await super().call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
 
 
 async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettings) -> list[Event]:
