@@ -77,7 +77,23 @@ class ContinuedLog(EventLog):
             self.pending.asked.add(event.request_id)  # a resumed gate that was waiting waits
 
 
-class ContinuedEffects(ReplayEffects):
+class ResumedEffects(ReplayEffects):
+    """The recorded effects first, then the workflow's activities (`live`). A call the
+    record shows started but not ended goes to its worker, whose tool activity reads the
+    call's row in the content store first: a committed result is served (never run
+    again), one still `started` is uncertain, and one never claimed (it never ran) runs."""
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        recording = self.recording
+        unended = call.id in recording.started_tools and call.id not in recording.tool_results
+        if unended and not idempotent and workflow.patched(RESUME_READS_COMMITTED):
+            return await self.inner.call_tool(call, invoke, idempotent=False, timeout=timeout)
+        return await super().call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
+
+
+class ContinuedEffects(ResumedEffects):
     """The recorded effects first, then the workflow's activities; a served model call
     still moves the Temporal effects' position (call number, messages sent)."""
 
@@ -92,19 +108,6 @@ class ContinuedEffects(ReplayEffects):
             self.temporal.served(request)
             return self.recording.model_responses.popleft()
         return await self.temporal.call_model(model, request, timeout)
-
-    async def call_tool(
-        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
-    ) -> ToolResult:
-        """A call the record shows started but not ended goes to its worker, whose tool
-        activity reads the call's row in the content store first: a committed result is
-        served (never run again), one still `started` is uncertain, and one never claimed
-        (it never ran) runs."""
-        recording = self.recording
-        unended = call.id in recording.started_tools and call.id not in recording.tool_results
-        if unended and not idempotent and workflow.patched(RESUME_READS_COMMITTED):
-            return await self.temporal.call_tool(call, invoke, idempotent=False, timeout=timeout)
-        return await super().call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
 
 
 async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettings) -> list[Event]:

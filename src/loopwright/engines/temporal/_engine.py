@@ -286,7 +286,9 @@ class TemporalEngine:
 
     async def cancel(self, record: RunRecord) -> bool:
         """Ask the run's workflow to cancel and wait (bounded) until its end is stored. A run
-        still queued (no worker took it: nothing ran) is terminated and stored cancelled."""
+        still queued (no worker took it: nothing ran) is terminated and stored cancelled.
+        While no worker polls the run's queue, the cancel is recorded in its workflow and
+        nothing is waited for: the notice says so at once (False: the run has not ended)."""
         client = await self.client()
         workflow = client.get_workflow_handle(record.run_id)
         current = await asyncio.to_thread(self.store.get_run, record.run_id)
@@ -296,6 +298,16 @@ class TemporalEngine:
                 await asyncio.to_thread(self.store.set_status, record.run_id, "cancelled")
                 return True
             await workflow.cancel()
+            queue = await self.queue_of(record.run_id)
+            if await self.polled_s_ago(queue) is None:
+                self.notice(
+                    f"no worker polls task queue {queue!r} at {self.address}: the cancel of "
+                    f"run {record.run_id} is recorded in its workflow, and the run ends "
+                    "`cancelled` when a worker takes it (loopwright worker --temporal "
+                    f"{self.address} --task-queue {queue} --store URL); until then it is "
+                    "listed as it was"
+                )
+                return False
         except RPCError:
             return False
         deadline = time.monotonic() + CANCEL_WAIT_S
