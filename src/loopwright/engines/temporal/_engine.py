@@ -63,6 +63,11 @@ POLLER_FRESH_S = 90.0
 to about a minute)."""
 
 log = logging.getLogger("loopwright.engines.temporal")
+_UNPOLLED_CANCEL = (
+    "no worker polls task queue {q!r} at {at}: the cancel of run {run} is recorded in its "
+    "workflow, and the run ends `cancelled` when a worker takes it (loopwright worker "
+    "--temporal {at} --task-queue {q} --store URL); until then it is listed as it was"
+)
 
 
 class TemporalEngine:
@@ -300,13 +305,7 @@ class TemporalEngine:
             await workflow.cancel()
             queue = await self.queue_of(record.run_id)
             if await self.polled_s_ago(queue) is None:
-                self.notice(
-                    f"no worker polls task queue {queue!r} at {self.address}: the cancel of "
-                    f"run {record.run_id} is recorded in its workflow, and the run ends "
-                    "`cancelled` when a worker takes it (loopwright worker --temporal "
-                    f"{self.address} --task-queue {queue} --store URL); until then it is "
-                    "listed as it was"
-                )
+                self.notice(_UNPOLLED_CANCEL.format(q=queue, at=self.address, run=record.run_id))
                 return False
         except RPCError:
             return False
