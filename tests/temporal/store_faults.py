@@ -1,6 +1,7 @@
 """Faults at the run store, injected in the real PostgreSQL server: an insert of chosen
-events that waits (a trigger takes an advisory lock the test holds) until the test kills
-the worker that made it and ends its connection, so its transaction never commits."""
+events that waits (a trigger takes an advisory lock the test holds) until the test lets it
+through, or kills the worker that made it and ends its connection, so its transaction
+never commits."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ _TRIGGER = """
 CREATE SEQUENCE IF NOT EXISTS public.lw_block_seq;
 CREATE OR REPLACE FUNCTION public.lw_block() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.type = 'tool_call_started' AND NEW.data LIKE '%{tool}%'
+  IF NEW.type = '{event}' AND NEW.data LIKE '%{tool}%'
      AND nextval('public.lw_block_seq') = 1 THEN
     PERFORM pg_advisory_xact_lock_shared({lock});
   END IF;
@@ -26,12 +27,13 @@ CREATE TRIGGER lw_block BEFORE INSERT ON loopwright.events
 
 
 class BlockedInsert:
-    """The first insert of a `tool_call_started` of `tool` waits while this holds its lock."""
+    """The first insert of a `tool_call_started` of `tool` (or of another `event` type,
+    of any run when `tool` is empty) waits while this holds its lock."""
 
-    def __init__(self, url: str, tool: str) -> None:
-        assert tool.isidentifier()
+    def __init__(self, url: str, tool: str, *, event: str = "tool_call_started") -> None:
+        assert (tool == "" or tool.isidentifier()) and event.isidentifier()
         self.conn = psycopg.connect(url, autocommit=True)
-        self.conn.execute(_TRIGGER.format(tool=tool, lock=LOCK))
+        self.conn.execute(_TRIGGER.format(tool=tool, event=event, lock=LOCK))
         self.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
 
     async def waiting(self, limit_s: float = 60.0) -> int:
@@ -52,6 +54,10 @@ class BlockedInsert:
         """End the waiting insert's connection (its transaction rolls back), then let
         every later insert through."""
         self.conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        self.conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK,))
+
+    def release(self) -> None:
+        """Let the waiting insert, and every later one, through."""
         self.conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK,))
 
     def close(self) -> None:

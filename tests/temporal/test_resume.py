@@ -206,3 +206,36 @@ async def test_the_server_resumes_a_terminated_run(
         again = await http.post(f"/api/runs/{handle.id}/resume")
         assert again.status_code == 409 and "already ended" in again.text
     assert out.read_text() == "line1\nline2\n"  # each effect once
+
+
+async def test_a_run_resumed_without_a_task_queue_stays_on_its_own(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
+    """`runs resume` without `--task-queue` puts the run back on the queue it ran on (here
+    the test's own), not on the default queue, where no worker of its would take it."""
+    out = tmp_path / "out.txt"
+    script = write_script(tmp_path, out, ["line1", "line2"])
+    spec = RunSpec(request="write the lines", model=f"scripted:{script}",
+                   tools=(f"{TOOLS_FILE}:append_line",), workspace=str(tmp_path))  # fmt: skip
+    workers.start(LOOPWRIGHT_TEST_HANG_AFTER="line1")
+    handle = await runs.start(spec)
+    await _until(lambda: "hanging after line1" in workers.log_of(0), "the tool's effect")
+    await handle.terminate("the test stops it")
+    workers.stop_all()
+
+    workers.start()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "loopwright", "runs", "resume", handle.id, "--engine",
+         "temporal", "--temporal", workers.address, "--store", workers.store],
+        capture_output=True, text=True, env=loopwright_env(), timeout=120,
+    )  # fmt: skip
+    assert resumed.returncode == 0, f"{resumed.stderr}\n{workers.logs()}"
+    client = await connect(workers.address)
+    assert (await client.get_workflow_handle(handle.id).describe()).task_queue == workers.queue
+    assert out.read_text() == "line1\nline2\n"
+    store = open_store(workers.store)
+    try:
+        record = store.get_run(handle.id)
+    finally:
+        store.close()
+    assert record is not None and record.status == "completed"

@@ -31,6 +31,11 @@ from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import PersistentStore, open_store
 
 HELPER = f"{Path(__file__).with_name('subagent_tools.py')}:helper"
+TAKEN_WITHIN_S = 180.0
+"""How long a started worker may take to take a run: Python's start-up, imports and the
+connections took over a minute on a 2-core machine at a load average of 20-40."""
+GATE_WITHIN_S = 60.0
+"""How long a taken lead run may take to reach its sub-agent's gate."""
 
 
 def spec_of(tmp_path: Path, lines: list[str], approve: tuple[str, ...] = ()) -> RunSpec:
@@ -180,8 +185,13 @@ async def until_leased_by(store: PersistentStore, run_id: str, pid: int) -> None
 async def waiting_gate(
     store: PersistentStore, lead_id: str, index: int
 ) -> ConfirmationRequiredEvent:
-    """The `index`-th sub-agent's gate, once its child run has stored it (bounded)."""
-    deadline = time.monotonic() + 60
+    """The `index`-th sub-agent's gate, once its child run has stored it: bounded from
+    when a worker took the lead run (stored its first event), not from the test's start
+    (a worker process took over a minute to poll on a loaded machine)."""
+    taken_by = time.monotonic() + TAKEN_WITHIN_S
+    while not await store.wait_for_events(lead_id, after=0, timeout=1.0):
+        assert time.monotonic() < taken_by, f"no worker took run {lead_id}"
+    deadline = time.monotonic() + GATE_WITHIN_S
     while True:
         started = [e for e in store.events(lead_id) if isinstance(e, ToolCallStartedEvent)]
         child = started[index].child_run_id if len(started) > index else None
@@ -192,7 +202,7 @@ async def waiting_gate(
             await store.wait_for_events(child, after=0, timeout=0.5)
         else:
             await store.wait_for_events(lead_id, after=0, timeout=0.5)
-        assert time.monotonic() < deadline, "no sub-agent gate within 60 s"
+        assert time.monotonic() < deadline, f"no sub-agent gate within {GATE_WITHIN_S:g} s"
 
 
 def test_run_follows_its_subagent_and_approves_its_calls_with_yes(

@@ -83,9 +83,10 @@ async def show_run(
         if cancel_on_interrupt and ctrl_c and await _interrupt(runtime, run_id, flags):
             raise
         if cancel_on_interrupt:
+            ended = False
             with contextlib.suppress(Exception):
-                await runtime.cancel(run_id)
-            if not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
+                ended = await runtime.cancel(run_id)
+            if ended and not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
                 ending = show_run(runtime, run_id, view, after=last, cancel_on_interrupt=False)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(ending, CANCEL_WAIT_S)

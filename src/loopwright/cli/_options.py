@@ -197,7 +197,10 @@ TEMPORAL_OF_RUN = Opt(
 )
 """`--temporal` of a command that reaches a run (approve, follow): it has no `--engine`."""
 TASK_QUEUE = opt(
-    "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
+    "--task-queue",
+    help="Temporal task queue of the workers",
+    group="engine",
+    default_text="loopwright; a resumed run: the queue it ran on",
 )
 HEARTBEAT_TIMEOUT = opt(
     "--heartbeat-timeout",

@@ -161,7 +161,7 @@ def temporal_engine(args: argparse.Namespace, store: RunStore) -> RunEngine:
     def notice(text: str) -> None:
         err.print(text, style="yellow", soft_wrap=True, markup=False)
 
-    queue = getattr(args, "task_queue", None) or "loopwright"
+    queue = getattr(args, "task_queue", None)  # None: `loopwright`; a resumed run: its own
     engine = TemporalEngine(address, store, task_queue=queue, settings=settings, notice=notice)
     wait = getattr(args, "worker_wait", None)
     if wait is not None:

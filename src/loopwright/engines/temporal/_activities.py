@@ -28,6 +28,7 @@ from loopwright.engines.temporal._activity_support import (
     LEASE_OWNER,
     LEASE_TTL_S,
     UNCERTAIN,
+    RunLocks,
     WorkerSecrets,
     _as_application_errors,
     _heartbeating,
@@ -123,7 +124,9 @@ class RunActivities:
             self.store, self.mcp, self.secrets, self.report, self.parts.complete,
             allows=self.allows, cache_runs=cache_runs,
         )  # fmt: skip
-        self._append_lock = asyncio.Lock()
+        self._appends = RunLocks()
+        """One append at a time per run (a retried attempt and the one it replaced may
+        both be here); the runs' appends never wait for each other."""
 
     def all(self) -> list[Callable[..., Any]]:
         return [self.prepare, self.append_events, self.model_call, self.tool_call,
@@ -157,7 +160,7 @@ class RunActivities:
             started_at[:] = [record.created_at if record is not None else events[0]["ts"]]
             return fresh
 
-        async with self._append_lock:
+        async with self._appends.held(run_id):
             fresh = await retrying(attempt)
             finished = [e for e in fresh if isinstance(e, RunFinishedEvent)]
             if finished:

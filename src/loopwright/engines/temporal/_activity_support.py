@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from loopwright.errors import (
     LoopwrightError,
@@ -48,6 +49,32 @@ T = TypeVar("T")
 log = logging.getLogger("loopwright.temporal")
 
 
+class RunLocks:
+    """A lock per run, held while its events are appended: a slow append of one run never
+    holds up another run's, and an activity waiting for its run's lock heartbeats (a wait
+    is not a lost worker). A run's lock is dropped when nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(self, run_id: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(run_id, (asyncio.Lock(), 0))
+        self._locks[run_id] = (lock, users + 1)
+        try:
+            await _heartbeating(lock.acquire())
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            lock, users = self._locks[run_id]
+            if users == 1:
+                del self._locks[run_id]
+            else:
+                self._locks[run_id] = (lock, users - 1)
+
+
 def uncertain_result(call: ToolCall) -> ToolResult:
     return ToolResult(call.id, call.name, UNCERTAIN, is_error=True)
 
@@ -70,6 +97,21 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         beater.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beater
+
+
+class Heartbeats(Interceptor):
+    """Every activity heartbeats from its start to its end, whatever it waits for (the
+    store, a lock, a model, a tool): each is scheduled with a heartbeat timeout, so a
+    killed worker's attempt is retried elsewhere within that bound, never after its
+    whole start-to-close timeout."""
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _HeartbeatingActivity(next)
+
+
+class _HeartbeatingActivity(ActivityInboundInterceptor):
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        return await _heartbeating(super().execute_activity(input))
 
 
 async def retrying(attempt: Callable[[], Awaitable[T]]) -> T:

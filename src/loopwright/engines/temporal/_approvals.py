@@ -113,6 +113,7 @@ class GateWaits:
                 GateOpenInput(self.pending.run_id, request.timeout_s),
                 int,
                 start_to_close_timeout=timedelta(seconds=60),
+                heartbeat_timeout=timedelta(seconds=self.pending.settings.heartbeat_timeout_s),
                 retry_policy=RetryPolicy(maximum_attempts=self.pending.settings.store_attempts),
             )
             try:

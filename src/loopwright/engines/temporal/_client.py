@@ -16,6 +16,7 @@ from temporalio.worker import Worker
 
 from loopwright.agent import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
+from loopwright.engines.temporal._activity_support import Heartbeats
 from loopwright.engines.temporal._allows import WorkerAllows
 from loopwright.engines.temporal._codec import PayloadCipher, data_converter
 from loopwright.engines.temporal._payloads import (
@@ -188,7 +189,7 @@ async def run_worker(
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout_s),
         build_id=worker_build_id(),  # announced: every workflow task it completes carries it
         workflow_runner=workflow_runner(),  # the workflows run sandboxed (_sandbox.py)
-        interceptors=[report.interceptor()],  # counts the in-flight calls
+        interceptors=[report.interceptor(), Heartbeats()],  # in-flight calls, heartbeats
     )
     try:
         async with worker:

@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.clock import Clock
-from loopwright.effects import EventLog, Recording, ReplayEffects
+from loopwright.effects import EventLog, Recording, ReplayEffects, ToolInvocation
 from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (
@@ -35,9 +35,14 @@ from loopwright.events import (
     ModelResponseEvent,
     event_from_dict,
 )
-from loopwright.messages import ModelRequest, ModelResponse
+from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
+
+RESUME_READS_COMMITTED = "loopwright-resume-reads-committed-tool"
+"""The patch under which a resumed run's call that started and did not end asks its worker
+(the content store's row) instead of being reported interrupted (workflows recorded
+before it replay as they ran)."""
 
 
 class ContinuedLog(EventLog):
@@ -72,7 +77,23 @@ class ContinuedLog(EventLog):
             self.pending.asked.add(event.request_id)  # a resumed gate that was waiting waits
 
 
-class ContinuedEffects(ReplayEffects):
+class ResumedEffects(ReplayEffects):
+    """The recorded effects first, then the workflow's activities (`live`). A call the
+    record shows started but not ended goes to its worker, whose tool activity reads the
+    call's row in the content store first: a committed result is served (never run
+    again), one still `started` is uncertain, and one never claimed (it never ran) runs."""
+
+    async def call_tool(
+        self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
+    ) -> ToolResult:
+        recording = self.recording
+        unended = call.id in recording.started_tools and call.id not in recording.tool_results
+        if unended and not idempotent and workflow.patched(RESUME_READS_COMMITTED):
+            return await self.inner.call_tool(call, invoke, idempotent=False, timeout=timeout)
+        return await super().call_tool(call, invoke, idempotent=idempotent, timeout=timeout)
+
+
+class ContinuedEffects(ResumedEffects):
     """The recorded effects first, then the workflow's activities; a served model call
     still moves the Temporal effects' position (call number, messages sent)."""
 
@@ -99,6 +120,7 @@ async def load_recording(plan: RunPlan, upto: int | None, settings: EngineSettin
             RecordingInput(plan, after, upto),
             result_type=RecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
         events.extend(event_from_dict(e) for e in page.events)

@@ -136,6 +136,7 @@ class PendingEvents:
             AppendInput(self.run_id),
             int,
             start_to_close_timeout=timedelta(seconds=60),
+            heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=self.settings.store_attempts),
         )
 
@@ -172,6 +173,7 @@ async def call_once(
                 dataclasses.replace(outcome, error=str(error)),
                 ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=60),
+                heartbeat_timeout=timedelta(seconds=pending.settings.heartbeat_timeout_s),
                 retry_policy=RetryPolicy(maximum_attempts=pending.settings.store_attempts),
             )
             again = found.outcome == "not_run" and not _deterministic(exc)

@@ -63,10 +63,17 @@ POLLER_FRESH_S = 90.0
 to about a minute)."""
 
 log = logging.getLogger("loopwright.engines.temporal")
+_UNPOLLED_CANCEL = (
+    "no worker polls task queue {q!r} at {at}: the cancel of run {run} is recorded in its "
+    "workflow, and the run ends `cancelled` when a worker takes it (loopwright worker "
+    "--temporal {at} --task-queue {q} --store URL); until then it is listed as it was"
+)
 
 
 class TemporalEngine:
-    """Runs as workflows on the workers of one task queue; one client, made on first use."""
+    """Runs as workflows on the workers of one task queue; one client, made on first use.
+    New runs go to `task_queue` (by default `loopwright`); a resumed run goes back to the
+    queue its last workflow ran on (Temporal's record of it), unless `task_queue` is given."""
 
     name = "temporal"
 
@@ -75,7 +82,7 @@ class TemporalEngine:
         address: str,
         store: RunStore,
         *,
-        task_queue: str = TASK_QUEUE,
+        task_queue: str | None = None,
         settings: EngineSettings | None = None,
         notice: Callable[[str], None] | None = None,
         untaken_after_s: float = UNTAKEN_AFTER_S,
@@ -83,7 +90,9 @@ class TemporalEngine:
     ) -> None:
         self.address = address
         self.store = store
-        self.task_queue = task_queue
+        self.task_queue = task_queue or TASK_QUEUE
+        self.queue_named = task_queue is not None
+        """Whether the user named the queue: then a resumed run goes there too."""
         self.settings = settings
         self.notice = notice or log.warning
         """Tells the user what waits on workers (a CLI prints it; by default, a log warning)."""
@@ -169,8 +178,9 @@ class TemporalEngine:
         _refuse_local(secrets, model)
         client = await self.client()
         workflow, after = await resume_stored_run(
-            client, self.store, record.run_id, task_queue=self.task_queue, settings=self.settings
-        )
+            client, self.store, record.run_id, settings=self.settings,
+            task_queue=self.task_queue if self.queue_named else None,
+        )  # fmt: skip
         return self._launch(record, self._watched(record, workflow, on_event, after))
 
     def _launch(self, record: RunRecord, body: Awaitable[Any]) -> RunHandle:
@@ -235,19 +245,28 @@ class TemporalEngine:
         was started or resumed."""
         if await self.store.wait_for_events(run_id, after=after, timeout=self.untaken_after_s):
             return
-        polled = await self.polled_s_ago(self.task_queue)
-        queue = f"task queue {self.task_queue!r} at {self.address}"
+        name = await self.queue_of(run_id)
+        polled = await self.polled_s_ago(name)
+        queue = f"task queue {name!r} at {self.address}"
         if polled is None:
             self.notice(
                 f"run {run_id} waits: no worker polls {queue}; it is listed as queued in "
                 f"`loopwright runs list` and starts when a worker comes (loopwright worker "
-                f"--temporal {self.address} --task-queue {self.task_queue} --store URL)"
+                f"--temporal {self.address} --task-queue {name} --store URL)"
             )
         else:
             self.notice(
                 f"run {run_id} was not taken within {self.untaken_after_s:g}s: a worker "
                 f"polled {queue} {polled:.0f}s ago; it waits in the queue"
             )
+
+    async def queue_of(self, run_id: str) -> str:
+        """The task queue the run's workflow is on (this engine's when it has none)."""
+        client = await self.client()
+        try:
+            return (await client.get_workflow_handle(run_id).describe()).task_queue
+        except RPCError:
+            return self.task_queue
 
     async def polled_s_ago(self, task_queue: str) -> float | None:
         """How long ago a worker last polled the task queue's workflow tasks (None: no
@@ -272,7 +291,9 @@ class TemporalEngine:
 
     async def cancel(self, record: RunRecord) -> bool:
         """Ask the run's workflow to cancel and wait (bounded) until its end is stored. A run
-        still queued (no worker took it: nothing ran) is terminated and stored cancelled."""
+        still queued (no worker took it: nothing ran) is terminated and stored cancelled.
+        While no worker polls the run's queue, the cancel is recorded in its workflow and
+        nothing is waited for: the notice says so at once (False: the run has not ended)."""
         client = await self.client()
         workflow = client.get_workflow_handle(record.run_id)
         current = await asyncio.to_thread(self.store.get_run, record.run_id)
@@ -282,6 +303,10 @@ class TemporalEngine:
                 await asyncio.to_thread(self.store.set_status, record.run_id, "cancelled")
                 return True
             await workflow.cancel()
+            queue = await self.queue_of(record.run_id)
+            if await self.polled_s_ago(queue) is None:
+                self.notice(_UNPOLLED_CANCEL.format(q=queue, at=self.address, run=record.run_id))
+                return False
         except RPCError:
             return False
         deadline = time.monotonic() + CANCEL_WAIT_S

@@ -31,14 +31,17 @@ async def resume_stored_run(
     store: RunStore,
     run_id: str,
     *,
-    task_queue: str = TASK_QUEUE,
+    task_queue: str | None = None,
     settings: EngineSettings | None = None,
 ) -> tuple[WorkflowHandle[Any, Any], int]:
-    """Start the workflow that resumes `run_id`; its handle and the last stored seq."""
+    """Start the workflow that resumes `run_id` on `task_queue` (None: the queue its last
+    workflow ran on, or the default queue when Temporal has none); its handle and the last
+    stored seq."""
     record = find_run(store, run_id)
     check_resumable(record)
     events = await asyncio.to_thread(store.events, run_id)
     after = events[-1].seq if events else 0
+    own = TASK_QUEUE  # the queue of its last workflow, when Temporal has one
     try:
         described = await client.get_workflow_handle(run_id).describe()
         if described.status == WorkflowExecutionStatus.RUNNING:
@@ -46,12 +49,13 @@ async def resume_stored_run(
                 f"run {run_id} is still executing on Temporal (its workflow is running): "
                 "nothing to resume"
             )
+        own = described.task_queue or TASK_QUEUE
     except RPCError as exc:
         if exc.status != RPCStatusCode.NOT_FOUND:
             raise
+    queue = task_queue or own
     if record.kind == "task":  # engines/temporal/_task_workflow.py
         task_spec = recorded_task_spec(events)
-        queue = task_queue
         task = await resume_task_run(client, task_spec, run_id, settings=settings, task_queue=queue)
         return task, after
     spec = agent_spec(record, events)
@@ -64,6 +68,6 @@ async def resume_stored_run(
         workspace_section=options.workspace_context if options is not None else None,
         parent_run_id=record.parent_run_id,
         settings=settings,
-        task_queue=task_queue,
+        task_queue=queue,
     )
     return handle, after

@@ -27,15 +27,15 @@ from loopwright.effects import (
     EventLog,
     GateRequest,
     GateVerdict,
+    Recording,
     ToolInvocation,
     Verification,
     VerificationResult,
-    replaying,
 )
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
-from loopwright.engines.temporal._continue import ContinuedLog
+from loopwright.engines.temporal._continue import ContinuedLog, ResumedEffects
 from loopwright.engines.temporal._effects import WorkflowClock, call_once
 from loopwright.engines.temporal._payloads import (
     TASK_EFFECT,
@@ -159,6 +159,7 @@ class TaskRunWorkflow(Approvable):
             TaskPrepareInput(run_id, data.spec),
             result_type=TaskPrepared,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
         model = None
@@ -176,7 +177,8 @@ class TaskRunWorkflow(Approvable):
         fx = TemporalTaskEffects(log, pending, data.spec, settings, found.tool_code)
         self.gates = fx.gates
         try:  # a resumed run: the recorded effects are served, then it goes on live
-            state = await run_task(plan, replaying(fx, recorded))
+            effects = ResumedEffects(Recording.of(recorded), fx) if recorded else fx
+            state = await run_task(plan, effects)
         except asyncio.CancelledError:
             await pending.flush()  # task_complete and run_finished (cancelled)
             raise
@@ -199,6 +201,7 @@ async def _recording(run_id: str, settings: EngineSettings) -> list[Event]:
             TaskRecordingInput(run_id, after),
             result_type=TaskRecordingPage,
             start_to_close_timeout=timedelta(seconds=120),
+            heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
             retry_policy=RetryPolicy(maximum_attempts=settings.store_attempts),
         )
         events.extend(event_from_dict(e) for e in page.events)

@@ -32,6 +32,7 @@ from loopwright.engines.temporal._payloads import (
     TASK_QUEUE,
     AgentRunInput,
     AgentRunOutcome,
+    EngineSettings,
     LineageInput,
     PrepareInput,
     RunPlan,
@@ -56,6 +57,7 @@ async def _plan(data: AgentRunInput) -> RunPlan:
         prepare,
         result_type=RunPlan,
         start_to_close_timeout=timedelta(seconds=120),
+        heartbeat_timeout=timedelta(seconds=data.settings.heartbeat_timeout_s),
         retry_policy=RetryPolicy(maximum_attempts=3),
     )
     return plan
@@ -69,7 +71,7 @@ async def _recorded(data: AgentRunInput, plan: RunPlan) -> list[Event]:
     return []
 
 
-async def _lineage(plan: RunPlan) -> Lineage:
+async def _lineage(plan: RunPlan, settings: EngineSettings) -> Lineage:
     """What a follow-up or a fork takes from earlier runs (read from the store by a worker:
     the earlier turns' transcript, a fork's first steps); nothing for any other run."""
     if plan.spec.get("after") is None and plan.spec.get("fork_of") is None:
@@ -79,6 +81,7 @@ async def _lineage(plan: RunPlan) -> Lineage:
         LineageInput(plan),
         result_type=dict,
         start_to_close_timeout=timedelta(seconds=120),
+        heartbeat_timeout=timedelta(seconds=settings.heartbeat_timeout_s),
         retry_policy=RetryPolicy(maximum_attempts=3),
     )
     return lineage_from_payload(payload)
@@ -91,7 +94,7 @@ class AgentRunWorkflow(Approvable):
         settings = data.settings
         plan = await _plan(data)
         recorded = await _recorded(data, plan)
-        lineage = await _lineage(plan)
+        lineage = await _lineage(plan, settings)
         agent, setup = build_setup(plan, lineage=lineage)
         pending = GatePendingEvents(data.run_id, settings)
         log = ContinuedLog(
