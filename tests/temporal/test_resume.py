@@ -81,7 +81,7 @@ async def test_a_terminated_run_resumes_on_another_worker(
     assert shown and shown[0]["seq"] > 1  # the command showed what came after the record
     assert [e["seq"] for e in shown] == [e.seq for e in events[shown[0]["seq"] - 1 :]]
     calls = {e.arguments.get("text"): e for e in events if isinstance(e, ToolCallEvent)}
-    assert calls["line2"].is_error and "interrupted" in calls["line2"].result  # not run again
+    assert calls["line2"].is_error and "unknown" in calls["line2"].result  # not run again
     assert not calls["line1"].is_error and not calls["line3"].is_error
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "wrote 3 lines"
     assert record is not None and record.status == "completed"
