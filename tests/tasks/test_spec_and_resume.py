@@ -25,7 +25,6 @@ from loopwright.events import (
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import (
     GateBroker,
-    StateFileExporter,
     TaskSpec,
     prepare_task,
     rebuild_state,
@@ -33,6 +32,7 @@ from loopwright.tasks import (
     resume_task,
     run_task,
 )
+from loopwright.tasks._state import StateFileExporter
 
 FIXTURE = Path(__file__).parent / "fixtures" / "task_spec_v1.json"
 TOOLS_FILE = Path(__file__).parents[1] / "store" / "crash_tools.py"

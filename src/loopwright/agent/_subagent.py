@@ -31,7 +31,8 @@ from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.effects import Effects
 from loopwright.errors import ToolError
-from loopwright.events import Event, child_run_id
+from loopwright.events import Event
+from loopwright.events._types import child_run_id
 from loopwright.models import Model
 from loopwright.run_context import RunContext
 from loopwright.safety.scrub import Scrubber

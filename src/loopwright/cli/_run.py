@@ -26,8 +26,10 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.errors import ConfigurationError
-from loopwright.models import on_model_phase, spec_with_threads
-from loopwright.runtime import FollowUp, RunSpec, continue_spec
+from loopwright.models import on_model_phase
+from loopwright.models._local_spec import spec_with_threads
+from loopwright.runtime import RunSpec
+from loopwright.runtime._follow import FollowUp, continue_spec
 from loopwright.store import RunStore
 
 DEFAULT_MODEL = "local"
@@ -134,7 +136,7 @@ def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 def read_output_schema(path: str) -> dict[str, Any]:
     """`--output-schema FILE.json`: a JSON Schema, checked before the run starts."""
-    from loopwright.agent import OutputSpec
+    from loopwright.agent._output import OutputSpec
 
     try:
         schema = json.loads(Path(path).read_text(encoding="utf-8"))

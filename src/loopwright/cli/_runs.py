@@ -57,11 +57,12 @@ from loopwright.events import (
     RunStartedEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
-    child_run_id,
     event_to_dict,
 )
+from loopwright.events._types import child_run_id
 from loopwright.safety.terminal import visible
-from loopwright.store import RunRecord, RunStore, StoredStatus, find_run
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._base import StoredStatus, find_run
 
 STATUSES = get_args(StoredStatus)
 
@@ -380,7 +381,7 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from loopwright.runtime import export_run  # a task run's state: the task runner's
+    from loopwright.runtime._export import export_run  # a task run's state: the task runner's
 
     store = store_from_args(args)
     try:

@@ -25,17 +25,13 @@ from loopwright.errors import ConfigurationError, RunNotFound, StoreError, Usage
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
-from loopwright.store import (
-    PersistentStore,
-    RunStore,
-    is_postgres_url,
-    open_store,
-    redact_url,
-    store_location,
-)
+from loopwright.store import PersistentStore, RunStore, open_store, redact_url
+from loopwright.store._open import store_location
+from loopwright.store._pg_errors import is_postgres_url
 
 if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
-    from loopwright.runtime import Delivery, RunEngine, Runtime
+    from loopwright.runtime import RunEngine, Runtime
+    from loopwright.runtime._engine import Delivery
 
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
@@ -290,7 +286,7 @@ def user_name() -> str:
 def approve_command(args: argparse.Namespace) -> int:
     """Decide a run's gate through the Runtime (whoever executes it)."""
     from loopwright.run_context import MAX_REASON_CHARS
-    from loopwright.runtime import waiting_gate
+    from loopwright.runtime._runtime import waiting_gate
     from loopwright.tasks import pending_gates
 
     store = store_from_args(args)

@@ -19,7 +19,7 @@ from loopwright.effects._protocol import (
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
-from loopwright.tools import run_with_timeout
+from loopwright.tools._deadline import run_with_timeout
 
 
 class _NoGates:

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from loopwright.effects import EventSink
+from loopwright.effects._log import EventSink
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent, ToolCallStartedEvent
 from loopwright.models import Model
 from loopwright.runtime._handles import RunHandle

@@ -22,8 +22,10 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint, new_run_id
-from loopwright.effects import EventSink, Gatekeeper
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
+from loopwright.agent._process import new_run_id
+from loopwright.effects import Gatekeeper
+from loopwright.effects._log import EventSink
 from loopwright.errors import RunNotFound, StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
@@ -38,11 +40,13 @@ from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id
 from loopwright.runtime._waiting import resume_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
-from loopwright.store import RunRecord, RunStore, conversation_turns, memory_store
+from loopwright.store import RunRecord, RunStore, conversation_turns
+from loopwright.store._memory import memory_store
 from loopwright.tasks import pending_gates
 
 if TYPE_CHECKING:
-    from loopwright.tasks import StateFileExporter, TaskRunState, TaskSpec
+    from loopwright.tasks import TaskRunState, TaskSpec
+    from loopwright.tasks._state import StateFileExporter
 
 REACH = {
     "temporal": "Temporal workers: its gates, cancel and resume go through "
@@ -346,7 +350,9 @@ class Runtime:
     ) -> RunHandle:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
         parent the original), in this process; the handle's result is the rollback's status."""
-        from loopwright.tasks import rollback_task_run  # the task runner: not for agent runs
+        from loopwright.tasks._rollback import (
+            rollback_task_run,  # the task runner: not for agent runs
+        )
 
         run_id = new_run_id()
 

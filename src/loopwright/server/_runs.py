@@ -12,7 +12,8 @@ from starlette.responses import JSONResponse
 from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
 from loopwright.models import Model
 from loopwright.run_context import MAX_REASON_CHARS
-from loopwright.runtime import Delivery, RunHandle, RunSpec, Runtime
+from loopwright.runtime import RunHandle, RunSpec, Runtime
+from loopwright.runtime._engine import Delivery
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
@@ -25,7 +26,8 @@ from loopwright.server._http import (
     not_found,
 )
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
-from loopwright.store import RunRecord, StoredStatus
+from loopwright.store import RunRecord
+from loopwright.store._base import StoredStatus
 
 STATUSES = frozenset(get_args(StoredStatus))
 FIRST_EVENT_TIMEOUT_S = 30.0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
-from loopwright.effects import send_event
+from loopwright.effects._log import send_event
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     Event,
