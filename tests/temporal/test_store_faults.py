@@ -26,12 +26,12 @@ from temporalio.client import WorkflowHandle
 from trial_helpers import until
 
 from loopwright.engines.temporal import (
+    DevServer,
     EngineSettings,
     connect,
     start_agent_run,
     start_task_run,
 )
-from loopwright.engines.temporal._devserver import DevServer
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
