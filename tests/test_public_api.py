@@ -122,7 +122,10 @@ def public_modules() -> list[str]:
 
 def public_names() -> dict[str, list[str]]:
     """Each public module below `loopwright` -> its `__all__`."""
-    return {name: list(importlib.import_module(name).__all__) for name in public_modules()}
+    return {
+        name: list(getattr(importlib.import_module(name), "__all__", ()))
+        for name in public_modules()
+    }
 
 
 SURFACE_LIMIT = 250
