@@ -1,7 +1,6 @@
 """Runtime: owns every run's life (start, resume, cancel, approve, follow) and hands each
-operation to the RunEngine that executes the run; the embedded engine and the store writer;
-replay and export of stored runs, and the request a stored model call was sent
-(`rebuild_request`)."""
+operation to the RunEngine that executes the run; the embedded engine; replay of stored
+runs."""
 
 from loopwright.runtime._conversation import Conversation
 from loopwright.runtime._embedded import EmbeddedEngine

@@ -1,6 +1,4 @@
-"""Tools: definition (`@tool`), registry, execution and the built-in tools; what running
-them needs and other packages use too: JSON Schema validation in bounded time
-(`SchemaValidator`), subprocesses with capped output (`run_process`), the threads sync
+"""Tools: definition (`@tool`), registry, execution, the built-in tools and the threads sync
 tools run in (`ToolThreads`)."""
 
 from loopwright.tools._context import ToolContext
