@@ -7,13 +7,13 @@ models, stores, events, the error bases). Everything else lives in its subpackag
 with `_`, and names in no `__all__`, may change without notice.
 """
 
-import importlib as _importlib
-import typing as _typing
+import importlib
+from typing import TYPE_CHECKING
 
-from loopwright._moved import moved as _moved
+from loopwright._moved import moved
 from loopwright.errors import LoopwrightError, ModelRetry, RunError, ToolError, UsageError
 
-if _typing.TYPE_CHECKING:  # imported on first use (see __getattr__), for type checkers now
+if TYPE_CHECKING:  # imported on first use (see __getattr__), for type checkers now
     from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
     from loopwright.events import Event, decode_event, encode_event
     from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
@@ -23,7 +23,7 @@ if _typing.TYPE_CHECKING:  # imported on first use (see __getattr__), for type c
     from loopwright.tasks import TaskExecutor, TaskSpec, load_task
     from loopwright.tools import Tool, ToolContext, tool
 
-if _typing.TYPE_CHECKING:  # the names that left the top level, for type checkers meanwhile
+if TYPE_CHECKING:  # the names that left the top level, for type checkers meanwhile
     from loopwright.agent import CompletedStep as CompletedStep
     from loopwright.agent import VerificationResult as VerificationResult
     from loopwright.clock import MockClock as MockClock
@@ -108,7 +108,7 @@ _HOMES = {
     "loopwright.tasks": ("TaskDefinition", "TaskRunState"),
     "loopwright.tools": ("ToolExecutor", "ToolRegistry"),
 }
-_MOVED = {name: home for home, names in _HOMES.items() for name in names}
+MOVED = {name: home for home, names in _HOMES.items() for name in names}
 """Names that were in `__all__` in 0.1.0 -> where they live now. `loopwright.NAME` still
 gives them, with a DeprecationWarning, until the next release."""
 
@@ -132,16 +132,14 @@ command or program that needs one part does not pay for them all."""
 def __getattr__(name: str) -> object:
     home = _HOME_OF_PUBLIC.get(name)
     if home is not None:
-        value = getattr(_importlib.import_module(home), name)
+        value = getattr(importlib.import_module(home), name)
         globals()[name] = value  # once: later lookups find it without this function
         return value
-    home = _MOVED.get(name)
+    home = MOVED.get(name)
     if home is None:
         raise AttributeError(f"module 'loopwright' has no attribute {name!r}")
-    return _moved("loopwright", name, home)
+    return moved("loopwright", name, home)
 
 
 def __dir__() -> list[str]:
-    """What a user may use: `__all__`, `__version__` and the subpackages imported so far
-    (the names that left the top level, and the module's own helpers, are not shown)."""
-    return sorted({*__all__, "__version__", *(n for n in globals() if not n.startswith("_"))})
+    return sorted({*globals(), *__all__})
