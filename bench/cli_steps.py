@@ -2,22 +2,30 @@
 echo tool, every event stored (SQLite) and printed, as a subprocess.
 
     python bench/cli_steps.py            # a markdown table; --json for machine-readable output
+    python bench/cli_steps.py --before /tmp/old/.venv/bin/python    # and another checkout
+    python bench/cli_steps.py --sizes 100 2100                       # other run lengths
 
-For N = 20, 100 and 500 steps it runs the command's own entry point (`loopwright.cli.main`,
-what the `loopwright` script calls) in a fresh process and takes that process's CPU time
-(all its threads) from just before `main` to its return: the interpreter's start and the
-imports of every command's module (the same for every N, and on a shared machine the
-noisiest part: tens of ms either way) are left out. Medians of interleaved repeats; the
-per-step cost is the slope between sizes, taken within each repeat, the median of those
-reported with its quartiles:
+With `--before PYTHON` (the interpreter of another checkout's venv, whose editable install
+is that checkout's src; repeat it for more checkouts) the trees take turns within each
+repeat, the order reversed from one repeat to the next, so all see the same machine load;
+each other tree's figures come with the ratio of this tree's to them.
 
-- marginal µs/step from 20 to 100 steps and from 100 to 500 steps (goal <= 100 µs);
-- flatness: the 100 -> 500 slope divided by the 20 -> 100 slope (goal <= 1.5x).
+For N = 20, 100 and 500 steps (`--sizes`) it runs the command's own entry point
+(`loopwright.cli.main`, what the `loopwright` script calls) in a fresh process and takes
+that process's CPU time (all its threads) from just before `main` to its return: the
+interpreter's start and the imports of every command's module (the same for every N, and
+on a shared machine the noisiest part: tens of ms either way) are left out. Medians of
+interleaved repeats; the per-step cost is the slope between sizes, taken within each
+repeat, the median of those reported with its quartiles:
+
+- marginal µs/step from each size to the next (20 -> 100, 100 -> 500; goal <= 100 µs);
+- flatness: the last slope divided by the first (goal <= 1.5x).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -28,6 +36,10 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (20, 100, 500)
+
+
+def slope_name(shorter: int, longer: int) -> str:
+    return f"{shorter} -> {longer}"
 
 
 def write_script(folder: Path, steps: int) -> Path:
@@ -57,12 +69,12 @@ sys.exit(code)
 process's own, so it runs as the program, not as a library call)."""
 
 
-def child_cpu_s(folder: Path, steps: int, run: int) -> float:
+def child_cpu_s(folder: Path, steps: int, run: int, python: str = sys.executable) -> float:
     """CPU seconds of one `loopwright run --json` of `steps` steps, after start-up."""
     command = [
-        sys.executable, "-c", CHILD, "run", f"echo {steps} lines",
+        python, "-c", CHILD, "run", f"echo {steps} lines",
         "--model", f"scripted:{folder / f'script_{steps}.json'}", "--tools", "echo",
-        "--json", "--store", str(folder / f"runs_{steps}_{run}.db"),
+        "--json", "--store", str(folder / f"runs_{steps}_{run}_{abs(hash(python))}.db"),
         "--max-iterations", str(steps + 1), "--no-progress-limit", str(steps + 1),
     ]  # fmt: skip
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
@@ -72,28 +84,41 @@ def child_cpu_s(folder: Path, steps: int, run: int) -> float:
     return float(err.rpartition("cpu_s=")[2].split()[0])
 
 
-def measure(repeats: int) -> dict[str, Any]:
+def measure(
+    repeats: int, pythons: tuple[str, ...] = (sys.executable,), sizes: tuple[int, ...] = SIZES
+) -> list[dict[str, Any]]:
+    """The figures of each interpreter's tree (`summary`), its runs interleaved with the
+    others' within each repeat (the first tree first in even repeats, last in odd ones)."""
     with tempfile.TemporaryDirectory(prefix="loopwright-bench-cli-") as name:
         folder = Path(name)
-        for steps in SIZES:
+        for steps in sizes:
             write_script(folder, steps)
-        samples: dict[int, list[float]] = {steps: [] for steps in SIZES}
-        for run in range(repeats):  # interleaved: each size sees the same machine noise
-            for steps in SIZES:
-                samples[steps].append(child_cpu_s(folder, steps, run))
-    median = {steps: statistics.median(values) for steps, values in samples.items()}
-    lows = paired_slopes(samples[20], samples[100], 80)
-    highs = paired_slopes(samples[100], samples[500], 400)
-    slope_low, slope_high = statistics.median(lows), statistics.median(highs)
+        samples: list[dict[int, list[float]]] = [{steps: [] for steps in sizes} for _ in pythons]
+        for run in range(repeats):  # interleaved: each size and tree sees the same noise
+            order = list(enumerate(pythons))
+            for index, python in order if run % 2 == 0 else reversed(order):
+                for steps in sizes:
+                    samples[index][steps].append(child_cpu_s(folder, steps, run, python))
+    return [summary(repeats, tree) for tree in samples]
+
+
+def summary(repeats: int, samples: dict[int, list[float]]) -> dict[str, Any]:
+    """Medians and per-step slopes (from each size to the next) of one tree's CPU seconds."""
+    sizes = sorted(samples)
+    median = {steps: statistics.median(samples[steps]) for steps in sizes}
+    slopes = {
+        slope_name(a, b): paired_slopes(samples[a], samples[b], b - a)
+        for a, b in itertools.pairwise(sizes)
+    }
+    marginal = {name: statistics.median(values) for name, values in slopes.items()}
+    first, last = marginal[slope_name(*sizes[:2])], marginal[slope_name(*sizes[-2:])]
     return {
         "repeats": repeats,
         "cpu_s": median,
-        "per_step_us": {steps: median[steps] / steps * 1e6 for steps in SIZES},
-        "marginal_us_20_100": slope_low,
-        "marginal_us_100_500": slope_high,
-        "spread_us_20_100": quartiles(lows),
-        "spread_us_100_500": quartiles(highs),
-        "flatness": slope_high / slope_low if slope_low > 0 else float("inf"),
+        "per_step_us": {steps: median[steps] / steps * 1e6 for steps in sizes},
+        "marginal_us": marginal,
+        "spread_us": {name: quartiles(values) for name, values in slopes.items()},
+        "flatness": last / first if first > 0 else float("inf"),
     }
 
 
@@ -113,28 +138,68 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--before", metavar="PYTHON", action="append", default=[], help="another checkout's"
+    )
+    parser.add_argument("--sizes", metavar="N", type=int, nargs="+", default=list(SIZES))
     args = parser.parse_args()
+    if len(args.sizes) < 2:
+        parser.error("--sizes needs two run lengths or more")
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    result = measure(args.repeats)
+    results = measure(args.repeats, (sys.executable, *args.before), tuple(sorted(args.sizes)))
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
         return
+    if args.before:
+        print_comparison(args.repeats, args.before, results)
+        return
+    result = results[0]
     print("`loopwright run --json`, scripted model, echo tool, SQLite store; CPU of the process")
     print(f"from the command's start to its end (medians of {args.repeats} repeats)\n")
     print("| N steps | CPU ms (median) | µs per step incl. the run's set-up |")
     print("| ---: | ---: | ---: |")
-    for steps in SIZES:
-        cpu, per = result["cpu_s"][steps], result["per_step_us"][steps]
-        print(f"| {steps} | {cpu * 1000:.0f} | {per:.0f} |")
-    low, high = result["spread_us_20_100"], result["spread_us_100_500"]
+    for steps, cpu in result["cpu_s"].items():
+        print(f"| {steps} | {cpu * 1000:.0f} | {result['per_step_us'][steps]:.0f} |")
+    slopes = ", ".join(
+        f"{value:.1f} ({name}; {low:.0f}-{high:.0f})"
+        for (name, value), (low, high) in zip(
+            result["marginal_us"].items(), result["spread_us"].values(), strict=True
+        )
+    )
+    names = list(result["marginal_us"])
     print(
-        f"\nmarginal µs per step (median of the repeats, quartiles): "
-        f"{result['marginal_us_20_100']:.1f} (20 -> 100; {low[0]:.0f}-{low[1]:.0f}), "
-        f"{result['marginal_us_100_500']:.1f} (100 -> 500; {high[0]:.0f}-{high[1]:.0f}); "
-        "goal <= 100\n"
-        f"flatness (100 -> 500 slope / 20 -> 100 slope): {result['flatness']:.2f}x "
+        f"\nmarginal µs per step (median of the repeats, quartiles): {slopes}; goal <= 100\n"
+        f"flatness ({names[-1]} slope / {names[0]} slope): {result['flatness']:.2f}x "
         "(goal <= 1.5x)"
     )
+
+
+def print_comparison(repeats: int, before: list[str], results: list[dict[str, Any]]) -> None:
+    print("`loopwright run --json`, scripted model, echo tool, SQLite store; this tree and")
+    print(f"each --before alternated, CPU of the process (medians of {repeats} repeats)\n")
+    for index, python in enumerate(before, 1):
+        print(f"- before {index}: {python}")
+    heads = "".join(f" before {i} | ratio |" for i in range(1, len(before) + 1))
+    print(f"\n| measure | this tree |{heads}")
+    print("| --- | ---: |" + " ---: | ---: |" * len(before))
+    rows: list[tuple[str, tuple[Any, ...]]]
+    rows = [(f"µs a step at N = {n} incl. set-up", ("per_step_us", n)) for n in results[0]["cpu_s"]]
+    rows += [
+        (f"marginal µs a step {name}", ("marginal_us", name)) for name in results[0]["marginal_us"]
+    ]
+    for label, path in rows:
+        now = pick(results[0], path)
+        cells = "".join(
+            f" {old:.0f} | {now / old:.2f} |" for old in (pick(r, path) for r in results[1:])
+        )
+        print(f"| {label} | {now:.0f} |{cells}")
+
+
+def pick(result: dict[str, Any], path: tuple[Any, ...]) -> float:
+    value: Any = result
+    for key in path:
+        value = value[key]
+    return float(value)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def _without_thought(text: str) -> str:
 
 def patch(variant: str) -> None:
     """Change revision 6's texts in this process for `variant`."""
-    texts = _revisions._PROMPTED[REVISION]
+    texts = _revisions.REVISIONS[REVISION].texts
     if variant == "lean-prompt":
         texts = dataclasses.replace(
             texts,
@@ -111,7 +111,8 @@ def patch(variant: str) -> None:
         texts = dataclasses.replace(
             texts, examples=texts.examples.replace('"I have both files."', both)
         )
-    _revisions._PROMPTED[REVISION] = texts
+    revision = dataclasses.replace(_revisions.REVISIONS[REVISION], texts=texts)
+    _revisions.REVISIONS[REVISION] = revision
 
 
 async def main() -> None:

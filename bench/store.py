@@ -35,8 +35,9 @@ from typing import Any
 from loopwright import AgentExecutor, AgentOptions, ModelResponse, ToolCall, tool
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
 from loopwright.runtime import Runtime
-from loopwright.store import RunStore, open_store, tail_events
+from loopwright.store import RunStore, open_store
 from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.store._tail import tail_events
 from loopwright.testing import InMemoryRunStore, ScriptedModel
 
 STEPS = (20, 100, 500)

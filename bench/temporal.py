@@ -36,7 +36,8 @@ from proc_cpu import cpu_s, load_average  # noqa: E402
 from temporal_load import load_rows  # noqa: E402
 
 from loopwright.agent import AgentOptions  # noqa: E402
-from loopwright.engines.temporal import connect, start_agent_run  # noqa: E402
+from loopwright.engines.temporal import connect  # noqa: E402
+from loopwright.engines.temporal._client import start_agent_run  # noqa: E402
 from loopwright.engines.temporal._devserver import start_dev_server  # noqa: E402
 from loopwright.runtime import RunSpec, Runtime  # noqa: E402
 from loopwright.store import open_store  # noqa: E402

@@ -29,7 +29,8 @@ from typing import Any
 from proc_cpu import cpu_s, load_average, machine_busy_s, threads_cpu_s
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import connect, run_worker, start_agent_run
+from loopwright.engines.temporal import connect, run_worker
+from loopwright.engines.temporal._client import start_agent_run
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store
 

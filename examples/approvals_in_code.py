@@ -54,9 +54,9 @@ def delete_file(name: str) -> str:
     return f"deleted {name}"
 
 
-def make_agent(replies_done: int = 0) -> AgentExecutor[None, None]:
-    """The agent; `replies_done`: the scripted model's replies an earlier process used."""
-    replies = [json.dumps(reply) for reply in REPLIES[replies_done:]]
+def make_agent() -> AgentExecutor[None, None]:
+    """The agent (its scripted model goes on after the replies the run's log served)."""
+    replies = [json.dumps(reply) for reply in REPLIES]
     return AgentExecutor(
         ScriptedModel(replies), [list_files, delete_file],
         approve=["destructive"], on_pending="wait",
@@ -103,7 +103,7 @@ async def decide(store_path: str, run_id: str, gate_id: str, refusal: str | None
     try:
         approved = refusal is None
         await runtime.approve(run_id, gate_id, approved, "reviewer", refusal or "")
-        handle = await runtime.resume_agent(make_agent(replies_done=2), run_id)
+        handle = await runtime.resume_agent(make_agent(), run_id)
         done = await handle.wait()
     finally:
         runtime.close()

@@ -8,8 +8,8 @@ postgres`), removed at the end.
 
 1. `loopwright store migrate --store URL` creates the store's schema (once per database).
 2. `loopwright run ... --store URL` executes an agent run in a child process.
-3. This process follows that run live from the store (`tail_events`: woken by the append's
-   NOTIFY), event by event, until its end.
+3. This process follows that run live from the store (`Runtime.follow`: woken by the
+   append's NOTIFY), event by event, until its end.
 4. `loopwright runs list --store URL` lists it; `loopwright store copy URL runs.db` copies it
    to a SQLite file, verified.
 """
@@ -23,7 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopwright.store import open_store, redact_url, start_local_postgres, tail_events
+from loopwright.runtime import Runtime
+from loopwright.store import open_store, redact_url, start_local_postgres
 
 SCRIPT = Path(__file__).parent / "echo.json"
 LOOPWRIGHT = [sys.executable, "-m", "loopwright"]
@@ -36,9 +37,13 @@ def cli(*args: str) -> str:
 
 async def follow(url: str, run_id: str) -> None:
     store = open_store(url)
-    async for event in tail_events(store, run_id):
-        print(f"  followed: event {event.seq} {event.type}")
-    store.close()
+    runtime = Runtime(store)  # only reads: the run executes in the other process
+    try:
+        async for event in runtime.follow(run_id):
+            print(f"  followed: event {event.seq} {event.type}")
+    finally:
+        runtime.close()
+        store.close()
 
 
 def main(url: str) -> None:

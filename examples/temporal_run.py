@@ -6,8 +6,9 @@
                                                # Debian's postgresql package), then stops them
 
 A worker runs in this process (in production: `loopwright worker` on other hosts); the run
-is started as a workflow, like `loopwright run --engine temporal`. A scripted model
-(examples/echo.json) asks the echo tool to say hello, then answers.
+is started through a `Runtime` whose engine is a `TemporalEngine`, as `loopwright run
+--engine temporal` does: registered in the store, then a workflow a worker takes. A
+scripted model (examples/echo.json) asks the echo tool to say hello, then answers.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from loopwright.engines.temporal import connect, run_worker, start_agent_run
+from loopwright.engines.temporal import TemporalEngine, connect, run_worker
 from loopwright.events import ToolCallEvent
-from loopwright.runtime import RunSpec
+from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store
 
 SCRIPT = Path(__file__).with_name("echo.json")
@@ -56,20 +57,22 @@ async def main(address: str, store_url: str) -> str:
         model=f"scripted:{SCRIPT.resolve()}",
         tools=("echo",),
     )
-    handle = await start_agent_run(client, spec, task_queue=queue)
-    outcome = await handle.result()
-    stop.set()
-    await worker
     store = open_store(store_url)
+    runtime = Runtime(store, engine=TemporalEngine(address, store, task_queue=queue))
     try:
-        events = store.events(handle.id)
+        handle = runtime.start(spec)
+        result = await handle.wait()  # the ExecutionResult, rebuilt from the stored events
+        events = store.events(handle.run_id)
     finally:
+        stop.set()
+        await worker
+        await runtime.aclose()
         store.close()
-    print(f"run {handle.id}: {outcome['status']}: {outcome['answer']}")
+    print(f"run {handle.run_id}: {result.status}: {result.answer}")
     for event in events:
         detail = f" -> {event.result}" if isinstance(event, ToolCallEvent) else ""
         print(f"  {event.seq:>2} {event.type}{detail}")
-    return str(outcome["status"])
+    return result.status
 
 
 if __name__ == "__main__":

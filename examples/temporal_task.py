@@ -7,8 +7,9 @@ approval is the workflow's Update `approve`.
 A worker runs in this process (in production: `loopwright worker` on other hosts). The
 task is examples/tasks/rotate-keys.yaml on a copy of its workspace: it lists the stale
 keys, waits at its gate (stored as `confirmation_required`, so `runs show` and the
-dashboard see it pending), then rotates them once approved. Here the approval is sent from
-Python (`send_decision`); from a shell it is
+dashboard see it pending), then rotates them once approved. The run is started and its gate
+decided through a `Runtime` whose engine is a `TemporalEngine` (`runtime.approve`); from a
+shell the approval is
 
     loopwright task approve RUN_ID --temporal HOST:7233 --store postgresql://...
 """
@@ -24,14 +25,9 @@ from pathlib import Path
 
 from temporal_run import dev_servers
 
-from loopwright.engines.temporal import (
-    WorkerAllows,
-    connect,
-    run_worker,
-    send_decision,
-    start_task_run,
-)
-from loopwright.events import ConfirmationRequiredEvent, Event
+from loopwright.engines.temporal import TemporalEngine, WorkerAllows, connect, run_worker
+from loopwright.events import ConfirmationRequiredEvent, Event, RunFinishedEvent
+from loopwright.runtime import Runtime
 from loopwright.store import PersistentStore, open_store
 from loopwright.tasks import TaskSpec
 
@@ -70,22 +66,26 @@ async def main(address: str, store_url: str, workspace: Path) -> str:
         workspace=str(workspace),
         state_root=str(workspace / ".state"),
     )
-    handle = await start_task_run(client, spec, task_queue=queue)
     store = open_store(store_url)
+    runtime = Runtime(store, engine=TemporalEngine(address, store, task_queue=queue))
     try:
-        gate = await asyncio.wait_for(waiting_gate(store, handle.id), 60)
-        print(f"run {handle.id} waits at gate {gate.request_id}: {gate.message}")
-        await send_decision(address, handle.id, gate.request_id, True, "example")
-        outcome = await asyncio.wait_for(handle.result(), 60)
-        events = store.events(handle.id)
+        handle = runtime.start_task(spec)
+        gate = await asyncio.wait_for(waiting_gate(store, handle.run_id), 60)
+        print(f"run {handle.run_id} waits at gate {gate.request_id}: {gate.message}")
+        await runtime.approve(handle.run_id, gate.request_id, True, "example")
+        state = await asyncio.wait_for(handle.wait(), 60)  # its TaskRunState, from the store
+        events = store.events(handle.run_id)
     finally:
-        store.close()
         stop.set()
         await worker
-    print(f"run {handle.id}: {outcome['status']} ({outcome['steps']} steps)")
+        await runtime.aclose()
+        store.close()
+    finished = events[-1]
+    steps = finished.steps if isinstance(finished, RunFinishedEvent) else 0
+    print(f"run {handle.run_id}: {state.status} ({steps} steps)")
     for event in events:
         print(show(event))
-    return str(outcome["status"])
+    return state.status
 
 
 if __name__ == "__main__":

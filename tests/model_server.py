@@ -4,14 +4,16 @@ a while on 2 cores). CPU heavy: its tests carry the `model` marker."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from loopwright._ports import server_port
 
 MAIN = Path(__file__).parent / "features" / "llama_server_main.py"
 START_LIMIT_S = 300
@@ -26,13 +28,14 @@ class LlamaServer:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port for the server to bind, drawn where the kernel hands out none to others
+    (it binds it only once the model is loaded: a minute on a loaded machine)."""
+    return server_port()
 
 
 def start_llama_server() -> tuple[LlamaServer, subprocess.Popen[bytes]]:
-    """Start the server and wait until it answers (within START_LIMIT_S)."""
+    """Start the server and wait until it answers (within START_LIMIT_S); its output goes
+    to a log that an error quotes (deleted once it is up)."""
     from loopwright.models._local import resolve_local_path
     from loopwright.models._local_spec import default_threads
 
@@ -42,29 +45,39 @@ def start_llama_server() -> tuple[LlamaServer, subprocess.Popen[bytes]]:
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", str(default_threads()), "--n_ctx", "8192",
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
+    with tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False) as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    log = Path(out.name)
     try:
-        _wait_until_serving(url, process)
+        _wait_until_serving(port, process, log)
     except BaseException:
         stop(process)
         raise
-    return LlamaServer(url, process.pid), process
+    log.unlink()
+    return LlamaServer(f"http://127.0.0.1:{port}/v1", process.pid), process
 
 
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
-    """Poll the server's model list until it answers (it loads 1 GB first)."""
+def _wait_until_serving(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Poll until this server says it listens on `port` (not another one there) and its
+    model list answers (it loads 1 GB first)."""
+    url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + START_LIMIT_S
     while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
         if process.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited with {process.returncode}")
+            raise RuntimeError(f"llama.cpp server exited with {process.returncode}: {text[-2000:]}")
         try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+            if (
+                f"running on {url[:-3]}" in text
+                and httpx.get(f"{url}/models", timeout=2).is_success
+            ):
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.5)  # polling a condition with a deadline, not synchronising on a guess
-    raise RuntimeError(f"llama.cpp server did not answer at {url} within {START_LIMIT_S}s")
+    raise RuntimeError(
+        f"llama.cpp server did not answer at {url} within {START_LIMIT_S}s; its log: {log}"
+    )
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

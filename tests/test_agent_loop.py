@@ -73,6 +73,34 @@ async def test_malformed_reply_gets_one_correction_then_succeeds() -> None:
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].answer == "ok"
 
 
+@pytest.mark.parametrize("unreadable", ["", "```json\n```"])
+async def test_a_native_runs_correction_asks_for_a_tool_call_or_a_plain_answer(
+    add_tool: Any, unreadable: str
+) -> None:
+    """In native tool mode a reply is a tool call or text; asked for a JSON object instead,
+    a model would write its call as JSON text."""
+    model = ScriptedModel([unreadable, "5"], tool_mode="native")
+    result = await AgentExecutor(model, [add_tool]).run("2 + 3?")
+    assert result.answer == "5"
+    correction = model.requests[1].messages[-1].content
+    assert correction.startswith("Your last reply could not be read: the reply ")
+    assert "call one of your tools, or give your final answer as plain text" in correction
+    assert "JSON" not in correction and "{" not in correction
+
+
+@pytest.mark.parametrize(("tool_mode", "revision"), [("native", 5), ("prompted", 6)])
+async def test_prompted_runs_and_older_native_runs_are_asked_for_the_json_object(
+    add_tool: Any, tool_mode: str, revision: int
+) -> None:
+    """Prompted mode's format is the JSON object; a native run recorded at an older
+    revision is corrected as it was made (it replays with the same requests)."""
+    model = ScriptedModel(["", final("5")], tool_mode=tool_mode)  # type: ignore[arg-type]
+    options = AgentOptions(revision=revision)
+    await AgentExecutor(model, [add_tool], options=options).run("2 + 3?")
+    correction = model.requests[1].messages[-1].content
+    assert "Reply again with exactly one JSON object" in correction
+
+
 async def test_malformed_twice_stops_with_parse_error() -> None:
     model = ScriptedModel(["", "  "])
     result = await AgentExecutor(model).run("hi")

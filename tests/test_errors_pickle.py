@@ -31,6 +31,9 @@ SAMPLES: dict[type[BaseException], BaseException] = {
     errors.ModelUnavailableError: errors.ModelUnavailableError(
         "refused", provider="openai", url="http://127.0.0.1:9/v1"
     ),
+    errors.ModelAdapterError: errors.ModelAdapterError(
+        "the model custom:x raised KeyError: 'choices'", error_type="KeyError", provider="x"
+    ),
     errors.MaxStepsExceeded: errors.MaxStepsExceeded(12),
     errors.OutputValidationError: errors.OutputValidationError(
         "never matched", answer="{}", errors=["'n' is required"]

@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "config",
         "paths",
         "_net",
+        "_ports",
         "_event_schema",
         "_extras",
         "_moved",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.prompts._revisions import prompted_texts
+from loopwright.prompts._revisions import REVISIONS
 from loopwright.prompts._turn_notes import (
     EVERY_PART_HINT,
     NEXT_STEP_HINT,
@@ -61,7 +61,7 @@ async def test_earlier_revisions_keep_their_texts(revision: int) -> None:
     sent = await second_message(revision, "product_price", [product_price], product="monitor")
     assert sent.startswith("Observation from product_price: 189.0\n\n")
     assert sent.endswith(NEXT_STEP_HINT)
-    assert not prompted_texts(revision).observations_say_what
+    assert not REVISIONS[revision].texts.observations_say_what
 
 
 async def test_a_tool_without_a_description_is_named_alone() -> None:

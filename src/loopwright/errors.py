@@ -16,10 +16,12 @@ that goes back to the model instead of up the stack::
     │   ├── EventDecodeError        a wire event that is not valid for any readable version
     │   ├── RunNotFound             no run with that id in the store (or not yours)
     │   ├── FollowUpError           a follow-up to a run that cannot take one (still running...)
-    │   └── ForkError               a fork of a run that cannot give one (past its last step...)
+    │   ├── ForkError               a fork of a run that cannot give one (past its last step...)
+    │   └── GateNotFound            a decision on a gate the run never asked
     ├── RunError                    the run itself failed
     │   ├── ModelError              a model call failed (provider, url)
-    │   │   └── ModelUnavailableError   the provider could not be reached
+    │   │   ├── ModelUnavailableError   the provider could not be reached
+    │   │   └── ModelAdapterError   the model raised something else: a bug in its code
     │   ├── ScriptExhaustedError    a ScriptedModel ran out of replies, or had some left
     │   ├── MaxStepsExceeded        the iteration limit was reached
     │   ├── BudgetExceeded          the token or cost budget would be exceeded
@@ -156,6 +158,11 @@ class RunNotFound(UsageError):
         super().__init__(f"no run {run_id!r}" + (f" in {where}" if where else ""))
 
 
+class GateNotFound(UsageError):
+    """A decision on a gate the run never asked (one it asked and no longer waits at is a
+    UsageError)."""
+
+
 class FollowUpError(UsageError):
     """A follow-up turn (`after=`) that cannot start: the run it follows is still running,
     is a task run, holds no conversation, or cannot be replayed by this agent. Nothing is
@@ -186,6 +193,16 @@ class ModelError(RunError):
 
 class ModelUnavailableError(ModelError):
     """The model provider could not be reached."""
+
+
+class ModelAdapterError(ModelError):
+    """The model raised an exception that is not a loopwright error: a bug in its adapter or
+    in your own `Model` class. The run ends `failed` with it (never raised out of the run);
+    `error_type` names the class it raised, and the original is the `__cause__`."""
+
+    def __init__(self, message: str, *, error_type: str, provider: str = "") -> None:
+        self.error_type = error_type
+        super().__init__(message, provider=provider)
 
 
 class ScriptExhaustedError(RunError):

@@ -140,11 +140,6 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
 
-    def __hash__(self) -> int:
-        """By name and description (equal specs have equal ones): a system prompt is kept
-        by the specs it describes (prompts/_builder.py)."""
-        return hash((self.name, self.description))
-
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:

@@ -112,9 +112,9 @@ def test_serve_listens_where_the_config_file_says(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    from loopwright._ports import server_port
+
+    port = server_port()  # drawn where no other program's port-0 bind or connection lands
     write(tmp_path / "loopwright.toml", f'[serve]\nport = {port}\nstore = ":memory:"\n')
     with subprocess.Popen(
         [sys.executable, "-m", "loopwright", "serve"],

@@ -180,7 +180,7 @@ async def test_resume_waits_at_the_same_gate_and_keeps_decided_ones(tmp_path: Pa
     waiting = open_gate.request_id  # the open gate's id, as its log recorded it
     assert waiting.startswith(approval_request_id("run_r", "call_2_0") + "_")
     store.post_gate_decision("run_r", waiting, False, join_decider("api:eve", "not two"))
-    model = ScriptedModel(replies[2:])
+    model = ScriptedModel(replies)  # the same script: it goes on after the served replies
     agent = AgentExecutor(model, [delete_file], approve=True)
     result = await agent.run("x", on_event=again, gates=resumed_gates, recorded=recorded)
     assert result.success and DELETED == ["one"]  # the first not run again, the second denied

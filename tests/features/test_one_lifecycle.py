@@ -133,7 +133,8 @@ def decide_from_python(run: WaitingRun) -> tuple[str, str]:
     async def decide() -> str:
         runtime = Runtime(SqliteRunStore(run.home / "runs.db"))
         try:
-            return await runtime.approve(run.run_id, None, False, "script:nightly", REASON)
+            decided = await runtime.approve(run.run_id, None, False, "script:nightly", REASON)
+            return decided.delivered
         finally:
             runtime.close()
 

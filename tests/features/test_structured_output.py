@@ -170,7 +170,9 @@ async def test_resume_serves_the_recorded_replies_and_validates_again() -> None:
     await AgentExecutor(first, output_type=City).run("x", on_event=sink)
     # the process "crashed" right after the invalid answer was logged
     cut = next(i for i, e in enumerate(events) if isinstance(e, OutputInvalidEvent)) + 1
-    model = ScriptedModel([final({"name": "X", "population": 3})])
+    model = ScriptedModel(
+        [final({"name": "X", "population": "?"}), final({"name": "X", "population": 3})]
+    )  # the same script: it goes on after the reply the log served
     result = await AgentExecutor(model, output_type=City).run("x", recorded=events[:cut])
     assert result.output == City(name="X", population=3)
     assert len(model.requests) == 1  # the recorded, invalid reply was not asked again

@@ -15,6 +15,8 @@ from model_server import LlamaServer
 
 pytestmark = pytest.mark.model
 CALL_LIMIT_S = 900
+"""One call's bound on a loaded 2-core machine; the run's wall clock is set to it too (its
+default, 600 s for a run without tools, cut a call at a load average of 20)."""
 
 
 class Person(BaseModel):
@@ -30,7 +32,7 @@ async def test_llama_server_returns_a_valid_object(llama_server: LlamaServer) ->
     model = OpenAIModel(
         "qwen", base_url=llama_server.url, retry=RetryPolicy(max_retries=0), timeout=CALL_LIMIT_S
     )
-    options = AgentOptions(output_retries=0, max_iterations=1)
+    options = AgentOptions(output_retries=0, max_iterations=1, timeout_s=CALL_LIMIT_S)
     result = await AgentExecutor(model, output_type=Person, options=options).run(REQUEST)
     person = result.output_as(Person)
     assert person.age == 34 and "Lyon" in person.city and "Alice" in person.name
@@ -38,6 +40,6 @@ async def test_llama_server_returns_a_valid_object(llama_server: LlamaServer) ->
 
 async def test_embedded_model_grammar_returns_a_valid_object() -> None:
     model = LocalModel(resolve_local_path(""), threads=default_threads())
-    options = AgentOptions(output_retries=0, max_iterations=1)
+    options = AgentOptions(output_retries=0, max_iterations=1, timeout_s=CALL_LIMIT_S)
     result = await AgentExecutor(model, output_type=Person, options=options).run(REQUEST)
     assert result.output_as(Person).age == 34

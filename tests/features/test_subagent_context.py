@@ -133,7 +133,7 @@ async def test_resumed_lead_lets_the_waiting_child_ask_its_gatekeeper(tmp_path: 
     store.post_gate_decision(child_id, waiting, True, join_decider("api:eve", "fine"))
     resumed_gates = GateBroker(store, poll_s=0.02)
     again = Seen(resumed_gates)
-    lead = lead_of(cleaner(CHILD_REPLIES[1:], approve=["delete_file"]), LEAD_REPLIES[1:])
+    lead = lead_of(cleaner(CHILD_REPLIES, approve=["delete_file"]), LEAD_REPLIES)
     try:
         result = await lead.run("tidy", on_event=again, gates=resumed_gates, recorded=recorded)
     finally:

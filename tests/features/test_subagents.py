@@ -161,8 +161,8 @@ async def test_resume_continues_the_child_where_it_stopped() -> None:
     )  # fmt: skip
     recorded = seen.events[: first_done + 1]
     CALLS.clear()
-    child2 = researcher(replies[1:])  # only what the child had not done
-    parent2 = AgentExecutor(ScriptedModel(parent_replies[1:]), [child2.as_tool("research", "R.")])
+    child2 = researcher(replies)  # the same scripts: each goes on after what its log served
+    parent2 = AgentExecutor(ScriptedModel(parent_replies), [child2.as_tool("research", "R.")])
     again = Collect()
     result = await parent2.run("go", on_event=again, recorded=recorded)
     assert result.answer == "done: a and b"

@@ -89,8 +89,8 @@ async def test_a_waiting_follow_up_resumed_from_the_store_keeps_its_history(
         waiting: ExecutionResult = await handle.wait()
         assert waiting.status == "waiting"
         gate = waiting.pending_approvals[0].gate_id
-        assert await runtime.approve(waiting.run_id, gate, True, "api:ann") == "store"
-        again = agent(TURN_2[1:])  # another process builds the agent again
+        assert (await runtime.approve(waiting.run_id, gate, True, "api:ann")).delivered == "store"
+        again = agent(TURN_2)  # another process builds the agent again
         model = again.model
         assert isinstance(model, ScriptedModel)
         done: ExecutionResult = await (await runtime.resume_agent(again, waiting.run_id)).wait()

@@ -9,8 +9,9 @@ import pytest
 from guard_helpers import call, final
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.events import RunStoppedEvent
+from loopwright.events import ModelResponseEvent, RunStoppedEvent, WarningEvent
 from loopwright.guards import BasePolicy, GuardState, Stop
+from loopwright.messages import ModelResponse, ToolCall
 from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, tool
 
@@ -98,6 +99,36 @@ async def test_third_identical_call_stops_and_second_gets_a_nudge() -> None:
     assert "Do not repeat it" not in model.requests[1].messages[-1].content
     stop = next(e for e in events if isinstance(e, RunStoppedEvent))
     assert stop.reason == "repetition" and "3 times in a row" in stop.message
+
+
+async def test_after_a_repetition_stop_a_final_answer_with_no_tool_offered_completes_the_run() -> (
+    None
+):
+    """Seed 003: "same tool+args called 3x consecutively -> force stop". After the stop, the
+    last turn asks once for the answer from the results so far, with no tool offered (the
+    tool does not run a fourth time); its final answer completes the run, and the log says
+    so before that call."""
+    same = ModelResponse(tool_calls=(ToolCall("c", "lookup", {"key": "same"}),))
+    model = ScriptedModel([same, same, same, "the value is: value of same"], tool_mode="native")
+    events: list[Any] = []
+    result = await AgentExecutor(model, [lookup]).run("find it", on_event=events.append)
+    assert (result.status, result.answer) == ("completed", "the value is: value of same")
+    assert len(result.steps) == 3  # the third identical call was the last one run
+    assert [len(r.tools) for r in model.requests] == [1, 1, 1, 0]  # the last turn: no tool
+    [warning] = [e for e in events if isinstance(e, WarningEvent)]
+    assert "3 times in a row" in warning.message and "final answer" in warning.message
+    assert events.index(warning) < max(
+        i for i, e in enumerate(events) if isinstance(e, ModelResponseEvent)
+    )
+
+
+async def test_only_consecutive_identical_calls_count() -> None:
+    """The count starts again after another call: a, a, b, a, a is no repetition."""
+    keys = ["a", "a", "b", "a", "a"]
+    model = ScriptedModel([*(call("lookup", key=k) for k in keys), final("done")])
+    options = AgentOptions(tier="complex")
+    result = await AgentExecutor(model, [lookup], options=options).run("look them up")
+    assert (result.status, len(result.steps)) == ("completed", 5)
 
 
 async def test_repetition_threshold_is_configurable() -> None:

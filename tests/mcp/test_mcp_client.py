@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from loopwright._ports import server_port
 from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
 from loopwright.events import ToolCallEvent
@@ -33,9 +34,8 @@ def final(answer: str) -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port for the server to bind, drawn where the kernel hands out none to others."""
+    return server_port()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ The peer comparison (bench/eval_compare.py) runs on this server too."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from loopwright._ports import server_port
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import OpenAIModel, RetryPolicy
 from loopwright.models._local import resolve_local_path
@@ -54,9 +54,8 @@ MAX_TOKENS = 120
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A port for the server to bind, drawn where the kernel hands out none to others."""
+    return server_port()
 
 
 @pytest.fixture(scope="module")

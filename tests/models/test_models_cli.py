@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import httpx
 import pytest
 from model_helpers import ANTHROPIC_KEY, OPENAI_KEY
 
+from loopwright._ports import server_port
 from loopwright.cli import main
 from loopwright.models._status import backend_statuses
 
 
 def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nobody listens on: drawn where no other program's port-0 listener lands."""
+    return server_port()
 
 
 async def test_statuses_from_servers_that_answer(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,3 +128,54 @@ async def test_a_run_without_tools_is_shown_only_the_answer_format(
     fmt = system[system.index("EXECUTION FORMAT:") : system.index("RULES:")]
     assert ('"action": "tool_name"' in fmt) is shows_a_call
     assert '"final_answer"' in fmt and '"is_final": true' in fmt
+
+
+# --- seed 002: "Response format enforced (JSON with required fields)", in a run ------------
+MISSING_FIELDS = json.dumps({"thought": "I looked", "result": "value of k"})
+"""JSON of the format's shape, with neither `action` nor `final_answer`."""
+
+
+async def test_with_the_reply_grammar_a_run_holds_the_backend_to_the_required_fields() -> None:
+    """`reply_grammar` (prompted mode): every request carries the reply schema for a backend
+    that constrains its output; a reply without the required fields does not match it.
+    Without the option the backend is not held to it."""
+    reply = json.dumps({"thought": "t", "final_answer": "found"})
+    model = ScriptedModel([reply], tool_mode="prompted")
+    agent = AgentExecutor(model, [lookup], options=AgentOptions(reply_grammar=True))
+    assert (await agent.run("find k")).answer == "found"
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    check = jsonschema.Draft202012Validator(schema)
+    assert check.is_valid(json.loads(reply))
+    assert check.is_valid({"thought": "t", "action": "lookup", "action_input": {"key": "k"}})
+    assert not check.is_valid(json.loads(MISSING_FIELDS))
+    assert not check.is_valid({"thought": "t", "action": "lookup"})  # no action_input
+    plain = ScriptedModel([reply], tool_mode="prompted")
+    await AgentExecutor(plain, [lookup]).run("find k")
+    assert plain.requests[0].output_schema is None
+
+
+async def test_the_seeds_parser_corrects_json_without_the_required_fields() -> None:
+    """With the compat `ReActJsonParser` (the seed's contract) such a reply is a parse
+    error: the model is told which fields are missing and asked once more."""
+    from loopwright.compat import AgentExecutor as SeedExecutor
+    from loopwright.compat import ReActJsonParser
+
+    answer = json.dumps({"thought": "done", "final_answer": "value of k", "is_final": True})
+    model = ScriptedModel([MISSING_FIELDS, answer])
+    agent = SeedExecutor(model, [lookup], parser=ReActJsonParser())
+    assert await agent.run("find k") == "value of k"
+    correction = model.requests[1].messages[-1].content
+    assert 'no "action" and no "final_answer"' in correction
+
+
+async def test_the_native_chain_takes_json_without_the_required_fields_as_the_answer() -> None:
+    """The default chain does not enforce the fields: a reply with neither is text, and
+    text with no action in it is the final answer (docs/parsing.md); no correction."""
+    model = ScriptedModel([MISSING_FIELDS], tool_mode="prompted")
+    result = await AgentExecutor(model, [lookup]).run("find k")
+    assert (result.status, result.answer, len(model.requests)) == (
+        "completed",
+        MISSING_FIELDS,
+        1,
+    )

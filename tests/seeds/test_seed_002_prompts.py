@@ -165,3 +165,47 @@ def test_available_files_section_takes_duck_typed_entries() -> None:
     )
     section = builder.build_available_files_section(context)
     assert "- notes.md: Notes (30 lines)" in section.splitlines()
+
+
+# --- the error observation, as a run sends it ----------------------------------------------
+@tool
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    raise RuntimeError(f"{url} is down")
+
+
+async def _observations_of_two_failed_calls(revision: int | None) -> list[str]:
+    """What the model reads after each of two failed calls in a run (prompted mode)."""
+    import json
+
+    from loopwright import AgentExecutor, AgentOptions
+    from loopwright.testing import ScriptedModel
+
+    def call(url: str) -> str:
+        return json.dumps({"thought": "t", "action": "fetch", "action_input": {"url": url}})
+
+    answer = json.dumps({"thought": "t", "final_answer": "both are down"})
+    model = ScriptedModel([call("a"), call("b"), answer], tool_mode="prompted")
+    options = AgentOptions() if revision is None else AgentOptions(revision=revision)
+    await AgentExecutor(model, [fetch], options=options).run("fetch a and b")
+    return [request.messages[-1].content for request in model.requests[1:]]
+
+
+async def test_a_run_sends_the_error_then_advice_that_follows_it_not_the_seeds_text():
+    """Seed 002's "When tool fails, append to conversation: build_error_observation(...)":
+    a run at the default prompt sends the error, then advice that follows it (retry when it
+    asks for that, fix a wrong argument, else answer), with no attempt count and no "try
+    again with different parameters" (that contradicted errors asking for the same call)."""
+    first, second = await _observations_of_two_failed_calls(None)
+    for observation, url in ((first, "a"), (second, "b")):
+        assert f"Tool 'fetch' failed: RuntimeError: {url} is down\n" in observation
+        assert "If the error asks you to retry, make the same call again" in observation
+        assert "Attempt" not in observation and "different parameters" not in observation
+
+
+async def test_a_run_pinned_to_an_older_prompt_sends_the_seeds_observation():
+    """Runs pinned to the prompt before that change (and runs recorded with it, which
+    replay as they ran) send the seed's text, counting the tool's failures."""
+    first, second = await _observations_of_two_failed_calls(5)
+    assert builder.build_error_observation("fetch", "RuntimeError: a is down", 1) in first
+    assert builder.build_error_observation("fetch", "RuntimeError: b is down", 2) in second

@@ -7,7 +7,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
+import shutil
 import time
+import typing
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +286,47 @@ def test_step_definition_takes_the_seed_fields_in_the_seed_order() -> None:
     assert dataclasses.replace(step, name="t").name == "t"
 
 
+RUN_ID = re.compile(r"run_[0-9a-f]{16}")
+
+
+async def test_task_id_is_the_runs_id_not_a_uuid(tmp_path: Path) -> None:
+    """Seed 004: "`TaskRunState` ... `task_id` (uuid)". It is the run's id instead: the id
+    the state file is named by and holds, the id a later `rollback` or `load_state` takes."""
+    executor = TaskExecutor(None, settings(tmp_path))
+    await collect(executor, task(COUNT))
+    task_id = executor.task_id or ""
+    assert RUN_ID.fullmatch(task_id), task_id
+    with pytest.raises(ValueError):
+        uuid.UUID(task_id)
+    state = executor.load_state("acme", task_id)
+    assert state.task_id == task_id
+    assert executor.state_path("acme", task_id).name == f"{task_id}.json"
+
+
+def test_one_id_for_the_run_in_the_store_its_events_and_its_state_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same task run as `loopwright task run` stores it: the store's run id is every
+    event's `run_id`, the state file's name and its `task_id`."""
+    from loopwright.cli import main
+    from loopwright.store import SqliteRunStore
+
+    examples = Path(__file__).parents[2] / "examples" / "tasks"
+    ws = shutil.copytree(examples / "workspace", tmp_path / "ws")
+    store, state_dir = tmp_path / "runs.db", tmp_path / "state"
+    argv = ["task", "run", str(examples / "rotate-keys.yaml"), "--workspace", str(ws),
+            "--input", "as_of=2025-06-01", "--client", "acme", "--yes", "--json",
+            "--store", str(store), "--state-dir", str(state_dir)]  # fmt: skip
+    assert main(argv) == 0
+    [record] = SqliteRunStore(store).list_runs(tenant="acme")
+    assert RUN_ID.fullmatch(record.run_id), record.run_id
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert events and {e["run_id"] for e in events} == {record.run_id}
+    [state_file] = state_dir.rglob("task-runs/*.json")
+    assert state_file.name == f"{record.run_id}.json"
+    assert json.loads(state_file.read_text(encoding="utf-8"))["task_id"] == record.run_id
+
+
 def test_the_seed_dataclasses_have_the_seed_fields() -> None:
     def names(cls: type) -> list[str]:
         return [f.name for f in dataclasses.fields(cls)]
@@ -297,6 +342,10 @@ def test_the_seed_dataclasses_have_the_seed_fields() -> None:
     assert names(TaskRunState)[:7] == [
         "task_id", "task_name", "status", "started_at", "steps_completed", "current_step", "change_log",
     ]  # fmt: skip
+    status = typing.get_type_hints(TaskRunState)["status"]  # the seed's five and `cancelled`
+    assert typing.get_args(status) == (
+        "pending", "running", "completed", "failed", "cancelled", "rolled_back",
+    )  # fmt: skip
     assert names(StepResult) == [
         "step_name",
         "type",

@@ -6,7 +6,9 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -282,3 +284,33 @@ class HeldModel:
             call = ToolCall(f"c{self.made}", "echo", {"text": f"line {self.made}"})
             return ModelResponse(tool_calls=(call,), usage=Usage(10, 5))
         return ModelResponse(text="all lines echoed", usage=Usage(10, 5))
+
+
+def start_many(server: LiveServer, model: str, runs: int) -> list[str]:
+    """`runs` runs of `model` started through the API, 8 at a time; their ids."""
+
+    def start(index: int) -> str:
+        body = {"prompt": f"run {index}", "model": model}
+        response = httpx.post(f"{server.url}/api/runs", json=body, timeout=60)
+        assert response.status_code == 201, response.text
+        return str(response.json()["run_id"])
+
+    with ThreadPoolExecutor(8) as pool:
+        return list(pool.map(start, range(runs)))
+
+
+def handles_left(server: LiveServer, run_ids: list[str], limit_s: float) -> int:
+    """Once every run is stored completed and its task in the server has ended (bounded by
+    `limit_s`): how many handles the server's engines still hold."""
+    runtime = server.config.runtime
+    deadline = time.monotonic() + limit_s
+    while True:
+        records = [runtime.store.get_run(run_id) for run_id in run_ids]
+        ended = all(r is not None and r.status == "completed" for r in records)
+        handles = [h for engine in runtime.engines.values() for h in list(engine.handles.values())]
+        if ended and all(h.done for h in handles):
+            break
+        assert time.monotonic() < deadline, "the runs did not end in time"
+        time.sleep(0.05)
+    httpx.get(f"{server.url}/api/runs?limit=1")  # a turn of the server's loop after the ends
+    return sum(len(engine.handles) for engine in runtime.engines.values())

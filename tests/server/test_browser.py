@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -256,6 +257,24 @@ def tool_rows(page: Page, count: int) -> None:
     expect(page.locator(".tl-tool.ok")).to_have_count(count, timeout=TIMEOUT_MS)
 
 
+SERVER_BOUND_S = 300.0
+"""How long the server may take to run what the test released (hundreds of calls on a
+loaded 2-core machine); the page's own wait (TIMEOUT_MS) starts once the server has."""
+
+
+def stored(server: LiveServer, run_id: str, *, tool_calls: int = 0, ended: bool = False) -> None:
+    """Wait until the server has stored `tool_calls` finished calls of the run (and its end):
+    what the page is then asked to show is there to show."""
+    deadline = time.monotonic() + SERVER_BOUND_S
+    while True:
+        reply = httpx.get(f"{server.url}/api/runs/{run_id}/events", params={"limit": 10000})
+        types = [e["type"] for e in reply.json()["events"]]
+        if types.count("tool_call") >= tool_calls and (not ended or "run_finished" in types):
+            return
+        assert time.monotonic() < deadline, f"{types.count('tool_call')} calls stored"
+        time.sleep(0.2)  # polling the server's store: nothing to wait on instead
+
+
 def test_a_long_run_fills_in_live_without_re_rendering(
     page: Page, server: LiveServer, held_model: HeldModel
 ) -> None:
@@ -276,9 +295,11 @@ def test_a_long_run_fills_in_live_without_re_rendering(
     tool_rows(page, 100)
     page.evaluate("window.loopwrightLive.ws.close(3000, 'test drops the connection')")
     held_model.release(200)  # these happen while the page is reconnecting
+    stored(server, run_id, tool_calls=300)
     tool_rows(page, 300)
     expect(page.locator("[data-field=conn]")).to_have_text("live")
     held_model.release(1)
+    stored(server, run_id, tool_calls=300, ended=True)
     expect(page.locator("[data-testid=outcome]")).to_contain_text("all lines echoed")
 
     assert page.evaluate("window.firstRow === document.querySelector('.tl-tool')")
@@ -399,6 +420,7 @@ def test_falls_back_to_sse_when_websockets_carry_nothing(
     held_model.release(5)
     tool_rows(page, 5)
     held_model.release(296)
+    stored(server, run_id, tool_calls=300, ended=True)
     expect(page.locator("[data-testid=outcome]")).to_contain_text("all lines echoed")
     expect(page.locator("[data-field=conn]")).to_have_text("finished")
     results = page.locator(".tl-tool .tl-result").all_inner_texts()

@@ -8,7 +8,8 @@ import asyncio
 import sys
 import time
 
-from loopwright.store import open_store, tail_events
+from loopwright.store import open_store
+from loopwright.store._tail import tail_events
 
 
 async def follow(location: str, run_id: str, after: int, stop_after: int | None) -> None:

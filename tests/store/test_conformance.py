@@ -18,7 +18,7 @@ from store_helpers import line_spec, lines, recorded_run
 from store_locations import Spot
 
 from loopwright.clock import MockClock
-from loopwright.errors import ResumeConflict, StoreError
+from loopwright.errors import ResumeConflict, RunNotFound, StoreError
 from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
@@ -32,7 +32,9 @@ from loopwright.events import (
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.runtime._export import export_run
 from loopwright.runtime._lease import LeaseKeeper
-from loopwright.store import RunRecord, RunStore, tail_events
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._tail import tail_events
+from loopwright.testing import InMemoryRunStore
 
 
 def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:
@@ -90,6 +92,19 @@ def test_a_run_is_stored_event_by_event_and_read_back_in_ranges(spot: Spot, tmp_
     assert record.last_seq == len(events) and record.updated_at == events[-1].ts
     assert record.kind == "agent" and record.tools == ("append_line",)
     assert record.options == events[0].options and record.options  # type: ignore[union-attr]
+
+
+def test_find_run_gives_the_run_or_says_which_store_lacks_it(spot: Spot) -> None:
+    store = spot.open()
+    store.append(started("r1", tenant="acme"))
+    assert store.find_run("r1").run_id == store.find_run("r1", tenant="acme").run_id == "r1"
+    for run_id, tenant in (("r9", None), ("r1", "globex")):  # not there; another tenant's
+        with pytest.raises(RunNotFound) as missing:
+            store.find_run(run_id, tenant=tenant)
+        assert missing.value.run_id == run_id and f"no run {run_id!r} in " in str(missing.value)
+        assert str(missing.value).endswith(store.path) and "password" not in str(missing.value)
+    with pytest.raises(RunNotFound, match=r"^no run 'r9'$"):  # in memory: no place to name
+        InMemoryRunStore().find_run("r9")
 
 
 def test_a_gap_a_duplicate_and_an_unknown_run_are_refused(spot: Spot) -> None:

@@ -8,7 +8,7 @@ file, each step with a tool that appends one line: `append_line` (not idempotent
 `put_line` (idempotent), with an approval gate in the middle. The test reads N events
 (N random), sometimes approves the gate through the store as soon as it asks, kills the
 child with SIGKILL, then resumes the run in this process from the store alone
-(`resume_task`), deciding a gate that was still waiting through the store. One trial in
+(`Runtime.resume`), deciding a gate that was still waiting through the store. One trial in
 five goes through the real commands instead: `loopwright task run --yes` killed, then
 `loopwright runs resume`, its gates approved through the store. It checks:
 
@@ -50,14 +50,7 @@ from loopwright.events import (
 )
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
-from loopwright.tasks import (
-    GateBroker,
-    TaskExecutor,
-    TaskSettings,
-    load_task,
-    pending_gates,
-    resume_task,
-)
+from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task, pending_gates
 
 TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "5"))
 SEED = 20261124
@@ -142,12 +135,10 @@ def run_and_kill(trial: Trial) -> Trial:
 async def resume(trial: Trial, run_id: str) -> str:
     """Resume the run from the store; a gate still waiting is decided through the store."""
     store = SqliteRunStore(trial.folder / "runs.db")
-    runtime = Runtime(store)
     gates = GateBroker(store, poll_s=0.01)
+    runtime = Runtime(store, gates=gates)
     try:
-        recorded = store.events(run_id)
-        runtime.leases.hold(run_id)
-        job = asyncio.create_task(resume_task(recorded, gates=gates, sink=runtime.publish))
+        job = (await runtime.resume(run_id)).task
         waited = False
         deadline = time.monotonic() + 30
         while not job.done():
@@ -160,8 +151,7 @@ async def resume(trial: Trial, run_id: str) -> str:
         job.result()
         return "resumed, gate waited again" if waited else "resumed"
     finally:
-        runtime.leases.release(run_id)
-        runtime.leases.close()
+        runtime.close()
         store.close()
 
 

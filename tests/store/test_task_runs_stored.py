@@ -57,7 +57,8 @@ def test_runtime_rollback_undoes_a_task_run_as_a_stored_run_of_its_own(
     tmp_path: Path,
 ) -> None:
     """`Runtime.rollback` from Python: the files come back, the rollback is its own stored
-    run (parent = the original) with each undo as an event, and its lease is given back."""
+    run (parent = the original) with each undo as an event, its lease is given back, and
+    the original run is stored rolled_back (as after `task rollback`)."""
     ws = Path(shutil.copytree(EXAMPLES / "workspace", tmp_path / "ws"))
     original = (ws / "keys.json").read_bytes()
     store_path = tmp_path / "runs.db"
@@ -86,6 +87,8 @@ def test_runtime_rollback_undoes_a_task_run_as_a_stored_run_of_its_own(
     rollback = store.get_run(run_id)
     assert rollback is not None and rollback.parent_run_id == record.run_id
     assert rollback.status == "completed" and runtime.leases.held == set()
+    rolled_back = store.get_run(record.run_id)  # the Runtime marks the original run
+    assert rolled_back is not None and rolled_back.status == "rolled_back"
     stored = store.events(run_id)
     assert [e.type for e in stored] == [e.type for e in seen]
     assert [e.type for e in stored][:2] == ["run_started", "task_start"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import runpy
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from stream_server import openai_sse, stream_server
+
+from loopwright._ports import server_port
 
 ROOT = Path(__file__).parents[2]
 ANSWER = '{"thought": "six sevens", "final_answer": "6 * 7 = 42"}'
@@ -60,9 +61,8 @@ def run_example(
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed when the socket is: nobody listens
+    """A port nobody listens on: drawn where no other program's port-0 listener lands."""
+    return server_port()
 
 
 @pytest.mark.subprocess

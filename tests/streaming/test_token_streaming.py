@@ -146,12 +146,12 @@ def test_the_delta_event_round_trips_on_the_wire() -> None:
     assert event_from_dict(json.loads(json.dumps(event_to_dict(delta)))) == delta
 
 
-async def test_runtime_sends_deltas_to_subscribers_and_never_stores_them(tmp_path: Any) -> None:
+async def test_runtime_sends_deltas_to_followers_and_never_stores_them(tmp_path: Any) -> None:
     store = SqliteRunStore(tmp_path / "runs.db")
     runtime = Runtime(store)
     model = ScriptedModel([ANSWER], stream_chars=4)
     handle = runtime.start_agent(AgentExecutor(model), "q", run_id="run_rt")
-    seen = [event async for event in runtime.subscribe("run_rt")]
+    seen = [event async for event in runtime.follow("run_rt")]
     result = await handle.wait()
     assert result.answer == "17 + 25 is 42."
     assert any(isinstance(e, ModelTextDeltaEvent) for e in seen)

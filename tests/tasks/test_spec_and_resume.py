@@ -1,5 +1,6 @@
 """TaskSpec (versioned, frozen fixture), prepare_task/run_task over Effects, GateBroker as a
-Gatekeeper (in-process and through the store), and resuming a run from its events."""
+Gatekeeper (in-process and through the store), and resuming a run from its events
+(`Runtime.resume`; `tasks.resume_task` and `resume_effects` are deprecated and say so)."""
 
 from __future__ import annotations
 
@@ -22,17 +23,21 @@ from loopwright.events import (
     StepCompleteEvent,
     ToolCallStartedEvent,
 )
+from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import (
     GateBroker,
+    TaskRunState,
     TaskSpec,
     prepare_task,
     rebuild_state,
     recorded_task_spec,
+    resume_effects,
     resume_task,
     run_task,
 )
 from loopwright.tasks._state import StateFileExporter
+from loopwright.testing import InMemoryRunStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "task_spec_v1.json"
 TOOLS_FILE = Path(__file__).parents[1] / "store" / "crash_tools.py"
@@ -90,6 +95,19 @@ async def approve_when_asked(gates: GateBroker, decided_by: str) -> None:
     gates.resolve(gates.pending()[0].request_id, True, decided_by)
 
 
+async def resumed(prefix: list[Event], gates: GateBroker, sink: Collect) -> TaskRunState:
+    """The run stored up to `prefix` (its process died there), resumed by a Runtime."""
+    store = InMemoryRunStore()
+    store.append_many(prefix)
+    runtime = Runtime(store, gates=gates)
+    try:
+        handle = await runtime.resume(prefix[0].run_id, on_event=sink)
+        state: TaskRunState = await handle.wait()
+    finally:
+        runtime.close()
+    return state
+
+
 async def full_run(folder: Path) -> list[Event]:
     spec = lines_task(folder)
     sink, gates = Collect(), GateBroker()
@@ -121,7 +139,7 @@ async def test_a_waiting_gate_waits_again_and_done_steps_are_not_repeated(
     prefix = events[: asked + 1]  # the process died while the gate waited
     sink, gates = Collect(), GateBroker()
     approver = asyncio.create_task(approve_when_asked(gates, "bob"))
-    state = await resume_task(prefix, gates=gates, sink=sink)
+    state = await resumed(prefix, gates, sink)
     await approver
     assert state.status == "completed"
     assert [e.seq for e in sink.events] == list(range(asked + 2, asked + 2 + len(sink.events)))
@@ -137,7 +155,7 @@ async def test_a_decided_gate_is_served_from_the_log(tmp_path: Path) -> None:
     events = await full_run(tmp_path)
     decided = next(i for i, e in enumerate(events) if isinstance(e, GateDecisionEvent))
     sink = Collect()
-    state = await resume_task(events[: decided + 1], gates=GateBroker(), sink=sink)
+    state = await resumed(events[: decided + 1], GateBroker(), sink)
     assert state.status == "completed"  # nobody could decide: the verdict came from the log
     assert state.result_of("ok") is not None and state.result_of("ok").result == {  # type: ignore[union-attr]
         "approved": True,
@@ -151,7 +169,7 @@ async def test_a_started_step_of_a_tool_that_is_not_idempotent_is_not_run_again(
     events = await full_run(tmp_path)
     started = next(i for i, e in enumerate(events) if isinstance(e, ToolCallStartedEvent))
     sink = Collect()
-    state = await resume_task(events[: started + 1], gates=GateBroker(), sink=sink)
+    state = await resumed(events[: started + 1], GateBroker(), sink)
     [result] = [e for e in sink.events if isinstance(e, FunctionResultEvent)]
     assert not result.success and "effect is unknown" in str(result.error)
     assert state.status == "failed" and isinstance(sink.events[-1], RunFinishedEvent)
@@ -178,3 +196,13 @@ async def test_a_gate_nobody_decides_times_out_on_time() -> None:
     verdict = await fx.gate(GateRequest("gate_t", "approve", "ok?", 0.05))
     assert verdict.outcome == "timed_out"
     assert time.monotonic() - started < 2.0
+
+
+async def test_the_deprecated_resume_doors_name_the_runtime(tmp_path: Path) -> None:
+    events = await full_run(tmp_path)
+    decided = next(i for i, e in enumerate(events) if isinstance(e, GateDecisionEvent))
+    with pytest.warns(DeprecationWarning, match=r"resume_task is deprecated: .*Runtime\(store\)"):
+        state = await resume_task(events[: decided + 1], gates=GateBroker())
+    assert state.status == "completed"  # it still works meanwhile
+    with pytest.warns(DeprecationWarning, match=r"resume_effects is deprecated: .*\.resume"):
+        resume_effects(events[:decided])

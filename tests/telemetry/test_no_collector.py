@@ -6,7 +6,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
+from loopwright._ports import server_port
 from loopwright.telemetry._export import EXIT_FLUSH_S, GuardedExporter, bounded_shutdown
 from loopwright.telemetry._otel import otlp_provider
 
@@ -27,9 +27,8 @@ at the least (backoffs of 1, 2 and 4 s, less 20 % jitter)."""
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nobody listens on: drawn where no other program's port-0 listener lands."""
+    return server_port()
 
 
 @pytest.mark.subprocess

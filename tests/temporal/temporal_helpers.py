@@ -3,6 +3,7 @@ worker processes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -10,20 +11,27 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHandle, WorkflowHistory
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
 from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
+from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
+from loopwright.store import open_store
+from loopwright.tasks import TaskSpec
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
@@ -78,6 +86,80 @@ def loopwright_env(**extra: str) -> dict[str, str]:
     return env
 
 
+class KeptServer:
+    """This test process's dev server: started when a test first needs it, and again when
+    it died since (its end reported, its log kept)."""
+
+    def __init__(self, cli: Path) -> None:
+        self.cli = cli
+        self.server: DevServer | None = None
+
+    def current(self) -> DevServer:
+        ended = self.ended("after the test before")
+        if ended is not None:  # in the warnings summary: no fault of the test that needs it
+            with warnings.catch_warnings():
+                warnings.simplefilter("always")
+                warnings.warn(ended, stacklevel=1)
+        if self.server is None:
+            self.server = start_dev_server(self.cli)
+        return self.server
+
+    def ended(self, when: str) -> str | None:
+        """None while the server runs; else what to report of its end (it is let go, its
+        log kept for a closer look)."""
+        server = self.server
+        if server is None or server.alive():
+            return None
+        self.server = None
+        server.stop(keep_log=True)
+        return (
+            f"the Temporal dev server at {server.address} exited "
+            f"({server.process.returncode}) {when}; its log ({server.log}) ends: "
+            f"{server.log_tail(1000)}"
+        )
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+@contextlib.contextmanager
+def serving(command: list[str], log: Path, env: dict[str, str]) -> Iterator[str]:
+    """`loopwright serve --port 0 ...` (`command`): it binds a port itself and says which
+    (no port picked here and released for it to bind: another process could take it in
+    between). Its URL once its API answers (within 60 s); stopped at the end."""
+    assert command[command.index("--port") + 1] == "0", command
+    with log.open("wb") as out:  # the child has its own copy
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        url = ""
+        while True:
+            said = log.read_text(errors="replace")
+            if not url and "the API on http://" in said:
+                url = said.split("the API on ", 1)[1].split()[0]
+            if url and _answers(f"{url}/api/runs"):
+                break
+            assert time.monotonic() < deadline and proc.poll() is None, said
+            time.sleep(0.1)  # polling its log and its API: nothing to wait on instead
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+WORKER_START_S = 180.0
+"""How long a worker process may take to poll its queue: Python's start-up, imports and the
+connections took over a minute on a 2-core machine at a load average of 20-40."""
+
+
 @dataclass
 class Workers:
     """`loopwright worker` processes of one test (each stopped at the end)."""
@@ -116,6 +198,15 @@ class Workers:
 
     def log_of(self, index: int) -> str:
         return (self.log_dir / f"worker{index}.log").read_text()
+
+    def wait_polling(self, index: int = -1, limit_s: float = WORKER_START_S) -> None:
+        """Return once the worker (the last started, by default) says it polls its queue."""
+        number = index % len(self.procs)
+        deadline = time.monotonic() + limit_s
+        while "polling" not in self.log_of(number):
+            assert self.procs[number].poll() is None, self.log_of(number)
+            assert time.monotonic() < deadline, f"not polling in {limit_s:g} s: {self.logs()}"
+            time.sleep(0.1)  # polling its log: the worker says nothing else
 
     def logs(self) -> str:
         return "\n".join(p.read_text() for p in sorted(self.log_dir.glob("worker*.log")))
@@ -246,3 +337,77 @@ async def replay_all(checker: Replayer, handles: list[WorkflowHandle[Any, Any]])
 
     results = await checker.replay_workflows(histories(), raise_on_replay_failure=False)
     return {run: repr(failure) for run, failure in results.replay_failures.items()}
+
+
+class TemporalRuns:
+    """The runs of a test, started and decided as the CLI and the server do it: through a
+    `Runtime` whose engine is a `TemporalEngine` on the test's task queue (registered in the
+    store, listed `queued` until a worker takes them). `start` gives the run's workflow
+    handle once its workflow exists."""
+
+    def __init__(self, workers: Workers) -> None:
+        self.workers = workers
+        self.store = open_store(workers.store)
+        self.runtimes: dict[EngineSettings | None, Runtime] = {}
+        self.handles: list[RunHandle] = []
+
+    def runtime(self, settings: EngineSettings | None = None) -> Runtime:
+        """The Runtime whose engine starts runs with `settings` (one per settings)."""
+        if settings not in self.runtimes:
+            engine = TemporalEngine(
+                self.workers.address, self.store, task_queue=self.workers.queue, settings=settings
+            )
+            self.runtimes[settings] = Runtime(self.store, engine=engine)
+        return self.runtimes[settings]
+
+    async def start(
+        self, spec: RunSpec, *, settings: EngineSettings | None = None, run_id: str | None = None
+    ) -> WorkflowHandle[Any, Any]:
+        return await self._workflow(self.runtime(settings).start(spec, run_id=run_id))
+
+    async def start_task(
+        self, spec: TaskSpec, *, settings: EngineSettings | None = None, run_id: str | None = None
+    ) -> WorkflowHandle[Any, Any]:
+        return await self._workflow(self.runtime(settings).start_task(spec, run_id=run_id))
+
+    async def decide(
+        self, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
+    ) -> GateDecided:
+        """`Runtime.approve`: checked against the run's log, then its workflow's Update (or
+        stored for its next worker while none polls)."""
+        return await self.runtime().approve(run_id, gate_id, approved, by, reason)
+
+    async def _workflow(self, handle: RunHandle) -> WorkflowHandle[Any, Any]:
+        """The run's workflow, once the engine has started it (its start's error, if any)."""
+        self.handles.append(handle)
+        client = await self.runtime().engine.client()  # type: ignore[attr-defined]
+        workflow: WorkflowHandle[Any, Any] = client.get_workflow_handle(handle.run_id)
+        while True:
+            if handle.done and (handle.task.cancelled() or handle.task.exception() is not None):
+                await handle.wait()  # raises why it did not start
+            try:
+                first = (await workflow.describe()).run_id  # its first run (it just started)
+                started: WorkflowHandle[Any, Any] = client.get_workflow_handle(
+                    handle.run_id, first_execution_run_id=first
+                )
+                return started
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            await asyncio.wait({handle.task}, timeout=0.05)
+
+    async def aclose(self) -> None:
+        """Cancel the runs still going, as their Runtime does when its handle is cancelled
+        (a bounded wait: the test's workers stop next), and close the store."""
+        for handle in self.handles:  # a run the test terminated: its watcher's error is seen
+            if handle.done and not handle.task.cancelled():
+                handle.task.exception()
+        waiting = [h.task for h in self.handles if not h.done]
+        for task in waiting:
+            task.cancel()
+        if waiting:
+            await asyncio.wait(waiting, timeout=10)
+        for runtime in self.runtimes.values():
+            runtime.close()
+            await runtime.aclose()
+        self.store.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from temporal_helpers import (
     TOOLS_FILE,
+    TemporalRuns,
     Workers,
     action,
     final,
@@ -19,7 +20,6 @@ from temporal_helpers import (
     write_script,
 )
 
-from loopwright.engines.temporal import connect, send_decision, start_agent_run
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
@@ -45,7 +45,9 @@ async def next_gate(store_url: str, run_id: str, seen: set[str]) -> str:
         store.close()
 
 
-async def test_a_tool_approval_is_a_workflow_update(workers: Workers, tmp_path: Path) -> None:
+async def test_a_tool_approval_is_a_workflow_update(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
     out = tmp_path / "out.txt"
     script = tmp_path / "script.json"
     replies = [action("append_line", path=str(out), text="approved-line"),
@@ -60,15 +62,14 @@ async def test_a_tool_approval_is_a_workflow_update(workers: Workers, tmp_path: 
         approve=("append_line",),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     seen: set[str] = set()
     first = await next_gate(workers.store, handle.id, seen)
     assert not out.exists()  # nothing runs before the decision
-    await send_decision(workers.address, handle.id, first, True, "ops")
+    await runs.decide(handle.id, first, True, "ops")
     second = await next_gate(workers.store, handle.id, seen)
     assert out.read_text() == "approved-line\n"
-    await send_decision(workers.address, handle.id, second, False, "ops", "not twice")
+    await runs.decide(handle.id, second, False, "ops", "not twice")
     outcome = await asyncio.wait_for(handle.result(), 60)
 
     assert outcome["status"] == "completed"

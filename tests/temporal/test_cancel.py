@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_env
 from temporalio.client import WorkflowFailureError
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.events import RunFinishedEvent, ToolCallStartedEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -39,7 +39,7 @@ async def _stored_until(store_url: str, run_id: str, kind: type, limit_s: float)
 
 
 async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
     replies = [action("echo", text="hi"), action("wait", seconds=120), final("never")]
@@ -51,9 +51,8 @@ async def test_cancel_stops_a_running_tool_and_ends_the_run_cancelled(
         workspace=str(tmp_path),
     )
     workers.start()
-    client = await connect(workers.address)
     settings = EngineSettings(heartbeat_timeout_s=HEARTBEAT_S)
-    handle = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
+    handle = await runs.start(spec, settings=settings)
     while "waiting" not in workers.logs():  # the long tool call is running
         await asyncio.sleep(0.05)
     store = open_store(workers.store)

@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporal_helpers import Workers, action, final, shape
+from temporal_helpers import TemporalRuns, Workers, action, final, shape
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowHistory
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings, connect
 from loopwright.engines.temporal._payloads import MODEL_CALL, TOOL_CALL
 from loopwright.engines.temporal._sandbox import replayer
 from loopwright.engines.temporal._workflow import AgentRunWorkflow
@@ -125,7 +125,7 @@ def measure(histories: list[History]) -> Growth:
 
 
 async def test_a_long_run_continues_as_new_and_its_history_stays_small(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """A 30-step run continued every 10 model calls: 4 workflow runs, each small, the
     activities' inputs the same size at every step, the stored events gapless and whole.
@@ -140,7 +140,7 @@ async def test_a_long_run_continues_as_new_and_its_history_stays_small(
     started = time.monotonic()
     settings = EngineSettings(continue_after_calls=every)
     spec = scripted_spec(tmp_path, steps)
-    handle = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
+    handle = await runs.start(spec, settings=settings)
     outcome = await handle.result()
     elapsed = time.monotonic() - started
     assert outcome["status"] == "completed", outcome
@@ -188,7 +188,7 @@ async def test_a_long_run_continues_as_new_and_its_history_stays_small(
 
 
 async def test_a_continued_run_stores_the_same_events_as_the_embedded_engine(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """Continued every 4 model calls, a 12-step run stores what the embedded engine stores
     (field by field but ids and times: each tool result whole, each request's fingerprint
@@ -205,7 +205,7 @@ async def test_a_continued_run_stores_the_same_events_as_the_embedded_engine(
     workers.start()
     client = await connect(workers.address)
     settings = EngineSettings(continue_after_calls=4)
-    run = await start_agent_run(client, spec, settings=settings, task_queue=workers.queue)
+    run = await runs.start(spec, settings=settings)
     outcome = await run.result()
     assert outcome["status"] == "completed" and outcome["model_calls"] == 13
     assert run.first_execution_run_id is not None

@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from run_tools import KILL_MARK
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
 from trial_helpers import until
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._activity_support import UNCERTAIN
 from loopwright.events import RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
@@ -43,15 +43,14 @@ def _tool_calls(store_url: str, run_id: str) -> tuple[list[ToolCallEvent], str]:
 
 
 async def test_a_sigtermed_worker_finishes_its_call_and_records_the_result(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     out = tmp_path / "out.txt"
     line = f"line1 {KILL_MARK}"  # the call waits after its effect until OUT.go exists
     spec = _spec(tmp_path, [action("append_line", path=str(out), text=line), final("done")],
                  "append_line")  # fmt: skip
     first = workers.start("--graceful-timeout", "120", LOOPWRIGHT_TEST_KILL_ONCE="after-commit")
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    handle = await runs.start(spec, settings=FAST)
     hung = Path(f"{out}.hung")
     await until(hung.exists, workers.logs, 60)  # inside the call, after its effect
 
@@ -71,13 +70,12 @@ async def test_a_sigtermed_worker_finishes_its_call_and_records_the_result(
 
 
 async def test_a_call_past_the_graceful_timeout_is_handed_back(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     release = tmp_path / "release"
     spec = _spec(tmp_path, [action("hold", path=str(release)), final("done")], "hold")
     first = workers.start("--graceful-timeout", "1")
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    handle = await runs.start(spec, settings=FAST)
     held = Path(f"{release}.held")
     await until(held.exists, workers.logs, 60)  # the call is running on the first worker
     assert held.read_text() == str(first.pid)

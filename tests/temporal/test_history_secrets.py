@@ -15,7 +15,8 @@ from temporal_helpers import Workers, action, final, payloads_of
 from temporalio.api.common.v1 import Payload
 from trial_helpers import until
 
-from loopwright.engines.temporal import connect, start_agent_run
+from loopwright.engines.temporal import connect
+from loopwright.engines.temporal._client import start_agent_run  # its workflow task timeout
 from loopwright.engines.temporal._codec import KEY_ENV, PayloadCipher, load_cipher
 from loopwright.runtime import RunSpec
 

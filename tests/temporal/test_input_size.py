@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import Workers, action, final
+from temporal_helpers import TemporalRuns, Workers, action, final
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.engines.temporal._payloads import MODEL_CALL
 from loopwright.runtime import RunSpec
 
@@ -20,7 +19,9 @@ STEPS = 40
 RESULT = 20_000
 
 
-async def test_model_call_inputs_stay_the_same_size(workers: Workers, tmp_path: Path) -> None:
+async def test_model_call_inputs_stay_the_same_size(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
     script = tmp_path / "script.json"
     replies = [action("big", size=RESULT - step) for step in range(STEPS)]
     script.write_text(json.dumps([*replies, final("read them all")]))
@@ -32,8 +33,7 @@ async def test_model_call_inputs_stay_the_same_size(workers: Workers, tmp_path: 
         options=AgentOptions(max_iterations=STEPS + 5, no_progress_limit=STEPS + 5),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     outcome = await handle.result()
     assert outcome["status"] == "completed" and outcome["steps"] == STEPS
 

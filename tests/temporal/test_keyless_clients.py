@@ -20,7 +20,7 @@ from trial_helpers import until
 
 from loopwright.agent._approval import approval_request_id
 from loopwright.engines.temporal import TemporalEngine, connect
-from loopwright.engines.temporal._approvals import APPROVE, decide
+from loopwright.engines.temporal._approvals import APPROVE, GateDecision, decide
 from loopwright.engines.temporal._payloads import AgentRunInput
 from loopwright.engines.temporal._workflow import AGENT_RUN
 from loopwright.errors import UsageError
@@ -105,7 +105,7 @@ async def test_a_gate_is_decided_only_by_its_id_and_only_with_the_key(
         public = approval_request_id(handle.run_id, call_id)  # the run's id, the call's
         assert gate != public and gate.startswith(public + "_")
         with pytest.raises(UsageError, match=f"no gate {public!r} is waiting"):
-            await decide(client, handle.run_id, public, True, "mallory")  # holding the key
+            await decide(client, handle.run_id, GateDecision(public, True, "mallory"))  # the key
 
         stranger = await Client.connect(workers.address)  # the right id, but no key
         update = stranger.get_workflow_handle(handle.run_id).execute_update(

@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from temporal_helpers import Workers, replay_all, shape
+from temporal_helpers import TemporalRuns, Workers, replay_all, shape
 from temporalio.client import WorkflowHandle
 from trial_helpers import HeldLink, Trial, run_embedded, until
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.engines.temporal._sandbox import replayer
 from loopwright.engines.temporal._workflow import AgentRunWorkflow
@@ -78,7 +78,7 @@ async def kill_after_commit(
 
 
 async def test_a_worker_killed_after_the_commit_never_runs_the_tool_again(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     trials = []
     for number in range(TRIALS):
@@ -93,12 +93,9 @@ async def test_a_worker_killed_after_the_commit_never_runs_the_tool_again(
         first += [workers.start(via=via, **MODE) for via in vias]
         polling = lambda: all("polling" in workers.log_of(i) for i in range(2))  # noqa: E731
         await until(polling, workers.logs, 60)
-        client = await connect(workers.address)
         handles: dict[int, WorkflowHandle[Any, Any]] = {}
         for trial in trials:
-            handles[trial.number] = await start_agent_run(
-                client, trial.spec(""), settings=FAST, task_queue=workers.queue
-            )
+            handles[trial.number] = await runs.start(trial.spec(""), settings=FAST)
         await until(lambda: all(t.hung_in() is not None for t in trials), workers.logs, 90)
         for trial in trials:
             trial.pid = trial.hung_in()

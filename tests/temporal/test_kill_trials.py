@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from temporal_helpers import Workers, replay_all, shape
+from temporal_helpers import TemporalRuns, Workers, replay_all, shape
 from temporalio.client import WorkflowHandle
 from trial_helpers import (
     LINES,
@@ -32,7 +32,7 @@ from trial_helpers import (
     until,
 )
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.engines.temporal._sandbox import replayer
@@ -155,7 +155,7 @@ def check_model_calls(trial: Trial, provider: ScriptProvider) -> None:
 
 
 async def test_24_killed_workers_each_run_finished_elsewhere_once_per_key(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     trials = make_trials(tmp_path)
     assert len(trials) >= 20
@@ -168,14 +168,11 @@ async def test_24_killed_workers_each_run_finished_elsewhere_once_per_key(
 
         first = [workers.start(LOOPWRIGHT_TEST_KILL_ONCE="1") for _ in range(2)]
         pids = [p.pid for p in first]
-        client = await connect(workers.address)
         polling = lambda: all("polling" in workers.log_of(i) for i in range(2))  # noqa: E731
         await until(polling, workers.logs, 60)  # both take runs from the start
         handles: dict[int, WorkflowHandle[Any, Any]] = {}
         for trial in trials:
-            handle = await start_agent_run(
-                client, trial.spec(url), settings=FAST, task_queue=workers.queue
-            )
+            handle = await runs.start(trial.spec(url), settings=FAST)
             handles[trial.number] = handle
         await until(lambda: locate(trials, provider, pids), workers.logs, 120)
 

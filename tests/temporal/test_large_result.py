@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import Workers, action, final
+from temporal_helpers import TemporalRuns, Workers, action, final
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import ToolCallEvent
 from loopwright.runtime import RunSpec
@@ -21,7 +20,7 @@ SIZE = 5 * 1024 * 1024
 
 
 async def test_a_5_mb_tool_result_is_stored_whole_and_the_run_completes(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([action("big", size=SIZE), final("read it")]))
@@ -32,8 +31,7 @@ async def test_a_5_mb_tool_result_is_stored_whole_and_the_run_completes(
         workspace=str(tmp_path),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     outcome = await handle.result()
     assert outcome["status"] == "completed"
 

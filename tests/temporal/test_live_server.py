@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_env, serving
 from temporalio.client import WorkflowExecutionStatus
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.events import encode_event
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -27,33 +23,14 @@ TOOLS = Path(__file__).with_name("run_tools.py")
 
 @pytest.fixture
 def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (tmp_path / "serve.log").open("wb")
-    command = [sys.executable, "-m", "loopwright", "serve", "--port", str(port),
+    command = [sys.executable, "-m", "loopwright", "serve", "--port", "0",
                "--store", workers.store]  # fmt: skip
-    with log:  # the child has its own copy
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=loopwright_env())
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/api/runs", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, (
-            tmp_path / "serve.log"
-        ).read_text()
-        time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serving(command, tmp_path / "serve.log", loopwright_env()) as url:
+        yield url
 
 
 async def test_the_server_streams_a_worker_run_live(
-    workers: Workers, server: str, tmp_path: Path
+    workers: Workers, server: str, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
     replies = [action("echo", text="hi"), action("wait", seconds=3), final("waited")]
@@ -65,8 +42,7 @@ async def test_the_server_streams_a_worker_run_live(
         workspace=str(tmp_path),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     store = open_store(workers.store)
     try:
         while store.get_run(handle.id) is None:

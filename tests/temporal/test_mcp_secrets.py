@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import psycopg
-from temporal_helpers import Workers, action, decrypted_history, final
+from temporal_helpers import TemporalRuns, Workers, action, decrypted_history, final
 
-from loopwright.engines.temporal import WorkerAllows, connect, start_agent_run
+from loopwright.engines.temporal import WorkerAllows
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._payloads import PrepareInput
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
@@ -50,7 +50,7 @@ def _postgres_text(url: str) -> str:
 
 
 async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     token, pids = tmp_path / "token.txt", tmp_path / "pids"
     token.write_text(SECRET)
@@ -69,8 +69,7 @@ async def test_an_mcp_run_on_a_worker_keeps_its_session_and_leaks_no_secret(
         workspace=str(tmp_path),
     )
     workers.start("--secrets-file", str(secrets), "--allow-mcp", spec.mcp[0])
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     outcome = await handle.result()
     assert outcome["status"] == "completed", f"{outcome}\n{workers.logs()}"
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from temporal_helpers import Provider, Workers, completion, final
+from temporal_helpers import Provider, TemporalRuns, Workers, completion, final
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.events import RunErrorEvent, RunFinishedEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
 
 async def _run(
-    workers: Workers, provider: Provider, tmp_path: Path
+    workers: Workers, provider: Provider, tmp_path: Path, runs: TemporalRuns
 ) -> tuple[dict[str, Any], list[Any]]:
     spec = RunSpec(
         request="answer",
@@ -25,8 +24,7 @@ async def _run(
         workspace=str(tmp_path),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     outcome = await handle.result()
     store = open_store(workers.store)
     try:
@@ -36,13 +34,13 @@ async def _run(
 
 
 async def test_a_429_is_retried_after_its_retry_after(
-    workers: Workers, provider: Provider, tmp_path: Path
+    workers: Workers, provider: Provider, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     provider.replies = [
         (429, {"Retry-After": "2"}, {"error": {"message": "slow down"}}),
         (200, {}, completion(final("done"))),
     ]
-    outcome, events = await _run(workers, provider, tmp_path)
+    outcome, events = await _run(workers, provider, tmp_path, runs)
     assert outcome["status"] == "completed"
     assert len(provider.calls) == 2
     assert provider.calls[1] - provider.calls[0] >= 2.0
@@ -50,10 +48,10 @@ async def test_a_429_is_retried_after_its_retry_after(
 
 
 async def test_a_400_fails_the_run_after_one_call(
-    workers: Workers, provider: Provider, tmp_path: Path
+    workers: Workers, provider: Provider, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     provider.replies = [(400, {}, {"error": {"message": "bad request"}})] * 3
-    outcome, events = await _run(workers, provider, tmp_path)
+    outcome, events = await _run(workers, provider, tmp_path, runs)
     assert outcome["status"] == "failed"
     assert len(provider.calls) == 1
     (errored,) = [e for e in events if isinstance(e, RunErrorEvent)]

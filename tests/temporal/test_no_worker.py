@@ -1,8 +1,8 @@
 """A Temporal run while no worker polls its task queue, as a user sees it: `run --engine
 temporal` says so within a bounded time and the run is listed (queued) in `runs list`; a
 decision made while the run's workers are gone is stored, says so, and is taken when a
-worker comes back (recorded with who decided); the Python `start_task_run` checks the task
-as the command line does, before anything starts."""
+worker comes back (recorded with who decided); `Runtime.start_task` on the Temporal engine
+checks the task as the command line does, before anything starts."""
 
 from __future__ import annotations
 
@@ -36,8 +36,11 @@ from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.store import open_store
 
 NOTICE_BOUND_S = 30.0
-"""The notice comes this soon after the command starts: the engine's 5 s without a worker,
-plus the command's start-up and connection on a loaded machine."""
+"""The notice comes this soon after the run is stored `queued`: the engine's 5 s without a
+worker, plus the workflow's start on a loaded machine."""
+START_BOUND_S = 180.0
+"""How long the command may take to store its run: a Python process's start-up and its
+connections, which took over a minute on a 2-core machine at a load average of 20-40."""
 WORKER_WAIT_S = 2.0
 """How long `runs approve --worker-wait` gives a worker that polled lately to take the
 decision (30 s by default)."""
@@ -71,6 +74,21 @@ def _until(lines: queue.Queue[str], text: str, deadline: float) -> str:
             return line
 
 
+def _stored_queued(store_url: str, proc: subprocess.Popen[str]) -> float:
+    """When the command's run is stored `queued` (polled: the store has nothing to wait
+    on for a run another process creates), within START_BOUND_S."""
+    store = open_store(store_url)
+    try:
+        deadline = time.monotonic() + START_BOUND_S
+        while not store.list_runs(status="queued"):
+            assert proc.poll() is None, f"the command exited ({proc.returncode})"
+            assert time.monotonic() < deadline, f"no run stored in {START_BOUND_S:g} s"
+            time.sleep(0.1)
+        return time.monotonic()
+    finally:
+        store.close()
+
+
 def _loopwright(run_cli: Callable[..., CliRun], home: Path, *args: str) -> CliRun:
     """`loopwright ARGS` in this process, with the suite's payload key (the run it acts on
     is another process's: the `loopwright run` the test started)."""
@@ -85,12 +103,12 @@ def test_a_run_with_no_worker_says_so_and_is_listed(
     command = run_command(script, tmp_path, workers.store, "--engine", "temporal",
                           "--temporal", workers.address, "--task-queue", workers.queue,
                           "--heartbeat-timeout", "7")  # fmt: skip
-    started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=loopwright_env())  # fmt: skip
     try:
         err = _lines(proc.stderr)
-        notice = _until(err, "no worker polls", started + NOTICE_BOUND_S)
+        queued_at = _stored_queued(workers.store, proc)
+        notice = _until(err, "no worker polls", queued_at + NOTICE_BOUND_S)
         assert f"task queue {workers.queue!r}" in notice and "listed as queued" in notice
         listed = _loopwright(run_cli, tmp_path / "home", "runs", "list", "--status", "queued",
                              "--json", "--store", workers.store)  # fmt: skip
@@ -174,16 +192,20 @@ def test_a_decision_while_the_worker_is_gone_is_stored_then_taken(
     assert decision.approved and decision.decided_by == "ops:ana"
 
 
-async def test_start_task_run_checks_the_task_before_anything_starts(
+async def test_start_task_checks_the_task_before_anything_starts(
     temporal_server: DevServer, tmp_path: Path
 ) -> None:
     """As `loopwright task run` does: a tool the task names that its tool file lacks, or a
-    missing input, is an error here, and no workflow was started."""
-    from loopwright.engines.temporal import connect, start_task_run
+    missing input, is an error here, and no run was registered nor workflow started."""
+    from loopwright.engines.temporal import TemporalEngine, connect
     from loopwright.errors import ConfigurationError, TaskParseError
+    from loopwright.runtime import Runtime
     from loopwright.tasks import TaskSpec
+    from loopwright.testing import InMemoryRunStore
 
     client = await connect(temporal_server.address)
+    store = InMemoryRunStore()
+    runtime = Runtime(store, engine=TemporalEngine(temporal_server.address, store))
     bad_tool = tmp_path / "bad.yaml"
     bad_tool.write_text(GATED.format(tools=TOOLS_FILE, timeout=60).replace("tool: big",
                         "tool: no_such_tool"), encoding="utf-8")  # fmt: skip
@@ -192,6 +214,7 @@ async def test_start_task_run_checks_the_task_before_anything_starts(
         run_id = f"run_checked_{index}_{tmp_path.name[-6:]}"
         spec = TaskSpec(task_file=str(task_file), inputs=inputs, workspace=str(tmp_path))
         with pytest.raises((ConfigurationError, TaskParseError), match=named):
-            await start_task_run(client, spec, run_id=run_id)
+            runtime.start_task(spec, run_id=run_id)
+        assert store.get_run(run_id) is None  # nothing registered
         with pytest.raises(RPCError):  # nothing was started
             await client.get_workflow_handle(run_id).describe()

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import Provider, Workers, completion
+from temporal_helpers import Provider, TemporalRuns, Workers, completion
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.runtime import RunSpec
 
 SCHEMA = {
@@ -20,7 +19,7 @@ SCHEMA = {
 
 
 async def test_the_output_schema_reaches_the_provider(
-    workers: Workers, provider: Provider, tmp_path: Path
+    workers: Workers, provider: Provider, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     answer = json.dumps({"final_answer": {"city": "Lyon", "people": 522000}})
     provider.replies.append((200, {}, completion(answer)))
@@ -32,8 +31,7 @@ async def test_the_output_schema_reaches_the_provider(
         output_schema=SCHEMA,
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     outcome = await handle.result()
     assert outcome["status"] == "completed", f"{outcome}\n{workers.logs()}"
     assert json.loads(outcome["answer"]) == {"city": "Lyon", "people": 522000}

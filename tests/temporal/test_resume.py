@@ -12,11 +12,19 @@ import time
 from pathlib import Path
 
 import httpx
-from temporal_helpers import TOOLS_FILE, Workers, action, final, loopwright_env, write_script
+from temporal_helpers import (
+    TOOLS_FILE,
+    TemporalRuns,
+    Workers,
+    action,
+    final,
+    loopwright_env,
+    write_script,
+)
 from test_serve_engine import server  # noqa: F401 (the fixture: serve --engine temporal)
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import connect, send_decision, start_agent_run
+from loopwright.engines.temporal import connect
 from loopwright.errors import UsageError
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
@@ -37,7 +45,9 @@ async def _until(check: object, what: str, timeout: float = 60.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def test_a_terminated_run_resumes_on_another_worker(workers: Workers, tmp_path: Path) -> None:
+async def test_a_terminated_run_resumes_on_another_worker(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
     out = tmp_path / "out.txt"
     script = write_script(tmp_path, out, ["line1", "line2", "line3"])
     spec = RunSpec(
@@ -47,8 +57,7 @@ async def test_a_terminated_run_resumes_on_another_worker(workers: Workers, tmp_
         workspace=str(tmp_path),
     )
     workers.start(LOOPWRIGHT_TEST_HANG_AFTER="line2")
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     await _until(lambda: "hanging after line2" in workers.log_of(0), "the tool's effect")
     await handle.terminate("the test stops it")
     workers.stop_all()
@@ -83,7 +92,7 @@ async def test_a_terminated_run_resumes_on_another_worker(workers: Workers, tmp_
 
 
 async def test_a_run_resumed_while_its_approval_waits_waits_again(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """Terminated while a tool call waits for approval: the resumed run asks again (the
     same gate) and the approved call runs once."""
@@ -101,8 +110,7 @@ async def test_a_run_resumed_while_its_approval_waits_waits_again(
         approve=("append_line",),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     gate = await next_gate(workers.store, handle.id, set())
     await handle.terminate("the test stops it")
 
@@ -117,7 +125,7 @@ async def test_a_run_resumed_while_its_approval_waits_waits_again(
         while not decided:  # the resumed workflow's gate takes the decision once it waits
             assert time.monotonic() < deadline and resumed.poll() is None, "no gate again"
             try:
-                await send_decision(workers.address, handle.id, gate, True, "ops")
+                await runs.decide(handle.id, gate, True, "ops")
                 decided = True
             except UsageError:
                 await asyncio.sleep(0.2)
@@ -133,7 +141,9 @@ async def test_a_run_resumed_while_its_approval_waits_waits_again(
     assert any(e["type"] == "gate_decision" and e["approved"] for e in shown)
 
 
-async def test_a_stopped_run_is_continued_on_temporal(workers: Workers, tmp_path: Path) -> None:
+async def test_a_stopped_run_is_continued_on_temporal(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
     script = tmp_path / "script.json"
     replies = [action("echo", text="one"), action("echo", text="two"), final("done")]
     script.write_text(json.dumps(replies))
@@ -145,8 +155,7 @@ async def test_a_stopped_run_is_continued_on_temporal(workers: Workers, tmp_path
         options=AgentOptions(max_iterations=1),
     )
     workers.start()
-    client = await connect(workers.address)
-    first = await start_agent_run(client, spec, task_queue=workers.queue)
+    first = await runs.start(spec)
     assert (await first.result())["status"] == "stopped"
 
     follow = tmp_path / "follow.json"
@@ -167,6 +176,7 @@ async def test_the_server_resumes_a_terminated_run(
     workers: Workers,
     server: str,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
+    runs: TemporalRuns,
 ) -> None:
     """`POST /api/runs/{id}/resume` on `serve --engine temporal`: a new workflow resumes it."""
     mine = tmp_path / "mine"
@@ -181,7 +191,7 @@ async def test_the_server_resumes_a_terminated_run(
     )
     hung = workers.start(LOOPWRIGHT_TEST_HANG_AFTER="line1")
     client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     await _until(lambda: "hanging after line1" in workers.logs(), "the tool's effect")
     await handle.terminate("the test stops it")
     hung.terminate()

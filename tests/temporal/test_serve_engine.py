@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from task_files import gated_task
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import Workers, action, final, loopwright_env, serving
 from temporalio.client import WorkflowExecutionStatus
 
 from loopwright.engines.temporal import connect
@@ -32,32 +30,13 @@ def server(workers: Workers, tmp_path: Path) -> Iterator[str]:
     script.write_text(json.dumps([action("echo", text="hi"), final("said hi")]))
     (tmp_path / "tasks").mkdir()
     gated_task(tmp_path / "tasks")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (tmp_path / "serve.log").open("wb")
-    command = [sys.executable, "-m", "loopwright", "serve", "--port", str(port),
+    command = [sys.executable, "-m", "loopwright", "serve", "--port", "0",
                "--store", workers.store, "--engine", "temporal", "--temporal", workers.address,
                "--task-queue", workers.queue, "--model", f"scripted:{script}",
                "--tasks", str(tmp_path / "tasks"), "--workspace", str(tmp_path)]  # fmt: skip
     env = loopwright_env(HOME=str(tmp_path))  # task backups under this test's folder
-    with log:  # the child has its own copy
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/api/runs", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, (
-            tmp_path / "serve.log"
-        ).read_text()
-        time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serving(command, tmp_path / "serve.log", env) as url:
+        yield url
 
 
 async def sse_until(http: httpx.AsyncClient, url: str, last: str) -> list[dict[str, Any]]:

@@ -21,17 +21,11 @@ from typing import Any
 
 import pytest
 from store_faults import BlockedInsert
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
 from temporalio.client import WorkflowHandle
 from trial_helpers import until
 
-from loopwright.engines.temporal import (
-    DevServer,
-    EngineSettings,
-    connect,
-    start_agent_run,
-    start_task_run,
-)
+from loopwright.engines.temporal import DevServer, EngineSettings
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -95,19 +89,18 @@ def _task_spec(folder: Path, out: Path) -> TaskSpec:
 
 @pytest.mark.parametrize("kind", ["agent", "task"])
 async def test_a_tool_attempt_killed_before_its_events_are_stored(
-    workers: Workers, tmp_path: Path, kind: str
+    workers: Workers, tmp_path: Path, kind: str, runs: TemporalRuns
 ) -> None:
     out = tmp_path / "out.txt"
     block = BlockedInsert(workers.store, "append_line")
     try:
         first = workers.start()
-        client = await connect(workers.address)
         if kind == "agent":
             spec = _agent_spec(tmp_path, out)
-            handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+            handle = await runs.start(spec, settings=FAST)
         else:
             task = _task_spec(tmp_path, out)
-            handle = await start_task_run(client, task, settings=FAST, task_queue=workers.queue)
+            handle = await runs.start_task(task, settings=FAST)
         backend = await block.waiting()  # the first call's events are being stored
         workers.start()
         first.send_signal(signal.SIGKILL)  # the attempt dies before they are
@@ -158,10 +151,10 @@ async def test_the_store_restarted_while_a_tool_call_ends(
     spec = RunSpec(request="hold, then write", model=f"scripted:{script}",
                    tools=(f"{TOOLS_FILE}:hold", f"{TOOLS_FILE}:append_line"),
                    workspace=str(tmp_path))  # fmt: skip
+    runs = TemporalRuns(workers)
     try:
         workers.start()
-        client = await connect(workers.address)
-        handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+        handle = await runs.start(spec, settings=FAST)
         await until(Path(f"{release}.held").exists, workers.logs, 60)
         own_postgres.pause()  # the store goes away while the call runs
         release.touch()  # the call ends: its result cannot be committed yet
@@ -169,6 +162,7 @@ async def test_the_store_restarted_while_a_tool_call_ends(
         own_postgres.resume()
         outcome = await asyncio.wait_for(handle.result(), 120)
     finally:
+        await runs.aclose()
         workers.stop_all()
 
     assert outcome["status"] == "completed", workers.logs()

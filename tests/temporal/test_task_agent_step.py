@@ -10,9 +10,8 @@ import json
 import time
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers
 
-from loopwright.engines.temporal import connect, start_task_run
 from loopwright.events import (
     ConfirmationRequiredEvent,
     RunFinishedEvent,
@@ -48,7 +47,7 @@ steps:
 
 
 async def test_an_agent_step_runs_on_a_worker_and_a_gate_times_out(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     task = tmp_path / "explain.yaml"
     task.write_text(TASK.format(tools=TOOLS_FILE), encoding="utf-8")
@@ -63,8 +62,7 @@ async def test_an_agent_step_runs_on_a_worker_and_a_gate_times_out(
         state_root=str(tmp_path / "state"),
     )
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_task_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start_task(spec)
     started = time.monotonic()
     outcome = await asyncio.wait_for(handle.result(), 120)
     elapsed = time.monotonic() - started

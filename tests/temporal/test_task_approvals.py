@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from task_files import two_gates_task
-from temporal_helpers import Workers, gates_opened, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, gates_opened, loopwright_env
 from temporalio.api.enums.v1 import EventType
 
-from loopwright.engines.temporal import connect, send_decision
+from loopwright.engines.temporal import connect
 from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, RunFinishedEvent
 from loopwright.store import open_store
@@ -53,7 +53,9 @@ async def waiting_gate(store_url: str, run_id: str | None, step: str, limit_s: f
         store.close()
 
 
-async def test_an_approval_survives_every_worker_stopping(workers: Workers, tmp_path: Path) -> None:
+async def test_an_approval_survives_every_worker_stopping(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
     task = two_gates_task(tmp_path)
     out = tmp_path / "out.txt"
     out.write_text("", encoding="utf-8")
@@ -89,9 +91,10 @@ async def test_an_approval_survives_every_worker_stopping(workers: Workers, tmp_
         second = (await waiting_gate(workers.store, run_id, "confirm", 90)).split()[1]
         assert out.read_text() == "after-the-gate\n"  # ran once, on a new worker
 
-        for gate_id, refusal in ((gate, "already has a decision"), ("gate_nope", "no gate")):
+        # decided, and never asked: refused before any reaches the workflow
+        for gate_id, refusal in ((gate, "no gate .* waiting"), ("gate_nope", "no gate")):
             with pytest.raises(UsageError, match=refusal):
-                await send_decision(workers.address, run_id, gate_id, True, "test")
+                await runs.decide(run_id, gate_id, True, "test")
         rejected = loopwright("runs", "approve", run_id, second, "--reject", "--reason", "no",
                               "--store", workers.store, "--temporal", workers.address)  # fmt: skip
         assert rejected.returncode == 0, rejected.stderr

@@ -11,9 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers, loopwright_env
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, loopwright_env
 
-from loopwright.engines.temporal import connect, send_decision, start_task_run
 from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, RunFinishedEvent
 from loopwright.store import open_store
@@ -41,13 +40,13 @@ steps:
 """
 
 
-async def approve_when_waiting(address: str, run_id: str, gate: str, limit_s: float) -> None:
+async def approve_when_waiting(runs: TemporalRuns, run_id: str, gate: str, limit_s: float) -> None:
     """Approve `gate` as soon as the resumed workflow has it open (its validator refuses
     a decision on a gate that is not waiting yet)."""
     deadline = time.monotonic() + limit_s
     while True:
         try:
-            await send_decision(address, run_id, gate, True, "ops")
+            await runs.decide(run_id, gate, True, "ops")
             return
         except UsageError as exc:
             assert time.monotonic() < deadline, f"the gate never opened again: {exc}"
@@ -55,7 +54,7 @@ async def approve_when_waiting(address: str, run_id: str, gate: str, limit_s: fl
 
 
 async def test_a_terminated_task_run_is_resumed_at_its_gate(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     task = tmp_path / "task.yaml"
     task.write_text(TASK.format(tools=TOOLS_FILE), encoding="utf-8")
@@ -63,8 +62,7 @@ async def test_a_terminated_task_run_is_resumed_at_its_gate(
     spec = TaskSpec(task_file=str(task), inputs={"out": str(out)}, workspace=str(tmp_path),
                     state_root=str(tmp_path / "state"), auto_gate=False)  # fmt: skip
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_task_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start_task(spec)
     store = open_store(workers.store)
     try:
         gate, last = None, 0
@@ -84,7 +82,7 @@ async def test_a_terminated_task_run_is_resumed_at_its_gate(
         resumed = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=loopwright_env())  # fmt: skip
         try:
-            await approve_when_waiting(workers.address, handle.id, gate, 60)
+            await approve_when_waiting(runs, handle.id, gate, 60)
             _, err = await asyncio.to_thread(resumed.communicate, timeout=60)
         finally:
             if resumed.poll() is None:

@@ -9,9 +9,9 @@ import signal
 import time
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers
 
-from loopwright.engines.temporal import EngineSettings, connect, start_task_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.events import FunctionResultEvent, RunFinishedEvent
 from loopwright.store import open_store
@@ -36,7 +36,7 @@ steps:
 
 
 async def test_a_killed_workers_tool_step_is_not_run_again(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     task = tmp_path / "append.yaml"
     task.write_text(TASK.format(tools=TOOLS_FILE), encoding="utf-8")
@@ -44,9 +44,8 @@ async def test_a_killed_workers_tool_step_is_not_run_again(
     spec = TaskSpec(task_file=str(task), inputs={"out": str(out)}, workspace=str(tmp_path),
                     state_root=str(tmp_path / "state"), auto_gate=False)  # fmt: skip
     both = [workers.start(LOOPWRIGHT_TEST_HANG_AFTER="hang-here") for _ in range(2)]
-    client = await connect(workers.address)
     fast = EngineSettings(heartbeat_timeout_s=5.0)
-    handle = await start_task_run(client, spec, settings=fast, task_queue=workers.queue)
+    handle = await runs.start_task(spec, settings=fast)
     deadline = time.monotonic() + 60
     while "hanging after hang-here" not in workers.logs():
         assert time.monotonic() < deadline, workers.logs()

@@ -7,6 +7,7 @@ process), as on the embedded engine."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import subprocess
@@ -14,18 +15,19 @@ import sys
 import time
 from pathlib import Path
 
-from temporal_helpers import Workers, action, final, loopwright_env
+from temporal_helpers import TemporalRuns, Workers, action, final, loopwright_env
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.events import (
     ConfirmationRequiredEvent,
+    Event,
     GateDecisionEvent,
     RunFinishedEvent,
     RunStartedEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
 )
-from loopwright.runtime import RunSpec
+from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import PersistentStore, open_store
 
 HELPER = f"{Path(__file__).with_name('subagent_tools.py')}:helper"
@@ -41,11 +43,10 @@ def spec_of(tmp_path: Path, lines: list[str], approve: tuple[str, ...] = ()) -> 
 
 
 async def test_a_subagent_is_a_child_run_stored_on_the_worker(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec_of(tmp_path, ["one"]), task_queue=workers.queue)
+    handle = await runs.start(spec_of(tmp_path, ["one"]))
     assert (await handle.result())["status"] == "completed", workers.logs()
     store = open_store(workers.store)
     try:
@@ -68,6 +69,36 @@ async def test_a_subagent_is_a_child_run_stored_on_the_worker(
     assert (tmp_path / "notes.txt").read_text() == "one\n"
 
 
+async def test_a_fresh_runtime_follows_a_stored_temporal_run_with_its_subagents_events(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
+    """`loopwright runs follow RUN_ID` from another shell: a Runtime of its own on the same
+    store reads the lead's events with the child's nested under the call that ran it."""
+    workers.start()
+    handle = await runs.start(spec_of(tmp_path, ["one"]))
+    assert (await handle.result())["status"] == "completed", workers.logs()
+    store = open_store(workers.store)
+    fresh = Runtime(store)
+    try:
+        lead = store.events(handle.id)
+        (started,) = [e for e in lead if isinstance(e, ToolCallStartedEvent)]
+        child_id = started.child_run_id
+        assert child_id is not None
+        child = store.events(child_id)
+        seen: list[Event] = []
+        async with contextlib.aclosing(fresh.follow(handle.id)) as events:
+            async for event in events:
+                seen.append(event)
+    finally:
+        fresh.close()
+        store.close()
+    stored = sorted((e.run_id, e.seq) for e in [*lead, *child])
+    assert sorted((e.run_id, e.seq) for e in seen if e.type != "model_text_delta") == stored
+    opens = seen.index(next(e for e in seen if isinstance(e, ToolCallStartedEvent)))
+    closes = seen.index(next(e for e in seen if isinstance(e, ToolCallEvent)))
+    assert {e.run_id for e in seen[opens + 1 : closes]} == {child_id}
+
+
 def approve_cli(store: str, run_id: str, *extra: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "loopwright", "runs", "approve", run_id, "--store", store,
                "--by", "ops", *extra]  # fmt: skip
@@ -76,14 +107,13 @@ def approve_cli(store: str, run_id: str, *extra: str) -> subprocess.CompletedPro
 
 
 async def test_a_subagents_approvals_are_decided_with_runs_approve(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """The lead's `approve` covers its sub-agents' tools: each `note` waits in the child run
     until `runs approve` (another process, no Temporal address) decides it."""
     workers.start()
-    client = await connect(workers.address)
     spec = spec_of(tmp_path, ["yes", "no"], approve=("note",))
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     store = open_store(workers.store)
     decisions: list[str] = []
     try:
@@ -106,17 +136,16 @@ async def test_a_subagents_approvals_are_decided_with_runs_approve(
 
 
 async def test_a_subagent_waiting_at_a_gate_goes_on_after_its_worker_is_killed(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """The worker running a child that waits at its gate is SIGKILLed: the call is tried
     again on another worker (the sub-agent tool is idempotent), which resumes the child
     from its stored events (its model is not asked again what it answered), the gate waits
     again, `runs approve` decides it there, and the tool runs once."""
     first = workers.start()
-    client = await connect(workers.address)
     spec = spec_of(tmp_path, ["once"], approve=("note",))
     settings = EngineSettings(heartbeat_timeout_s=3.0)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue, settings=settings)
+    handle = await runs.start(spec, settings=settings)
     store = open_store(workers.store)
     try:
         gate = await waiting_gate(store, handle.id, 0)

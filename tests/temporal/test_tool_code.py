@@ -14,11 +14,11 @@ import signal
 from pathlib import Path
 
 import pytest
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
 from temporalio.client import WorkflowFailureError
 from trial_helpers import until
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -26,7 +26,7 @@ FAST = EngineSettings(heartbeat_timeout_s=5.0)
 
 
 async def test_a_worker_with_other_tool_code_refuses_the_run(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     tools = tmp_path / "tools.py"
     shutil.copy(TOOLS_FILE, tools)
@@ -39,8 +39,7 @@ async def test_a_worker_with_other_tool_code_refuses_the_run(
                    tools=(f"{tools}:hold", f"{tools}:append_line"),
                    workspace=str(tmp_path))  # fmt: skip
     old = workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, settings=FAST, task_queue=workers.queue)
+    handle = await runs.start(spec, settings=FAST)
     await until(Path(f"{release}.held").exists, workers.logs, 60)  # on the old worker
 
     source = tools.read_text()  # a deploy renames an argument of the run's tool

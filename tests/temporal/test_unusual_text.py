@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import Workers, final
+from temporal_helpers import TemporalRuns, Workers, final
 
-from loopwright.engines.temporal import connect, start_agent_run
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.engines.temporal._refs import digest_of, digests_in, expand
 from loopwright.events import ModelResponseEvent, RunFinishedEvent, ToolCallEvent
@@ -43,7 +42,7 @@ async def embedded_request(spec: RunSpec, script: Path, call: int) -> list[Messa
 
 
 async def test_nul_and_lone_surrogates_travel_and_read_back_exactly(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
     replies = [text_reply(THOUGHT, SHORT), text_reply("again", LONG), final(ANSWER)]
@@ -51,8 +50,7 @@ async def test_nul_and_lone_surrogates_travel_and_read_back_exactly(
     spec = RunSpec(request="echo odd text", model=f"scripted:{script}", tools=("echo",),
                    workspace=str(tmp_path))  # fmt: skip
     workers.start()
-    client = await connect(workers.address)
-    handle = await start_agent_run(client, spec, task_queue=workers.queue)
+    handle = await runs.start(spec)
     assert (await handle.result())["status"] == "completed", workers.logs()
 
     store = open_store(workers.store)

@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers, action, final, loopwright_env
+from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final, loopwright_env
 from trial_helpers import until
 
-from loopwright.engines.temporal import EngineSettings, connect, start_agent_run, start_task_run
+from loopwright.engines.temporal import EngineSettings
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
 
@@ -39,7 +39,7 @@ def wait_spec(folder: Path, name: str, seconds: float) -> RunSpec:
 
 
 async def test_the_worker_says_what_it_takes_ends_and_hands_back(
-    workers: Workers, tmp_path: Path
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     errors = tmp_path / "worker.err"
     command = [sys.executable, "-m", "loopwright", "worker", "--temporal", workers.address,
@@ -50,21 +50,16 @@ async def test_the_worker_says_what_it_takes_ends_and_hands_back(
         worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True,
                                   env=loopwright_env())  # fmt: skip
     try:
-        client = await connect(workers.address)
-        quick = await start_agent_run(
-            client, wait_spec(tmp_path, "quick", 0), task_queue=workers.queue
-        )
+        quick = await runs.start(wait_spec(tmp_path, "quick", 0))
         assert (await quick.result())["status"] == "completed"
         task_file = tmp_path / "report.yaml"
         task_file.write_text(TASK)
         spec = TaskSpec(task_file=str(task_file), workspace=str(tmp_path))
-        task = await start_task_run(client, spec, task_queue=workers.queue)
+        task = await runs.start_task(spec)
         await task.result()
         settings = EngineSettings(heartbeat_timeout_s=5.0)
-        short = await start_agent_run(client, wait_spec(tmp_path, "short", 2),
-                                      task_queue=workers.queue, settings=settings)  # fmt: skip
-        long = await start_agent_run(client, wait_spec(tmp_path, "long", 120),
-                                     task_queue=workers.queue, settings=settings)  # fmt: skip
+        short = await runs.start(wait_spec(tmp_path, "short", 2), settings=settings)  # fmt: skip
+        long = await runs.start(wait_spec(tmp_path, "long", 120), settings=settings)  # fmt: skip
         both_waiting = lambda: errors.read_text().count("waiting") == 3  # noqa: E731
         await until(both_waiting, errors.read_text, 60)  # quick's, short's and long's calls
         worker.send_signal(signal.SIGTERM)

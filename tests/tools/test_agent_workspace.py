@@ -106,7 +106,9 @@ async def test_resumed_run_keeps_the_recorded_workspace_section(tmp_path: Path) 
     assert "notes.md" not in events[0].options["workspace_context"]
     # notes.md exists now; a resume from the log must still build the original prompt
     upto = next(i for i, e in enumerate(events) if isinstance(e, ToolCallEvent))
-    second = ScriptedModel([final("done")])
+    second = ScriptedModel(  # the same script: it goes on after the reply the log served
+        [call("write_file", path="notes.md", content="hello\n"), final("done")]
+    )
     result = await AgentExecutor(second, file_tools(), workspace=tmp_path).run(
         request, recorded=events[: upto + 1]
     )

@@ -17,7 +17,6 @@ from loopwright.guards import Nudge, Stop
 from loopwright.guards._policy import CallSignature
 from loopwright.messages import Message, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction
-from loopwright.prompts._revisions import prompted_texts
 from loopwright.prompts._turn_notes import observation_text, recap_line, tool_summary
 
 TOO_MANY_CALLS = (
@@ -112,7 +111,7 @@ async def run_tool(setup: RunSetup, fx: Effects, state: LoopState, call: ToolCal
 def prompted_observation(setup: RunSetup, tool_name: str, content: str) -> str:
     """A result as prompted mode sends it; since revision 5 with what its tool returns."""
     summary = ""
-    if prompted_texts(setup.options.revision).observations_say_what and tool_name in setup.tools:
+    if setup.revision.texts.observations_say_what and tool_name in setup.tools:
         summary = tool_summary(setup.tools.get(tool_name).description)
     if summary.lower() == tool_name.lower():  # a tool without a description has its name
         summary = ""

@@ -21,9 +21,9 @@ from loopwright.agent._pending import OnPending
 from loopwright.agent._result import ExecutionResult, OutputT
 from loopwright.agent._setup import RunSetup, Verifier
 from loopwright.agent._state import having
-from loopwright.clock import Clock, SystemClock
+from loopwright.clock import Clock
 from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects
-from loopwright.events import Event
+from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.guards import (
     Budget,
     CostLedger,
@@ -37,11 +37,11 @@ from loopwright.guards import (
 from loopwright.guards._budget import DEFAULT_PRICES
 from loopwright.messages import ModelResponse
 from loopwright.models import Model
-from loopwright.models._base import ChecksUse
+from loopwright.models._base import ChecksUse, ResumesScript
 from loopwright.parsing import DEFAULT_PARSERS, ReplyParser, parse_reply
 from loopwright.parsing._result import ParseOutcome
 from loopwright.prompts import PromptBuilder, PromptParts
-from loopwright.prompts._revisions import failure_text
+from loopwright.prompts._revisions import REVISIONS, Revision
 from loopwright.run_context import (
     DepsT,
     EventSink,
@@ -54,12 +54,6 @@ from loopwright.run_context import (
 )
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import ToolContext, ToolExecutor, ToolRegistry, workspace_context
-
-SYSTEM_CLOCK = SystemClock()
-NO_PROMPT_PARTS = PromptParts()
-DEFAULT_BUILDER = PromptBuilder()
-_MAX_ITERATIONS = MaxIterations()
-"""Shared defaults (all immutable; the policies keep their state in LoopState)."""
 
 
 class AgentParts(Generic[DepsT, OutputT]):
@@ -123,17 +117,14 @@ class AgentParts(Generic[DepsT, OutputT]):
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        run_parts: dict[str, Any] = {
-            "tools": tuple(self.tools.specs()),
-            "tool_mode": mode,
-            "workspace_section": workspace_section or self.prompt_parts.workspace_section,
-            "context_window": self.prompt_parts.context_window or self.options.context_window,
-            "revision": self.options.revision,
-        }
-        if self.prompt_parts is NO_PROMPT_PARTS:  # what replace() makes, in a third of its time
-            parts = PromptParts(**run_parts)
-        else:
-            parts = dataclasses.replace(self.prompt_parts, **run_parts)
+        parts = dataclasses.replace(
+            self.prompt_parts,
+            tools=tuple(self.tools.specs()),
+            tool_mode=mode,
+            workspace_section=workspace_section or self.prompt_parts.workspace_section,
+            context_window=self.prompt_parts.context_window or self.options.context_window,
+            revision=self.options.revision,
+        )
         return self.prompt_builder.build(parts)
 
     def parse(self, response: ModelResponse) -> ParseOutcome:
@@ -147,8 +138,10 @@ class AgentParts(Generic[DepsT, OutputT]):
         of one's own may read more of a reply, so its replies are generated whole."""
         return self.parsers == DEFAULT_PARSERS and type(self).parse is AgentParts.parse
 
-    def _policies(self, opts: AgentOptions, ledger: CostLedger) -> list[StopPolicy]:
-        policies: list[StopPolicy] = [_MAX_ITERATIONS]
+    def _policies(
+        self, opts: AgentOptions, revision: Revision, ledger: CostLedger
+    ) -> list[StopPolicy]:
+        policies: list[StopPolicy] = [MaxIterations()]
         if opts.max_tokens_total is not None or opts.max_cost is not None:  # else a no-op
             policies.append(
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
@@ -157,7 +150,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             Repetition(opts.repetition_threshold),
             NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
-        if opts.revision >= 6:  # a run recorded before it replays without it
+        if revision.stops_unknown_tools:
             policies.append(UnknownTools(opts.repetition_threshold))
         if opts.timeout_s:
             policies.append(WallClock(opts.timeout_s))
@@ -215,11 +208,16 @@ class AgentParts(Generic[DepsT, OutputT]):
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
         lineage: Lineage = NO_LINEAGE,
+        goes_on: bool = True,
     ) -> RunSetup:
         """Everything one run of `request` needs, resolved once. The workspace section of
         the prompt is `workspace_section` when given, else the one an earlier process of
         the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now."""
+        made now. A scripted model goes on after the replies the run's log served, unless
+        the run does not go on past its log (`goes_on` False: a past turn made again, a
+        replay)."""
+        if goes_on and context.recorded and issubclass(type(self.model), ResumesScript):
+            self.model.resume_after(own_replies(context.own_recorded))  # type: ignore[attr-defined]
         section = workspace_section
         if section is None:
             section = recorded_workspace_section(context.own_recorded)
@@ -238,14 +236,15 @@ class AgentParts(Generic[DepsT, OutputT]):
             changes.update(max_tokens_total=budget[0], max_cost=budget[1])
         if changes:
             options = dataclasses.replace(options, **changes)
+        revision = REVISIONS[options.revision]
         tool_executor = ToolExecutor(
             self.tools,
             context=ToolContext.of_run(context),
             scrubber=context.scrubber,
             timeout=self.options.tool_timeout_s,
-            failure_text=failure_text(options.revision),
+            failure_text=revision.failure_text,
         )
-        policies = self._policies(options, context.ledger)
+        policies = self._policies(options, revision, context.ledger)
         return RunSetup(
             context=context,
             request=request,
@@ -253,6 +252,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             tools=self.tools,
             tool_mode="native" if self.tool_mode == "native" else "prompted",
             options=options,
+            revision=revision,
             system_prompt=self._prompt(section),
             parse=self.parse,
             before_model_call=having(policies, "before_model_call"),
@@ -300,3 +300,13 @@ class AgentParts(Generic[DepsT, OutputT]):
         if issubclass(type(self.model), ChecksUse):  # (issubclass: ABCs remember the answer)
             self.model.check_used(completed=result.success)  # type: ignore[attr-defined]
         return result
+
+
+def own_replies(recorded: Sequence[Event]) -> int:
+    """The model replies a run's log served of its own (a fork's first steps, served from
+    the run it forks, are not its script's)."""
+    taken = 0
+    for event in recorded:
+        if isinstance(event, RunStartedEvent) and event.fork_of is not None:
+            taken = int(event.fork_of.get("step", 0))
+    return sum(isinstance(e, ModelResponseEvent) and e.iteration_number > taken for e in recorded)

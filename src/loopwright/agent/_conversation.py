@@ -9,7 +9,6 @@ saying what was cut; the system prompt and the newest turns are never cut.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -64,7 +63,7 @@ class Transcript:
         self._notes: dict[int, str] = {}
         """Observation index -> the note kept after it (`keep_note`), which is not cut."""
         self.total_tokens = estimate_tokens(system_prompt)
-        self._chain: list[bytes] | None = [_first_link(system_prompt)] if fingerprinted else None
+        self._chain: list[bytes] | None = [_link(b"", self.system)] if fingerprinted else None
         """The request fingerprint's hash chain (None: nobody reads the fingerprint)."""
         self._shared = False
         """A request's `MessageHistory` reads `messages`: copy it before rewriting one."""
@@ -212,12 +211,6 @@ def messages_digest(
     for message in messages:
         conversation.append(message)
     return conversation.digest(note, tool_names)
-
-
-@functools.lru_cache(maxsize=64)
-def _first_link(system_prompt: str) -> bytes:
-    """The chain's start: most runs share a handful of system prompts."""
-    return _link(b"", Message.system(system_prompt))
 
 
 def _link(previous: bytes, message: Message) -> bytes:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from loopwright.agent._agent_parts import DEFAULT_BUILDER, NO_PROMPT_PARTS, SYSTEM_CLOCK, AgentParts
+from loopwright.agent._agent_parts import AgentParts
 from loopwright.agent._approval import ApproveSpec, approval_policy
 from loopwright.agent._deps import check_deps_type, check_tool_deps
 from loopwright.agent._lineage import NO_LINEAGE, Lineage
@@ -29,7 +29,7 @@ from loopwright.agent._result import ExecutionResult, OutputT
 from loopwright.agent._subagent import DEFAULT_MAX_DEPTH, as_tool, nested_tool_names
 from loopwright.agent._turns import lineage_of
 from loopwright.agent._verify import VerifierSpec, as_verifier
-from loopwright.clock import Clock
+from loopwright.clock import Clock, SystemClock
 from loopwright.events import Event
 from loopwright.guards import StopPolicy
 from loopwright.models import Model
@@ -153,15 +153,15 @@ class AgentExecutor(AgentParts[DepsT, OutputT]):
         self.on_pending = check_on_pending(on_pending)
         self.deps_type = check_deps_type(deps_type)
         check_tool_deps(self.tools, self.deps_type)
-        self.prompt_builder = prompt_builder or DEFAULT_BUILDER
-        self.prompt_parts = prompt_parts or NO_PROMPT_PARTS
+        self.prompt_builder = prompt_builder or PromptBuilder()
+        self.prompt_parts = prompt_parts or PromptParts()
         self.system_prompt_override = system_prompt
         self.parsers = tuple(parsers)
         self.scrubber = scrubber or Scrubber.default()
         self.workspace = Path(workspace).resolve() if workspace else working_directory()
         self.extra_policies = tuple(policies)
         self.prices = prices
-        self.clock = clock or SYSTEM_CLOCK
+        self.clock = clock or SystemClock()
         self.verifier = as_verifier(verifier)
         self.readable_roots = [Path(root).resolve() for root in readable_roots]
 

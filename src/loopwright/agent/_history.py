@@ -115,7 +115,7 @@ async def _made_again(
     )
     fx = replaying(_NothingLive(LiveEffects(log, clock=agent.clock, deltas=None)), events)
     lineage = Lineage(history=history)
-    setup = agent.setup(started.request, context, spec=started.spec, lineage=lineage)
+    setup = agent.setup(started.request, context, spec=started.spec, lineage=lineage, goes_on=False)
     state = LoopState.start(setup, fx.monotonic(), fingerprinted=True)
     with contextlib.suppress(_LogEnds):  # the turn ended (or its log did)
         await run_agent(setup, fx, state=state)

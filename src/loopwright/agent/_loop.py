@@ -30,6 +30,7 @@ from loopwright.agent._think import think
 from loopwright.effects import Effects, VerificationResult
 from loopwright.errors import (
     LoopwrightError,
+    ModelAdapterError,
     ModelError,
     ReplayDivergence,
     RunSuspended,
@@ -99,8 +100,9 @@ async def run_agent(
         return await _waiting(setup, fx, state, stop)
     except ReplayDivergence:
         raise
-    except LoopwrightError as exc:
-        await log.append(RunErrorEvent(error_type=type(exc).__name__, message=str(exc)))
+    except LoopwrightError as exc:  # a model's own exception too (ModelAdapterError)
+        error_type = exc.error_type if isinstance(exc, ModelAdapterError) else type(exc).__name__
+        await log.append(RunErrorEvent(error_type=error_type, message=str(exc)))
         result = state.result(setup, "failed", reason="error", message=str(exc))
     return await _finish(setup, fx, result)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
-import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -12,13 +10,12 @@ from typing import Any, Literal
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.guards._defaults import DeclaredTool, default_wall_clock, progress_signal
+from loopwright.prompts._revisions import REVISIONS
 
 Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
 LEGACY_EXTRA = ("reply_grammar", "workspace_context", "tool_mode_reason")
 """The options that runs recorded before they were fields kept in `extra`."""
-REVISIONS = (1, 2, 3, 4, 5, 6)
-"""The revisions of the engine's behaviour a run can ask for (`AgentOptions.revision`)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,8 @@ class AgentOptions:
         tools = list(tools)
         changes: dict[str, Any] = {}
         if self.timeout_s is None:
-            changes["timeout_s"] = default_wall_clock(tools, revision=self.revision)
+            any_tool = REVISIONS[self.revision].wall_clock_any_tool
+            changes["timeout_s"] = default_wall_clock(tools, any_tool=any_tool)
         if self.progress_signal == "auto":
             changes["progress_signal"] = progress_signal(tools)
         if self.tool_mode is None and model is not None:
@@ -129,15 +127,7 @@ class AgentOptions:
             reason = getattr(model, "tool_mode_reason", None)
             if isinstance(reason, str) and reason != "given":
                 changes["tool_mode_reason"] = reason
-        if not changes:
-            return self
-        if type(self) is not AgentOptions:  # a subclass's fields of its own: made now
-            return dataclasses.replace(self, **changes)
-        values = _values(self)
-        try:
-            return _with_changes(values, tuple(map(type, values)), tuple(changes.items()))
-        except TypeError:  # a field that cannot be hashed (allowed_tools given as a list)
-            return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **changes) if changes else self
 
     @property
     def iteration_limit(self) -> int:
@@ -159,24 +149,6 @@ class AgentOptions:
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
         return cls(**known)
-
-
-_values = operator.attrgetter(*AgentOptions.__dataclass_fields__)
-"""The options' values, in field order (as one C call: `vars()` would give the instance a
-dict of its own, which makes reading its fields slower)."""
-
-
-@functools.lru_cache(maxsize=64)
-def _with_changes(
-    values: tuple[Any, ...], types: tuple[type, ...], changes: tuple[tuple[str, Any], ...]
-) -> AgentOptions:
-    """The options of field `values` with `changes`, made once: agents made one per request
-    with the same options and tools resolve them alike (options are immutable). Kept by
-    the values (a tuple hashes and compares without a call of the options' own `__hash__`
-    and `__eq__`) and their `types`: equal values of other types (`0` and `0.0`) are made
-    apart, so each agent's options keep the values it was given."""
-    given = dict(zip(AgentOptions.__dataclass_fields__, values, strict=True))
-    return AgentOptions(**{**given, **dict(changes)})
 
 
 def recorded_workspace_section(recorded: Sequence[Event]) -> str | None:

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
 
 def working_directory() -> Path:
-    """The current directory, resolved (read at every call: it may change)."""
-    return _directory_path(os.getcwd())
-
-
-@functools.lru_cache(maxsize=16)
-def _directory_path(cwd: str) -> Path:
-    """The Path of a directory `getcwd()` gave, made once per name (a Path never changes).
-    POSIX's getcwd() gives it absolute and without `.`, `..` or a symbolic link in it: what
-    `Path.resolve()` would make of it, so it is not resolved again there (elsewhere it is)."""
-    path = Path(cwd)
-    return path if os.name == "posix" else path.resolve()
+    """The current directory, resolved. POSIX's getcwd() gives it absolute and without `.`,
+    `..` or a symbolic link in it: what `Path.resolve()` would make of it, so it is not
+    resolved again there (elsewhere it is)."""
+    cwd = Path(os.getcwd())
+    return cwd if os.name == "posix" else cwd.resolve()
 
 
 def new_run_id() -> str:

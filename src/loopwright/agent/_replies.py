@@ -14,8 +14,6 @@ from loopwright.parsing._result import ParseOutcome
 from loopwright.prompts._turn_notes import summarize
 
 SUMMARY_CHARS = 160
-_ACTION_JSON = json.JSONEncoder(ensure_ascii=False)
-"""Made once: `json.dumps` with options makes an encoder per call (an action a step)."""
 
 
 def acted_on_text(thought: str | None, call: ToolCall) -> str:
@@ -29,7 +27,7 @@ def acted_on_text(thought: str | None, call: ToolCall) -> str:
     action: dict[str, Any] = {"action": call.name, "action_input": call.arguments}
     if thought:
         action = {"thought": thought, **action}
-    return _ACTION_JSON.encode(action)
+    return json.dumps(action, ensure_ascii=False)
 
 
 def response_event(

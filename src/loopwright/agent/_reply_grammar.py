@@ -25,9 +25,9 @@ def _arguments(parameters: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def tool_reply_schema(specs: Sequence[ToolSpec], revision: int = 2) -> dict[str, Any]:
-    """One of the run's tools with its arguments, or a final answer (a string). Revision 1
-    (runs recorded with RunSpec 1 to 3) had no `is_final`."""
+def tool_reply_schema(specs: Sequence[ToolSpec], *, is_final: bool = True) -> dict[str, Any]:
+    """One of the run's tools with its arguments, or a final answer (a string); with
+    `is_final` (not in runs recorded with RunSpec 1 to 3)."""
     calls = []
     for spec in specs:
         properties = {
@@ -35,7 +35,7 @@ def tool_reply_schema(specs: Sequence[ToolSpec], revision: int = 2) -> dict[str,
             "action": {"const": spec.name},
             "action_input": _arguments(spec.parameters),
         }
-        if revision > 1:
+        if is_final:
             properties["is_final"] = {"const": False}
         calls.append(
             {
@@ -45,13 +45,13 @@ def tool_reply_schema(specs: Sequence[ToolSpec], revision: int = 2) -> dict[str,
                 "additionalProperties": False,
             }
         )
-    return {"anyOf": [*calls, final_reply_schema(revision)]}
+    return {"anyOf": [*calls, final_reply_schema(is_final=is_final)]}
 
 
-def final_reply_schema(revision: int = 2) -> dict[str, Any]:
+def final_reply_schema(*, is_final: bool = True) -> dict[str, Any]:
     """A final answer only (a run's last turn: no tool may be named)."""
     properties: dict[str, Any] = {"thought": {"type": "string"}, "final_answer": {"type": "string"}}
-    if revision > 1:
+    if is_final:
         properties["is_final"] = {"const": True}
     return {
         "type": "object",

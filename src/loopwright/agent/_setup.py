@@ -17,6 +17,7 @@ from loopwright.guards._policy import PolicyHook
 from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
 from loopwright.parsing._result import ParseOutcome
+from loopwright.prompts._revisions import Revision
 from loopwright.run_context import ApprovalRule, RunContext
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import ToolExecutor, ToolRegistry
@@ -35,6 +36,9 @@ class RunSetup:
     tools: ToolRegistry
     tool_mode: Literal["native", "prompted"]
     options: AgentOptions
+    revision: Revision
+    """What the run's revision of the engine's behaviour does (`REVISIONS[options.revision]`,
+    looked up once)."""
     system_prompt: str
     parse: Callable[[ModelResponse], ParseOutcome]
     before_model_call: Sequence[PolicyHook]
@@ -65,7 +69,7 @@ class RunSetup:
             prompted = self.tool_mode == "prompted"
             schema = self.output.reply_schema(self.tools.names() if prompted else ())
         elif self.tool_mode == "prompted" and self.options.reply_grammar:
-            schema = tool_reply_schema(self.tools.specs(), self.options.revision)
+            schema = tool_reply_schema(self.tools.specs(), is_final=self.revision.is_final)
         object.__setattr__(self, "output_schema", schema)
 
     @property

@@ -16,7 +16,6 @@ from loopwright.agent._setup import RunSetup
 from loopwright.guards import BasePolicy, GuardState, Nudge, Stop, StopPolicy
 from loopwright.guards._policies import limit_stop, timeout_stop
 from loopwright.guards._policy import PolicyHook
-from loopwright.prompts._revisions import prompted_texts
 from loopwright.prompts._turn_notes import iteration_note, progress_note
 
 
@@ -53,7 +52,7 @@ class LoopState:
             max_iterations=setup.options.iteration_limit,
             model_name=setup.model.name,
             started_at=now,
-            hard_limit=setup.options.revision > 1,
+            hard_limit=setup.revision.hard_limit,
         )
         lineage = setup.lineage
         if lineage.history is None:
@@ -86,7 +85,7 @@ class LoopState:
         guard = self.guard
         if setup.tool_mode != "prompted":
             return iteration_note(guard.iteration, guard.max_iterations)
-        texts = prompted_texts(setup.options.revision)
+        texts = setup.revision.texts
         hint = texts.next_step_hint
         if self.unknown_tool_called and texts.unknown_tool_hint:
             hint = texts.unknown_tool_hint

@@ -30,6 +30,7 @@ from loopwright.agent._approval import either
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.effects import Effects
+from loopwright.effects._log import EventSink
 from loopwright.errors import ToolError
 from loopwright.events import Event
 from loopwright.events._types import child_run_id
@@ -134,6 +135,24 @@ def _effect_of(agent: SubAgent) -> str:
     return "read"
 
 
+async def run_child(
+    agent: SubAgent,
+    request: str,
+    lead: RunContext,
+    call_id: str,
+    *,
+    sink: EventSink | None = None,
+) -> ExecutionResult:
+    """Run `agent` on `request` as the run that the lead's call `call_id` starts: its
+    context derived from the lead's (`child_context`), under a lease of its own when the
+    lead has leases, its events to `sink` when given (else where the lead's go). A
+    sub-agent tool's call is one; a task's agent step is one (its lead: the task run)."""
+    context = child_context(agent, lead, call_id)
+    if sink is not None:
+        context = dataclasses.replace(context, sink=sink)
+    return await _run_child(agent, agent.setup(request, context), context)
+
+
 async def _run_child(agent: SubAgent, setup: RunSetup, context: RunContext) -> ExecutionResult:
     fx = agent.effects(context)
     leases = context.leases
@@ -172,8 +191,7 @@ class SubagentTool(Tool):
                 f"sub-agent '{self.name}' was not started: "
                 f"runs may nest {self.max_depth} deep at most"
             )
-        context = child_context(agent, lead, ctx.call_id)
-        result = await _run_child(agent, agent.setup(request, context), context)
+        result = await run_child(agent, request, lead, ctx.call_id)
         lead.ledger.record(agent.model.name, result.usage)
         return _answer(self.name, result)
 
@@ -224,5 +242,6 @@ __all__ = [
     "child_context",
     "child_run_id",
     "nested_tool_names",
+    "run_child",
     "subagent_run_id",
 ]

@@ -56,7 +56,9 @@ async def think(
         if stop is not None:
             return stop
         if will_retry:
-            state.conversation.append(Message.user(correction_message(outcome.message)))
+            native = setup.tool_mode == "native" and setup.options.revision >= 6
+            correction = correction_message(outcome.message, native=native)
+            state.conversation.append(Message.user(correction))
     return Stop(
         "parse_error",
         f"Stopped: the model's reply could not be read after {attempts} attempts ({problem}).",
@@ -76,13 +78,13 @@ def model_request(
         state.conversation.fit(window - estimate_tokens(note))
     if fingerprint:
         state.digest = state.conversation.digest(note, setup.native_tool_names)
-    if setup.options.revision >= 5:  # the note stays where it is sent
+    if setup.revision.notes_stay:  # the note stays where it is sent
         state.conversation.keep_note(note)
         note = ""
     schema = setup.output_schema
     if last_turn and setup.output is None:
         prompted = setup.tool_mode == "prompted"
-        schema = final_reply_schema(setup.options.revision) if prompted else None
+        schema = final_reply_schema(is_final=setup.revision.is_final) if prompted else None
     return ModelRequest(
         messages=state.conversation.request_messages(note),
         tools=() if last_turn else setup.native_tool_specs,

@@ -21,7 +21,7 @@ from rich.console import Console
 from loopwright.cli._follow import Decide, View
 from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import console
-from loopwright.errors import ConfigurationError, RunNotFound, StoreError, UsageError
+from loopwright.errors import ConfigurationError, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
@@ -30,7 +30,7 @@ from loopwright.store._open import store_location
 from loopwright.store._pg_errors import is_postgres_url
 
 if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
-    from loopwright.runtime import RunEngine, Runtime
+    from loopwright.runtime import GateDecided, RunEngine, Runtime
     from loopwright.runtime._engine import Delivery
 
 STORE_OPTION = opt(
@@ -92,7 +92,8 @@ def whole_run_id(store: RunStore, given: str, *, missing_ok: bool = False) -> st
                          "give more of it")  # fmt: skip
     if missing_ok:
         return given
-    raise RunNotFound(given, str(getattr(store, "path", "")))
+    store.find_run(given)  # RunNotFound, naming the store
+    return given
 
 
 # --- the engine and the Runtime ------------------------------------------------------------
@@ -284,31 +285,26 @@ def user_name() -> str:
 
 
 def approve_command(args: argparse.Namespace) -> int:
-    """Decide a run's gate through the Runtime (whoever executes it)."""
+    """Decide a run's gate through the Runtime (whoever executes it; it checks the gate)."""
     from loopwright.run_context import MAX_REASON_CHARS
-    from loopwright.runtime._runtime import waiting_gate
-    from loopwright.tasks import pending_gates
 
     store = store_from_args(args)
     approved, by, why = not args.reject, args.by or user_name(), args.reason or ""
     if len(why) > MAX_REASON_CHARS:
         raise ConfigurationError(f"--reason: at most {MAX_REASON_CHARS:,} characters")
 
-    async def decide(run_id: str) -> tuple[str, Delivery]:
+    async def decide(run_id: str) -> GateDecided:
         runtime = runtime_from_args(args, store)
         try:
-            record = runtime.find(run_id)
-            pending = [g["request_id"] for g in pending_gates(store.events(record.run_id))]
-            gate_id = waiting_gate(record, pending, args.gate_id)
-            return gate_id, await runtime.approve(record.run_id, gate_id, approved, by, why)
+            return await runtime.approve(run_id, args.gate_id, approved, by, why)
         finally:
             runtime.close()
 
     try:
         run_id = whole_run_id(store, args.run_id)
-        gate_id, delivery = asyncio.run(decide(run_id))
+        decided = asyncio.run(decide(run_id))
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {gate_id} of run {run_id} ({WHERE[delivery]})")
+    print(f"{verdict} gate {decided.gate_id} of run {run_id} ({WHERE[decided.delivered]})")
     return 0

@@ -214,10 +214,7 @@ def run_command(args: argparse.Namespace) -> int:
     async def run() -> str:
         runtime = runtime_from_args(args, store)
         try:
-            model = None
-            if args.model and runtime.engine is runtime.embedded:  # workers resolve their own
-                model = runtime.models.resolve(args.model, base_url=args.base_url)
-            handle = runtime.start_task(spec, model=model)
+            handle = runtime.start_task(spec)  # its engine resolves the spec's model
             decide = terminal_decider(args, runtime, "task approve")
             await show_run(runtime, handle.run_id, view, decide=decide, flags=reach_flags(args))
             state: TaskRunState = await handle.wait()
@@ -262,9 +259,7 @@ def rollback_command(args: argparse.Namespace) -> int:
             view.show(event)
 
         handle = runtime.rollback(state, snapshot_hooks=hooks, exporter=exporter, on_event=show)
-        status: str = await handle.wait()
-        if status == "completed" and store.get_run(run_id) is not None:
-            store.set_status(run_id, "rolled_back")
+        status: str = await handle.wait()  # the original run is stored rolled_back
         return status
 
     try:

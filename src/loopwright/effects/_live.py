@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+import traceback
 from collections.abc import Callable
 
 from loopwright.clock import Clock, SystemClock
@@ -17,9 +19,13 @@ from loopwright.effects._protocol import (
     Verification,
     VerificationResult,
 )
+from loopwright.errors import LoopwrightError, ModelAdapterError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
+from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
+
+log = logging.getLogger("loopwright.models")
 
 
 class _NoGates:
@@ -77,7 +83,12 @@ class LiveEffects:
             )
         else:
             call = model.complete(request)
-        return await run_with_timeout(call, timeout)
+        try:
+            return await run_with_timeout(call, timeout)
+        except (LoopwrightError, TimeoutError):
+            raise
+        except Exception as exc:  # a bug in the model's code: the run fails with it
+            raise adapter_error(model, exc, self.log.scrubber) from exc
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None
@@ -97,3 +108,16 @@ class LiveEffects:
 
     async def verify(self, check: Verification) -> VerificationResult:
         return await check()
+
+
+def adapter_error(model: Model, exc: Exception, scrubber: Scrubber | None) -> ModelAdapterError:
+    """What the model's own code raised, as the run's failure (its class and text,
+    scrubbed), logged at ERROR with its traceback so a bug in your code stays in sight."""
+    name = getattr(model, "name", "") or type(model).__name__
+    clean = scrubber or Scrubber.default()
+    text = clean.scrub(f"{type(exc).__name__}: {exc}").text
+    trace = clean.scrub("".join(traceback.format_exception(exc))).text
+    log.error("the model %s raised %s (the run fails with it)\n%s", name, text, trace.rstrip())
+    return ModelAdapterError(
+        f"the model {name} raised {text}", error_type=type(exc).__name__, provider=name
+    )

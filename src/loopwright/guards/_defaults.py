@@ -30,14 +30,14 @@ class DeclaredTool(Protocol):
     def context_param(self) -> str | None: ...
 
 
-def default_wall_clock(tools: Iterable[DeclaredTool], *, revision: int = 2) -> float:
+def default_wall_clock(tools: Iterable[DeclaredTool], *, any_tool: bool = True) -> float:
     """The wall clock of a run that sets none: 30 min with tools (agentic), else 10.
-    Revision 1 (runs recorded with RunSpec 1 to 3): 30 min only with a tool that may
+    `any_tool=False` (runs recorded with RunSpec 1 to 3): 30 min only with a tool that may
     change things (effect `write`, `destructive` or undeclared)."""
-    if revision == 1:
-        agentic = any(t.effect in ("write", "destructive", "unknown") for t in tools)
-    else:
+    if any_tool:
         agentic = any(True for _ in tools)
+    else:
+        agentic = any(t.effect in ("write", "destructive", "unknown") for t in tools)
     return WALL_CLOCK_AGENTIC_S if agentic else WALL_CLOCK_SIMPLE_S
 
 

@@ -101,8 +101,10 @@ class ScriptedModel:
         return len(self._replies) - self.position
 
     def resume_after(self, replies: int) -> None:
-        """Go on after the replies an earlier process of the run already used (resume)."""
-        self.position = min(len(self._replies), self.position + replies)
+        """Go on after the `replies` the run's log already served (resume): a script not
+        yet that far (given again, as another process would) skips them; one that served
+        them itself (the same agent resuming in this process) goes on where it is."""
+        self.position = max(self.position, min(len(self._replies), replies))
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)

@@ -42,6 +42,14 @@ _TAGS = (*_THINK_OPEN, *_THINK_CLOSE, *_CALL_OPEN, *_CALL_CLOSE)
 _ACTION = re.compile(r"[ \t]*Action[ \t]*:[ \t]*\S", re.I)
 _ACTION_INPUT = re.compile(r"[ \t]*Action[ \t]+Input[ \t]*:[ \t]*(.*)", re.I)
 _FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
+_LINE_MARKS = re.compile(r"[<\n{[]")
+_TAG_MARK = re.compile("<")
+_NOT_SPACE = re.compile(r"\S")
+_JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
+_STRING_MARKS = re.compile(r'["\\]')
+"""What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
+strings and whatever else is not a bracket or a comma, the next bracket or comma, or the
+quote of a string not whole yet; in such a string, its quote or a backslash."""
 _INPUT_LEAD = re.compile(r"[ \t]*(?:Action[ \t]+Input[ \t]*:)?[ \t]*(?:```(?:json)?[ \t]*)?", re.I)
 
 
@@ -87,24 +95,22 @@ class ActionEnd:
             if self._closers:
                 i = self._in_json(text, i)
                 continue
+            i = self._next_mark(text, i)
+            if i == len(text):
+                break
             char = text[i]
             if char == "<":
                 step = self._tag(text, i)
                 if step == 0:
                     break  # a tag may be starting: wait for the rest of it
                 i += step
-                continue
-            if self._think:
-                i += 1
             elif self._after_call is not None:
-                if not char.isspace():
-                    self.end = self._after_call  # no second call follows: the action ends
-                i += 1
+                self.end = self._after_call  # no second call follows: the action ends
             elif char == "\n":
                 self._line(text, i)
                 i += 1
                 self._line_start = i
-            elif char in _CLOSERS:
+            else:  # an opening bracket
                 if not self._action_seen and _FINAL.match(text, self._line_start, i):
                     self._given_up = True  # a final answer runs to the end of the reply
                     break
@@ -114,32 +120,62 @@ class ActionEnd:
                     self._action_seen and _INPUT_LEAD.fullmatch(text, self._line_start, i)
                 )
                 i += 1
-            else:
-                i += 1
         self._pos = i
 
+    def _next_mark(self, text: str, i: int) -> int:
+        """Outside JSON, the index of the next character from `i` that can change what is
+        read (`len(text)`: none yet): in a `<think>` block a tag; after a call tag anything
+        but white space; elsewhere a tag, a line's end or an opening bracket."""
+        if self._think:
+            marks = _TAG_MARK
+        elif self._after_call is not None:
+            marks = _NOT_SPACE
+        else:
+            marks = _LINE_MARKS
+        found = marks.search(text, i)
+        return len(text) if found is None else found.start()
+
     def _in_json(self, text: str, i: int) -> int:
-        """One character inside a top-level JSON value; the next index."""
-        char = text[i]
+        """Inside a top-level JSON value from `i`: reads up to the next bracket or comma
+        outside strings (or a string not whole yet) and acts on it; the index after it."""
         if self._in_string:
+            return self._string_end(text, i)
+        token = _JSON_NEXT.match(text, i)
+        if token is None:
+            return len(text)
+        found, i = token.group(1), token.start(1)
+        if found == '"':  # a string that goes on in the next piece
+            self._in_string = True
+            return self._string_end(text, i + 1)
+        if found in _CLOSERS:
+            self._closers.append(_CLOSERS[found])
+        elif found == ",":
+            if self._closers == ["}"]:
+                self._another_key(text, i)
+        elif self._closers.pop() != found:  # a closing bracket
+            self._given_up = True  # mismatched brackets: no reading to trust
+        elif not self._closers:
+            self._closed(text, i + 1)
+        return i + 1
+
+    def _string_end(self, text: str, i: int) -> int:
+        """Inside a JSON string not whole yet, from `i`: the index after its closing quote,
+        or the end of the text when it goes on (a backslash escapes the character after it,
+        which may come in the next piece)."""
+        while i < len(text):
             if self._escaped:
                 self._escaped = False
-            elif char == "\\":
-                self._escaped = True
-            elif char == '"':
+                i += 1
+                continue
+            mark = _STRING_MARKS.search(text, i)
+            if mark is None:
+                return len(text)
+            i = mark.end()
+            if mark.group() == '"':
                 self._in_string = False
-        elif char == '"':
-            self._in_string = True
-        elif char in _CLOSERS:
-            self._closers.append(_CLOSERS[char])
-        elif char == "," and self._closers == ["}"]:
-            self._another_key(text, i)
-        elif char in "}]":
-            if self._closers.pop() != char:
-                self._given_up = True  # mismatched brackets: no reading to trust
-            elif not self._closers:
-                self._closed(text, i + 1)
-        return i + 1
+                return i
+            self._escaped = True
+        return i
 
     def _closed(self, text: str, after: int) -> None:
         """A top-level JSON value ended just before `after`."""

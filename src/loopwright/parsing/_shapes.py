@@ -111,7 +111,8 @@ def outcome_from_list(items: list[Any], thought: str | None = None) -> ParseOutc
     return ParsedAction(tuple(calls), thought) if calls else None
 
 
-_NAMED_FINAL_KEYS = ("final_answer", "finalAnswer")
+_NAMED_FINAL_KEYS = {"final_answer", "finalAnswer"}
+_NAME_KEYS, _ARGUMENT_KEYS = set(NAME_KEYS), set(ARGUMENT_KEYS)
 
 
 def says_it_all(data: dict[str, Any]) -> bool:
@@ -120,12 +121,13 @@ def says_it_all(data: dict[str, Any]) -> bool:
     (a name key and an argument key, or `tool_calls`), or a named final answer. A key like
     `answer` or `response` does not count: a call may follow it. (A `final_answer` followed
     by a call, which no format asks for, is read as the answer.)"""
-    if "tool_calls" in data:
+    keys = data.keys()
+    if "tool_calls" in keys:
         complete = True
-    elif any(key in data for key in _NAMED_FINAL_KEYS):
-        complete = not any(key in data for key in NAME_KEYS)
+    elif keys & _NAMED_FINAL_KEYS:
+        complete = not keys & _NAME_KEYS
     else:
-        complete = any(k in data for k in NAME_KEYS) and any(k in data for k in ARGUMENT_KEYS)
+        complete = bool(keys & _NAME_KEYS and keys & _ARGUMENT_KEYS)
     return complete and outcome_from_object(data) is not None
 
 

@@ -4,7 +4,6 @@ goes in the newest message instead: prompts/_turn_notes.py)."""
 from __future__ import annotations
 
 import json
-import operator
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -13,15 +12,16 @@ from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
-from loopwright.prompts import _revision1 as revision1
 from loopwright.prompts import _templates as templates
-from loopwright.prompts._revisions import format_section, illustration_heading, layout
-from loopwright.prompts._revisions import prompted_texts as _prompted
+from loopwright.prompts._revisions import (
+    REVISIONS,
+    Revision,
+    format_section,
+    illustration_heading,
+    layout,
+)
 from loopwright.prompts._signatures import tool_signatures
 from loopwright.prompts.errors import build_error_observation
-
-_SORTED_JSON = json.JSONEncoder(sort_keys=True)
-"""Made once: `json.dumps` with options makes an encoder per call."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,6 @@ class PromptParts:
     recorded with RunSpec 1 to 3, 4 and 5 had (prompts/_revision1.py, _revision2.py,
     _revision3.py), kept so they replay as they ran; 4 and 5 have the same prompt."""
 
-
-_part_values = operator.attrgetter(*PromptParts.__dataclass_fields__)
-"""The parts' values, in field order (as one C call: `vars()` would give the instance a
-dict of its own, which makes reading its fields slower)."""
 
 TEMPLATE_FIELDS = (
     "intro",
@@ -107,10 +103,6 @@ def without_iteration(template: str) -> str:
     return "\n".join(kept)
 
 
-KEPT_PROMPTS = 64
-"""How many prompts a PromptBuilder keeps (most programs make a handful)."""
-
-
 class PromptBuilder:
     """Builds the system prompt. The template is configurable (`template=`): it may name
     the native sections and seed 002's placeholders (`TEMPLATE_FIELDS`); a line naming
@@ -120,33 +112,9 @@ class PromptBuilder:
         check_template(template)
         self.template = without_iteration(template)
 
-    _built: dict[tuple[str, tuple[Any, ...], tuple[type, ...]], str] | None = None
-    """The prompts made so far (up to `KEPT_PROMPTS`), by template, the parts' values and
-    their types (`4096` and `4096.0` read otherwise in a prompt). Made by the first
-    `build`, also for a subclass whose `__init__` does not call this one."""
-
     def build(self, parts: PromptParts) -> str:
-        """The system prompt of `parts`. The same template and parts make the same prompt,
-        so it is made once and kept: agents made one per request share theirs."""
-        if type(parts) is not PromptParts:  # a subclass's fields of its own: made now
-            return self.make(parts)
-        if self._built is None:
-            self._built = {}
-        values = _part_values(parts)
-        key = (self.template, values, tuple(map(type, values)))
-        try:
-            prompt = self._built.get(key)
-        except TypeError:  # parts that cannot be hashed (available_files given as a dict)
-            return self.make(parts)
-        if prompt is None:
-            prompt = self.make(parts)
-            if len(self._built) >= KEPT_PROMPTS:
-                self._built.clear()  # (atomic: agents may be made in several threads)
-            self._built[key] = prompt
-        return prompt
-
-    def make(self, parts: PromptParts) -> str:
-        """The system prompt of `parts`, made now."""
+        """The system prompt of `parts`, in the revision they name."""
+        revision = REVISIONS[parts.revision]
         prompted = parts.tool_mode == "prompted"
         intro = (
             templates.INTRO_SKILL.format(skill_name=parts.skill_name)
@@ -158,14 +126,14 @@ class PromptBuilder:
         )
         files = (  # listed only when the model can load them (revision 1: always)
             self.build_available_files_section(parts.available_files or {}, parts.skill_dir)
-            if READ_TOOL in offered_tools(parts) or parts.revision == 1
+            if READ_TOOL in offered_tools(parts) or not revision.example_fits_tools
             else ""
         )
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
-        examples = self._examples(parts) if parts.examples else ""
-        tools = self._tool_descriptions(parts) or "(no tools)"
+        examples = self._examples(parts, revision) if parts.examples else ""
+        tools = self._tool_descriptions(parts, revision) or "(no tools)"
         return (
-            layout(self.template, parts.revision)
+            layout(self.template, revision)
             .format(
                 skill_name=parts.skill_name or "",
                 skill_content=parts.skill_content,
@@ -176,34 +144,30 @@ class PromptBuilder:
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
                 format_section=format_section(
-                    parts.tool_mode, parts.revision, bool(offered_tools(parts))
+                    parts.tool_mode, revision, bool(offered_tools(parts))
                 ),
                 format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
                 examples_section=f"\n{examples}" if examples else "",
-                token_rule=token_rule(parts.context_window) + "\n" if parts.revision > 1 else "",
+                token_rule=token_rule(parts.context_window) + "\n" if revision.token_rule else "",
             )
             .rstrip()
             + "\n"
         )
 
-    def _examples(self, parts: PromptParts) -> str:
+    def _examples(self, parts: PromptParts, revision: Revision) -> str:
         """Seed 003's read -> understand -> modify -> verify example when the run works on
         a workspace with file tools; else the plain read example. Both tool modes: the
         native one shows its calls as `name(arguments)`."""
         prompted = parts.tool_mode == "prompted"
-        workspace = workspace_example(parts) if parts.workspace_section else ""
+        workspace = _workspace_example(parts, revision) if parts.workspace_section else ""
         if workspace:
             return workspace
-        if parts.revision == 1:  # the read example, prompted mode only
-            return revision1.PROMPTED_EXAMPLES if prompted else ""
+        if not revision.example_fits_tools:  # the read example, prompted mode only
+            return revision.texts.examples if prompted else ""
         offered = offered_tools(parts)
         if not offered:  # nothing to call: a final answer
-            return (
-                _prompted(parts.revision).answer_example
-                if prompted
-                else templates.NATIVE_ANSWER_EXAMPLE
-            )
-        example = _prompted(parts.revision).examples if prompted else templates.NATIVE_EXAMPLES
+            return revision.texts.answer_example if prompted else templates.NATIVE_ANSWER_EXAMPLE
+        example = revision.texts.examples if prompted else templates.NATIVE_EXAMPLES
         if READ_TOOL in offered:
             return example
         # Without read, its heading says read is an illustration. Concrete beats generic:
@@ -211,16 +175,16 @@ class PromptBuilder:
         # the 1.5B embedded model gave the placeholder answer as its final answer to the
         # README's question; with this one it chains add and multiply (with the same words
         # in a note after the example instead of its heading, it did not).
-        return example.replace("EXAMPLE", illustration_heading(self.template, parts.revision), 1)
+        return example.replace("EXAMPLE", illustration_heading(self.template, revision), 1)
 
-    def _tool_descriptions(self, parts: PromptParts) -> str:
+    def _tool_descriptions(self, parts: PromptParts, revision: Revision) -> str:
         """With the default template in prompted mode, the tools as signatures (revision 3).
         Otherwise as `format_tool_descriptions` writes them (JSON Schema lines): native mode,
         the revisions before, a template of the user's own and a subclass with its own
         method (seed 002's contract for `{tool_descriptions}`)."""
         default = self.template == templates.SYSTEM_PROMPT_TEMPLATE
         own = type(self).format_tool_descriptions is not PromptBuilder.format_tool_descriptions
-        if parts.tool_mode == "prompted" and parts.revision > 2 and default and not own:
+        if parts.tool_mode == "prompted" and revision.tools_as_signatures and default and not own:
             return tool_signatures(parts.tools, parts.allowed_tools)
         return self.format_tool_descriptions(parts.tools, parts.allowed_tools)
 
@@ -235,7 +199,7 @@ class PromptBuilder:
             lines.append(f"- {tool.name}: {tool.description}")
             properties = tool.parameters.get("properties") or {}
             if properties:
-                lines.append(f"  Parameters: {_SORTED_JSON.encode(tool.parameters)}")
+                lines.append(f"  Parameters: {json.dumps(tool.parameters, sort_keys=True)}")
         return "\n".join(lines)
 
     def build_available_files_section(
@@ -279,7 +243,7 @@ def offered_tools(parts: PromptParts) -> set[str]:
     return {t.name for t in parts.tools if allowed is None or t.name in allowed}
 
 
-def workspace_example(parts: PromptParts) -> str:
+def _workspace_example(parts: PromptParts, revision: Revision) -> str:
     """The file-work example, with the run's own tool names ("" without read and edit)."""
     names = offered_tools(parts)
     edit = next((n for n in ("edit_file", "write_file") if n in names), None)
@@ -298,12 +262,7 @@ def workspace_example(parts: PromptParts) -> str:
     )
     native = parts.tool_mode == "native"
     arguments = _call_arguments if native else json.dumps
-    template = _prompted(parts.revision).workspace_example
-    if native:
-        revision_1 = parts.revision == 1
-        template = (
-            revision1.WORKSPACE_EXAMPLE_NATIVE if revision_1 else templates.WORKSPACE_EXAMPLE_NATIVE
-        )
+    template = revision.native_workspace_example if native else revision.texts.workspace_example
     return template.format(
         read="read",
         edit=edit,

@@ -1,15 +1,11 @@
-"""The prompted-mode texts of each revision of the system prompt.
+"""The revisions of the engine's behaviour, as one table of switches (`REVISIONS`).
 
 A run's requests are fingerprinted with its system prompt, so a run recorded with an older
-revision replays and resumes only with that revision's texts, byte for byte: revision 1
-(RunSpec 1 to 3, prompts/_revision1.py), 2 (RunSpec 4, prompts/_revision2.py), 3 (RunSpec 5:
-revision 4's texts in the layout of prompts/_revision3.py), 4 (RunSpec 6,
-prompts/_templates.py) and 5 (today: the note stays in the conversation, agent/_think.py;
-the example makes two calls; a progress note asks for every part of the task, and an
-observation says what its tool returns) and 6 (today: a failed call's advice follows its
-error, prompts/errors.py, and after a call to a tool that does not exist the progress note
-offers the listed tools or an answer, not another call; guards.UnknownTools stops a run
-whose model keeps naming tools it does not have).
+revision replays and resumes only with that revision's texts and behaviour, byte for byte.
+`AgentOptions.revision` names the revision; RunSpec versions 1 to 3 read 1
+(prompts/_revision1.py), 4 reads 2 (prompts/_revision2.py), 5 reads 3 (revision 4's texts
+in the layout of prompts/_revision3.py), 6 reads 4 (prompts/_templates.py), 7 reads 5 and 8
+(today) 6. Each revision is the one before with what it changed.
 """
 
 from __future__ import annotations
@@ -48,15 +44,28 @@ class PromptedTexts:
     any other, `next_step_hint`)."""
 
 
-_SINCE_3 = PromptedTexts(
+_TEXTS_1 = PromptedTexts(
+    revision1.PROMPTED_FORMAT,
+    revision1.PROMPTED_FORMAT,
+    revision1.PROMPTED_EXAMPLES,
+    "",  # revision 1 gave no example to a run without tools
+    revision1.WORKSPACE_EXAMPLE_PROMPTED,
+)
+_TEXTS_2 = PromptedTexts(  # the JSON format over several lines
+    revision2.PROMPTED_FORMAT,
+    revision2.PROMPTED_FORMAT,
+    templates.PROMPTED_EXAMPLES,
+    templates.PROMPTED_ANSWER_EXAMPLE,
+    templates.WORKSPACE_EXAMPLE_PROMPTED,
+)
+_TEXTS_3 = PromptedTexts(  # the JSON format on one line, the answer's alone without tools
     templates.PROMPTED_FORMAT,
     templates.PROMPTED_ANSWER_FORMAT,
     templates.PROMPTED_EXAMPLES,
     templates.PROMPTED_ANSWER_EXAMPLE,
     templates.WORKSPACE_EXAMPLE_PROMPTED,
 )
-
-_REVISION_5 = PromptedTexts(  # the notes stay; two calls in the example; results say what
+_TEXTS_5 = PromptedTexts(  # two calls in the example; results say what their tool returns
     templates.PROMPTED_FORMAT,
     templates.PROMPTED_ANSWER_FORMAT,
     templates.TWO_CALL_EXAMPLES,
@@ -66,60 +75,121 @@ _REVISION_5 = PromptedTexts(  # the notes stay; two calls in the example; result
     observations_say_what=True,
 )
 
-_PROMPTED = {
-    1: PromptedTexts(
-        revision1.PROMPTED_FORMAT,
-        revision1.PROMPTED_FORMAT,
-        revision1.PROMPTED_EXAMPLES,
-        "",  # revision 1 gave no example to a run without tools
-        revision1.WORKSPACE_EXAMPLE_PROMPTED,
-    ),
-    2: PromptedTexts(
-        revision2.PROMPTED_FORMAT,
-        revision2.PROMPTED_FORMAT,
-        templates.PROMPTED_EXAMPLES,
-        templates.PROMPTED_ANSWER_EXAMPLE,
-        templates.WORKSPACE_EXAMPLE_PROMPTED,
-    ),
-    3: _SINCE_3,
-    4: _SINCE_3,  # revision 4 changed the layout only
-    5: _REVISION_5,
-    6: dataclasses.replace(_REVISION_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
+
+@dataclass(frozen=True)
+class Revision:
+    """What one revision of the engine's behaviour does: the texts and switches the system
+    prompt, the loop, the default wall clock and skill runs read. A run looks its revision
+    up once (`revision_of(AgentOptions.revision)`, kept as `RunSetup.revision`)."""
+
+    number: int
+    texts: PromptedTexts
+    """The prompted-mode texts."""
+    native_workspace_example: str
+    """The file-work example in native mode."""
+    hard_limit: bool
+    """The iteration limit's last call is offered without tools, for the final answer
+    (revision 1 stopped the run at the limit)."""
+    is_final: bool
+    """A prompted reply's schema (the reply grammar) has `is_final`."""
+    wall_clock_any_tool: bool
+    """Any tool makes a run agentic for the default wall clock (revision 1: only a tool
+    that may change things)."""
+    skill_own_read: bool
+    """A skill run gets a `read` of its own folder."""
+    token_rule: bool
+    """The system prompt has seed 002's token-limit rule."""
+    example_fits_tools: bool
+    """The example fits the run's tools (an answer's without tools, a heading that says
+    `read` is an illustration without it) and the supporting files are listed only with
+    `read` (revision 1: the read example, prompted mode only, and the files always)."""
+    tools_as_signatures: bool
+    """Prompted mode with the default template lists the tools as signatures."""
+    shared_parts_first: bool
+    """The default template puts the shared parts first (intro, format, rules, example)
+    and the run's own last; before, the run's tools came before the format
+    (prompts/_revision3.py)."""
+    notes_stay: bool
+    """Each request's note stays in the conversation."""
+    stops_unknown_tools: bool
+    """`repetition_threshold` calls in a row to tools the run does not have stop it."""
+    failure_text: FailureText
+    """How a failed tool call reads to the model, in either tool mode."""
+
+
+_REVISION_1 = Revision(
+    1,
+    _TEXTS_1,
+    revision1.WORKSPACE_EXAMPLE_NATIVE,
+    hard_limit=False,
+    is_final=False,
+    wall_clock_any_tool=False,
+    skill_own_read=False,
+    token_rule=False,
+    example_fits_tools=False,
+    tools_as_signatures=False,
+    shared_parts_first=False,
+    notes_stay=False,
+    stops_unknown_tools=False,
+    failure_text=build_error_observation,
+)
+_REVISION_2 = dataclasses.replace(
+    _REVISION_1,
+    number=2,
+    texts=_TEXTS_2,
+    native_workspace_example=templates.WORKSPACE_EXAMPLE_NATIVE,
+    hard_limit=True,
+    is_final=True,
+    wall_clock_any_tool=True,
+    skill_own_read=True,
+    token_rule=True,
+    example_fits_tools=True,
+)
+_REVISION_3 = dataclasses.replace(_REVISION_2, number=3, texts=_TEXTS_3, tools_as_signatures=True)
+_REVISION_4 = dataclasses.replace(_REVISION_3, number=4, shared_parts_first=True)
+_REVISION_5 = dataclasses.replace(_REVISION_4, number=5, texts=_TEXTS_5, notes_stay=True)
+_REVISION_6 = dataclasses.replace(
+    _REVISION_5,
+    number=6,
+    texts=dataclasses.replace(_TEXTS_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
+    stops_unknown_tools=True,
+    failure_text=failed_call_observation,
+)
+
+REVISIONS: dict[int, Revision] = {
+    r.number: r
+    for r in (_REVISION_1, _REVISION_2, _REVISION_3, _REVISION_4, _REVISION_5, _REVISION_6)
 }
+"""Every revision a run can ask for (`AgentOptions.revision`), each the one before with
+what it changed."""
 
 
-def prompted_texts(revision: int) -> PromptedTexts:
-    """The prompted-mode texts of `revision` (1 to 6: `AgentOptions` checks it)."""
-    return _PROMPTED[revision]
+def revision_of(number: int) -> Revision:
+    """The revision `number` (1 to 6: `AgentOptions` checks it)."""
+    return REVISIONS[number]
 
 
-def failure_text(revision: int) -> FailureText:
-    """How a failed tool call reads to the model in `revision`, in either tool mode."""
-    return failed_call_observation if revision >= 6 else build_error_observation
-
-
-def format_section(tool_mode: str, revision: int, has_tools: bool) -> str:
+def format_section(tool_mode: str, revision: Revision, has_tools: bool) -> str:
     """The reply format: native, or the prompted JSON (only the answer's when no tool is
     offered, since revision 3)."""
     if tool_mode != "prompted":
         return templates.NATIVE_FORMAT
-    texts = _PROMPTED[revision]
-    return texts.format if has_tools else texts.answer_format
+    return revision.texts.format if has_tools else revision.texts.answer_format
 
 
-def layout(template: str, revision: int) -> str:
+def layout(template: str, revision: Revision) -> str:
     """The template to fill: the builder's own, or for the default one before revision 4
     the layout those runs had (the tools before the format, prompts/_revision3.py)."""
-    if revision < 4 and template == templates.SYSTEM_PROMPT_TEMPLATE:
+    if not revision.shared_parts_first and template == templates.SYSTEM_PROMPT_TEMPLATE:
         return revision3.SYSTEM_PROMPT_TEMPLATE
     return template
 
 
-def illustration_heading(template: str, revision: int) -> str:
+def illustration_heading(template: str, revision: Revision) -> str:
     """The example's heading when the run has no `read`: it points at the run's tools,
     which since revision 4 may come after the example (below) or before it (above)."""
     filled = layout(template, revision)
     tools_first = filled.find("{tool_descriptions}") < filled.find("{examples_section}")
-    if revision < 4 or tools_first:
+    if not revision.shared_parts_first or tools_first:
         return revision3.ILLUSTRATION_HEADING
     return templates.ILLUSTRATION_HEADING

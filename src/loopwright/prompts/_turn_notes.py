@@ -5,8 +5,8 @@ reply that could not be read."""
 
 from __future__ import annotations
 
-import functools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -48,13 +48,9 @@ called `say`, then `search` three times, until the repetition policy stopped it.
 LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
 
 
-_RECAP_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
-"""Made once: `json.dumps` with options makes an encoder per call (a recap line a step)."""
-
-
 def recap_line(tool_name: str, arguments: Mapping[str, Any], result: str, is_error: bool) -> str:
     """One tool result as the progress note lists it: `add({"a": 1, "b": 2}) returned 3`."""
-    args = _RECAP_JSON.encode(dict(arguments))
+    args = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True, default=str)
     outcome = "failed" if is_error else "returned"
     return f"{tool_name}({args}) {outcome} {summarize(result, RECAP_RESULT_CHARS)}"
 
@@ -106,7 +102,6 @@ def observation_text(tool_name: str, content: str, summary: str = "") -> str:
 TOOL_SUMMARY_CHARS = 100
 
 
-@functools.lru_cache(maxsize=256)
 def tool_summary(description: str) -> str:
     """The first line of a tool's description, as an observation restates it (since revision
     5): the 1.5B model read the monitor's price, 189.0, as EUR although the tool list said
@@ -126,5 +121,18 @@ CORRECTION_TEMPLATE = (
 )
 
 
-def correction_message(problem: str) -> str:
+NATIVE_CORRECTION = (
+    "Your last reply could not be read: {problem}.\n"
+    "Reply again: call one of your tools, or give your final answer as plain text."
+)
+_JSON_ADVICE = re.compile(r"\W*(?:put your JSON inside it|reply with one JSON object)\b.*$", re.S)
+
+
+def correction_message(problem: str, *, native: bool = False) -> str:
+    """The correction after an unreadable reply. `native`: a run in native tool mode at
+    the newest revision, asked for a tool call or a plain answer; the parsers' advice to
+    write JSON is left out of the problem (older revisions and prompted mode: the JSON
+    object, as their runs were made with it)."""
+    if native:
+        return NATIVE_CORRECTION.format(problem=_JSON_ADVICE.sub("", problem))
     return CORRECTION_TEMPLATE.format(problem=problem)

@@ -1,11 +1,13 @@
 """Runtime: owns every run's life (start, resume, cancel, approve, follow) and hands each
-operation to the RunEngine that executes the run; the embedded engine; replay of stored
-runs."""
+operation to the RunEngine that executes the run; the embedded engine and the store writer;
+replay and export of stored runs, and the request a stored model call was sent
+(`rebuild_request`)."""
 
 from loopwright.runtime._conversation import Conversation
 from loopwright.runtime._embedded import EmbeddedEngine
 from loopwright.runtime._engine import RunEngine
 from loopwright.runtime._export import task_state
+from loopwright.runtime._gates import GateDecided
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._replay import ReplayReport, replay_run
 from loopwright.runtime._runtime import Runtime, resume_run
@@ -14,6 +16,7 @@ from loopwright.runtime._spec import RunSpec
 __all__ = [
     "Conversation",
     "EmbeddedEngine",
+    "GateDecided",
     "ReplayReport",
     "RunEngine",
     "RunHandle",

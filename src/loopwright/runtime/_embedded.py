@@ -2,8 +2,9 @@
 
 It builds a run from its typed spec (model through its ModelRegistry, tools, MCP sessions,
 verifier, secrets), takes the run's lease, gives the run an EventLog whose recorder is the
-store's writer thread, and fans stored events out to subscribers. A gate waits in its
+store's writer thread. A gate waits in its
 GateBroker: decided in this process, or from a decision another process left in the store.
+Followers read the store; the writer wakes those in this process (`Wakeups`) as it stores.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
@@ -19,20 +20,21 @@ from loopwright.effects import Effects, EventLog, Gatekeeper, LiveEffects, Recor
 from loopwright.effects._log import EventSink, send_event
 from loopwright.effects._replay import replaying
 from loopwright.errors import StoreError, UsageError
-from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
+from loopwright.events import Event, ModelTextDeltaEvent
 from loopwright.models import Model, ModelRegistry
-from loopwright.models._base import ResumesScript
 from loopwright.run_context import RunContext, ThreadPool
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery
-from loopwright.runtime._handles import RunHandle, fan_out, subscription, wake_subscribers
+from loopwright.runtime._engine import Delivery
+from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.runtime._resume import agent_spec, check_resumable, mcp_tools
 from loopwright.runtime._spec import RunSpec, build_agent
+from loopwright.runtime._tail import Wakeups
 from loopwright.runtime._turns import stored_lineage
 from loopwright.runtime._waiting import ended, gates_of, waits_for_resume
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
+from loopwright.store._owners import owner_is_gone
 from loopwright.tasks import GateBroker
 from loopwright.tasks._gates import join_decider
 from loopwright.tools import TenantToolThreads
@@ -65,10 +67,10 @@ class EmbeddedEngine:
         only its own)."""
         self.gates: Gatekeeper = gates if gates is not None else GateBroker(self.store)
         self.handles: dict[str, RunHandle] = {}
-        self._parents: dict[str, str] = {}
-        """Sub-agent run -> the run that started it, while it runs (fan_out)."""
         self.leases = LeaseKeeper(self.store, ttl_s=lease_ttl_s)
-        self.writer = StoreWriter(self.store, on_stored=self._fan_out)
+        self.wakeups = Wakeups()
+        """Wakes this process's followers of the runs the writer stores events of."""
+        self.writer = StoreWriter(self.store, on_stored=self.wakeups.stored)
 
     # --- agent runs ----------------------------------------------------------------------
 
@@ -128,6 +130,8 @@ class EmbeddedEngine:
     ) -> RunHandle:
         run_id = record.run_id
         check_resumable(record)
+        if self.executes_here(run_id):
+            raise UsageError(f"run {run_id} is already running (in this process)")
         self.leases.hold_as_read(run_id, record.last_seq)  # first: the log is then this one's
         try:
             return await self._resumed(record, secrets, on_event, model)
@@ -149,14 +153,8 @@ class EmbeddedEngine:
 
             return self._launch_task(run_id, recorded_task_spec(events), model, on_event, events)
         spec = agent_spec(record, events)
-        if model is None:
+        if model is None:  # a scripted one goes on after the replies the log served (setup)
             model = self.models.resolve(spec.model, base_url=spec.base_url)
-            if isinstance(model, ResumesScript):  # after its own replies (not a fork's served)
-                taken = spec.fork_of.step if spec.fork_of is not None else 0
-                model.resume_after(
-                    sum(isinstance(e, ModelResponseEvent) and e.iteration_number > taken
-                        for e in events)
-                )  # fmt: skip
         body = self._agent_body(
             spec, model, run_id, record.parent_run_id, list(secrets), on_event, events
         )
@@ -197,7 +195,7 @@ class EmbeddedEngine:
         deps: Any = None,
     ) -> RunContext:
         """A run's context: its gates decided here (or for an agent that ends `waiting`,
-        from the store), its events stored by the writer and sent to the subscribers, its
+        from the store), its events stored by the writer (which wakes their followers), its
         sub-agents' runs under leases of their own, its deps."""
         return agent.run_context(
             run_id,
@@ -223,25 +221,21 @@ class EmbeddedEngine:
         run_id = context.run_id
 
         def listened() -> bool:  # stream a reply only while someone follows the run
-            return on_event is not None or self._subscribed(run_id)
+            return on_event is not None or self.wakeups.watched(run_id)
 
         return agent.effects(context, listened=listened, served=served)
 
     def _live_sink(self, on_event: EventSink | None) -> EventSink:
         """The run's sink: token deltas (live only, never stored) go straight to the
-        subscribers; every event to `on_event`."""
+        run's followers here; every event to `on_event`."""
 
         async def sink(event: Event) -> None:
             if isinstance(event, ModelTextDeltaEvent):
-                self._fan_out((event,))
+                self.wakeups.delta(event)
             if on_event is not None:
                 await send_event(on_event, event)
 
         return sink
-
-    def _subscribed(self, run_id: str) -> bool:
-        handle = self.handles.get(run_id)
-        return handle is not None and bool(handle.subscribers)
 
     def launch(self, run_id: str, body: Coroutine[Any, Any, Any]) -> RunHandle:
         """Take the run's lease, then run `body` as a task; stored and released at its end."""
@@ -265,10 +259,8 @@ class EmbeddedEngine:
                 self.leases.release(run_id)
 
         task = asyncio.get_running_loop().create_task(run(), name=run_id)
-        handle = RunHandle(run_id, task)
-        self.handles[run_id] = handle
-        task.add_done_callback(lambda _: wake_subscribers(handle))
-        return handle
+        task.add_done_callback(lambda _: self.wakeups.wake(run_id))  # its followers look again
+        return RunHandle(run_id, task).held_in(self.handles)
 
     # --- task runs -----------------------------------------------------------------------
 
@@ -362,40 +354,30 @@ class EmbeddedEngine:
             raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
         return "store"
 
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
-        """Events of `run_id` with seq > after: stored ones, then live ones (of a run
-        executing here) until it ends."""
-        async for event in subscription(self.store, self.handles.get(run_id), run_id, after):
-            yield event
+    def executes_here(self, run_id: str) -> bool:
+        """True while this process executes the run (started or resumed here, or a
+        sub-agent's run under this process's lease): its writer stores the run's events."""
+        handle = self.handles.get(run_id)
+        return (handle is not None and not handle.done) or run_id in self.leases.held
 
-    async def follow(
-        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
-    ) -> AsyncGenerator[Event, None]:
-        """A run executed here is followed through `subscribe` (token deltas too); one
-        another process executes is read from the store as it appends (its live tail), for
-        as long as that process holds the run's lease: it stores its last event before it
-        lets the lease go, so the read after the lease is gone gets every event."""
-        last = after
-        while True:
-            elsewhere = self.held_elsewhere(run_id)
-            async with contextlib.aclosing(self.subscribe(run_id, after=last)) as events:
-                async for event in events:
-                    yield event
-                    if event.run_id != run_id:  # a sub-agent's (fan_out): its own seq
-                        continue
-                    last = event.seq
-                    if isinstance(event, RunFinishedEvent):
-                        return
-            handle = self.handles.get(run_id)
-            if handle is not None and not handle.done:
-                continue  # resumed here in the meantime: subscribe to it live
-            if not elsewhere:
-                return
-            await self.store.wait_for_events(run_id, after=last, timeout=poll_s)
+    def executes(self, record: RunRecord) -> bool:
+        return self.executes_here(record.run_id)
 
-    def _fan_out(self, batch: Sequence[Event]) -> None:
-        """A batch is stored: now subscribers may see it (runs on the event loop)."""
-        fan_out(self.handles, batch, self._parents)
+    def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
+        """The run is live while it executes here, or while a process holds its lease
+        (one that stops stores its last event before it lets the lease go)."""
+
+        async def live() -> bool:
+            if self.executes_here(run_id):
+                return True
+            lease = await asyncio.to_thread(self.store.lease, run_id)
+            return (
+                lease is not None
+                and lease.expires_at > time.time()
+                and not owner_is_gone(lease.owner)
+            )
+
+        return live
 
     async def aclose(self) -> None:
         self.close()

@@ -34,10 +34,9 @@ from loopwright.models._scripted import stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.runtime._turns import replayed_lineage
 from loopwright.store import RunStore
-from loopwright.store._base import find_run
+from loopwright.store._base import FINISHED, find_run
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
-FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 CLOCK_STOPS = ("timeout", "iteration_timeout")
 """The stop reasons of a run's wall clock (the whole run's, one iteration's)."""
 
@@ -109,7 +108,7 @@ async def replay_run(
         recorded=events,
     )
     lineage = await replayed_lineage(store, run_id, agent, spec)
-    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
+    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage, goes_on=False)
     fx = agent.effects(context)
     if isinstance(fx, ReplayEffects):
         limit = AgentOptions.from_dict(options).timeout_s or 0.0

@@ -143,7 +143,7 @@ async def rebuild_request(store: RunStore, run_id: str, seq: int) -> RebuiltRequ
         lineage = await replayed_lineage(store, run_id, agent, spec)
     except LoopwrightError as exc:  # a follow-up whose earlier turns cannot be made again
         return RebuiltRequest(seq, problem=f"its conversation's history cannot be rebuilt: {exc}")
-    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage)
+    setup = agent.setup(spec.request, context, spec=spec.to_dict(), lineage=lineage, goes_on=False)
     try:
         await agent.run_with(capture, setup)
     except _Done:

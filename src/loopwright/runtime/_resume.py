@@ -9,9 +9,8 @@ from loopwright.errors import UsageError
 from loopwright.events import Event
 from loopwright.runtime._spec import RunSpec, recorded_spec
 from loopwright.store import RunRecord
+from loopwright.store._base import FINISHED
 from loopwright.tools import Tool
-
-FINISHED = ("completed", "stopped", "failed", "cancelled", "rolled_back")
 
 
 def check_resumable(record: RunRecord) -> None:

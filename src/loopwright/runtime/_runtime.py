@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,23 +27,27 @@ from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
 from loopwright.agent._process import new_run_id
 from loopwright.effects import Gatekeeper
 from loopwright.effects._log import EventSink
-from loopwright.errors import RunNotFound, StoreError, UsageError
+from loopwright.errors import StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import DepsT, ThreadPool
 from loopwright.runtime._conversation import Conversation
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, RunEngine, tail_stored
+from loopwright.runtime._engine import Delivery, RunEngine
+from loopwright.runtime._gates import GateDecided, lead_of, waiting_gate
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._resume import check_resumable
 from loopwright.runtime._spec import RunSpec
+from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id_of
 from loopwright.runtime._waiting import resume_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, conversation_turns
 from loopwright.store._memory import memory_store
-from loopwright.tasks import pending_gates
+from loopwright.tasks import GateBroker
+from loopwright.tasks._gates import join_decider
 
 if TYPE_CHECKING:
     from loopwright.tasks import TaskRunState, TaskSpec
@@ -237,10 +242,7 @@ class Runtime:
 
     def find(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
         """The stored run (RunNotFound if it is not there, or is another tenant's)."""
-        record = self.store.get_run(run_id, tenant=tenant)
-        if record is None:
-            raise RunNotFound(run_id, str(getattr(self.store, "path", "")))
-        return record
+        return self.store.find_run(run_id, tenant=tenant)
 
     def engine_of(self, record: RunRecord) -> RunEngine:
         """The engine that executes the run; a UsageError naming what to give when this
@@ -261,8 +263,11 @@ class Runtime:
         tenant: str | None = None,
     ) -> RunHandle:
         """Continue an interrupted run from its log, on its engine: done model and tool
-        calls are reused. ResumeConflict if another live process holds the run."""
-        record = self.find(run_id, tenant=tenant)
+        calls are reused. A UsageError if it already ended, or still runs (here, or on its
+        engine's workers: the engine says); ResumeConflict if another live process holds
+        the run."""
+        record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
+        check_resumable(record)
         engine = self.engine_of(record)
         return await engine.resume(record, secrets=list(secrets), on_event=on_event, model=model)
 
@@ -286,20 +291,65 @@ class Runtime:
         reason: str = "",
         *,
         tenant: str | None = None,
-    ) -> Delivery:
-        """Decide a gate (`gate_id` None: the one gate waiting), whoever executes the run:
-        here, another process (through the store), or the run's engine. `reason`
-        (optional) reaches the run: a denied tool call's observation quotes it. The
-        decision is recorded with `decided_by`. UsageError if nobody can take it."""
-        if gate_id is not None and self.gates.resolve(gate_id, approved, decided_by, reason):
-            return "process"
-        record = self.find(run_id, tenant=tenant)
+    ) -> GateDecided:
+        """Decide a gate the run waits at (`gate_id` None: the one it waits at), whoever
+        executes the run: here, another process (through the store), or the run's engine.
+        `reason` (optional) reaches the run: a denied tool call's observation quotes it.
+        The decision is recorded with `decided_by`. RunNotFound for a run that is not
+        stored or is another tenant's, GateNotFound for a gate the run never asked, a
+        UsageError for one it does not wait at now or when nobody can take the decision."""
+        record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
         events = await asyncio.to_thread(self.store.events, record.run_id)
-        gate_id = waiting_gate(record, [g["request_id"] for g in pending_gates(events)], gate_id)
+        here = self.gates.pending(run_id) if isinstance(self.gates, GateBroker) else ()
+        waiting = [gate.request_id for gate in here]
+        gate_id = waiting_gate(record, events, gate_id, waiting_here=waiting)
         if self.gates.resolve(gate_id, approved, decided_by, reason):
-            return "process"
-        engine = self.engine_of(record)
-        return await engine.approve(record, gate_id, approved, decided_by, reason)
+            return GateDecided(record.run_id, gate_id, approved, "process")
+        lead = await asyncio.to_thread(lead_of, self.store, events)
+        if lead is not None:
+            delivered = await self._for_subagent(
+                record, lead, gate_id, approved, decided_by, reason
+            )
+        else:
+            engine = self.engine_of(record)
+            delivered = await engine.approve(record, gate_id, approved, decided_by, reason)
+        return GateDecided(record.run_id, gate_id, approved, delivered)
+
+    async def _for_subagent(
+        self,
+        record: RunRecord,
+        lead: RunRecord,
+        gate_id: str,
+        approved: bool,
+        decided_by: str,
+        reason: str,
+    ) -> Delivery:
+        """A sub-agent's run executes inside its lead's tool call, wherever the lead does,
+        and takes its gates' decisions from the store (its GateBroker polls): left there
+        while a process executes it, or while its lead goes on later (a workflow waiting for
+        a worker, which tries the call again and resumes the sub-agent's run), or for the
+        resume of a lead that ended `waiting`."""
+        executing = await self.embedded.liveness(record.run_id)()  # a live process holds it
+        executing = executing or lead.status == "waiting"  # its resume takes the decision
+        if not executing and not await self.engine_of(lead).liveness(lead.run_id)():
+            raise UsageError(
+                f"run {record.run_id} is a sub-agent's run of run {lead.run_id}, which is "
+                f"{lead.status}: resume that run (`loopwright runs resume {lead.run_id}`), "
+                "then decide"
+            )
+        stored = join_decider(decided_by, reason)
+        posted = self.store.post_gate_decision
+        if not await asyncio.to_thread(posted, record.run_id, gate_id, approved, stored):
+            raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
+        return "store" if executing else "queued"
+
+    def live(self, record: RunRecord) -> bool:
+        """Is the run executing now: here, or on the workers of its engine (a listing's
+        `live`; a run another process executes under the embedded engine is not)?"""
+        if self._running(record.run_id) is not None:
+            return True
+        engine = self.engines.get(record.engine)
+        return engine is not None and engine.executes(record)
 
     async def follow(
         self,
@@ -310,17 +360,28 @@ class Runtime:
         poll_s: float = TAIL_WAIT_S,
     ) -> AsyncGenerator[Event, None]:
         """The run's events with seq > after, each once, in order, until it ends: stored
-        ones, then live ones as whoever executes it stores them. Every live view (the CLI,
-        `runs follow`, SSE, the WebSocket) is this. A run of an engine this Runtime was not
-        given is read from the store: following drives nothing."""
+        ones, then new ones as whoever executes it stores them, with the events of its
+        sub-agents' runs nested where they happen (and, for a run executing here, its token
+        deltas). Every live view (the CLI, `runs follow`, SSE, the WebSocket) is this. It
+        reads the store, whichever engine and process executes the run: following drives
+        nothing. RunNotFound if the run is not stored (nor starting here), or is another
+        tenant's."""
         engine = self._running(run_id)
-        if engine is None:  # not started by this Runtime: its record says whose it is
-            engine = self.engines.get(self.find(run_id, tenant=tenant).engine)
-        events = (
-            engine.follow(run_id, after=after, poll_s=poll_s)
+        if engine is None or tenant is not None:
+            record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
+            if record is None and (engine is None or self.store.get_run(run_id) is not None):
+                self.store.find_run(run_id, tenant=tenant)  # RunNotFound, naming the store
+            if engine is None and record is not None:
+                engine = self.engines.get(record.engine)
+        live = (
+            engine.liveness(run_id)
             if engine is not None
-            else tail_stored(self.store, run_id, after=after, poll_s=poll_s)
+            else functools.partial(stored_liveness, self.store, run_id)
         )
+        events = tail_while(
+            self.store, run_id, after=after, live=live, poll_s=poll_s,
+            watch=self.embedded.wakeups.watch(self.store), here=self.embedded.executes_here,
+        )  # fmt: skip
         async with contextlib.aclosing(events) as following:
             async for event in following:
                 yield event
@@ -334,12 +395,6 @@ class Runtime:
                 return engine
         return None
 
-    async def subscribe(self, run_id: str, *, after: int = 0) -> AsyncGenerator[Event, None]:
-        """Events of a run executing in this process (or stored): the embedded engine's
-        subscription, under `follow`."""
-        async for event in self.embedded.subscribe(run_id, after=after):
-            yield event
-
     def rollback(
         self,
         state: TaskRunState,
@@ -349,7 +404,8 @@ class Runtime:
         on_event: EventSink | None = None,
     ) -> RunHandle:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
-        parent the original), in this process; the handle's result is the rollback's status."""
+        parent the original), in this process; the handle's result is the rollback's status.
+        Once every change is undone, the original run is stored `rolled_back`."""
         from loopwright.tasks._rollback import (
             rollback_task_run,  # the task runner: not for agent runs
         )
@@ -364,9 +420,17 @@ class Runtime:
             ):  # fmt: skip
                 if isinstance(event, RunFinishedEvent):
                     status = event.status
+            if status == "completed":
+                await asyncio.to_thread(self._mark_rolled_back, state.task_id)
             return status
 
         return self.embedded.launch(run_id, body())
+
+    def _mark_rolled_back(self, run_id: str) -> None:
+        """The original run of a finished rollback (when the store holds it: a task run
+        from before the store kept its state file only)."""
+        if self.store.get_run(run_id) is not None:
+            self.store.set_status(run_id, "rolled_back")
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
@@ -397,26 +461,6 @@ class Runtime:
 def _unstored(run_id: str) -> RunRecord:
     """The record of a run started here whose first event is not stored yet."""
     return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)
-
-
-def waiting_gate(record: RunRecord, pending: list[str], gate_id: str | None) -> str:
-    """The gate a decision is for: `gate_id` if it waits, else the only one waiting."""
-    run_id = record.run_id
-    if not pending:
-        raise UsageError(
-            f"run {run_id} has no gate waiting for a decision (status {record.status})"
-        )
-    if gate_id is None:
-        if len(pending) > 1:
-            raise UsageError(
-                f"run {run_id} has several gates waiting: name one of {', '.join(pending)}"
-            )
-        return pending[0]
-    if gate_id not in pending:
-        raise UsageError(
-            f"run {run_id} has no gate {gate_id!r} waiting (waiting: {', '.join(pending)})"
-        )
-    return gate_id
 
 
 async def resume_run(

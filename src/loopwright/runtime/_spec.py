@@ -33,6 +33,7 @@ from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model, resolve_model
 from loopwright.models._base import context_window_of
 from loopwright.prompts import PromptParts
+from loopwright.prompts._revisions import REVISIONS
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
@@ -177,7 +178,7 @@ def build_agent(
             registry,
             allow_commands=spec.allow_skill_commands,
             context_window=spec.options.context_window or context_window_of(model),
-            own_read=spec.options.revision > 1,
+            own_read=REVISIONS[spec.options.revision].skill_own_read,
         )
         parts, registry = skill.prompt_parts, skill.registry
         allowed = skill.allowed_tools

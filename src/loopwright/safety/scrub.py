@@ -89,14 +89,9 @@ def looks_secret(name: str) -> bool:
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The values of environment variables whose names look secret (long enough to match).
-
-    For the process environment the answer is cached until the environment changes: it is
-    asked for every run, and reading os.environ item by item is slow.
-    """
-    if environ is not None:
-        return _secret_values(environ.items())
-    return dict(_PROCESS_ENVIRONMENT.secrets_and_scrubber()[0])
+    """The values of environment variables whose names look secret (long enough to match),
+    of `environ` or else of the process environment as it is now."""
+    return _secret_values((os.environ if environ is None else environ).items())
 
 
 def _secret_values(items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -177,8 +172,6 @@ class Scrubber:
         cls, secrets: Iterable[str] = (), *, environ: Mapping[str, str] | None = None
     ) -> Scrubber:
         """Every detector, the secret-looking environment values, and `secrets`."""
-        if cls is Scrubber and environ is None and not secrets:
-            return _PROCESS_ENVIRONMENT.secrets_and_scrubber()[1]
         return cls(secrets, env_secrets=secret_env_values(environ))
 
     def with_secrets(self, secrets: Iterable[str]) -> Scrubber:
@@ -308,31 +301,6 @@ def _lower(text: str) -> str:
     """ASCII lower-casing that keeps every index (str.lower is faster and the same for
     ASCII text; for other text it can change the length)."""
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
-
-
-class _ProcessEnvironment:
-    """The process environment's secret values and `Scrubber.default()` made from them,
-    made again only when the environment has changed since they were made (a Scrubber
-    never changes after it is made, and AgentExecutor asks for one per run). The
-    environment is compared with a copy of it as it was: one dict comparison, no snapshot
-    built per call."""
-
-    def __init__(self) -> None:
-        self._made: tuple[dict[Any, Any], dict[str, str], Scrubber] | None = None
-        """The environment's copy and what was made from it (one value: agents may be made
-        in several threads)."""
-
-    def secrets_and_scrubber(self) -> tuple[dict[str, str], Scrubber]:
-        environ = getattr(os.environ, "_data", os.environ)
-        made = self._made
-        if made is None or made[0] != environ:
-            copy = dict(environ)
-            env_secrets = _secret_values(os.environ.items())
-            made = self._made = (copy, env_secrets, Scrubber(env_secrets=env_secrets))
-        return made[1], made[2]
-
-
-_PROCESS_ENVIRONMENT = _ProcessEnvironment()
 
 
 def _remember(memo: dict[str, None], texts: Iterable[str]) -> None:

@@ -9,14 +9,12 @@ from typing import Any, get_args
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from loopwright.errors import ConfigurationError, ResumeConflict, UsageError
-from loopwright.models import Model
+from loopwright.errors import ConfigurationError, GateNotFound, ResumeConflict, UsageError
 from loopwright.run_context import MAX_REASON_CHARS
-from loopwright.runtime import RunHandle, RunSpec, Runtime
-from loopwright.runtime._engine import Delivery
+from loopwright.runtime import GateDecided, RunHandle, Runtime
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
-from loopwright.server._gates import gate_was_asked, pending_gates, waits_for_decision
+from loopwright.server._gates import pending_gates, waits_for_decision
 from loopwright.server._http import (
     ApiError,
     int_param,
@@ -43,10 +41,7 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
     """A run as the API shows it: the stored row, whether it is live (executing here, or
     on the workers of its engine), its gates."""
     data = record.to_dict()
-    handle = config.runtime.handles.get(record.run_id)
-    data["live"] = handle is not None and not handle.done
-    if record.engine != "embedded" and record.status in ("queued", "running"):
-        data["live"] = True
+    data["live"] = config.runtime.live(record)
     if detail:
         data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
     data["waiting_for_approval"] = (
@@ -79,37 +74,24 @@ async def create_run(request: Request) -> JSONResponse:
                 runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
             )
         else:
-            spec = dataclasses.replace(parsed, tenant=tenant)
-            embedded = runtime.engine is runtime.embedded  # another engine resolves it there
-            handle = runtime.start(spec, model=_model(runtime, spec) if embedded else None)
-    except ConfigurationError as exc:  # what the engine cannot run (a refused option)
+            handle = runtime.start(dataclasses.replace(parsed, tenant=tenant))
+    except ConfigurationError as exc:  # what the engine cannot run (its model, an option)
         raise ApiError(422, str(exc)) from None
-    forget_when_done(runtime, handle)
+    report_failure(handle)
     record = await _first_record(runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
 
 
-def forget_when_done(runtime: Runtime, handle: RunHandle) -> None:
-    """Drop the run's handle when it ends: a long-lived server keeps no finished runs in
-    memory (their events are in the store, which is where later readers get them). A run
-    that ended in an error nobody awaits here (its store failed, so it could not record
-    it) is reported in the server's log, in one line."""
+def report_failure(handle: RunHandle) -> None:
+    """A run that ends in an error nobody awaits here (its store failed, so it could not
+    record it) is reported in the server's log, in one line."""
 
-    def forget(_: object) -> None:
-        if runtime.handles.get(handle.run_id) is handle:
-            del runtime.handles[handle.run_id]
+    def report(_: object) -> None:
         error = None if handle.task.cancelled() else handle.task.exception()
         if error is not None:
             log.error("run %s failed: %s", handle.run_id, error)
 
-    handle.task.add_done_callback(forget)
-
-
-def _model(runtime: Runtime, spec: RunSpec) -> Model:
-    try:
-        return runtime.models.resolve(spec.model, base_url=spec.base_url)
-    except ConfigurationError as exc:
-        raise ApiError(422, str(exc), field="model") from None
+    handle.task.add_done_callback(report)
 
 
 async def _first_record(runtime: Runtime, handle: RunHandle, tenant: str) -> RunRecord:
@@ -176,18 +158,13 @@ async def decide_gate(request: Request) -> JSONResponse:
     if len(reason) > MAX_REASON_CHARS:
         raise ApiError(422, f"at most {MAX_REASON_CHARS:,} characters", field="reason")
     approve = parse_gate_decision(body)
-    events = config.runtime.store.events(record.run_id)
-    if not gate_was_asked(events, gate_id):
-        raise ApiError(404, f"run {record.run_id} has no gate {gate_id!r}")
-    if gate_id not in {g["request_id"] for g in pending_gates(events)}:
-        raise ApiError(409, f"gate {gate_id!r} is no longer pending")
-    decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
-    delivered = await deliver_gate_decision(
+    approval = await deliver_gate_decision(
         config, record, gate_id, approve, f"api:{tenant}", reason
     )
-    if delivered in ("process", "engine"):
+    decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
+    if approval.taken:
         return json_response(decided)
-    return json_response({**decided, "delivered": delivered}, 202)
+    return json_response({**decided, "delivered": approval.delivered}, 202)
 
 
 async def deliver_gate_decision(
@@ -197,14 +174,17 @@ async def deliver_gate_decision(
     approve: bool,
     decided_by: str,
     reason: str = "",
-) -> Delivery:
-    """Decide a pending gate through the Runtime (the one approval path: here, another
-    process through the store, or the run's engine); a 409 when nobody can take it.
+) -> GateDecided:
+    """Decide a gate through the Runtime (the one approval path: it checks the gate waits,
+    then it goes here, to another process through the store, or to the run's engine): a
+    404 for a gate the run never asked, a 409 when it does not wait or nobody can take it.
     `reason` (optional) is why: a refused agent tool call's observation quotes it."""
     try:
         return await config.runtime.approve(
             record.run_id, gate_id, approve, decided_by, reason, tenant=record.tenant
         )
+    except GateNotFound as exc:
+        raise ApiError(404, str(exc)) from None
     except UsageError as exc:
         raise ApiError(409, str(exc)) from None
 
@@ -214,15 +194,9 @@ async def resume_run(request: Request) -> JSONResponse:
     config = config_of(request)
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
-    runtime = config.runtime
-    handle = runtime.handles.get(record.run_id)
-    if handle is not None and not handle.done:
-        raise ApiError(409, f"run {record.run_id} is already running")
-    if record.status not in ("running", "interrupted"):
-        raise ApiError(409, f"run {record.run_id} already ended ({record.status})")
     try:
-        handle = await runtime.resume(record.run_id, tenant=tenant)
-    except (UsageError, ResumeConflict) as exc:  # a finished run, no spec, a lease held
+        handle = await config.runtime.resume(record.run_id, tenant=tenant)
+    except (UsageError, ResumeConflict) as exc:  # running, ended, no spec, a lease held
         raise ApiError(409, str(exc)) from None
-    forget_when_done(runtime, handle)
+    report_failure(handle)
     return json_response(run_view(config, owned_run(config, record.run_id, tenant)), 202)

@@ -66,10 +66,12 @@ class SkillAgent(AgentExecutor):
         spec: dict[str, Any] | None = None,
         workspace_section: str | None = None,
         lineage: Lineage = NO_LINEAGE,
+        goes_on: bool = True,
     ) -> RunSetup:
         setup = super().setup(
-            request, context, spec=spec, workspace_section=workspace_section, lineage=lineage
-        )
+            request, context, spec=spec, workspace_section=workspace_section, lineage=lineage,
+            goes_on=goes_on,
+        )  # fmt: skip
         executor = copy.copy(self.given_tool_executor)
         executor.registry = setup.tool_executor.registry
         executor.context = setup.tool_executor.context

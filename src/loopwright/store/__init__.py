@@ -9,7 +9,6 @@ from loopwright.store._pg_errors import redact_url
 from loopwright.store._pg_local import LocalPostgres, start_local_postgres
 from loopwright.store._postgres import PostgresRunStore
 from loopwright.store._sqlite import SqliteRunStore
-from loopwright.store._tail import tail_events
 from loopwright.store._turns import conversation_turns
 
 __all__ = [
@@ -25,7 +24,6 @@ __all__ = [
     "open_store",
     "redact_url",
     "start_local_postgres",
-    "tail_events",
 ]
 
 if TYPE_CHECKING:

@@ -24,6 +24,9 @@ StoredStatus = Literal[
 `waiting`: the run stopped at a tool call nobody had decided (`on_pending="wait"`); a
 decision is left for it in the store, and it goes on when resumed."""
 
+FINISHED: tuple[StoredStatus, ...] = ("completed", "stopped", "failed", "cancelled", "rolled_back")
+"""A run in one of these has ended: it is not resumed, and gets no more events."""
+
 ENGINES = ("embedded", "temporal")
 """Where a run executes: this process's Runtime, or Temporal workers (loopwright.engines)."""
 
@@ -110,6 +113,10 @@ class RunStore(Protocol):
         """The run, or None if it does not exist or belongs to another tenant."""
         ...
 
+    def find_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
+        """The run, or RunNotFound naming the store (`RunLookup`)."""
+        ...
+
     def list_runs(
         self, *, tenant: str | None = None, status: str | None = None, limit: int = 100
     ) -> list[RunRecord]: ...
@@ -142,7 +149,7 @@ class RunStore(Protocol):
     async def wait_for_events(self, run_id: str, *, after: int, timeout: float) -> bool:
         """Wait until the run has a stored event with seq > after (True), or until `timeout`
         seconds pass (False), whichever process appends it. The live tail's primitive
-        (`loopwright.store.tail_events`): SQLite polls, Postgres is woken by NOTIFY."""
+        (`Runtime.follow` waits on it): SQLite polls, Postgres is woken by NOTIFY."""
         ...
 
     def post_gate_decision(
@@ -167,9 +174,23 @@ class RunStore(Protocol):
     def close(self) -> None: ...
 
 
+class RunLookup:
+    """`find_run` for every store: a base of each store class, which gives `get_run` and
+    says where it is (`path`: a file, a URL without its password; "" in memory)."""
+
+    path: str = ""
+
+    def get_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord | None:
+        raise NotImplementedError
+
+    def find_run(self, run_id: str, *, tenant: str | None = None) -> RunRecord:
+        """The stored run (of `tenant`, when given), or RunNotFound naming this store."""
+        record = self.get_run(run_id, tenant=tenant)
+        if record is None:
+            raise RunNotFound(run_id, self.path)
+        return record
+
+
 def find_run(store: RunStore, run_id: str, *, tenant: str | None = None) -> RunRecord:
-    """The stored run (of `tenant`, when given), or RunNotFound."""
-    record = store.get_run(run_id, tenant=tenant)
-    if record is None:
-        raise RunNotFound(run_id, str(getattr(store, "path", "")))
-    return record
+    """The stored run (of `tenant`, when given), or RunNotFound: `store.find_run`."""
+    return store.find_run(run_id, tenant=tenant)

@@ -16,7 +16,14 @@ from loopwright.events import (
     TaskCompleteEvent,
     TaskStartEvent,
 )
-from loopwright.store._base import GateDecision, Lease, RunRecord, RunStore, StoredStatus
+from loopwright.store._base import (
+    GateDecision,
+    Lease,
+    RunLookup,
+    RunRecord,
+    RunStore,
+    StoredStatus,
+)
 
 POLL_S = 0.01
 
@@ -62,7 +69,7 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
     return dataclasses.replace(record, **changes)  # type: ignore[arg-type]
 
 
-class InMemoryRunStore:
+class InMemoryRunStore(RunLookup):
     """A RunStore in memory, for tests and runs nobody needs to keep (the default of a
     Runtime given no store)."""
 

@@ -22,7 +22,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loopwright._ports import BIND_ATTEMPTS, bind_failed, server_port
 from loopwright.errors import StoreError
 
 PG_BIN_ENV = "LOOPWRIGHT_PG_BIN"
@@ -61,9 +61,9 @@ def find_pg_bin() -> Path | None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port drawn for a server to bind (loopwright._ports: never one the kernel hands
+    out to others in the meantime)."""
+    return server_port()
 
 
 @dataclass
@@ -197,7 +197,8 @@ def start_local_postgres(
 ) -> LocalPostgres:
     """initdb, start, wait until it accepts connections. StoreError if it cannot.
     `settings` override the server's (the benchmark turns fsync back on); `port` on
-    127.0.0.1 (default: a free one)."""
+    127.0.0.1 (default: one drawn for it, and another when it was taken as the server
+    started: loopwright._ports)."""
     found = bin_dir or find_pg_bin()
     if found is None:
         raise StoreError(NO_BINARIES)
@@ -210,8 +211,29 @@ def start_local_postgres(
         _let_go(remover, keep=False)
         raise
     server.remover = remover
+    for _attempt in range(1, BIND_ATTEMPTS):
+        if port or not _lost_its_port(server):
+            break
+        server.port = server_port()  # another program took it as the server started
+        server.command = [*server.command[:-1], f"port={server.port}"]
+        server.process = _spawn(server.command, server.log)
     _wait_until_ready(server)
     return server
+
+
+def _lost_its_port(server: LocalPostgres) -> bool:
+    """Wait until the server accepts connections (False) or exits; True when it exited
+    because its port was taken (its log says so; the log is emptied for the next try)."""
+    try:
+        _wait_until_ready(server, stop_on_failure=False)
+    except StoreError:
+        exited = server.process.poll() is not None and server.log.exists()
+        if exited and bind_failed(server.log.read_text(errors="replace")):
+            server.log.unlink()
+            return True
+        server.stop()
+        raise
+    return False
 
 
 def _start_in(
@@ -237,12 +259,12 @@ def _start_in(
     log = folder / "server.log"
     config = {
         "listen_addresses": "127.0.0.1",
-        "port": str(port),
         "unix_socket_directories": "",
         "fsync": "off",  # a test server: only its clients are killed, never the server
         "max_connections": "200",
         "shared_buffers": "64MB",
         **(settings or {}),
+        "port": str(port),  # last: drawn again if taken (start_local_postgres)
     }
     args = [str(found / "postgres"), "-D", str(data)]
     for key, value in config.items():
@@ -258,14 +280,17 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
         )  # fmt: skip
 
 
-def _wait_until_ready(server: LocalPostgres) -> None:
+def _wait_until_ready(server: LocalPostgres, *, stop_on_failure: bool = True) -> None:
+    """Return once the server accepts its superuser (with its password: another server on
+    the port refuses it); a StoreError (the server stopped) if it exits or times out."""
     import psycopg
 
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         if server.process.poll() is not None:
             text = server.log.read_text(errors="replace")[-2000:]
-            server.stop()
+            if stop_on_failure:
+                server.stop()
             raise StoreError(f"the PostgreSQL server did not start: {text}")
         try:
             psycopg.connect(server.url(), connect_timeout=2).close()
@@ -274,6 +299,6 @@ def _wait_until_ready(server: LocalPostgres) -> None:
             if time.monotonic() > deadline:
                 server.stop()
                 raise StoreError(
-                    "the PostgreSQL server did not accept connections in 30 s"
+                    f"the PostgreSQL server did not accept connections in {START_TIMEOUT_S:g} s"
                 ) from None
             time.sleep(0.05)  # polling the server's readiness: nothing to wait on instead

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from loopwright.clock import Clock
 from loopwright.errors import ConfigurationError, EventDecodeError, StoreError
 from loopwright.events import Event, decode_event
-from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunLookup, RunRecord, StoredStatus
 from loopwright.store._pg_append import plan_batch, quick_rows, write_batch, write_rows
 from loopwright.store._pg_errors import Redactor
 from loopwright.store._pg_listen import EventListener
@@ -44,7 +44,7 @@ TAIL_FALLBACK_S = 1.0
 """A waiting tail reads again at least this often while the LISTEN connection is down."""
 
 
-class PostgresRunStore:
+class PostgresRunStore(RunLookup):
     """The RunStore protocol over a PostgreSQL database (`postgresql://user:pw@host/db`).
 
     The database must hold the store's schema (`loopwright store migrate --store URL`, or

@@ -30,7 +30,7 @@ from urllib.parse import quote
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import EventDecodeError, StoreError
 from loopwright.events import Event, RunStartedEvent, decode_event
-from loopwright.store._base import GateDecision, Lease, RunRecord, StoredStatus
+from loopwright.store._base import GateDecision, Lease, RunLookup, RunRecord, StoredStatus
 from loopwright.store._memory import record_after
 from loopwright.store._rows import ROW_EVENTS, check_follows, encode, record_of, row_update, run_row
 from loopwright.store._schema import (
@@ -52,7 +52,7 @@ TAIL_POLL_S = 0.02
 """How often a waiting tail looks for another connection's commits (`PRAGMA data_version`)."""
 
 
-class SqliteRunStore:
+class SqliteRunStore(RunLookup):
     """The RunStore protocol over one SQLite file (created, with its folders, on first use).
 
     `clock` decides when leases lapse (inject a MockClock in tests). Safe to share

@@ -1,5 +1,7 @@
-"""The live tail of a run from any store: its stored events after a seq, then each new one
-as another process (or machine) appends it, until `run_finished`.
+"""The store's live tail alone: a run's stored events after a seq, then each new one as
+another process (or machine) appends it, until `run_finished`. Not a follower of runs
+(that is `Runtime.follow`, which also reads a run's family and stops when its executor is
+gone): the conformance suite and the store benchmark measure the store's wake-up with it.
 
 A tail only ever reads rows with `seq > last` (the last one it yielded), so a subscriber
 that falls behind, or reconnects with the last seq it saw, gets every event once, in order.

@@ -22,6 +22,7 @@ from loopwright.events import (
     StepCompleteEvent,
     TaskCompleteEvent,
 )
+from loopwright.run_context import RunContext
 from loopwright.safety.operations import OperationSafety
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._spec import TaskPlan
@@ -81,6 +82,9 @@ class StepContext:
     journal: Journal
     tool_executor: ToolExecutor
     safety: OperationSafety
+    run: RunContext
+    """The task run's context (its tenant, workspace, scrubber, gates, store, leases, tool
+    threads): its tools get it, and an agent step's run is derived from it."""
 
     @property
     def run_id(self) -> str:

@@ -21,7 +21,7 @@ from loopwright.safety.scrub import Scrubber
 from loopwright.tasks._gates import GateBroker
 from loopwright.tasks._loader import LoadedTask
 from loopwright.tasks._models import TaskDefinition, TaskRunState
-from loopwright.tasks._resume import resume_effects
+from loopwright.tasks._resume import recorded_effects
 from loopwright.tasks._run import run_task
 from loopwright.tasks._spec import TaskPlan, TaskSettings, TaskSpec, resolve_inputs
 from loopwright.tasks._state import StateFileExporter, check_folder_name, rebuild_state
@@ -109,7 +109,7 @@ class TaskExecutor:
     ) -> Effects:
         """In-process effects for one run: live, or served from `recorded` first."""
         if recorded:
-            return resume_effects(
+            return recorded_effects(
                 recorded, gates=self.gates, sink=sink, clock=self.clock, scrubber=self.scrubber
             )
         log = EventLog(run_id, clock=self.clock, scrubber=self.scrubber, sink=sink)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent._subagent import run_child
 from loopwright.effects._log import send_event
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
@@ -102,17 +102,27 @@ class AgentInvocation:
 
     async def __call__(self, call: ToolCall) -> ToolResult:
         self.streamed = True
-        outcome = await stream_agent(self.ctx, self.prompt, self.step, self.attempt, self.schema)
+        outcome = await stream_agent(
+            self.ctx, self.prompt, self.step, call.id, attempt=self.attempt, schema=self.schema
+        )
         return ToolResult(call.id, call.name, outcome.to_json())
 
 
 async def stream_agent(
-    ctx: StepContext, prompt: str, name: str, attempt: int, schema: dict[str, Any] | None = None
+    ctx: StepContext,
+    prompt: str,
+    name: str,
+    call_id: str,
+    *,
+    attempt: int,
+    schema: dict[str, Any] | None = None,
 ) -> AgentAttempt:
-    """Run the agent; its thoughts, answer and tool results become `stream` events. A model
-    that streams has its text passed through as it is generated (seed 004's token
-    passthrough): each coalesced delta is a `stream` chunk, and that reply's thought and
-    answer are not repeated after it."""
+    """Run the agent as the run the task run's call `call_id` starts (`run_child`: its
+    context derived from the task run's, as a sub-agent's is from its lead's); its
+    thoughts, answer and tool results become `stream` events. A model that streams has its
+    text passed through as it is generated (seed 004's token passthrough): each coalesced
+    delta is a `stream` chunk, and that reply's thought and answer are not repeated after
+    it."""
     plan = ctx.plan
     assert plan.model is not None
     tools = _read_only(plan.registry) if attempt == 1 else ToolRegistry()
@@ -146,15 +156,8 @@ async def stream_agent(
                 chunks.append(text)
                 await ctx.journal.append(StreamEvent(step=name, chunk=text))
 
-    try:
-        result: ExecutionResult = await agent.run(
-            prompt,
-            # its own run; a resumed task run that runs it again gets a new one
-            run_id=f"{ctx.run_id}.{name}.{attempt}.{uuid.uuid4().hex[:6]}",
-            tenant=plan.spec.tenant,
-            parent_run_id=ctx.run_id,
-            on_event=on_event,
-        )
+    try:  # a resumed task run that runs it again resumes it from its own stored events
+        result: ExecutionResult = await run_child(agent, prompt, ctx.run, call_id, sink=on_event)
     except LoopwrightError as exc:
         return AgentAttempt(False, why=f"{type(exc).__name__}: {exc}", chunks=tuple(chunks))
     why = "" if result.success else (result.message or result.reason or result.status)

@@ -157,6 +157,7 @@ def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None)
             backup_dir=backups,
             snapshot_hooks=plan.snapshot_hooks,
         ),
+        run=run,
     )
 
 

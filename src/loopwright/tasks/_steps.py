@@ -27,6 +27,7 @@ from loopwright.events import (
     ToolCallStartedEvent,
     WarningEvent,
 )
+from loopwright.events._types import child_run_id
 from loopwright.messages import ToolCall
 from loopwright.prompts._turn_notes import summarize
 from loopwright.safety.operations import ChangeEntry, classify_operation
@@ -276,6 +277,7 @@ async def _agent_attempt(
             call_id=call.id,
             tool_name="agent",
             arguments=call.arguments,
+            child_run_id=child_run_id(ctx.run_id, call.id),  # its run, nested under the call
         )
     )
     invoke = AgentInvocation(ctx, prompt, name, attempt, schema)

@@ -20,23 +20,17 @@ from loopwright.tools._tool import Tool, ToolContext
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
-_OUTPUT_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
-"""Built once: `json.dumps` with options builds a new encoder on every call."""
 
 
 def render_output(value: Any) -> str:
-    """A tool's return value as the text the model reads."""
+    """A tool's return value as the text the model reads: a string as it is, anything else
+    as JSON (or its str() when it has none)."""
     if value is None:
         return ""
-    kind = type(value)
-    if kind is str:
-        return value  # type: ignore[no-any-return]
-    if kind is int:  # not bool, not IntEnum: their JSON differs from str()
-        return str(value)
     if isinstance(value, str):
         return value
     try:
-        return _OUTPUT_JSON.encode(value)
+        return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
 
@@ -96,10 +90,14 @@ class ToolExecutor:
             text, is_error = self._failure(call.name, f"{type(exc).__name__}: {exc}"), True
         scrubbed = self.scrubber.scrub(text)  # before truncating: a cut must not split a secret
         content, truncated = truncate_output(scrubbed.text, self.max_output_chars)
-        duration_ms = (time.perf_counter() - started) * 1000
-        # positional: a third cheaper than by keyword (one per tool call)
         return ToolResult(
-            call.id, call.name, content, is_error, duration_ms, truncated, scrubbed.redactions
+            call_id=call.id,
+            tool_name=call.name,
+            content=content,
+            is_error=is_error,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            truncated=truncated,
+            redactions=scrubbed.redactions,
         )
 
     def timeout_for(self, tool: Tool | None) -> float:

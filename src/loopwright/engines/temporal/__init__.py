@@ -1,16 +1,10 @@
 """Scale-out on Temporal: agent and task runs as workflows, effects as activities, Postgres for
-content and live events (the `temporal` extra; docs/scale-out.md)."""
+content and live events (the `temporal` extra; docs/scale-out.md). Runs are started,
+resumed, approved and cancelled through a `Runtime` whose engine is a `TemporalEngine`:
+it registers each run in the store first, and checks a gate before it is decided."""
 
 from loopwright.engines.temporal._allows import WorkerAllows
-from loopwright.engines.temporal._client import (
-    connect,
-    resume_agent_run,
-    resume_task_run,
-    run_worker,
-    send_decision,
-    start_agent_run,
-    start_task_run,
-)
+from loopwright.engines.temporal._client import connect, run_worker
 from loopwright.engines.temporal._devserver import DevServer, start_dev_server
 from loopwright.engines.temporal._effects import EngineSettings, TemporalEffects
 from loopwright.engines.temporal._engine import TemporalEngine
@@ -22,11 +16,6 @@ __all__ = [
     "TemporalEngine",
     "WorkerAllows",
     "connect",
-    "resume_agent_run",
-    "resume_task_run",
     "run_worker",
-    "send_decision",
-    "start_agent_run",
     "start_dev_server",
-    "start_task_run",
 ]

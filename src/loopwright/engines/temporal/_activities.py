@@ -54,6 +54,7 @@ from loopwright.engines.temporal._payloads import (
     Events,
     LineageInput,
     ModelCallInput,
+    ModelCallResult,
     OutcomeInput,
     PrepareInput,
     RecordingInput,
@@ -242,9 +243,9 @@ class RunActivities:
         return len(data.events)
 
     @activity.defn(name=MODEL_CALL)
-    async def model_call(self, data: ModelCallInput) -> dict[str, Any]:
+    async def model_call(self, data: ModelCallInput) -> ModelCallResult:
         """One model call: (run_id, call) names its messages in the content store. Its
-        reply: the ModelResponse's own form, with the request digest when it differs."""
+        reply, with the request digest when it differs."""
         plan = data.plan
         run_id, call = plan.run_id, data.call
         async with _as_application_errors():
@@ -274,10 +275,7 @@ class RunActivities:
                 response = await _heartbeating(model.complete(request))
             except ModelError as exc:
                 raise _model_failure(exc) from exc
-        reply: dict[str, Any] = self.secrets.scrub(response.to_dict())
-        if digest is not None:
-            reply["request_digest"] = digest
-        return reply
+        return ModelCallResult.of(self.secrets.scrub(response.to_dict()), digest)
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, data: ToolCallInput) -> ToolOutcome:
@@ -368,8 +366,8 @@ class RunActivities:
 
 
 def _register(store: PersistentStore, started: RunStartedEvent) -> None:
-    """The row of a run whose workflow was started without one (`start_agent_run` called
-    directly): it executes on Temporal, and its row says so."""
+    """The row of a run whose workflow was started without one (its workflow started by
+    hand, not through the Runtime): it executes on Temporal, and its row says so."""
     with contextlib.suppress(StoreError):  # registered meanwhile (a TemporalEngine start)
         store.register_run(dataclasses.replace(record_after(None, started), engine="temporal"))
 

@@ -13,12 +13,13 @@ the Signal `approve_later` instead, stored in the workflow's history, and taken 
 replays it (the same rules, without the answer: one on a gate that is not waiting, or
 already decided, is dropped).
 
-Outside the workflow, `decide` is how a gate of a Temporal run is decided (the Runtime's
-TemporalEngine, engines/temporal/_engine.py; `send_decision` in _client.py connects first).
+Outside the workflow, `decide` is how the Runtime's TemporalEngine (engines/temporal/
+_engine.py) decides a gate of a Temporal run, once `Runtime.approve` checked it waits.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -34,16 +35,38 @@ from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 
 APPROVE = "approve"
-"""The Update's name (its argument: gate_id, approved, reason, by)."""
+"""The Update's name (its argument: a GateDecision, as a JSON object)."""
 DECIDE_LATER = "approve_later"
 """The Signal's name: the same argument, for a decision made while no worker polls."""
 
 
-@dataclass
-class Decision:
+@dataclass(frozen=True)
+class GateDecision:
+    """A decision on a gate of a workflow: the argument of the Update `approve` and of the
+    Signal `approve_later`, made and read here only. It travels as the JSON object of its
+    fields (`to_wire`), as decisions always have: recorded histories replay."""
+
+    gate_id: str
     approved: bool
-    by: str
+    by: str = ""
     reason: str = ""
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: object) -> GateDecision:
+        """The decision an Update or a Signal carries; a ValueError if it is malformed
+        (anyone reaching the Temporal frontend can send one)."""
+        if not isinstance(data, dict):
+            raise ValueError("an approval is a JSON object: gate_id, approved, by, reason")
+        gate_id, approved = data.get("gate_id"), data.get("approved")
+        by, reason = data.get("by", ""), data.get("reason", "")
+        if not isinstance(gate_id, str) or not isinstance(approved, bool):
+            raise ValueError("an approval needs gate_id (a string) and approved (true or false)")
+        if not isinstance(by, str) or not isinstance(reason, str):
+            raise ValueError("an approval's by and reason are strings")
+        return cls(gate_id, approved, by, reason)
 
 
 class GatePendingEvents(PendingEvents):
@@ -65,7 +88,7 @@ class GateWaits:
     def __init__(self, pending: GatePendingEvents) -> None:
         self.pending = pending
         self.open: dict[str, GateRequest] = {}
-        self.decided: dict[str, Decision] = {}
+        self.decided: dict[str, GateDecision] = {}
 
     def refusal(self, gate_id: str) -> str | None:
         """Why a decision on `gate_id` is refused now (None: it is accepted)."""
@@ -75,8 +98,8 @@ class GateWaits:
             return f"no gate {gate_id!r} is waiting in run {self.pending.run_id}"
         return None
 
-    def decide(self, gate_id: str, approved: bool, by: str, reason: str) -> None:
-        self.decided[gate_id] = Decision(approved, by, reason)
+    def decide(self, decision: GateDecision) -> None:
+        self.decided[decision.gate_id] = decision
 
     async def wait(self, request: GateRequest) -> GateVerdict:
         """Open the gate, store its events, wait for the decision or the timeout."""
@@ -114,27 +137,27 @@ class Approvable:
 
     @workflow.update(name=APPROVE)
     async def approve(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A decision on a waiting gate: {gate_id, approved, by, reason}."""
-        gate_id, approved, by, reason = decision_args(data)
+        """A decision on a waiting gate (a GateDecision's JSON object)."""
+        decision = GateDecision.from_wire(data)
         assert self.gates is not None  # the validator let it through: a gate is open
-        self.gates.decide(gate_id, approved, by, reason)
-        return {"gate_id": gate_id, "approved": approved}
+        self.gates.decide(decision)
+        return {"gate_id": decision.gate_id, "approved": decision.approved}
 
     @workflow.signal(name=DECIDE_LATER)
     def approve_later(self, data: dict[str, Any]) -> None:
         """A decision stored while no worker polled: taken if its gate still waits."""
         try:
-            gate_id, approved, by, reason = decision_args(data)
+            decision = GateDecision.from_wire(data)
         except ValueError:
             return
-        if self.gates is not None and self.gates.refusal(gate_id) is None:
-            self.gates.decide(gate_id, approved, by, reason)
+        if self.gates is not None and self.gates.refusal(decision.gate_id) is None:
+            self.gates.decide(decision)
 
     @approve.validator
     def check_approve(self, data: dict[str, Any]) -> None:
         """Refuse (before any history is written) a malformed decision, one on a gate
         that is not waiting, and a second decision on the same gate."""
-        gate_id = decision_args(data)[0]
+        gate_id = GateDecision.from_wire(data).gate_id
         if self.gates is None:
             raise ValueError(f"no gate {gate_id!r} is waiting: the run has not started yet")
         refusal = self.gates.refusal(gate_id)
@@ -142,29 +165,15 @@ class Approvable:
             raise ValueError(refusal)
 
 
-def decision_args(data: dict[str, Any]) -> tuple[str, bool, str, str]:
-    """The Update's argument as (gate_id, approved, by, reason); a ValueError if malformed."""
-    gate_id, approved = data.get("gate_id"), data.get("approved")
-    by, reason = data.get("by", ""), data.get("reason", "")
-    if not isinstance(gate_id, str) or not isinstance(approved, bool):
-        raise ValueError("an approval needs gate_id (a string) and approved (true or false)")
-    if not isinstance(by, str) or not isinstance(reason, str):
-        raise ValueError("an approval's by and reason are strings")
-    return gate_id, approved, by, reason
-
-
-async def decide(
-    client: Client, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
-) -> None:
-    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id) through its
-    Update; a UsageError says why the workflow refused it (unknown gate, already decided,
-    run not running)."""
+async def decide(client: Client, run_id: str, decision: GateDecision) -> None:
+    """Decide a gate of the Temporal run `run_id` (its workflow id) through its Update; a
+    UsageError says why the workflow refused it (unknown gate, already decided, run not
+    running)."""
     from temporalio.client import RPCError, WorkflowUpdateFailedError
 
     handle = client.get_workflow_handle(run_id)
-    data = {"gate_id": gate_id, "approved": approved, "by": by, "reason": reason}
     try:
-        await handle.execute_update(APPROVE, data)
+        await handle.execute_update(APPROVE, decision.to_wire())
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
         raise UsageError(f"run {run_id}: {getattr(cause, 'message', None) or cause}") from None

@@ -1,4 +1,7 @@
-"""Connect to Temporal, start agent runs as workflows, and run a worker."""
+"""Connect to Temporal, start agent and task runs as workflows, and run a worker.
+
+Starting (and resuming) a run's workflow is the TemporalEngine's part of `Runtime.start`
+and `Runtime.resume` (which register the run and check it first): not a door of its own."""
 
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ from temporalio.worker import Worker
 from loopwright.agent._process import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._allows import WorkerAllows
-from loopwright.engines.temporal._approvals import decide
 from loopwright.engines.temporal._codec import PayloadCipher, data_converter
 from loopwright.engines.temporal._payloads import (
     AgentRunInput,
@@ -24,13 +26,13 @@ from loopwright.engines.temporal._payloads import (
 )
 from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._sandbox import workflow_runner
-from loopwright.engines.temporal._task_activities import TaskActivities, check_task_spec
+from loopwright.engines.temporal._task_activities import TaskActivities
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._versions import worker_build_id
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
-from loopwright.tasks import TaskSpec, prepare_task
+from loopwright.tasks import TaskSpec
 
 CONNECT_WAIT_S = 30.0
 
@@ -87,11 +89,7 @@ async def start_task_run(
     task_queue: str = TASK_QUEUE,
 ) -> WorkflowHandle[Any, Any]:
     """Start the task run `spec` as a workflow whose id is the run id; a worker picks it up
-    (the task file must be at the same path on the workers). The task file, its tools and
-    its inputs are checked here first, as `loopwright task run` does: a ConfigurationError
-    or TaskParseError, and nothing started."""
-    check_task_spec(spec)
-    prepare_task(spec, model=None)
+    (the task file must be at the same path on the workers; the engine checked it)."""
     run_id = run_id or new_run_id()
     data = TaskRunInput(run_id, spec.to_dict(), settings or EngineSettings())
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
@@ -133,14 +131,6 @@ async def resume_task_run(
     from its events, a gate that was waiting waits again."""
     data = TaskRunInput(run_id, spec.to_dict(), settings or EngineSettings(), resume=True)
     return await client.start_workflow(TASK_RUN, data, id=run_id, task_queue=task_queue)
-
-
-async def send_decision(
-    address: str, run_id: str, gate_id: str, approved: bool, by: str, reason: str = ""
-) -> None:
-    """Decide gate `gate_id` of the Temporal run `run_id` (its workflow id) through its
-    Update; a UsageError says why the workflow refused it."""
-    await decide(await connect(address), run_id, gate_id, approved, by, reason)
 
 
 DEFAULT_CACHED = 1000

@@ -38,6 +38,7 @@ from loopwright.engines.temporal._payloads import (
     EngineSettings,
     Events,
     ModelCallInput,
+    ModelCallResult,
     OutcomeInput,
     RunPlan,
     ToolCallInput,
@@ -284,10 +285,10 @@ class TemporalEffects:
             forked=self.unstored_calls,
         )
         try:
-            reply: dict[str, Any] = await self.pending.carried(
+            result = await self.pending.carried(
                 MODEL_CALL,
                 data,
-                dict,
+                ModelCallResult,
                 start_to_close_timeout=timedelta(seconds=self.settings.model_timeout_s),
                 schedule_to_close_timeout=timedelta(seconds=timeout) if timeout else None,
                 heartbeat_timeout=timedelta(seconds=self.settings.heartbeat_timeout_s),
@@ -295,11 +296,11 @@ class TemporalEffects:
             )
         except ActivityError as exc:
             raise _loopwright_error(exc) from exc
-        self.pending.request_digest = reply.get("request_digest")
+        self.pending.request_digest = result.request_digest
         self.model_calls += 1
         self.calls_here += 1
         self._sent = request.messages
-        return ModelResponse.from_dict(reply)
+        return ModelResponse.from_dict(result.reply())
 
     async def call_tool(
         self, call: ToolCall, invoke: ToolInvocation, *, idempotent: bool, timeout: float | None

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from temporalio.client import (
@@ -32,20 +32,21 @@ from temporalio.exceptions import FailureError
 from temporalio.service import RPCError
 
 from loopwright.effects._log import EventSink, send_event
-from loopwright.engines.temporal._approvals import DECIDE_LATER, decide
+from loopwright.engines.temporal._approvals import DECIDE_LATER, GateDecision, decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._resume import resume_stored_run
+from loopwright.engines.temporal._task_activities import check_task_spec
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.errors import ConfigurationError, RunError, UsageError
-from loopwright.events import Event
 from loopwright.models import Model
 from loopwright.runtime import RunHandle, RunSpec, task_state
-from loopwright.runtime._engine import TAIL_WAIT_S, Delivery, tail_while
+from loopwright.runtime._engine import Delivery
 from loopwright.runtime._follow import stored_result
+from loopwright.runtime._tail import tail_while
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import TaskSpec
+from loopwright.tasks import TaskSpec, prepare_task
 from loopwright.tasks._gates import join_decider
 
 UNTAKEN_AFTER_S = 5.0
@@ -136,6 +137,8 @@ class TemporalEngine:
         model: Model | None = None,
     ) -> RunHandle:
         _refuse_local((), model)
+        check_task_spec(spec)  # as `task run` does: the file, its tools, its inputs, at once
+        prepare_task(spec, model=None)
         now = time.time()
         record = RunRecord(
             run_id=run_id, tenant=spec.tenant, kind="task", status="queued",
@@ -169,9 +172,7 @@ class TemporalEngine:
 
     def _launch(self, record: RunRecord, body: Awaitable[Any]) -> RunHandle:
         task = asyncio.get_running_loop().create_task(_as_coroutine(body), name=record.run_id)
-        handle = RunHandle(record.run_id, task)
-        self.handles[record.run_id] = handle
-        return handle
+        return RunHandle(record.run_id, task).held_in(self.handles)
 
     async def _started(
         self,
@@ -221,7 +222,9 @@ class TemporalEngine:
         return stored_result(await asyncio.to_thread(self.store.events, record.run_id))
 
     async def _relay(self, run_id: str, on_event: EventSink, after: int) -> None:
-        async for event in self.follow(run_id, after=after):
+        """The run's events (its sub-agents' too) to `on_event`, as the workers store them."""
+        live = self.liveness(run_id)
+        async for event in tail_while(self.store, run_id, after=after, live=live):
             await send_event(on_event, event)
 
     async def _untaken_notice(self, run_id: str, after: int) -> None:
@@ -262,7 +265,7 @@ class TemporalEngine:
         fresh = [age for age in ages if age <= POLLER_FRESH_S]
         return max(0.0, min(fresh)) if fresh else None
 
-    # --- cancel, approve, follow ------------------------------------------------------------
+    # --- cancel, approve, liveness ------------------------------------------------------------
 
     async def cancel(self, record: RunRecord) -> bool:
         """Ask the run's workflow to cancel and wait (bounded) until its end is stored. A run
@@ -298,21 +301,18 @@ class TemporalEngine:
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
+        decision = GateDecision(gate_id, approved, decided_by, reason)
         if await self.polled_s_ago(queue) is not None:
             try:
-                await asyncio.wait_for(
-                    decide(client, record.run_id, gate_id, approved, decided_by, reason),
-                    self.approve_wait_s,
-                )
+                await asyncio.wait_for(decide(client, record.run_id, decision), self.approve_wait_s)
                 return "engine"
             except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
                 pass  # the worker did not answer: store it for the next one
         stored = join_decider(decided_by, reason)
         if not self.store.post_gate_decision(record.run_id, gate_id, approved, stored):
             raise UsageError(f"gate {gate_id} already has a decision, waiting for a worker")
-        data = {"gate_id": gate_id, "approved": approved, "by": decided_by, "reason": reason}
         try:
-            await workflow.signal(DECIDE_LATER, data)
+            await workflow.signal(DECIDE_LATER, decision.to_wire())
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
@@ -322,16 +322,11 @@ class TemporalEngine:
         )
         return "queued"
 
-    async def follow(
-        self, run_id: str, *, after: int = 0, poll_s: float = TAIL_WAIT_S
-    ) -> AsyncGenerator[Event, None]:
-        """The events the workers store, until the run ends or its workflow is not running."""
-        async for event in tail_while(
-            self.store, run_id, after=after, live=self._liveness(run_id), poll_s=poll_s
-        ):
-            yield event
+    def executes(self, record: RunRecord) -> bool:
+        """A run queued for the workers or running on one (the store's record says)."""
+        return record.status in ("queued", "running")
 
-    def _liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
+    def liveness(self, run_id: str) -> Callable[[], Awaitable[bool]]:
         """Is the run's workflow running? (Asked of Temporal at most every few seconds.)"""
         checked = {"at": -1e18, "live": True}
 

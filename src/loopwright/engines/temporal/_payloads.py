@@ -166,6 +166,32 @@ class ModelCallInput:
 
 
 @dataclass(frozen=True)
+class ModelCallResult:
+    """A model call's result: the reply in its own form (`ModelResponse.to_dict`'s fields,
+    so it is the JSON object it was before it was typed: recorded histories replay), and
+    the fingerprint of the whole request when what the workflow sent held stubs of stored
+    texts (the stored event gets it)."""
+
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    model: str = ""
+    finish_reason: str | None = None
+    request_digest: str | None = None
+
+    @classmethod
+    def of(cls, reply: dict[str, Any], request_digest: str | None) -> ModelCallResult:
+        """From a reply's `to_dict` form (scrubbed)."""
+        return cls(**reply, request_digest=request_digest)
+
+    def reply(self) -> dict[str, Any]:
+        """The reply's `to_dict` form (for `ModelResponse.from_dict`)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        del data["request_digest"]
+        return data
+
+
+@dataclass(frozen=True)
 class ToolCallInput:
     plan: RunPlan
     call: dict[str, Any]

@@ -27,8 +27,8 @@ from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.models import Model, resolve_model
 from loopwright.run_context import RunContext
 from loopwright.runtime import RunSpec
-from loopwright.runtime._resume import FINISHED
 from loopwright.store import PersistentStore
+from loopwright.store._base import FINISHED
 from loopwright.tools import Tool
 
 FULL_RESULT_CHARS = 64 * 1024 * 1024

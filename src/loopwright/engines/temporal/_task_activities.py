@@ -53,7 +53,7 @@ from loopwright.safety.scrub import Scrubber
 from loopwright.tasks import TaskSpec, prepare_task
 from loopwright.tasks._context import Journal, StepContext
 from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
-from loopwright.tasks._run import step_context
+from loopwright.tasks._run import step_context, task_run_context
 
 RECORDING_PAGE = 500
 """Events per page of a resumed task run's recording."""
@@ -91,7 +91,8 @@ class TaskActivities:
         # its tool results, agent steps' runs and answers scrubbed with the worker's secrets
         scrubber = Scrubber.default().with_secrets(self.runs.secrets.values)
         fx = LiveEffects(EventLog(run_id, scrubber=scrubber))
-        ctx = dataclasses.replace(step_context(plan, fx), journal=Journal(fx))
+        run = task_run_context(plan, fx, store=self.runs.store)  # an agent step resumes from it
+        ctx = dataclasses.replace(step_context(plan, fx, run), journal=Journal(fx))
         code = tool_code(ctx.tool_executor.registry, *([spec.task_file] if spec.task_file else []))
         self._contexts[run_id] = ctx, code
         while len(self._contexts) > self._cache_runs:
