@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # The folder names the build flavour: a wheel built another way is never picked up.
 WHEELS := $(HOME)/.cache/loopwright/wheels/portable-avx2-text-lean
 
-.PHONY: demo test check lint typecheck unit setup browser postgres llama-server bench eval-compare clean lock lock-check dist
+.PHONY: demo test check lint typecheck unit setup browser postgres llama-server bench eval-compare bfcl bfcl-venv clean lock lock-check dist
 
 LLAMA_VERSION := 0.3.36
 
@@ -95,6 +95,21 @@ typecheck: $(STAMP)
 	$(MYPY)
 	for conftest in tests/*/conftest.py; do $(MYPY) $$conftest || exit 1; done
 
+# BFCL v4 (the Berkeley Function Calling Leaderboard's questions and its own checker, from
+# the bfcl-eval package) through loopwright and through the model's own chat template,
+# side by side (bench/bfcl.py; BFCL_ARGS=--help lists the options). bfcl-eval lives in a
+# virtualenv of its own, with --no-deps and the pinned packages its checkers import
+# (bench/bfcl_harness/requirements.txt; about 550 MB, no torch): the harness runs in the
+# project's venv and asks a worker process in that one to load, execute and score.
+BFCL_VENV := bench/.venv-bfcl
+BFCL_STAMP := $(BFCL_VENV)/.installed
+
+$(BFCL_STAMP): bench/bfcl_harness/requirements.txt $(DEMO_STAMP)
+	$(PYTHON) -m venv $(BFCL_VENV)
+	$(VENV)/bin/uv pip install --quiet --python $(BFCL_VENV)/bin/python --no-deps \
+		-r bench/bfcl_harness/requirements.txt
+	touch $(BFCL_STAMP)
+
 # The coverage of src/ by the tests that run in this process (a process the suite starts is
 # not measured), held at a floor: raise it as tests improve, never lower it. Measured 89%
 # (rounded) in a fresh clone; the floor leaves a point for paths that depend on timing.
@@ -117,7 +132,9 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(VENV)/bin/pytest
 # and took 14% less time: docs/benchmarks.md, "The test suite").
 WORKERS := $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 < 8 ? n * 2 : 8 )))
 # Each pass ends with its ten slowest tests (what to look at first when the suite slows down).
-unit: setup
+# The BFCL harness's tests (the mapping onto a run, scored by BFCL's own checker with a
+# scripted model) need BFCL's venv: the suite's set-up makes it.
+unit: setup $(BFCL_STAMP)
 	$(PYTEST) -q -n $(WORKERS) $(DIST) -m "not model" --cov --cov-report= --durations=10
 	$(PYTEST) -q -m model --cov --cov-append --cov-report= --durations=10
 	@total=$$($(VENV)/bin/coverage report --format=total) && \
@@ -159,6 +176,11 @@ eval-compare: setup $(PEERS_STAMP) llama-server
 	$(VENV)/bin/pytest -q tests/models/test_llama_server.py
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	$(PY) bench/eval_compare.py $(EVAL_COMPARE_ARGS)
+
+bfcl-venv: $(BFCL_STAMP)
+
+bfcl: setup $(BFCL_STAMP)
+	$(PY) bench/bfcl.py $(BFCL_ARGS)
 
 # The wheel and the sdist, as a user installs them (tests/test_wheel.py builds its own).
 dist: $(STAMP)

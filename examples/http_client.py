@@ -20,7 +20,7 @@ import httpx
 
 def start(client: httpx.Client, args: argparse.Namespace) -> str:
     body: dict[str, Any] = {
-        "prompt": args.prompt,
+        "request": args.prompt,
         "tools": args.tools.split(",") if args.tools else [],
     }
     if args.model:

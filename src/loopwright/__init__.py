@@ -10,7 +10,7 @@ with `_`, and names in no `__all__`, may change without notice.
 import importlib
 from typing import TYPE_CHECKING
 
-from loopwright._moved import moved
+from loopwright._moved import moved, public_dir
 from loopwright.errors import LoopwrightError, ModelRetry, RunError, ToolError, UsageError
 
 if TYPE_CHECKING:  # imported on first use (see __getattr__), for type checkers now
@@ -142,4 +142,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return public_dir(globals(), __all__)

@@ -77,6 +77,7 @@ rollback_on_failure = false
 gate_timeout = 30
 [serve]
 tasks = "tasks"
+agent = "agent.py:agent"
 [worker]
 task_queue = "prod"
 graceful_timeout = 600
@@ -104,6 +105,7 @@ def test_an_untrusted_file_may_tighten_but_not_loosen_or_pick(tmp_path: Path) ->
         "task.state_dir": "it picks where task state and backups are read back",
         "task.rollback_on_failure": "it turns off your rollback on failure",
         "serve.tasks": "it picks the task files (and their tool code) served",
+        "serve.agent": "it imports agent code",
         "worker.task_queue": "it picks which runs this worker takes",
         "worker.graceful_timeout": "it raises a limit (yours: 30)",
     }

@@ -145,7 +145,7 @@ def test_models_on_a_terminal_is_a_block_a_backend(tmp_path: Path) -> None:
     lines = result.out.strip().splitlines()
     assert "anthropic  configured no · reachable - · spec anthropic:NAME" in lines
     starts = [i for i, line in enumerate(lines) if "  configured " in line]
-    assert len(starts) == 4 and len(lines) <= 4 * 4  # at most 3 lines of details each
+    assert len(starts) == 5 and len(lines) <= 5 * 4  # at most 3 lines of details each
 
 
 def test_the_last_turn_is_on_unless_a_flag_or_the_config_file_turns_it_off(

@@ -57,3 +57,23 @@ def test_every_mistake_of_every_layer_is_reported_at_once(
         f"{project}:5: serve.port: expected a whole number, got 'p'",
         f"{project}:6: unknown key 'serve.bogus' (known in serve: " + err[4].split("serve: ")[1],
     ]
+
+
+def test_the_table_writes_every_value_the_same_way_whatever_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _home(tmp_path, monkeypatch)
+    (tmp_path / "loopwright.toml").write_text(
+        'model = "ollama:qwen3:8b"\n[run]\ntools = ["add", "echo"]\nmax_iterations = 5\n'
+    )
+    assert main(["config", "trust"]) == 0
+    capsys.readouterr()
+    assert main(["config", "show", "--section", "run"]) == 0
+    rows = {
+        row[0]: row[1]
+        for row in (line.split("\t") for line in capsys.readouterr().out.splitlines())
+    }
+    # a set string is written as a built-in one is (`standard`), with no quotes
+    assert (rows["run.model"], rows["run.tier"]) == ("ollama:qwen3:8b", "standard")
+    assert (rows["run.tools"], rows["run.max_iterations"]) == ("add,echo", "5")
+    assert not [key for key, value in rows.items() if value.startswith('"')]

@@ -79,9 +79,21 @@ def test_the_decide_hint_names_the_store_and_the_temporal_frontend() -> None:
         timeout_s=60.0,
     )  # fmt: skip
     line = waiting_line(gate, "runs approve", reach_flags(args))
-    assert "`loopwright runs approve run_1 g1 --store 'postgresql://app:***@db/runs' " in line
-    assert "--temporal tmp:7233 [--reject" in line and "s3cret" not in line
+    # the command works as pasted: no password, and no `***` that could not log in
+    assert "`loopwright runs approve run_1 g1 --store postgresql://app@db/runs " in line
+    assert "--temporal tmp:7233 [--reject" in line and "s3cret" not in line and "***" not in line
     assert reach_flags(argparse.Namespace(store=None)) == ""
+
+
+def test_the_decide_hint_names_a_store_from_the_environment_by_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = "postgresql://app:s3cret@db/runs"
+    monkeypatch.setenv("LOOPWRIGHT_STORE", url)
+    assert reach_flags(argparse.Namespace(store=url)) == ' --store "$LOOPWRIGHT_STORE"'
+    masked_query = "postgresql://app@db/runs?password=s3cret&sslmode=require"
+    flags = reach_flags(argparse.Namespace(store=masked_query))
+    assert flags == " --store 'postgresql://app@db/runs?sslmode=require'"
 
 
 def test_a_stop_says_stopped_once_and_what_to_do_next(

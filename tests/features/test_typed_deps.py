@@ -173,11 +173,11 @@ async def test_deps_are_not_recorded_and_a_resumed_run_gets_them_again(tmp_path:
         ).wait()
         assert result.status == "waiting" and first.seen == []
         with pytest.raises(TypeError, match="not no deps"):
-            await runtime.resume_agent(agent([final()]), result.run_id)  # deps not kept
+            await runtime.resume_agent(agent([call("whose"), final()]), result.run_id)  # no deps
         await runtime.approve(result.run_id, None, True, "api:ann")
         second = Shop("Bob-7c1d")
         done = await (
-            await runtime.resume_agent(agent([final()]), result.run_id, deps=second)
+            await runtime.resume_agent(agent([call("whose"), final()]), result.run_id, deps=second)
         ).wait()
         assert done.success and done.steps[0].result == "for Bob-7c1d" and len(second.seen) == 1
         stored = "".join(encode_event(e) for e in store.events(result.run_id))
@@ -200,8 +200,9 @@ async def test_resume_run_takes_the_agent_and_its_deps_again(tmp_path: Path) -> 
     finally:
         runtime.close()
     again = AgentExecutor(
-        ScriptedModel([final("done")]), [whose], deps_type=Shop, approve=True, on_pending="wait"
-    )
+        ScriptedModel([call("whose"), final("done")]), [whose], deps_type=Shop, approve=True,
+        on_pending="wait",
+    )  # fmt: skip
     done = await resume_run(store, result.run_id, agent=again, deps=Shop("Bob"))
     assert done.success and done.answer == "done" and done.steps[0].result == "for Bob"
     store.close()

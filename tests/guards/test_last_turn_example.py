@@ -19,9 +19,9 @@ def test_the_last_turn_example_answers_then_stops_without_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == (
-        '  warning: Stopped: the same call lookup({"key": "timeout"}) was made 3 times in a '
-        "row; asking for the final answer"
+    assert lines[0] == (  # what happens next; no "Stopped" in a run that then completes
+        '  warning: The same call lookup({"key": "timeout"}) was made 3 times in a row: '
+        "asking the model for a final answer (the run stops if none comes)"
     )
     assert lines[1] == "last turn on:  completed, 3 tool calls, answer: The timeout is 30 s."
     assert lines[2] == "last turn off: stopped (repetition), 3 tool calls kept"

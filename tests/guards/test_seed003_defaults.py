@@ -144,7 +144,11 @@ async def test_without_file_tools_new_observations_are_progress(tmp_path: Path) 
     result = await agent.run("read everything")
     assert (result.status, result.answer) == ("completed", "read them all")
 
-    same = [call("read", path="a.txt", start_line=1), call("read", path="a.txt", end_line=1)] * 3
+    same = [  # three calls in turn: two in turn are a repetition (guards.Repetition)
+        call("read", path="a.txt", start_line=1),
+        call("read", path="a.txt", end_line=1),
+        call("read", path="a.txt", start_line=1, end_line=1),
+    ] * 2
     stuck = AgentExecutor(
         ScriptedModel(same, strict=False),
         read_only,

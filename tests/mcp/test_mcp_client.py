@@ -113,7 +113,7 @@ async def test_streamable_http_transport(http_server: str) -> None:
 async def test_same_tool_name_on_two_servers_is_prefixed(http_server: str) -> None:
     async with MCPConnections([STDIO, http_server]) as servers:
         names = {t.name for t in servers.tools()}
-    assert "notes.multiply" in names and "notes-2.multiply" in names
+    assert "notes__multiply" in names and "notes-2__multiply" in names
     assert "multiply" not in names
 
 

@@ -9,6 +9,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -272,9 +273,10 @@ def test_runs_show_names_each_calls_phases(tmp_path: Path, run_cli: Callable[...
     lines = [line for line in shown.out.splitlines() if "model_response" in line]
     assert len(lines) == 2
     assert lines[0].endswith(
-        "Add them. → add [loading the model 1.2 s · evaluating the prompt 2.1 s · "
-        "generating 3.4 s, 2 threads]"
+        " [loading the model 1.2 s · evaluating the prompt 2.1 s · generating 3.4 s, 2 threads]"
     )  # waiting 10 ms: not worth naming
+    # each call's duration and tokens, before its phases
+    assert re.search(r"Add them\. → add \(\d+ ms, [\d,]+ → [\d,]+ tokens\) \[", lines[0])
 
 
 def test_replay_serves_the_recorded_replies_whatever_the_threads_now(

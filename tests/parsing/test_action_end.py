@@ -65,6 +65,8 @@ CUT_BEFORE_A_KEY = [
      '{"tool_calls": [{"name": "a", "arguments": {}}]'),
     ('{"thought": "x", "action": "final_answer", "action_input": "42", "is_final": true}',
      '{"thought": "x", "action": "final_answer", "action_input": "42"'),
+    ('{"action": "add", "action_input" : {"a": 1}, "is_final": false}',
+     '{"action": "add", "action_input" : {"a": 1}'),
 ]  # fmt: skip
 
 NOT_CUT = [
@@ -72,6 +74,7 @@ NOT_CUT = [
     '{"answer": "maybe", "action": "add", "action_input": {"a": 1}',  # a call may follow
     '<tool_call>{"name": "a", "arguments": {}, "id": 1}',  # a call tag ends at its tag
     "{'action': 'add', 'action_input': {'a': 1}, 'is_final': false",  # read when closed
+    '{"action": "add", "action\\u005finput": {"a": 1}, "is_final": false',  # read when closed
     "The answer is 42.",
     "Final Answer: 42\nThought: done\n",
     'Final Answer: {"action": "add"} is what I would call\nmore',

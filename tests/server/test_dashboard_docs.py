@@ -10,7 +10,8 @@ from dashboard_scene import png_size
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SCREENS = ("dashboard-runs.png", "dashboard-spans.png", "dashboard-gate.png",
-           "dashboard-subagent.png")  # fmt: skip
+           "dashboard-subagent.png", "dashboard-conversation.png", "dashboard-fork.png",
+           "dashboard-waiting.png")  # fmt: skip
 
 
 def test_each_screenshot_is_in_the_docs_and_is_a_real_picture() -> None:

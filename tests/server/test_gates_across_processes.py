@@ -215,11 +215,14 @@ def test_a_rejection_from_another_process_cancels_the_task(
     task: TaskProcess, store_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_id, gate_id = gate_of(task)
-    assert main(["task", "approve", run_id, gate_id, "--reject", "--store", str(store_file)]) == 0
-    assert f"rejected gate {gate_id}" in capsys.readouterr().out
+    argv = ["task", "approve", run_id, gate_id, "--reject", "--store", str(store_file)]
+    assert main([*argv, "--by", "ops:ana", "--reason", "not during the freeze"]) == 0
+    said = capsys.readouterr().out  # the decision as made: who, and why
+    assert f"rejected gate {gate_id} of run {run_id} by ops:ana: not during the freeze (" in said
     assert task.finish() == 1
     decision = next(e for e in task.events if e["type"] == "gate_decision")
-    assert decision["approved"] is False and decision["decided_by"].startswith("cli")
+    assert decision["approved"] is False and decision["decided_by"] == "ops:ana"
+    assert decision["reason"] == "not during the freeze"
     assert task.events[-1]["status"] == "cancelled"
     assert task.keys_untouched()
     stored = SqliteRunStore(store_file)

@@ -53,8 +53,11 @@ BAD_RUN_BODIES: list[tuple[Any, int, str | None, str]] = [
         "not offered by this server",
     ),  # never opened
     ({"prompt": "p", "inputs": {}}, 422, "inputs", "unknown field"),
-    ({"prompt": "p", "task": "publish-notes"}, 422, None, "either 'prompt'"),
-    ({}, 422, None, "either 'prompt'"),
+    ({"prompt": "p", "task": "publish-notes"}, 422, None, "either 'request'"),
+    ({"request": "p", "task": "publish-notes"}, 422, None, "either 'request'"),
+    ({}, 422, None, "either 'request'"),
+    ({"request": "p", "prompt": "p"}, 422, "prompt", "not both"),
+    ({"request": " "}, 422, "request", "non-empty string"),
     ({"task": ""}, 422, "task", "non-empty string"),
     ({"task": "nope"}, 422, "task", "no task 'nope'"),
     ({"task": "publish-notes"}, 422, "inputs.title", "required"),
@@ -210,3 +213,28 @@ def test_a_body_too_large_is_a_413(server: LiveServer) -> None:
     response = httpx.post(f"{server.url}/api/runs", json={"prompt": "x" * 1_100_000})
     assert response.status_code == 413
     assert "larger than 1,000,000 bytes" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["request", "prompt"])
+def test_an_agent_run_takes_its_request_as_request_or_prompt(
+    server: LiveServer, tmp_path: Path, name: str
+) -> None:
+    spec = echo_script(tmp_path / "s.json", 1)
+    run = start_run(server, {name: "echo once", "model": spec, "tools": ["echo"]})
+    assert run["request"] == "echo once" and run["kind"] == "agent"
+
+
+def test_a_gate_decision_names_its_reviewer_as_the_caller_and_the_tenant(
+    server: LiveServer,
+) -> None:
+    run_id = start_run(server, {"task": "publish-notes", "inputs": {"title": "No"}})["run_id"]
+    gate = ws_events(server, run_id, until="confirmation_required")[-1]
+    url = f"{server.url}/api/runs/{run_id}/gates/{gate['request_id']}"
+    for bad in ("ana\nroot", "x" * 81, 7):
+        refused = httpx.post(url, json={"approve": False, "by": bad})
+        assert refused.status_code == 422 and refused.json()["error"]["field"] == "by"
+    assert httpx.post(url, json={"approve": False, "by": " ana "}).status_code == 200
+    wait_finished(server, run_id)
+    events = httpx.get(f"{server.url}/api/runs/{run_id}/events").json()["events"]
+    [decision] = [e for e in events if e["type"] == "gate_decision"]
+    assert decision["decided_by"] == "ana (api:default)"

@@ -147,7 +147,7 @@ class AgentParts(Generic[DepsT, OutputT]):
                 Budget(ledger, max_tokens_total=opts.max_tokens_total, max_cost=opts.max_cost)
             )
         policies += [
-            Repetition(opts.repetition_threshold),
+            Repetition(opts.repetition_threshold, cycles=revision.repetition_cycles),
             NoProgress(opts.no_progress_limit, opts.progress_signal),
         ]
         if revision.stops_unknown_tools:
@@ -243,6 +243,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             scrubber=context.scrubber,
             timeout=self.options.tool_timeout_s,
             failure_text=revision.failure_text,
+            unknown_tool_text=revision.unknown_tool_text,
         )
         policies = self._policies(options, revision, context.ledger)
         return RunSetup(

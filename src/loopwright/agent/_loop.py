@@ -54,7 +54,8 @@ from loopwright.parsing._result import ParseOutcome
 
 LAST_TURN_AFTER = ("repetition", "no_progress")
 """The stops after which `AgentOptions.last_turn` asks the model for its final answer."""
-ASKING = "asking for the final answer"
+ASKING = "asking the model for a final answer (the run stops if none comes)"
+"""The warning before a last turn: what happens next, not a stop (the run may complete)."""
 LAST_TURN = (
     "{why} Do not call a tool again: the results above are all you will get. Using them, "
     "reply now {how}."
@@ -131,7 +132,7 @@ async def _last_turn(
     if extra_call_stop(setup, state, fx.monotonic()) is not None:
         return None  # the limit, the budget, the clock or a policy of yours forbids it
     why = stop.message.removeprefix("Stopped: ")
-    await fx.log.append(WarningEvent(message=f"{stop.message.rstrip('.')}; {ASKING}"))
+    await fx.log.append(WarningEvent(message=f"{why[:1].upper()}{why[1:].rstrip('.')}: {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why[:1].upper() + why[1:])
     except (TimeoutError, ModelError, ScriptExhaustedError):
@@ -144,7 +145,7 @@ async def _limit_turn(setup: RunSetup, fx: Effects, state: LoopState) -> Executi
     never be read by the model. A final answer ends the run; anything else is the limit."""
     guard = state.guard
     why = f"This is the last model call the iteration limit ({guard.max_iterations}) allows."
-    await fx.log.append(WarningEvent(message=f"{why[:-1]}; {ASKING}"))
+    await fx.log.append(WarningEvent(message=f"{why[:-1]}: {ASKING}"))
     try:
         outcome = await _answer_turn(setup, fx, state, why)
     except TimeoutError:
@@ -215,11 +216,28 @@ async def _iteration(
         return outcome
     if isinstance(outcome, ParseFailure):  # only when parse_retries < 0
         return state.result(setup, "failed", reason="parse_error", message=outcome.message)
+    round_start = len(state.steps)
     try:
         verdict = await act(setup, fx, state, outcome)
     except TimeoutError:
         return timed_out(setup, fx.monotonic() - guard.started_at)
+    answer = _tool_answer(setup, state, round_start)
+    if answer is not None:
+        done = await _final(setup, fx, state, ParsedFinal(answer))
+        if done is not None:
+            return done
     return verdict if isinstance(verdict, Stop) else None
+
+
+def _tool_answer(setup: RunSetup, state: LoopState, round_start: int) -> str | None:
+    """The run's answer from this round's successful calls of `answer_tools` (None: none)."""
+    wanted = setup.options.answer_tools
+    if not wanted:
+        return None
+    results = [
+        s.result for s in state.steps[round_start:] if s.tool_name in wanted and not s.is_error
+    ]
+    return "\n".join(results) if results else None
 
 
 async def _final(

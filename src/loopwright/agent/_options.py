@@ -56,6 +56,11 @@ class AgentOptions:
     for the final answer from the results already observed (the run then ends answered
     instead of stopped). Measured on the eval suite in docs/models.md: the 0.5B 4 -> 10/40,
     the 1.5B 26 -> 27/40, no task lost. Runs recorded before this option read as off."""
+    answer_tools: tuple[str, ...] = ()
+    """Tools whose result is the run's answer: once a reply's calls include one that
+    succeeds, the run completes with its result (the results of such calls of that reply,
+    one a line), without another model call to restate it. Empty: the model always writes
+    the answer. Runs recorded before this option read as empty."""
     reply_grammar: bool = False
     """In prompted mode, ask backends that can for replies constrained to the run's tools
     and their arguments, or a final answer (agent/_reply_grammar.py; measured on the eval
@@ -67,8 +72,11 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 6
-    """Which revision of the engine's behaviour: 6 (today: revision 5's, with a failed
+    revision: int = 7
+    """Which revision of the engine's behaviour: 7 (today: revision 6's, with a call to a
+    tool that does not exist told the closest tool's name (`uber` for `uber.ride`), or else
+    to answer in a sentence, and two calls made in turn (`a, b, a, b`) with results already
+    seen stopped as a repetition), 6 (revision 5's, with a failed
     call's observation advising what its error asks for (the same call again, a fixed
     argument, or an answer) instead of "try again with different parameters", and after a
     call to a tool that does not exist a progress note that offers the listed tools or an
@@ -137,6 +145,7 @@ class AgentOptions:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         if self.allowed_tools is not None:
             data["allowed_tools"] = list(self.allowed_tools)
+        data["answer_tools"] = list(self.answer_tools)
         return data
 
     @classmethod
@@ -148,6 +157,7 @@ class AgentOptions:
         known = {k: v for k, v in merged.items() if k in cls.__dataclass_fields__}
         if known.get("allowed_tools") is not None:
             known["allowed_tools"] = tuple(known["allowed_tools"])
+        known["answer_tools"] = tuple(known.get("answer_tools") or ())
         return cls(**known)
 
 

@@ -56,7 +56,7 @@ async def think(
         if stop is not None:
             return stop
         if will_retry:
-            native = setup.tool_mode == "native" and setup.options.revision >= 6
+            native = setup.tool_mode == "native" and setup.revision.native_correction
             correction = correction_message(outcome.message, native=native)
             state.conversation.append(Message.user(correction))
     return Stop(

@@ -146,10 +146,15 @@ def _source(value: Resolved, config: Config) -> str:
 
 
 def _in_effect(value: Resolved) -> str:
-    """The value as it applies: a built-in left unset says what takes its place (`local`,
-    ~/.loopwright/runs.db, the wall clock's rule), not `null`."""
+    """The value as it applies, as plain text whatever its type or source (`ollama:qwen3:8b`
+    as `local` is: no quotes around some strings only); a built-in left unset says what
+    takes its place (`local`, ~/.loopwright/runs.db, the wall clock's rule), not `null`.
+    `--json` gives each value with its type."""
     unset = _unset(value)
-    return unset if unset is not None else json.dumps(_shown(value.value), ensure_ascii=False)
+    if unset is not None:
+        return unset
+    shown = _shown(value.value)
+    return shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
 
 
 def _unset(value: Resolved) -> str | None:

@@ -92,11 +92,17 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def add_examples(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> None:
-    """Put each command's examples at the end of its help, every parser below `parser`."""
+    """Put each command's examples at the end of its help, every parser below `parser`; a
+    command with no description of its own says at the top of its help what its line in
+    the command list says."""
     parser.formatter_class = HelpFormatter
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice.help for choice in action._choices_actions}
             for name, child in action.choices.items():
+                line = listed.get(name)
+                if child.description is None and line:
+                    child.description = f"{line[0].upper()}{line[1:]}."
                 add_examples(child, (*path, name))
     lines = EXAMPLES.get(" ".join(path))
     if lines:

@@ -23,6 +23,7 @@ GROUP_TITLES = {
     "tools": "tools",
     "guardrails": "guardrails",
     "task": "task",
+    "decision": "decision",
     "server": "server",
     "filters": "filters",
     "secrets": "secrets",
@@ -188,6 +189,14 @@ TEMPORAL = opt(
     key="temporal",
     metavar="HOST:PORT",
 )
+TEMPORAL_OF_RUN = Opt(
+    TEMPORAL.flags,
+    "Temporal frontend HOST:PORT, for a run on Temporal workers",
+    TEMPORAL.group,
+    TEMPORAL.key,
+    kwargs=TEMPORAL.kwargs,
+)
+"""`--temporal` of a command that reaches a run (approve, follow): it has no `--engine`."""
 TASK_QUEUE = opt(
     "--task-queue", help="Temporal task queue of the workers", group="engine", default="loopwright"
 )
@@ -332,6 +341,14 @@ SERVE = (
         default=None,
     ),
     opt("--workspace", help="root folder of the file tools", group="tools", key="workspace"),
+    opt(
+        "--agent",
+        help="an agent built in Python, module:attribute or file.py:attribute (an "
+        "AgentExecutor or a factory returning one): every agent run of the server runs it",
+        group="model",
+        key="agent",
+        metavar="SPEC",
+    ),
     opt(
         "--store",
         help="run store: a SQLite file, a postgresql:// URL, or :memory: (keeps nothing)",

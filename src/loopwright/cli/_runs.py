@@ -22,6 +22,7 @@ from loopwright.cli._options import (
     SECRETS_FILE,
     TASK_QUEUE,
     TEMPORAL,
+    TEMPORAL_OF_RUN,
     Opt,
     add_options,
     opt,
@@ -48,7 +49,7 @@ from loopwright.cli._shared import (
     whole_run_id,
 )
 from loopwright.cli._view import JsonLinesView, LiveView
-from loopwright.cli._view_lines import call_phases
+from loopwright.cli._view_lines import call_phases, duration_text
 from loopwright.errors import UsageError
 from loopwright.events import (
     Event,
@@ -84,7 +85,7 @@ SHOW_OPTIONS = (
 FOLLOW_OPTIONS = (
     JSON_EVENTS,
     opt("--after", help="show the events after this seq", group="output", type=int, default=0),
-    TEMPORAL,
+    TEMPORAL_OF_RUN,
 )
 RESUME_OPTIONS = (
     JSON_EVENTS, SECRET, SECRETS_FILE, MCP_TRUSTED, RESUME_ENGINE, TEMPORAL, TASK_QUEUE,
@@ -213,16 +214,24 @@ def _list_table(runs: Sequence[RunRecord]) -> None:
     print_records(columns, folded, fit=fit)
 
 
+def _call_cost(event: ModelResponseEvent) -> str:
+    """` (2.31 s, 812 → 64 tokens)`: what a model call took, as the dashboard says it."""
+    usage = event.response.get("usage") or {}
+    tokens = f"{usage.get('input_tokens', 0):,} → {usage.get('output_tokens', 0):,} tokens"
+    return f" ({duration_text(event.duration_ms)}, {tokens})"
+
+
 def _summary(event: Event) -> str:
     """One line about an event, for the timeline."""
     if isinstance(event, RunStartedEvent):
         return f"{event.kind} run: {_short(event.request, 80)} (model {event.model})"
     if isinstance(event, ModelResponseEvent):
+        took = f"{_call_cost(event)}{call_phases(event.response)}"
         if event.final_answer is not None:
-            return f"final answer: {_short(event.final_answer, 80)}{call_phases(event.response)}"
+            return f"final answer: {_short(event.final_answer, 80)}{took}"
         calls = ", ".join(str(a.get("tool")) for a in event.actions)
         thought = f"{_short(event.thought, 60)} → " if event.thought else ""
-        return f"{thought}{calls or 'no action'}{call_phases(event.response)}"
+        return f"{thought}{calls or 'no action'}{took}"
     if isinstance(event, ToolCallStartedEvent):
         return f"{event.tool_name}({_short(json.dumps(event.arguments), 80)})"
     if isinstance(event, ToolCallEvent):
@@ -230,7 +239,7 @@ def _summary(event: Event) -> str:
         return f"{event.tool_name} {mark}: {event.result_summary}"
     if isinstance(event, RunFinishedEvent):
         answer = f": {_short(event.answer, 80)}" if event.answer else ""
-        reason = f" ({event.reason})" if event.reason else ""
+        reason = f" ({event.reason})" if event.reason and event.reason != event.status else ""
         return f"{event.status}{reason}{answer}"
     data = event_to_dict(event)
     rest = {k: v for k, v in data.items() if k not in ("run_id", "seq", "ts", "type", "v")}

@@ -6,6 +6,7 @@ import argparse
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from loopwright.cli._options import SERVE as SERVE_OPTIONS
 from loopwright.cli._options import add_options
@@ -14,6 +15,9 @@ from loopwright.cli._shared import check_heartbeat, open_cli_store, temporal_eng
 from loopwright.errors import ConfigurationError
 from loopwright.store import RunStore
 from loopwright.store._memory import memory_store
+
+if TYPE_CHECKING:
+    from loopwright.agent import AgentExecutor
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +63,7 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
         engine = temporal_engine(args, store)
     runtime = server_runtime(store, engine=engine)
+    agent = served_agent(args.agent, engine=args.engine) if args.agent else None
     config = ServerConfig(
         runtime=runtime,
         tokens=tokens,
@@ -68,12 +73,14 @@ def serve_command(args: argparse.Namespace) -> int:
         allowed_hosts=LOOPBACK_HOSTS if is_loopback(args.host) else None,
         allow_base_url=args.allow_base_url,
         allowed_models=frozenset(args.allow_model or ()),
+        agent=agent,
     )
     sock = listen(args.host, args.port)
     host, port = sock.getsockname()[:2]
     where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
     runs_on = f", runs on Temporal at {args.temporal}" if engine is not None else ""
+    runs_on += f", agent {args.agent}" if agent is not None else ""
     print(f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})",
           file=sys.stderr)  # fmt: skip
     sys.stderr.flush()
@@ -86,6 +93,24 @@ def serve_command(args: argparse.Namespace) -> int:
         sock.close()
         config.runtime.store.close()
     return 0
+
+
+def served_agent(spec: str, *, engine: str | None) -> AgentExecutor[Any, Any]:
+    """The agent `serve --agent` names: one that runs in this process, given no deps."""
+    from loopwright.cli._agent_loader import load_agent
+
+    if engine == "temporal":
+        raise ConfigurationError(
+            "--agent runs the agent in this process: not with --engine temporal"
+        )
+    agent = load_agent(spec)
+    try:
+        agent.check_deps(None)
+    except TypeError as exc:
+        raise ConfigurationError(
+            f"--agent {spec!r}: the server gives its runs no deps ({exc})"
+        ) from None
+    return agent
 
 
 def listen(host: str, port: int) -> socket.socket:

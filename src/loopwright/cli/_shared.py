@@ -12,14 +12,16 @@ import argparse
 import asyncio
 import datetime
 import getpass
+import os
 import shlex
 import sys
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from rich.console import Console
 
 from loopwright.cli._follow import Decide, View
-from loopwright.cli._options import TEMPORAL, Opt, add_options, opt
+from loopwright.cli._options import TEMPORAL_OF_RUN, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
@@ -54,8 +56,33 @@ def open_cli_store(location: str | None, *, migrate: bool = False) -> Persistent
     try:
         return open_store(location, migrate=migrate)
     except StoreError as exc:
-        where = shlex.quote(redact_url(store_location(location)))
+        where = store_to_copy(store_location(location))
         raise ConfigurationError(str(exc).replace("--store URL`", f"--store {where}`")) from None
+
+
+def store_to_copy(location: str) -> str:
+    """The store as a shell word in a command printed for the user to copy, which must work
+    as pasted: the location as given, but never a password. A URL with one is
+    `"$LOOPWRIGHT_STORE"` when that variable holds it, else the URL without its password
+    (the PostgreSQL client then reads it from PGPASSWORD or ~/.pgpass)."""
+    hidden = redact_url(location)
+    if hidden == location:
+        return shlex.quote(location)
+    if os.environ.get("LOOPWRIGHT_STORE") == location:
+        return '"$LOOPWRIGHT_STORE"'
+    return shlex.quote(_without_password(hidden))
+
+
+def _without_password(hidden: str) -> str:
+    """A URL whose password `redact_url` masked, with no password at all."""
+    without = hidden.replace(":***@", "@", 1)
+    try:
+        parts = urlsplit(without)
+    except ValueError:
+        return without
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = urlencode([(key, value) for key, value in pairs if key.lower() != "password"])
+    return urlunsplit(parts._replace(query=query))
 
 
 def secrets_from_args(args: argparse.Namespace) -> list[str]:
@@ -173,11 +200,12 @@ def check_heartbeat(args: argparse.Namespace) -> None:
 def reach_flags(args: argparse.Namespace) -> str:
     """The options another command needs to reach this command's runs, as they were given
     (a flag, LOOPWRIGHT_STORE, loopwright.toml): ` --store PATH` unless it is the default,
-    ` --temporal HOST:PORT` for a run on Temporal. A password in a store URL is `***`."""
+    ` --temporal HOST:PORT` for a run on Temporal. A store URL's password is never shown
+    (`store_to_copy`)."""
     flags = ""
     store = getattr(args, "store", None)
     if store:
-        flags += f" --store {shlex.quote(redact_url(str(store)))}"
+        flags += f" --store {store_to_copy(str(store))}"
     temporal = getattr(args, "temporal", None)
     if temporal:
         flags += f" --temporal {shlex.quote(str(temporal))}"
@@ -243,10 +271,10 @@ def terminal_decider(
 # --- deciding a gate: `runs approve`, `task approve` ------------------------------------------
 
 DECISION_OPTIONS: list[Opt] = [
-    opt("--reject", help="reject instead of approving", group="task", action="store_true"),
-    opt("--reason", help="why (the agent sees it when rejected)", group="task"),
-    opt("--by", help="who decides", group="task", default_text="cli:<user name>"),
-    TEMPORAL,
+    opt("--reject", help="reject instead of approving", group="decision", action="store_true"),
+    opt("--reason", help="why (the agent sees it when rejected)", group="decision"),
+    opt("--by", help="who decides", group="decision", default_text="cli:<user name>"),
+    TEMPORAL_OF_RUN,
     opt(
         "--worker-wait",
         help="a run on Temporal: how long the decision waits for a worker that polled its task "
@@ -306,5 +334,7 @@ def approve_command(args: argparse.Namespace) -> int:
     finally:
         store.close()
     verdict = "approved" if approved else "rejected"
-    print(f"{verdict} gate {decided.gate_id} of run {run_id} ({WHERE[decided.delivered]})")
+    reason = f": {why}" if why else ""
+    where = WHERE[decided.delivered]
+    print(visible(f"{verdict} gate {decided.gate_id} of run {run_id} by {by}{reason} ({where})"))
     return 0

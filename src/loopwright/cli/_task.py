@@ -64,7 +64,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     approve = sub.add_parser(
         "approve",
-        help="approve (or --reject) a task run's pending gate",
+        help="approve (or --reject) a task run's pending gate (as `runs approve` does)",
         description="Decide a waiting gate of a task run, whoever executes it (as `loopwright "
         "runs approve`). GATE_ID may be left out when one gate is pending.",
     )

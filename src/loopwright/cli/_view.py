@@ -14,11 +14,13 @@ from rich.status import Status
 from loopwright.cli._output import console as output_console
 from loopwright.cli._output import silence
 from loopwright.cli._view_lines import (
+    HOOK_KINDS,
     RunSeen,
     as_json,
     asked,
     budget,
     decided,
+    duration_text,
     finished,
     header,
     resumed_header,
@@ -172,12 +174,15 @@ class LiveView:
             self._delta(event)
             return
         self._stop_spinner()
-        if self._streaming:  # the reply is complete: end its line
+        streamed = self._streaming
+        if streamed:  # the reply is complete: end its line
             self._streaming = False
             self.console.print()
         run = self._run(event)
         self._learn(event, run)
-        line = self._line(event, run)
+        # a streamed reply was shown as it came: its thought is not shown again
+        shown_already = streamed and isinstance(event, ModelResponseEvent)
+        line = None if shown_already else self._line(event, run)
         if line and run.depth:  # a sub-agent's run, nested under the call that started it
             line = "\n".join(f"{'    ' * run.depth}[dim]│[/] {part}" for part in line.split("\n"))
         if line:
@@ -222,6 +227,9 @@ class LiveView:
             run.gate_steps.add(event.step)
         elif isinstance(event, FunctionResultEvent):
             run.tools_run += 1
+            run.hook_tools_run += event.step.partition(":")[0] in HOOK_KINDS
+            if not event.success and event.function != "undo" and run.failure_shown is None:
+                run.failure_shown = (event.step, event.error or "")
         elif isinstance(event, GateDecisionEvent):
             run.decided.add(event.step)
 
@@ -240,7 +248,7 @@ class LiveView:
             return f"  [magenta]→ Calling {escape(event.tool_name)}[/] {args}"
         if isinstance(event, ToolCallEvent):
             colour = "red" if event.is_error else "green"
-            note = f" [dim]({event.duration_ms:.0f} ms)[/]"
+            note = f" [dim]({duration_text(event.duration_ms)})[/]"
             return f"  [{colour}]← Observing:[/] {escape(event.result_summary)}{note}"
         if isinstance(event, OutputInvalidEvent):
             retry = " (asking again)" if event.will_retry else ""
@@ -272,7 +280,7 @@ class LiveView:
         if isinstance(event, StepCompleteEvent):
             return step_ended(event, run)
         if isinstance(event, TaskCompleteEvent):
-            return task_ended(event)
+            return task_ended(event, run, self.flags)
         if isinstance(event, RunFinishedEvent):
             return finished(event, run)
         return None

@@ -36,15 +36,24 @@ class RunSeen:
     tokens: int = 0
     tools_run: int = 0
     """Task runs: the tool steps that ran (a skipped or rejected step did not)."""
+    hook_tools_run: int = 0
+    """Task runs: those of `tools_run` that were a hook's steps."""
     total_steps: int = 0
     gate_steps: set[str] = field(default_factory=set)
     decided: set[str] = field(default_factory=set)
     """Gate steps whose decision was shown (their step's end says nothing more)."""
+    failure_shown: tuple[str, str] | None = None
+    """Task runs: the failed step and its error, once shown (no later line repeats it)."""
     events: int = 0
 
 
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def duration_text(ms: float) -> str:
+    """`13 ms` under a second, `10.01 s` from one: as the dashboard writes a duration."""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
 def as_json(value: Any) -> str:
@@ -137,17 +146,35 @@ def step_started(event: StepStartEvent, run: RunSeen) -> str:
 
 
 def step_ended(event: StepCompleteEvent, run: RunSeen) -> str | None:
-    """A step that did not complete, and why; None when its gate's decision said it."""
+    """A step that did not complete, and why; None when its gate's decision or its tool's
+    failed result said it."""
     if event.status == "completed" or event.step in run.decided:
         return None
+    failure = (event.step, event.error or "")
+    if event.status in ("failed", "timed_out"):
+        if failure == run.failure_shown:
+            return None
+        run.failure_shown = failure
     why = event.error or (as_json(event.result) if event.result is not None else "")
     colour = "dim" if event.status == "skipped" else "yellow"
     return f"  [{colour}]{event.status}{': ' + escape(why) if why else ''}[/]"
 
 
-def task_ended(event: TaskCompleteEvent) -> str:
+def task_ended(event: TaskCompleteEvent, run: RunSeen, flags: str = "") -> str:
+    """`Task NAME STATUS: summary`; a failure shown above is named by its step only, and
+    the rollback command reaches the run's store (`flags`)."""
     colour = "green" if event.status == "completed" else "yellow"
-    summary = f": {escape(event.summary)}" if event.summary else ""
+    text = event.summary
+    if run.failure_shown is not None:
+        step, error = run.failure_shown
+        stopped_at = f"stopped at step {step!r}"
+        text = text.replace(f"step {step!r} failed: {error}", stopped_at, 1)
+        if error and text.startswith(error):  # a gate's timeout: the summary is its error
+            text = stopped_at + text[len(error) :]
+    rollback = f"loopwright task rollback {event.run_id}"
+    if flags and text.endswith(rollback):
+        text += flags
+    summary = f": {escape(text)}" if text else ""
     return f"[bold {colour}]Task {escape(event.task_name)} {escape(event.status)}[/]{summary}"
 
 
@@ -159,7 +186,8 @@ def finished(event: RunFinishedEvent, run: RunSeen) -> str:
     reason = f" ({event.reason})" if event.reason and event.reason != event.status else ""
     parts = [f"{event.status}{reason}"]
     if run.kind == "task":
-        parts.append(f"{plural(run.tools_run, 'tool call')} run")
+        hooks = f" ({run.hook_tools_run:,} by hooks)" if run.hook_tools_run else ""
+        parts.append(f"{plural(run.tools_run, 'tool call')} run{hooks}")
     else:
         parts.append(plural(event.steps, "tool call"))
     if tokens or run.kind == "agent":

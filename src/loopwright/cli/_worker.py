@@ -20,7 +20,7 @@ import asyncio
 import signal
 from typing import TYPE_CHECKING
 
-from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, add_options, opt
+from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.cli._shared import needs_temporal, secrets_from_args
 from loopwright.errors import ConfigurationError
@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from loopwright.engines.temporal import WorkerAllows
 
 WORKER_OPTIONS = (
-    TEMPORAL,
+    Opt(
+        TEMPORAL.flags,
+        "Temporal frontend HOST:PORT to poll",
+        TEMPORAL.group,
+        TEMPORAL.key,
+        kwargs=TEMPORAL.kwargs,
+    ),
     opt("--task-queue", help="Temporal task queue to poll", group="engine", key="task_queue"),
     opt(
         "--store",

@@ -156,6 +156,14 @@ SERVE = (
     _s("workspace", "str", ".", "root folder of the file tools"),
     _s("allow_base_url", "bool", False, "let API requests name a model base_url"),
     _s(
+        "agent",
+        "str",
+        None,
+        "an agent built in Python (module:attribute or file.py:attribute: an AgentExecutor "
+        "or a factory returning one) that every agent run of the server runs",
+        shown="none (runs are built from each request)",
+    ),
+    _s(
         "store",
         "str",
         None,

@@ -177,6 +177,7 @@ RULES: dict[str, Rule] = {
     "token_file": _always("it decides who may use the server"),
     "tasks": _always("it picks the task files (and their tool code) served"),
     "allow_base_url": _when_on("it lets API requests name a server"),
+    "agent": _always("it imports agent code"),
     "state_dir": _always("it picks where task state and backups are read back"),
     "gate_timeout": _limit("gate_timeout"),
     "rollback_on_failure": _rollback,

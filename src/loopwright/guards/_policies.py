@@ -34,11 +34,16 @@ def limit_stop(state: GuardState) -> Stop:
 class Repetition(BasePolicy):
     """The same tool with the same arguments `threshold` times in a row stops the run.
 
-    One call short of the threshold, the model gets a nudge to change course.
+    One call short of the threshold, the model gets a nudge to change course. With
+    `cycles` (revision 7 on), two calls that alternate (`a, b, a, b`) stop the run too when
+    their results are the ones already seen (nudged at `a, b, a`): the 1.5B model, told
+    "ok" by a tool, went on calling two tools in turn until the iteration limit, a loop the
+    in-a-row count never sees.
     """
 
-    def __init__(self, threshold: int = 3) -> None:
+    def __init__(self, threshold: int = 3, *, cycles: bool = False) -> None:
         self.threshold = max(2, threshold)
+        self.cycles = cycles
 
     def after_tool_calls(self, state: GuardState) -> Stop | Nudge | None:
         calls = state.call_signatures
@@ -61,7 +66,24 @@ class Repetition(BasePolicy):
                 "same kind of result. Do not repeat it: use the observation above, try "
                 "something different, or give your final answer."
             )
-        return None
+        return self._cycle(state) if self.cycles and run == 1 else None
+
+    @staticmethod
+    def _cycle(state: GuardState) -> Stop | Nudge | None:
+        """Two calls in turn (`a, b, a` or `a, b, a, b`) whose last round brought nothing new."""
+        calls = state.call_signatures
+        if len(calls) < 3 or calls[-3] != calls[-1] or calls[-2] == calls[-1]:
+            return None
+        if not state.new_observation or state.new_observation[-1]:
+            return None  # the repeated call told the model something new
+        pair = f"{calls[-2]} and {calls[-1]}"
+        if len(calls) >= 4 and calls[-4] == calls[-2]:
+            return Stop("repetition", f"Stopped: the calls {pair} were made in turn, twice.")
+        return Nudge(
+            f"Note: you have made the call {calls[-1]} again, after {calls[-2]}, and got the "
+            "same result as before. Do not repeat them: if these results answer the task, "
+            "give your final answer; else call something different."
+        )
 
 
 class UnknownTools(BasePolicy):

@@ -152,23 +152,24 @@ class MCPConnections:
 
     def tools(self) -> list[Tool]:
         """Every server's tools; a name offered by two servers, or taken by one of
-        loopwright's own tools, is prefixed with `server.`; an invalid name is left out."""
+        loopwright's own tools, is prefixed with `server__` (a name every provider accepts
+        for a native tool: 1-64 letters, digits, `_` or `-`); a name that is not one, even
+        prefixed, is left out with a warning."""
         counts = Counter(t.name for server in self._servers for t in server.tools)
         reserved = _reserved_names()
         tools: list[Tool] = []
         for server in self._servers:
             for listed in server.tools:
                 name = str(listed.name)
-                if not _TOOL_NAME.fullmatch(name):
+                shared = counts[name] > 1 or name in reserved
+                exposed = f"{server.name}{PREFIX_SEPARATOR}{name}" if shared else name
+                if not _TOOL_NAME.fullmatch(exposed):
                     log.warning(
                         "MCP server %s: tool %r left out: a tool name is 1-64 letters, "
-                        "digits, '_' or '-'", server.name, name[:80],
+                        "digits, '_' or '-'", server.name, exposed[:80],
                     )  # fmt: skip
                     continue
-                shared = counts[name] > 1 or name in reserved
-                tools.append(
-                    self._as_tool(server, listed, f"{server.name}.{name}" if shared else name)
-                )
+                tools.append(self._as_tool(server, listed, exposed))
         return tools
 
     def _as_tool(self, server: _Server, listed: Any, exposed: str) -> Tool:
@@ -255,6 +256,9 @@ def _describe(exc: BaseException) -> str:
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A tool name every provider accepts on the wire (OpenAI's and Anthropic's pattern)."""
+PREFIX_SEPARATOR = "__"
+"""Between a server's name and its tool's, when the tool's own name is taken."""
 log = logging.getLogger("loopwright.mcp")
 
 

@@ -31,17 +31,43 @@ def _usage_of(text: str) -> Usage:
     return Usage(0, max(1, len(text) // CHARS_PER_TOKEN))
 
 
+REACT_KEYS = frozenset({"thought", "action", "action_input", "final_answer"})
+"""The keys of a ReAct object (`{"thought": ..., "action": ..., "action_input": ...}`)."""
+MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
+"""The keys of an assistant message object (`{"content": ..., "tool_calls": [...]}`)."""
+REPLY_FORMS = (
+    'a reply is a string (the model\'s text), a ReAct object ({"thought": "...", '
+    '"action": "echo", "action_input": {...}} or {"thought": "...", "final_answer": "..."}) '
+    'or an assistant message ({"content": "...", "tool_calls": [...]})'
+)
+
+
+def _text_reply(text: str) -> ModelResponse:
+    return ModelResponse(text=text, usage=_usage_of(text), model="scripted")
+
+
+def _reply_from_object(item: dict[str, Any], position: int) -> ModelResponse:
+    keys = set(item)
+    if keys & REACT_KEYS and not keys & MESSAGE_KEYS:
+        return _text_reply(json.dumps(item, ensure_ascii=False))  # as a model writes it
+    if not keys & MESSAGE_KEYS:
+        shown = ", ".join(sorted(keys)) or "no keys"
+        raise ConfigurationError(f"reply {position + 1} is an object with {shown}: {REPLY_FORMS}")
+    calls = tuple(_call_from_dict(c, i) for i, c in enumerate(item.get("tool_calls") or ()))
+    text = item.get("content") or ""
+    return ModelResponse(text=text, tool_calls=calls, usage=_usage_of(text), model="scripted")
+
+
 def response_from_item(item: ScriptItem, position: int = 0) -> ModelResponse:
-    """A reply from a script item: a string (text content) or an assistant message object."""
+    """A reply from a script item: a string (the model's text), a ReAct object (written as
+    the model would write it) or an assistant message object (text and native tool calls)."""
     if isinstance(item, ModelResponse):
         return item
     if isinstance(item, str):
-        return ModelResponse(text=item, usage=_usage_of(item), model="scripted")
+        return _text_reply(item)
     if isinstance(item, dict):
-        calls = tuple(_call_from_dict(c, i) for i, c in enumerate(item.get("tool_calls") or ()))
-        text = item.get("content") or ""
-        return ModelResponse(text=text, tool_calls=calls, usage=_usage_of(text), model="scripted")
-    raise ConfigurationError(f"script item {position}: expected a string or an object")
+        return _reply_from_object(item, position)
+    raise ConfigurationError(f"reply {position + 1} is a {type(item).__name__}: {REPLY_FORMS}")
 
 
 class ScriptedModel:
@@ -73,7 +99,7 @@ class ScriptedModel:
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
-        """Load a JSON list of replies (strings or assistant message objects)."""
+        """Load a JSON list of replies: strings, ReAct objects or assistant message objects."""
         file = Path(path)
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
@@ -86,7 +112,10 @@ class ScriptedModel:
         if not isinstance(data, list):
             raise ConfigurationError(f"{file}: expected a JSON list of replies")
         kwargs.setdefault("name", f"scripted:{path}")
-        return cls(data, **kwargs)
+        try:
+            return cls(data, **kwargs)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{file}: {exc}") from None
 
     @property
     def name(self) -> str:

@@ -41,6 +41,10 @@ class BackendStatus:
         return asdict(self)
 
 
+PACKAGED_ROLES = {"default": "Qwen2.5-Coder 1.5B", "small": "0.5B: faster, less accurate"}
+"""What each packaged model is, for the line that names it (`local:small`: what is that?)."""
+
+
 def _packaged_state(model: PackagedModel) -> str:
     target = cache_folder() / "models" / f"{model.name}.gguf"
     marker = target.with_suffix(".sha256")
@@ -50,7 +54,13 @@ def _packaged_state(model: PackagedModel) -> str:
     missing = [p for p in parts if importlib.util.find_spec(p) is None]
     if not missing:
         return "part packages installed (assembled on first use)"
-    return f"missing ({len(missing)} of {model.parts} part packages not installed)"
+    return f"not installed ({model.pip_hint})"
+
+
+def _packaged_line(key: str, model: PackagedModel, state: str) -> str:
+    """`local:small (0.5B: faster, less accurate) not installed (pip install ...)`."""
+    spec = "local" if key == "default" else f"local:{key}"
+    return f"{spec} ({PACKAGED_ROLES.get(key, model.name)}) {state}"
 
 
 def local_status() -> BackendStatus:
@@ -59,11 +69,11 @@ def local_status() -> BackendStatus:
     except importlib.metadata.PackageNotFoundError:
         llama = ""
     states = {key: _packaged_state(model) for key, model in PACKAGED_MODELS.items()}
-    usable = [key for key, state in states.items() if not state.startswith("missing")]
+    usable = [key for key, state in states.items() if not state.startswith("not installed")]
     detail = "; ".join(
         [
             llama or "llama-cpp-python not installed",
-            *(f"{'local' if k == 'default' else f'local:{k}'} {s}" for k, s in states.items()),
+            *(_packaged_line(k, PACKAGED_MODELS[k], s) for k, s in states.items()),
         ]
     )
     if not (llama and usable):
@@ -155,5 +165,14 @@ async def backend_statuses(
         probes.append(_probe(anthropic, client, "/v1/models", timeout))
     statuses.append(anthropic)
 
+    statuses.append(SCRIPTED)
     await asyncio.gather(*probes)
     return statuses
+
+
+SCRIPTED = BackendStatus(
+    "scripted",
+    "scripted:FILE.json",
+    True,
+    "no model: replays a JSON list of replies, for tests, examples and demos",
+)

@@ -31,7 +31,7 @@ import json
 import re
 
 from loopwright.parsing._extract import decode
-from loopwright.parsing._shapes import outcome_from_value, says_it_all
+from loopwright.parsing._shapes import COMPLETING_KEYS, outcome_from_value, says_it_all
 
 _CLOSERS = {"{": "}", "[": "]"}
 _THINK_OPEN = ("<think>", "<thinking>")
@@ -50,6 +50,9 @@ _STRING_MARKS = re.compile(r'["\\]')
 """What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
 strings and whatever else is not a bracket or a comma, the next bracket or comma, or the
 quote of a string not whole yet; in such a string, its quote or a backslash."""
+_COMPLETING_KEY = re.compile(f'"(?:{"|".join(map(re.escape, COMPLETING_KEYS))})"\\s*:')
+"""A key without which an object cannot say it all, as written (a key spelled with an
+escape, `"action\\u005finput"`, is read when its object closes)."""
 _INPUT_LEAD = re.compile(r"[ \t]*(?:Action[ \t]+Input[ \t]*:)?[ \t]*(?:```(?:json)?[ \t]*)?", re.I)
 
 
@@ -189,6 +192,8 @@ class ActionEnd:
         so far, closed, is a whole call or a final answer (`says_it_all`)."""
         if self._think or self._in_call or self._input_json or text[self._start] != "{":
             return
+        if not _COMPLETING_KEY.search(text, self._start, comma):
+            return  # no argument, `tool_calls` or named final answer yet: nothing to read
         try:
             value = json.loads(text[self._start : comma] + "}")
         except (ValueError, RecursionError):

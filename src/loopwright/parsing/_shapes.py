@@ -113,6 +113,8 @@ def outcome_from_list(items: list[Any], thought: str | None = None) -> ParseOutc
 
 _NAMED_FINAL_KEYS = {"final_answer", "finalAnswer"}
 _NAME_KEYS, _ARGUMENT_KEYS = set(NAME_KEYS), set(ARGUMENT_KEYS)
+COMPLETING_KEYS = ("tool_calls", *sorted(_NAMED_FINAL_KEYS), *ARGUMENT_KEYS)
+"""The keys of which an object needs one before it can say it all (`says_it_all`)."""
 
 
 def says_it_all(data: dict[str, Any]) -> bool:

@@ -4,8 +4,9 @@ A run's requests are fingerprinted with its system prompt, so a run recorded wit
 revision replays and resumes only with that revision's texts and behaviour, byte for byte.
 `AgentOptions.revision` names the revision; RunSpec versions 1 to 3 read 1
 (prompts/_revision1.py), 4 reads 2 (prompts/_revision2.py), 5 reads 3 (revision 4's texts
-in the layout of prompts/_revision3.py), 6 reads 4 (prompts/_templates.py), 7 reads 5 and 8
-(today) 6. Each revision is the one before with what it changed.
+in the layout of prompts/_revision3.py), 6 reads 4 (prompts/_templates.py), 7 reads 5,
+8 reads 6 and 9 (today) 7 unless the spec names one. Each revision is the one before
+with what it changed.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from loopwright.prompts import _templates as templates
 from loopwright.prompts import _turn_notes as turn_notes
 from loopwright.prompts.errors import (
     FailureText,
+    UnknownToolText,
     build_error_observation,
     failed_call_observation,
+    unknown_tool_advice,
+    unknown_tool_observation,
 )
 
 
@@ -115,6 +119,14 @@ class Revision:
     """`repetition_threshold` calls in a row to tools the run does not have stop it."""
     failure_text: FailureText
     """How a failed tool call reads to the model, in either tool mode."""
+    native_correction: bool = False
+    """In native tool mode, the correction after an unreadable reply asks for a tool call
+    or a plain answer (before: for the JSON object of prompted mode)."""
+    unknown_tool_text: UnknownToolText = unknown_tool_observation
+    """How a call to a tool that does not exist reads to the model."""
+    repetition_cycles: bool = False
+    """`guards.Repetition` also stops two calls made in turn whose results were already
+    seen (a, b, a, b)."""
 
 
 _REVISION_1 = Revision(
@@ -154,18 +166,34 @@ _REVISION_6 = dataclasses.replace(
     texts=dataclasses.replace(_TEXTS_5, unknown_tool_hint=turn_notes.UNKNOWN_TOOL_HINT),
     stops_unknown_tools=True,
     failure_text=failed_call_observation,
+    native_correction=True,
+)
+_REVISION_7 = dataclasses.replace(  # the closest tool named; two calls in turn stopped
+    _REVISION_6,
+    number=7,
+    texts=dataclasses.replace(_TEXTS_5, unknown_tool_hint=turn_notes.NO_TOOL_FITS_HINT),
+    unknown_tool_text=unknown_tool_advice,
+    repetition_cycles=True,
 )
 
 REVISIONS: dict[int, Revision] = {
     r.number: r
-    for r in (_REVISION_1, _REVISION_2, _REVISION_3, _REVISION_4, _REVISION_5, _REVISION_6)
+    for r in (
+        _REVISION_1,
+        _REVISION_2,
+        _REVISION_3,
+        _REVISION_4,
+        _REVISION_5,
+        _REVISION_6,
+        _REVISION_7,
+    )
 }
 """Every revision a run can ask for (`AgentOptions.revision`), each the one before with
 what it changed."""
 
 
 def revision_of(number: int) -> Revision:
-    """The revision `number` (1 to 6: `AgentOptions` checks it)."""
+    """The revision `number` (1 to 7: `AgentOptions` checks it)."""
     return REVISIONS[number]
 
 

@@ -45,6 +45,15 @@ with the every-part hint, the 1.5B model, asked to say hello with only add and m
 called `say`, then `search` three times, until the repetition policy stopped it."""
 
 
+NO_TOOL_FITS_HINT = (
+    "If a listed tool does what the task asks, call it by its exact name; if none does, "
+    "reply with final_answer in one or two sentences."
+)
+"""How it ends since revision 7: with the hint before, the 1.5B model, asked a question none
+of its tools fits, called an invented tool, then after the refusal a real but unsuitable one
+(BFCL's irrelevance questions), or answered at length."""
+
+
 LAST_TURN_HINT = "No tool can be called now: reply with final_answer from these results."
 
 

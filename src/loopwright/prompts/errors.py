@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 
 FailureText = Callable[[str, str, int], str]
@@ -47,3 +48,55 @@ def unknown_tool_observation(tool_name: str, known: list[str]) -> str:
         "If none of them fits the task, do not call a tool: give the final answer "
         "from what you know."
     )
+
+
+UnknownToolText = Callable[[str, list[str]], str]
+"""A call's observation when it names a tool that does not exist, from the name it used and
+the names of the tools there are."""
+
+
+def closest_tool(name: str, known: list[str]) -> str | None:
+    """The tool `name` most likely meant: the one whose dotted name has `name` as a part
+    (`uber` for `uber.ride`) or ends with it, else the nearest spelling; None if none is close."""
+    wanted = name.strip().lower()
+    if not wanted:
+        return None
+    by_part = [
+        k
+        for k in known
+        if wanted in k.lower().replace("-", ".").replace("_", ".").split(".")
+        or k.lower().endswith(f".{wanted}")
+    ]
+    if len(by_part) == 1:
+        return by_part[0]
+    lowered = {k.lower(): k for k in known}
+    near = difflib.get_close_matches(wanted, list(lowered), n=1, cutoff=0.75)
+    return lowered[near[0]] if near else None
+
+
+NO_TOOL_FITS = (
+    "If one of them does what the task asks, call it by its exact name; if none does, do "
+    "not call a tool: reply with final_answer in one or two sentences."
+)
+"""Both ways out, the listed tool first: worded "if none does, say that no tool here can do
+it", the 1.5B model, refused `search` when it had `spotify.play`, answered instead of
+calling it (BFCL's parallel_0)."""
+
+
+def unknown_tool_advice(tool_name: str, known: list[str]) -> str:
+    """Observation for a call to a tool that does not exist since prompt revision 7: when
+    one tool is close to the name (a shortened dotted name, a misspelling), it is named;
+    either way the way out when no listed tool fits is an answer of a sentence or two. With
+    revision 6's text, the 1.5B model that called `uber` for `uber.ride` gave up (no call),
+    and on questions no tool fits it called a real but unsuitable tool after the refusal,
+    or answered in 100 to 500 tokens."""
+    tools = ", ".join(known) if known else "none"
+    text = f"There is no tool named '{tool_name}'. The only tools are: {tools}.\n"
+    meant = closest_tool(tool_name, known)
+    if meant is not None:
+        return text + (
+            f"Did you mean '{meant}'? If it does what the task asks, call it by that exact "
+            "name; if no tool does, do not call one: reply with final_answer in one or two "
+            "sentences."
+        )
+    return text + NO_TOOL_FITS

@@ -180,11 +180,14 @@ class Runtime:
         or another: one that ended `waiting` (decide its gate with `approve` first), or one
         whose process stopped. Its log replays (no model or tool call is made again), then
         it runs live; its `deps` are given again (they are never recorded). A UsageError
-        for a run that already ended, ResumeConflict for one another process executes."""
+        for a run that already ended or runs here, ResumeConflict for one another process
+        executes."""
         agent.check_deps(deps)
         record = self.find(run_id, tenant=tenant)
         if record.engine != self.embedded.name:
             raise UsageError(f"run {run_id} executes on {record.engine}: use Runtime.resume")
+        if self.embedded.executes_here(record.run_id):  # resumed already (a second click)
+            raise UsageError(f"run {record.run_id} is already running (in this process)")
         return await resume_agent(self.embedded, agent, record, deps=deps, on_event=on_event)
 
     def fork(

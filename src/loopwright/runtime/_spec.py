@@ -51,6 +51,9 @@ _V6_OPTION_DEFAULTS = {"revision": 4}
 """What a version-6 spec that does not name its revision ran with."""
 _V7_OPTION_DEFAULTS = {"revision": 5}
 """What a version-7 spec that does not name its revision ran with."""
+_V8_OPTION_DEFAULTS = {"revision": 6}
+"""What a version-8 spec that does not name its revision ran with (a version-9 spec that
+loopwright wrote always names it: `to_dict` writes every option)."""
 _LEGACY_EXTRA = ("skill", "allow_skill_commands", "mcp", "allow_commands", "verify")
 
 
@@ -127,6 +130,8 @@ class RunSpec:
             options = {**_V6_OPTION_DEFAULTS, **options}
         if version == 7:
             options = {**_V7_OPTION_DEFAULTS, **options}
+        if version == 8:
+            options = {**_V8_OPTION_DEFAULTS, **options}
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)

@@ -17,6 +17,7 @@ from loopwright.errors import StoreError, UsageError
 from loopwright.server._auth import tenant_of
 from loopwright.server._calls import model_call
 from loopwright.server._config import ServerConfig
+from loopwright.server._fork import fork_run
 from loopwright.server._guard import BrowserGuard, FrameGuard
 from loopwright.server._http import ApiError, error_response, json_response, log
 from loopwright.server._live import run_events, run_websocket
@@ -113,6 +114,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
         Route("/api/runs/{run_id}/gates/{gate_id}", decide_gate, methods=["POST"]),
         Route("/api/runs/{run_id}/resume", resume_run, methods=["POST"]),
+        Route("/api/runs/{run_id}/fork", fork_run, methods=["POST"]),
     ]
     config = config or ServerConfig()
     app = _Framed(

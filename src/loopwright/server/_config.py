@@ -8,13 +8,16 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from loopwright._net import is_loopback
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunEngine, RunHandle, Runtime
 from loopwright.store import RunStore
 from loopwright.tools import BUILTIN_TOOLS, TenantToolThreads
+
+if TYPE_CHECKING:
+    from loopwright.agent import AgentExecutor
 
 DEFAULT_TENANT = "default"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -71,6 +74,9 @@ class ServerConfig:
     spec is allowed only when the operator names it exactly."""
     workspace: str | None = None
     tasks: TaskLauncher | None = None
+    agent: AgentExecutor[Any, Any] | None = None
+    """An agent built in code (`serve --agent`): every agent run the server starts runs it
+    (a request then names no model or tools), and its runs are resumed with it."""
 
     def model_allowed(self, spec: str) -> bool:
         """May a request name the model `spec`? (The default model always may.)

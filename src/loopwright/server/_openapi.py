@@ -70,10 +70,21 @@ SCHEMAS: dict[str, Any] = {
     },
     "AgentRunRequest": {
         "type": "object",
-        "required": ["prompt"],
+        "anyOf": [{"required": ["request"]}, {"required": ["prompt"]}],
         "additionalProperties": False,
         "properties": {
-            "prompt": {"type": "string", "minLength": 1},
+            "request": {"type": "string", "minLength": 1, "description": "what to do"},
+            "prompt": {
+                "type": "string",
+                "minLength": 1,
+                "deprecated": True,
+                "description": "the older name of `request` (give one of them)",
+            },
+            "after": {
+                "type": "string",
+                "description": "a follow-up: the run of the turn before, an agent run of "
+                "yours that has ended; without model and tools, its agent runs again",
+            },
             "model": {"type": "string", "examples": ["local", "ollama:qwen3:8b"]},
             "base_url": {"type": "string"},
             "tools": {"type": "array", "items": {"type": "string"}},
@@ -118,6 +129,18 @@ SCHEMAS: dict[str, Any] = {
             },
             "parent_run_id": {"type": ["string", "null"], "description": "a sub-agent's lead"},
             "pending_gates": {"type": "array", "items": _ref("Gate")},
+            "after_run_id": {"type": ["string", "null"], "description": "the turn before"},
+            "turns": {
+                "type": "array",
+                "description": "the conversation the run is a turn of, oldest first (one "
+                "run: it is none); each with run_id, request, status, answer",
+                "items": {"type": "object"},
+            },
+            "fork_of": {
+                "type": ["object", "null"],
+                "description": "a fork: the run and step its first steps were taken from",
+            },
+            "steps": {"type": "integer", "description": "the steps (iterations) it took"},
         },
     },
     "Gate": {
@@ -184,7 +207,7 @@ def _collection_paths() -> dict[str, Any]:
     return {
         "/api/runs": {
             "post": {
-                "summary": "Start an agent run (prompt) or a task run (task)",
+                "summary": "Start an agent run (request; after: a follow-up) or a task run (task)",
                 "requestBody": {
                     "required": True,
                     "content": {
@@ -300,7 +323,16 @@ def _action_paths() -> dict[str, Any]:
                             "schema": {
                                 "type": "object",
                                 "required": ["approve"],
-                                "properties": {"approve": {"type": "boolean"}},
+                                "properties": {
+                                    "approve": {"type": "boolean"},
+                                    "reason": {"type": "string", "maxLength": 1000},
+                                    "by": {
+                                        "type": "string",
+                                        "maxLength": 80,
+                                        "description": "who decides; recorded as "
+                                        "`NAME (api:TENANT)`",
+                                    },
+                                },
                             }
                         }
                     },
@@ -321,9 +353,38 @@ def _action_paths() -> dict[str, Any]:
         },
         "/api/runs/{run_id}/resume": {
             "post": {
-                "summary": "Resume an interrupted agent run from its log",
+                "summary": "Resume an interrupted run, or one that ended waiting, from its log",
                 "parameters": [RUN_ID],
                 "responses": {"202": run_json, **_errors(401, 404, 409)},
+            }
+        },
+        "/api/runs/{run_id}/fork": {
+            "post": {
+                "summary": "Fork an agent run: its first `at` steps served from its log, "
+                "then live, with another request or model",
+                "parameters": [RUN_ID],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["at"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "at": {
+                                        "type": "integer",
+                                        "minimum": 0,
+                                        "description": "steps to keep (0 to the run's last)",
+                                    },
+                                    "request": {"type": "string", "minLength": 1},
+                                    "model": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": _json(_ref("Run"), "the fork"), **_errors(401, 404, 409, 422)},
             }
         },
         "/api/info": {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any, get_args
 
 from starlette.requests import Request
@@ -23,6 +22,7 @@ from loopwright.server._http import (
     log,
     not_found,
 )
+from loopwright.server._turns import lineage_view, resume_here, start_agent_run
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
 from loopwright.store import RunRecord
 from loopwright.store._base import StoredStatus
@@ -43,7 +43,9 @@ def run_view(config: ServerConfig, record: RunRecord, *, detail: bool = False) -
     data = record.to_dict()
     data["live"] = config.runtime.live(record)
     if detail:
-        data["pending_gates"] = pending_gates(config.runtime.store.events(record.run_id))
+        events = config.runtime.store.events(record.run_id)
+        data["pending_gates"] = pending_gates(events)
+        data.update(lineage_view(config, record, events))
     data["waiting_for_approval"] = (
         bool(data["pending_gates"]) and record.status == "running"
         if detail
@@ -74,11 +76,16 @@ async def create_run(request: Request) -> JSONResponse:
                 runtime, parsed.task, parsed.inputs, tenant=tenant, model=parsed.model
             )
         else:
-            handle = runtime.start(dataclasses.replace(parsed, tenant=tenant))
+            handle = start_agent_run(config, parsed, tenant)
     except ConfigurationError as exc:  # what the engine cannot run (its model, an option)
         raise ApiError(422, str(exc)) from None
+    return await respond_started(config, handle, tenant)
+
+
+async def respond_started(config: ServerConfig, handle: RunHandle, tenant: str) -> JSONResponse:
+    """201 and the new run, once it is stored."""
     report_failure(handle)
-    record = await _first_record(runtime, handle, tenant)
+    record = await _first_record(config.runtime, handle, tenant)
     return json_response(run_view(config, record, detail=True), 201)
 
 
@@ -157,14 +164,25 @@ async def decide_gate(request: Request) -> JSONResponse:
         raise ApiError(422, "a string, optional", field="reason")
     if len(reason) > MAX_REASON_CHARS:
         raise ApiError(422, f"at most {MAX_REASON_CHARS:,} characters", field="reason")
+    reviewer = reviewer_of(body, tenant)
     approve = parse_gate_decision(body)
-    approval = await deliver_gate_decision(
-        config, record, gate_id, approve, f"api:{tenant}", reason
-    )
+    approval = await deliver_gate_decision(config, record, gate_id, approve, reviewer, reason)
     decided = {"run_id": record.run_id, "request_id": gate_id, "approved": approve}
     if approval.taken:
         return json_response(decided)
     return json_response({**decided, "delivered": approval.delivered}, 202)
+
+
+MAX_REVIEWER_CHARS = 80
+
+
+def reviewer_of(body: Any, tenant: str) -> str:
+    """Who decides a gate through the API: `api:TENANT`, or `NAME (api:TENANT)` when the
+    body names them (`by`); the name is the caller's word, the tenant is the token's."""
+    by = body.pop("by", "") if isinstance(body, dict) else ""
+    if not isinstance(by, str) or len(by) > MAX_REVIEWER_CHARS or not by.isprintable():
+        raise ApiError(422, f"a name, at most {MAX_REVIEWER_CHARS} characters", field="by")
+    return f"{by.strip()} (api:{tenant})" if by.strip() else f"api:{tenant}"
 
 
 async def deliver_gate_decision(
@@ -195,7 +213,7 @@ async def resume_run(request: Request) -> JSONResponse:
     tenant = tenant_of(request, config.tokens)
     record = owned_run(config, request.path_params["run_id"], tenant)
     try:
-        handle = await config.runtime.resume(record.run_id, tenant=tenant)
+        handle = await resume_here(config, record)
     except (UsageError, ResumeConflict) as exc:  # running, ended, no spec, a lease held
         raise ApiError(409, str(exc)) from None
     report_failure(handle)

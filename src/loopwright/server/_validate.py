@@ -11,9 +11,9 @@ from loopwright.runtime import RunSpec
 from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError
 
-AGENT_FIELDS = frozenset(
-    {"prompt", "model", "tools", "options", "base_url", "approve", "output_schema"}
-)
+SPEC_FIELDS = frozenset({"model", "tools", "options", "base_url", "approve", "output_schema"})
+"""What a request may say about the agent (besides its text and the run it follows)."""
+AGENT_FIELDS = SPEC_FIELDS | {"request", "prompt", "after"}
 TASK_FIELDS = frozenset({"task", "inputs", "model"})
 
 # Options a request may set, with the JSON types each accepts.
@@ -40,17 +40,29 @@ OPTION_TYPES: dict[str, tuple[type, ...]] = {
 
 
 @dataclass(frozen=True)
+class AgentRequest:
+    """An agent run: its spec (from the body's fields, or the server's defaults), the run it
+    follows up (`after`), and whether the body said anything about the agent itself."""
+
+    spec: RunSpec
+    names_agent: bool
+
+
+@dataclass(frozen=True)
 class TaskRequest:
     task: str
     inputs: dict[str, Any]
     model: str | None = None
 
 
-def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | TaskRequest:
-    """An agent run (`prompt`, `model`, `tools`, `options`) or a task run (`task`, `inputs`)."""
-    has_prompt, has_task = "prompt" in body, "task" in body
+def parse_run_request(body: dict[str, Any], config: ServerConfig) -> AgentRequest | TaskRequest:
+    """An agent run (`request`, or its older name `prompt`; `model`, `tools`, `options`;
+    `after`: the run it follows up) or a task run (`task`, `inputs`)."""
+    if "request" in body and "prompt" in body:
+        raise ApiError(422, "give 'request' or its older name 'prompt', not both", field="prompt")
+    has_prompt, has_task = "request" in body or "prompt" in body, "task" in body
     if has_prompt == has_task:
-        raise ApiError(422, "give either 'prompt' (an agent run) or 'task' (a task run)")
+        raise ApiError(422, "give either 'request' (an agent run) or 'task' (a task run)")
     allowed = AGENT_FIELDS if has_prompt else TASK_FIELDS
     for name in body:
         if name not in allowed:
@@ -58,7 +70,7 @@ def parse_run_request(body: dict[str, Any], config: ServerConfig) -> RunSpec | T
             raise ApiError(422, f"unknown field for {kind}", field=name)
     if has_task:
         return _task_request(body, config)
-    return _agent_spec(body, config)
+    return AgentRequest(_agent_spec(body, config), names_agent=bool(SPEC_FIELDS & set(body)))
 
 
 def check_model(spec: Any, config: ServerConfig, *, field: str = "model") -> str:
@@ -88,10 +100,26 @@ def _task_request(body: dict[str, Any], config: ServerConfig) -> TaskRequest:
     return TaskRequest(task.strip(), inputs, model)
 
 
+def request_text(body: dict[str, Any], name: str) -> str:
+    """The body's `name` (a run's request): a non-empty string, or a 422 naming it."""
+    text = body[name]
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(422, "must be a non-empty string", field=name)
+    return text
+
+
+def run_id_field(body: dict[str, Any], name: str) -> str | None:
+    """The body's `name` (a run id, optional): a non-empty string, or a 422 naming it."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        raise ApiError(422, "must be a run id (a non-empty string)", field=name)
+    return value.strip()
+
+
 def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
-    prompt = body["prompt"]
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ApiError(422, "must be a non-empty string", field="prompt")
+    prompt = request_text(body, "request" if "request" in body else "prompt")
     model = check_model(body.get("model") or config.default_model, config)
     base_url = body.get("base_url")
     if base_url is not None and not isinstance(base_url, str):
@@ -109,6 +137,7 @@ def _agent_spec(body: dict[str, Any], config: ServerConfig) -> RunSpec:
         options=_options(body.get("options", {})),
         approve=_approve(body.get("approve", [])),
         output_schema=_output_schema(body.get("output_schema")),
+        after=run_id_field(body, "after"),
     )
 
 

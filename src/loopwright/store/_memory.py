@@ -11,6 +11,7 @@ from loopwright.clock import Clock, SystemClock
 from loopwright.errors import StoreError
 from loopwright.events import (
     Event,
+    ModelResponseEvent,
     RunFinishedEvent,
     RunStartedEvent,
     TaskCompleteEvent,
@@ -61,6 +62,12 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
             input_tokens=event.usage.get("input_tokens", 0),
             output_tokens=event.usage.get("output_tokens", 0),
             cost=event.cost,
+        )
+    elif isinstance(event, ModelResponseEvent):  # a live run's tokens so far
+        usage = event.response.get("usage") or {}
+        changes.update(
+            input_tokens=record.input_tokens + int(usage.get("input_tokens", 0)),
+            output_tokens=record.output_tokens + int(usage.get("output_tokens", 0)),
         )
     elif isinstance(event, TaskStartEvent) and not record.request:
         changes["request"] = event.task_name

@@ -11,6 +11,7 @@ from typing import Any
 from loopwright.errors import StoreError
 from loopwright.events import (
     Event,
+    ModelResponseEvent,
     RunFinishedEvent,
     TaskCompleteEvent,
     TaskStartEvent,
@@ -20,8 +21,9 @@ from loopwright.store._base import RunRecord
 from loopwright.store._owners import owner_is_gone
 from loopwright.store._text import row_text, storable_line, storable_text
 
-ROW_EVENTS = (RunFinishedEvent, TaskStartEvent, TaskCompleteEvent)
-"""Events that change a run's row (besides run_started, which creates it)."""
+ROW_EVENTS = (RunFinishedEvent, TaskStartEvent, TaskCompleteEvent, ModelResponseEvent)
+"""Events that change a run's row (besides run_started, which creates it); a model's reply
+adds its tokens, so a live run's row shows the tokens so far."""
 encode = encode_event
 """An event's stored form: one line of JSON."""
 

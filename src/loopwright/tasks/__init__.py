@@ -7,6 +7,8 @@ part (the gate broker of every run, the task file reader) does not load the runn
 import importlib
 from typing import TYPE_CHECKING
 
+from loopwright._moved import public_dir
+
 if TYPE_CHECKING:  # imported on first use (see __getattr__), for type checkers now
     from loopwright.safety.operations import ChangeEntry
     from loopwright.tasks._executor import TaskExecutor
@@ -70,4 +72,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return public_dir(globals(), __all__)

@@ -151,6 +151,7 @@ def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None)
             context=tool_context,
             timeout=settings.tool_timeout_s,
             scrubber=run.scrubber,
+            failure_text=step_failure_text,
         ),
         safety=OperationSafety(
             workspace=settings.workspace.resolve(),
@@ -159,6 +160,12 @@ def step_context(plan: TaskPlan, fx: Effects, context: RunContext | None = None)
         ),
         run=run,
     )
+
+
+def step_failure_text(tool_name: str, error: str, failures: int) -> str:
+    """A failed tool step's error as it is: no model reads it, so no advice to try again."""
+    del tool_name, failures  # the step's events name the tool; a step is not retried
+    return error
 
 
 def _backup_dir(exporter: StateFileExporter | None, tenant: str, run_id: str) -> Path:

@@ -10,6 +10,7 @@ from loopwright.errors import ModelRetry, ToolError, UnknownToolError
 from loopwright.messages import ToolCall, ToolResult
 from loopwright.prompts.errors import (
     FailureText,
+    UnknownToolText,
     build_error_observation,
     unknown_tool_observation,
 )
@@ -58,10 +59,13 @@ class ToolExecutor:
         timeout: float = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         failure_text: FailureText = build_error_observation,
+        unknown_tool_text: UnknownToolText = unknown_tool_observation,
     ) -> None:
         self.registry = registry
         self.failure_text = failure_text
         """How a failed call reads to the model (an agent's prompt revision picks it)."""
+        self.unknown_tool_text = unknown_tool_text
+        """How a call to a tool that does not exist reads to the model (the same)."""
         self.context = context or ToolContext()
         self.scrubber = scrubber or Scrubber()
         self.timeout = timeout
@@ -80,7 +84,7 @@ class ToolExecutor:
             text = render_output(await run_with_timeout(invocation, tool.timeout or self.timeout))
             is_error = False
         except UnknownToolError as exc:
-            text, is_error = unknown_tool_observation(call.name, exc.known), True
+            text, is_error = self.unknown_tool_text(call.name, exc.known), True
         except (ToolError, ModelRetry) as exc:
             text, is_error = self._failure(call.name, str(exc)), True
         except TimeoutError:

@@ -91,6 +91,7 @@ async function showNew() {
       view.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t === tab));
       view.querySelector(".kind-agent").hidden = kind !== "agent";
       view.querySelector(".kind-task").hidden = kind !== "task";
+      view.querySelector(".form-error").hidden = true; // an error is about the other tab's form
     }),
   );
   const server = await info();
@@ -141,7 +142,7 @@ async function showNew() {
 }
 
 function agentBody(form) {
-  const body = { prompt: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
+  const body = { request: form.prompt.value, tools: [...form.querySelectorAll("input[name=tools]:checked")].map((b) => b.value) };
   if (form.model.value.trim()) body.model = form.model.value.trim();
   if (form.max_iterations.value) body.options = { max_iterations: Number(form.max_iterations.value) };
   return body;
@@ -184,6 +185,19 @@ async function showRun(runId) {
     field("parent").replaceChildren(parent);
     field("parent").closest("div").hidden = false;
   }
+  showForkOf(field("fork_of"), run);
+  showConversation(view.querySelector("[data-testid=conversation]"), run);
+  const page = view.querySelector(".run-page");
+  const followUp = view.querySelector("[data-testid=follow-up]");
+  const resume = view.querySelector("[data-action=resume]");
+  resumeOnClick(resume, runId);
+  // what an ended run offers: a follow-up, "fork here" on its steps, resuming one that waits
+  const showEnded = () => {
+    showFollowUp(followUp, run, status);
+    page.classList.toggle("forkable", run.kind === "agent" && status !== "running" && status !== "queued");
+    showResumable(resume, view.querySelector("[data-testid=waiting-note]"), status);
+  };
+  showEnded();
   const cancel = view.querySelector("[data-action=cancel]");
   cancel.hidden = !run.live;
   cancel.addEventListener("click", () => api(`/api/runs/${runId}/cancel`, { method: "POST" }).catch((f) => alert(f.message)));
@@ -196,7 +210,9 @@ async function showRun(runId) {
     badge(field("status"), waiting ? "waiting for approval" : status);
   };
   const addGate = (id, gate) => {
-    gates.append(gateCard(id, gate, showStatus));
+    const card = gateCard(id, gate, showStatus);
+    if (status === "waiting") card.querySelector(".gate-text .small").textContent = "Nobody waited at this call: the run ended here. Decide, then resume the run.";
+    gates.append(card);
     showStatus();
   };
   const dropGate = (id) => {
@@ -233,6 +249,7 @@ async function showRun(runId) {
   };
   const timeline = new Timeline(view.querySelector(".timeline"), {
     onChild: nestChild,
+    onStep: (row, ev) => addForkButton(row, run, ev.iteration_number),
     onGate: (gate) => addGate(runId, gate),
     onGateGone: dropGate,
     onStats: (s) => {
@@ -252,6 +269,7 @@ async function showRun(runId) {
       showStatus();
       cancel.hidden = true;
       showOutcome(outcome, ev, timeline);
+      showEnded();
     },
   });
   const live = new LiveEvents(runId, bothViews(timeline, waterfall), field("conn"), field("follow"), state.token);
@@ -285,10 +303,16 @@ function gateCard(runId, gate, onDecided) {
   const reason = el("input", "gate-reason");
   reason.placeholder = gate.agent ? "reason (optional; the agent sees it)" : "reason (optional)";
   reason.maxLength = 500;
+  const reviewer = el("input", "gate-by"); // who decides: kept in this browser for next time
+  reviewer.placeholder = "your name (optional)";
+  reviewer.maxLength = 80;
+  reviewer.value = localStorage.getItem("loopwright.reviewer") || "";
   const decide = async (ok) => {
     approve.disabled = reject.disabled = true;
     const body = { approve: ok };
     if (reason.value.trim()) body.reason = reason.value.trim();
+    if (reviewer.value.trim()) body.by = reviewer.value.trim();
+    localStorage.setItem("loopwright.reviewer", reviewer.value.trim());
     try {
       await api(`/api/runs/${runId}/gates/${encodeURIComponent(gate.request_id)}`, { method: "POST", body });
       card.classList.add("decided");
@@ -301,7 +325,7 @@ function gateCard(runId, gate, onDecided) {
   approve.addEventListener("click", () => decide(true));
   reject.addEventListener("click", () => decide(false));
   const buttons = el("div", "gate-buttons");
-  buttons.append(reason, reject, approve);
+  buttons.append(reviewer, reason, reject, approve);
   card.append(text, buttons);
   return card;
 }
@@ -310,10 +334,13 @@ function showOutcome(box, ev, timeline) {
   box.hidden = false;
   box.className = `outcome panel outcome-${ev.status}`;
   const parts = [];
-  if (ev.status === "completed") {
+  if (ev.status === "completed" && timeline.kind === "task") {
+    parts.push(el("h2", "", "Task completed"), el("p", "task-summary", ev.answer || ""));
+  } else if (ev.status === "completed") {
     parts.push(el("h2", "", "Answer"), el("div", "answer", ev.answer || ""));
   } else {
-    parts.push(el("h2", "", `Run ${ev.status}`), el("p", "", `Reason: ${ev.reason || ev.status}`));
+    parts.push(el("h2", "", `Run ${ev.status}`));
+    if (ev.reason && ev.reason !== ev.status) parts.push(el("p", "", `Reason: ${ev.reason}`));
     const refused = timeline.refusal;
     if (refused) {
       const why = refused.reason ? `: ${refused.reason}` : " (no reason given)";

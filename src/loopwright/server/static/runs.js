@@ -29,7 +29,8 @@ function statusCell(run) {
   badge(status, shownStatus(run));
   if (run.waiting && !run.waiting_for_approval) status.title = "a sub-agent run waits for approval";
   box.append(status);
-  if (run.reason && run.status !== "completed" && FINISHED_STATUSES.includes(run.status)) {
+  // the reason, when it says more than the status ("cancelled / cancelled" says nothing)
+  if (run.reason && run.reason !== run.status && run.status !== "completed" && FINISHED_STATUSES.includes(run.status)) {
     box.append(el("span", "reason muted small", run.reason));
   }
   return box;
@@ -54,7 +55,9 @@ function runTree(runs) {
 }
 
 function matches(run, filter) {
-  if (filter.status === "waiting" ? !run.waiting || run.status !== "running" : filter.status && run.status !== filter.status) return false;
+  // "waiting": held at a gate while running, or ended waiting for a decision (to resume)
+  const waits = run.status === "waiting" || (run.waiting && run.status === "running");
+  if (filter.status === "waiting" ? !waits : filter.status && run.status !== filter.status) return false;
   if (filter.kind && run.kind !== filter.kind) return false;
   const q = filter.q.trim().toLowerCase();
   return !q || [run.request, run.run_id, run.model].some((text) => (text || "").toLowerCase().includes(q));

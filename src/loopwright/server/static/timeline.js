@@ -42,6 +42,12 @@ function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
+// A task hook's step is recorded as `pre-task:NAME` or `post-task:NAME`.
+function hookStep(step) {
+  const match = /^(pre-task|post-task):(.+)$/.exec(step || "");
+  return match ? { kind: match[1], name: match[2] } : null;
+}
+
 class Timeline {
   constructor(list, hooks) {
     this.list = list;
@@ -84,6 +90,7 @@ class Timeline {
   }
 
   on_run_started(ev) {
+    this.kind = ev.kind; // "task": its outcome is a summary, not an answer
     this.stats.startedAt = ev.ts;
     const li = this.row("start", ev, ev.kind === "task" ? "Task run started" : "Run started");
     const tools = (ev.tools || []).join(", ") || "none";
@@ -97,6 +104,7 @@ class Timeline {
     const li = el("li", "tl tl-iteration");
     li.dataset.seq = ev.seq;
     li.append(el("span", "", `Iteration ${ev.iteration_number} of ${ev.max_iterations}`));
+    if (this.hooks.onStep) this.hooks.onStep(li, ev);
     this.add(li);
   }
 
@@ -247,6 +255,7 @@ class Timeline {
   }
 
   on_task_start(ev) {
+    this.totalSteps = ev.total_steps;
     const li = this.row("start", ev, `Task ${ev.task_name}`);
     li.append(el("div", "tl-body muted", `${ev.total_steps} steps`));
     this.add(li);
@@ -258,8 +267,8 @@ class Timeline {
     li.dataset.step = ev.step;
     const head = el("div", "tl-head");
     head.append(
-      el("span", "tl-iter", `step ${ev.step_index + 1}`),
-      el("span", "tl-tool-name", ev.step),
+      el("span", "tl-iter", this.stepLabel(ev)),
+      el("span", "tl-tool-name", hookStep(ev.step) ? hookStep(ev.step).name : ev.step),
       el("span", "tag", ev.step_type),
       el("span", "tl-status", "running…"),
       el("span", "tl-time", fmtTime(ev.ts)),
@@ -267,6 +276,13 @@ class Timeline {
     li.append(head, el("div", "tl-result mono", ""));
     this.stepRows.set(ev.step, li);
     this.add(li);
+  }
+
+  // `step 2/4`; a hook's steps are the hook's (`pre-task hook`), not numbered with the task's
+  stepLabel(ev) {
+    const hook = hookStep(ev.step);
+    if (hook) return `${hook.kind} hook`;
+    return this.totalSteps ? `step ${ev.step_index + 1}/${this.totalSteps}` : `step ${ev.step_index + 1}`;
   }
 
   stepBody(step) {
