@@ -48,8 +48,9 @@ from bfcl_harness.report import (  # noqa: E402
 )
 from bfcl_harness.runner import MODES, run_mode  # noqa: E402
 
-from loopwright.evals import ProgressClock  # noqa: E402
-from loopwright.models import resolve_model, spec_with_threads  # noqa: E402
+from loopwright.evals._progress import ProgressClock  # noqa: E402
+from loopwright.models import resolve_model  # noqa: E402
+from loopwright.models._local_spec import spec_with_threads  # noqa: E402
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "bfcl.json"
 

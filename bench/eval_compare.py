@@ -43,7 +43,8 @@ from typing import Any
 
 import httpx
 
-from loopwright.evals import ProgressClock, load_suite
+from loopwright.evals import load_suite
+from loopwright.evals._progress import ProgressClock
 from loopwright.models._local import resolve_local_path
 from loopwright.models._local_spec import default_threads
 

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from loopwright import AgentOptions
-from loopwright.evals import EvalReport, ProgressClock, TaskOutcome, load_suite, run_suite
+from loopwright.evals import EvalReport, TaskOutcome, load_suite, run_suite
+from loopwright.evals._progress import ProgressClock
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import resolve_model
 from loopwright.prompts import _templates, _turn_notes

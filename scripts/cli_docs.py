@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from loopwright.cli import build_parser  # noqa: E402
-from loopwright.config import SECTIONS, env_name  # noqa: E402
+from loopwright.config._schema import SECTIONS, env_name  # noqa: E402
 
 PAGE = ROOT / "docs" / "cli.md"
 INTRO = """\

@@ -9,7 +9,8 @@ import pytest
 
 from loopwright.effects import EventLog
 from loopwright.errors import ReplayDivergence
-from loopwright.events import EVENT_CLASSES, Event, RunErrorEvent, WarningEvent
+from loopwright.events import Event, RunErrorEvent, WarningEvent
+from loopwright.events._types import EVENT_CLASSES
 from loopwright.safety.scrub import Scrubber
 from loopwright.testing import MockClock
 

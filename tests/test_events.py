@@ -16,14 +16,13 @@ import pytest
 from loopwright._event_schema import events_schema
 from loopwright.errors import EventDecodeError, UsageError
 from loopwright.events import (
-    EVENT_CLASSES,
-    EVENT_TYPES,
     SCHEMA_VERSION,
     ModelResponseEvent,
     ToolCallEvent,
     decode_event,
     encode_event,
 )
+from loopwright.events._types import EVENT_CLASSES, EVENT_TYPES
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -1,8 +1,11 @@
 """The layers of docs/architecture.md hold: every import points down (or stays in its own
 layer), no two packages import each other, no module is in an import circle (inside a
-package too, counting imports made inside functions and under TYPE_CHECKING), no private
-module of a package is imported from outside it, and no `loopwright` subcommand imports
-another (they share helpers through cli/_shared.py)."""
+package too, counting imports made inside functions and under TYPE_CHECKING), and no
+`loopwright` subcommand imports another (they share helpers through cli/_shared.py).
+
+Code of loopwright imports what it needs from the module that defines it, private or not
+(`from loopwright.runtime._tail import tail_while`): a package's `__all__` is for users
+(tests/test_public_api.py), not the way its neighbours reach its internals."""
 
 from __future__ import annotations
 
@@ -179,45 +182,6 @@ def test_no_module_is_in_an_import_circle() -> None:
 def test_the_circle_finder_finds_a_circle_inside_a_package() -> None:
     graph = {"p._a": {"p._b"}, "p._b": {"p._c"}, "p._c": {"p._a"}, "p._d": {"p._a"}}
     assert circles(graph) == [["p._a", "p._b", "p._c"]]
-
-
-def private_imports() -> set[tuple[str, str]]:
-    """(importer, private module) for each import of `loopwright.X._y` (X a package, as
-    deep as it goes) from a module outside `loopwright.X`."""
-    found = set()
-    for module, targets in module_imports().items():
-        for target in targets:
-            parts = target.split(".")
-            private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
-            if private is None or private < 2:  # loopwright._net and the like: the top's
-                continue
-            owner = ".".join(parts[:private])
-            if module != owner and not module.startswith(owner + "."):
-                found.add((module, ".".join(parts[: private + 1])))
-    return found
-
-
-PRIVATE_IMPORTS_ALLOWED = frozenset({
-    ("loopwright.testing", "loopwright.models._scripted"),
-    ("loopwright.testing", "loopwright.store._memory"),
-})  # fmt: skip
-"""Today's imports of another package's private module. This list only shrinks: import
-through the package (`loopwright.X`, its __init__ exports what others need) instead.
-
-The two left: loopwright.testing is where users take the test doubles from, and their
-packages give them only with a DeprecationWarning that points there (models.ScriptedModel,
-store.InMemoryRunStore), so it takes them from the modules that define them. Code of
-loopwright that needs a stand-in model or a memory store uses `models.stand_in_model`
-and `store.memory_store`."""
-
-
-def test_no_new_import_of_another_packages_private_module() -> None:
-    assert sorted(private_imports() - PRIVATE_IMPORTS_ALLOWED) == []
-
-
-def test_the_allowed_private_imports_only_shrink() -> None:
-    gone = sorted(PRIVATE_IMPORTS_ALLOWED - private_imports())
-    assert gone == [], "no longer made: remove them from PRIVATE_IMPORTS_ALLOWED"
 
 
 def test_no_subcommand_imports_another() -> None:

@@ -15,7 +15,7 @@ from loopwright import AgentExecutor, ExecutionResult
 from loopwright.compat import AutonomousSkillExecutor
 from loopwright.events import Event, RunErrorEvent, RunFinishedEvent, encode_event
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.skills import load_skill
 from loopwright.testing import InMemoryRunStore

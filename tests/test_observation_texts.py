@@ -10,8 +10,14 @@ from typing import Any
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.prompts import REVISIONS, observation_text, tool_summary
-from loopwright.prompts._turn_notes import EVERY_PART_HINT, NEXT_STEP_HINT, TOOL_SUMMARY_CHARS
+from loopwright.prompts._revisions import REVISIONS
+from loopwright.prompts._turn_notes import (
+    EVERY_PART_HINT,
+    NEXT_STEP_HINT,
+    TOOL_SUMMARY_CHARS,
+    observation_text,
+    tool_summary,
+)
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

@@ -8,8 +8,9 @@ import ast
 from pathlib import Path
 
 import loopwright
-from loopwright.agent import AgentExecutor, AgentOptions, new_run_id
-from loopwright.prompts import REVISIONS
+from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent._process import new_run_id
+from loopwright.prompts._revisions import REVISIONS
 from loopwright.testing import ScriptedModel
 
 SRC = Path(loopwright.__file__).parent

@@ -28,7 +28,8 @@ from loopwright.agent import AgentOptions
 from loopwright.events import Event, ModelResponseEvent, ParseErrorEvent
 from loopwright.messages import ToolCall
 from loopwright.models import Model
-from loopwright.tools import Effect, Tool
+from loopwright.tools import Tool
+from loopwright.tools._tool import Effect
 
 Mapping = Literal["stop", "run"]
 NEUTRAL_RESULT = "ok"

@@ -447,7 +447,7 @@ def markdown_table(results: dict[str, dict[str, Any]], levels: dict[int, str]) -
 
 def progress_clock(frameworks: list[str], tasks: list[Any], results: dict[str, Any]) -> Any:
     """Done/total over every (framework, task) still to run, elapsed and an estimate."""
-    from loopwright.evals import ProgressClock
+    from loopwright.evals._progress import ProgressClock
 
     ids = {t.id for t in tasks}
     kept = sum(

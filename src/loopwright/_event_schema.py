@@ -11,7 +11,8 @@ import types
 import typing
 from typing import Any, Literal, Union
 
-from loopwright.events import EVENT_CLASSES, SCHEMA_VERSION
+from loopwright.events import SCHEMA_VERSION
+from loopwright.events._types import EVENT_CLASSES
 
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from loopwright.errors import ToolError
 
-__all__ = ["resolve_in_workspace", "special_kind", "special_kind_of_mode"]
+__all__: list[str] = []
 
 
 def resolve_in_workspace(root: Path, path: str, *, must_exist: bool = False) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from cli_run import loopwright
 
-from loopwright.config import SECTIONS
+from loopwright.config._schema import SECTIONS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 
@@ -44,9 +44,9 @@ def test_every_key_has_a_rule_and_a_row_in_the_security_page() -> None:
 
 
 def test_the_rules_agree_with_what_they_stand_for() -> None:
-    from loopwright.agent import ITERATION_TIERS
+    from loopwright.agent._options import ITERATION_TIERS
     from loopwright.config import _trust_rules as rules
-    from loopwright.guards import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
+    from loopwright.guards._defaults import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
     from loopwright.models._local import PACKAGED_MODELS
     from loopwright.tools.builtin import BUILTIN_TOOLS
 

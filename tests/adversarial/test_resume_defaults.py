@@ -25,7 +25,8 @@ from loopwright.mcp import MCPConnections
 from loopwright.mcp._connections import declaration_from_annotations
 from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
-from loopwright.tools import Tool, resolve_tool
+from loopwright.tools import Tool
+from loopwright.tools._resolve import resolve_tool
 
 PLAIN = Path(__file__).parent / "plain_tools.py"
 CALLS = 4

@@ -21,8 +21,7 @@ from test_http_attacks import ACME, TOKENS, Served
 from loopwright.events import RunFinishedEvent, ToolCallEvent, encode_event
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.server import ServerConfig
-from loopwright.store import PersistentStore, open_store
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres, PersistentStore, open_store
 
 ODD = "nul[\x00] surrogate[\ud800] low[\udfff] escaped-looking[\ufdd0{}] end"
 

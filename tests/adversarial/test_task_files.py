@@ -88,7 +88,7 @@ def test_a_recursive_alias_is_refused_at_once_by_every_loader(tmp_path: Path) ->
     code, out, seconds = loopwright("eval", str(evals), "--model", "scripted:x", cwd=tmp_path)
     assert code == 2 and f"{evals / 'tasks.yaml'}:1: the alias *t refers" in out
     assert "Traceback" not in out and seconds < 20
-    from loopwright.server._tasks import FolderTaskLauncher
+    from loopwright.server import FolderTaskLauncher
 
     assert FolderTaskLauncher(folder).names() == ["fine"]  # what `serve --tasks` offers
 

@@ -22,7 +22,7 @@ import pytest
 from loopwright.agent import CommandVerifier
 from loopwright.messages import ToolCall
 from loopwright.run_context import RunContext
-from loopwright.skills._preprocess import DynamicInjector
+from loopwright.skills import DynamicInjector
 from loopwright.tools import (
     BUILTIN_TOOLS,
     Tool,

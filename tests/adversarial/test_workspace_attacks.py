@@ -17,8 +17,14 @@ from typing import Any
 import pytest
 
 from loopwright.messages import ToolCall
-from loopwright.tools import BUILTIN_TOOLS, ToolContext, ToolExecutor, ToolRegistry, search
-from loopwright.tools._workspace_context import workspace_context
+from loopwright.tools import (
+    BUILTIN_TOOLS,
+    ToolContext,
+    ToolExecutor,
+    ToolRegistry,
+    search,
+    workspace_context,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
 

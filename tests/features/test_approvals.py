@@ -21,7 +21,8 @@ from loopwright.events import (
     ToolCallStartedEvent,
 )
 from loopwright.store import SqliteRunStore
-from loopwright.tasks import GateBroker, join_decider
+from loopwright.tasks import GateBroker
+from loopwright.tasks._gates import join_decider
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

@@ -12,13 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from loopwright import AgentExecutor
-from loopwright.events import (
-    Event,
-    ModelTextDeltaEvent,
-    RunStartedEvent,
-    ToolCallStartedEvent,
-    child_run_id,
-)
+from loopwright.events import Event, ModelTextDeltaEvent, RunStartedEvent, ToolCallStartedEvent
+from loopwright.events._types import child_run_id
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import TaskSpec

@@ -19,7 +19,8 @@ from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import ForkError
 from loopwright.events import Event, GateDecisionEvent, RunStartedEvent, ToolCallEvent
 from loopwright.models import ModelRegistry
-from loopwright.runtime import FollowUp, RunSpec, Runtime, continue_spec, replay_run
+from loopwright.runtime import RunSpec, Runtime, replay_run
+from loopwright.runtime._follow import FollowUp, continue_spec
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
 

@@ -14,12 +14,8 @@ import pytest
 
 from loopwright import AgentExecutor
 from loopwright.errors import GateNotFound, RunNotFound, UsageError
-from loopwright.events import (
-    ConfirmationRequiredEvent,
-    RunStartedEvent,
-    ToolCallStartedEvent,
-    child_run_id,
-)
+from loopwright.events import ConfirmationRequiredEvent, RunStartedEvent, ToolCallStartedEvent
+from loopwright.events._types import child_run_id
 from loopwright.runtime import GateDecided, Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel

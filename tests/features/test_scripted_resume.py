@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from loopwright import AgentExecutor
-from loopwright.events import Event, ToolCallEvent, child_run_id
+from loopwright.events import Event, ToolCallEvent
+from loopwright.events._types import child_run_id
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

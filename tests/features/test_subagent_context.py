@@ -25,7 +25,8 @@ from loopwright.events import (
 )
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import SqliteRunStore
-from loopwright.tasks import GateBroker, join_decider
+from loopwright.tasks import GateBroker
+from loopwright.tasks._gates import join_decider
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, tool
 

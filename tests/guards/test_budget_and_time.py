@@ -9,9 +9,10 @@ from guard_helpers import SlowModel, call
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
-from loopwright.guards import DEFAULT_PRICES, CostLedger
+from loopwright.guards import CostLedger
+from loopwright.guards._budget import DEFAULT_PRICES
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

@@ -12,12 +12,11 @@ from guard_helpers import call, final
 from loopwright.agent import (
     AgentExecutor,
     AgentOptions,
-    CallableVerifier,
     CommandVerifier,
     VerificationResult,
     follow_up_request,
 )
-from loopwright.agent._verify import checks_in_output
+from loopwright.agent._verify import CallableVerifier, checks_in_output
 from loopwright.events import RunFinishedEvent, RunStartedEvent, VerificationEvent
 from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, tool

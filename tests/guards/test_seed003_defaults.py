@@ -13,7 +13,7 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent, RunStoppedEvent
-from loopwright.guards import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
+from loopwright.guards._defaults import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
 

@@ -12,9 +12,7 @@ import httpx
 import pytest
 
 from loopwright.messages import ToolSpec
-from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._ollama import OllamaModel
-from loopwright.models._openai import OpenAIModel
+from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel
 from loopwright.models._wire import HttpModel
 
 EXCHANGES = Path(__file__).parent.parent / "fixtures" / "exchanges"

@@ -20,7 +20,7 @@ from model_helpers import (
 
 from loopwright.errors import ModelError, ModelUnavailableError
 from loopwright.messages import Message, ModelRequest
-from loopwright.models._http import RetryPolicy
+from loopwright.models import RetryPolicy
 
 REQUEST = ModelRequest(messages=(Message.system("Be brief."), Message.user("What is 17 + 25?")))
 OPENAI_FINAL = {

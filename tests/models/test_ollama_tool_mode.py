@@ -17,7 +17,8 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import OllamaModel
 from loopwright.models._ollama import tool_mode_from_show
-from loopwright.runtime import RunSpec, build_agent
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
 from loopwright.tools import tool
 
 SHOW = {c["model"]: c for c in json.loads((EXCHANGES / "ollama_show.json").read_text())["cases"]}

@@ -11,10 +11,7 @@ from model_helpers import ANTHROPIC_KEY, OPENAI_KEY, TOOL_SPECS, Wire, json_repl
 
 from loopwright.errors import ConfigurationError
 from loopwright.messages import Message, ModelRequest, ToolCall
-from loopwright.models import resolve_model
-from loopwright.models._anthropic import AnthropicModel
-from loopwright.models._ollama import OllamaModel
-from loopwright.models._openai import OpenAIModel
+from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, resolve_model
 from loopwright.parsing import ParsedAction, parse_reply
 
 OPENAI_OK = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}

@@ -10,7 +10,8 @@ import pytest
 from loopwright.agent import AgentExecutor
 from loopwright.events import Event, ParseErrorEvent
 from loopwright.messages import ModelResponse
-from loopwright.parsing import ParsedFinal, ParseFailure, parse_reply, response_from_message
+from loopwright.parsing import ParsedFinal, ParseFailure, parse_reply
+from loopwright.parsing.messages import response_from_message
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

@@ -21,7 +21,7 @@ import pytest
 from loopwright import AgentOptions
 from loopwright.compat import AutonomousConfig, AutonomousSkillExecutor, TaskDoneEvent
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 from loopwright.skills import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 

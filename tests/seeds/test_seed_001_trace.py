@@ -15,7 +15,8 @@ import pytest
 
 from loopwright.agent import AgentExecutor
 from loopwright.compat import AgentExecutor as SeedAgentExecutor
-from loopwright.telemetry import TRACE_LOGGER, EventLogger
+from loopwright.telemetry import EventLogger
+from loopwright.telemetry._logging import TRACE_LOGGER
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 

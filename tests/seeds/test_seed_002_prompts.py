@@ -11,7 +11,7 @@ from pathlib import Path
 
 from loopwright.compat import AUTONOMOUS_SKILL_SYSTEM_PROMPT, PromptBuilder
 from loopwright.compat import ReActJsonParser as _Parser
-from loopwright.prompts import FileRef
+from loopwright.prompts._builder import FileRef
 from loopwright.skills import LoadedContext, SkillMetadata
 from loopwright.tools import tool
 

@@ -24,7 +24,7 @@ from loopwright.compat import (
     TaskStatusEvent,
 )
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 from loopwright.skills import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 

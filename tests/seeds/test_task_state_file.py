@@ -18,8 +18,9 @@ import pytest
 from loopwright.compat import Settings, StepDefinition, TaskDefinition, TaskExecutor
 from loopwright.errors import UsageError
 from loopwright.events import Event, StepCompleteEvent
-from loopwright.tasks import StateFileExporter, TaskSettings
 from loopwright.tasks import TaskExecutor as NativeTaskExecutor
+from loopwright.tasks import TaskSettings
+from loopwright.tasks._state import StateFileExporter
 from loopwright.tools import ToolRegistry, tool
 
 

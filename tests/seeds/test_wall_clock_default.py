@@ -14,7 +14,11 @@ import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.cli import build_parser
-from loopwright.guards import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_DEFAULT, WALL_CLOCK_SIMPLE_S
+from loopwright.guards._defaults import (
+    WALL_CLOCK_AGENTIC_S,
+    WALL_CLOCK_DEFAULT,
+    WALL_CLOCK_SIMPLE_S,
+)
 from loopwright.testing import ScriptedModel
 from loopwright.tools import Tool, tool
 

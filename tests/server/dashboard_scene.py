@@ -20,7 +20,8 @@ from server_helpers import LiveServer, live_server, make_config, start_run, task
 
 from loopwright import AgentExecutor
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry, ToolMode
+from loopwright.models import ModelRegistry
+from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tools import tool

@@ -17,7 +17,8 @@ import httpx
 import uvicorn
 
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from loopwright.models import ModelRegistry, ToolMode
+from loopwright.models import ModelRegistry
+from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
 from loopwright.store import RunStore

@@ -17,7 +17,8 @@ from playwright.sync_api import Browser, Page, expect
 from server_helpers import LiveServer, live_server, make_config, start_run, wait_finished
 
 from loopwright.messages import ModelRequest, ModelResponse, ModelTimings, Usage
-from loopwright.models import ModelRegistry, ToolMode
+from loopwright.models import ModelRegistry
+from loopwright.models._base import ToolMode
 
 pytestmark = pytest.mark.browser
 FIRST = ModelTimings(load_ms=300.0, prompt_ms=400.0, generate_ms=500.0, threads=2)

@@ -28,7 +28,8 @@ from server_helpers import (
 from websockets.exceptions import ConnectionClosedOK
 
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
-from loopwright.runtime import RunSpec, Runtime, build_agent
+from loopwright.runtime import RunSpec, Runtime
+from loopwright.runtime._spec import build_agent
 from loopwright.store import open_store
 
 

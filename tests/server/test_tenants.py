@@ -28,7 +28,8 @@ from server_helpers import (
 from websockets.exceptions import ConnectionClosedError
 
 from loopwright.events import ToolCallEvent
-from loopwright.server import TOOL_THREADS_PER_TENANT, server_runtime
+from loopwright.server import server_runtime
+from loopwright.server._config import TOOL_THREADS_PER_TENANT
 from loopwright.store import SqliteRunStore
 from loopwright.tools import ToolThreads
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from loopwright.cli import main
-from loopwright.prompts import FileRef, PromptBuilder, PromptParts
+from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.prompts._builder import FileRef
 from loopwright.skills import AutonomousSkillExecutor, load_skill
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
@@ -133,7 +134,8 @@ def test_a_skill_run_recorded_before_its_own_read_rebuilds_without_it() -> None:
     without `--tools read` had no tool at all: it must rebuild the same tools to replay or
     resume as it ran; a new run gets the skill's own `read`."""
     from loopwright.agent import AgentOptions
-    from loopwright.runtime import RunSpec, build_agent
+    from loopwright.runtime import RunSpec
+    from loopwright.runtime._spec import build_agent
 
     model = ScriptedModel([final("done")])
     old = RunSpec(request="app.py", skill=str(EXAMPLE), options=AgentOptions(revision=1))

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from loopwright.cli import main
-from loopwright.models import OpenAIModel, context_window_of
+from loopwright.models import OpenAIModel
+from loopwright.models._base import context_window_of
 
 
 @contextmanager

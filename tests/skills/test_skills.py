@@ -197,7 +197,7 @@ def test_an_alias_bomb_in_front_matter_is_refused_not_expanded(tmp_path: Path) -
 
 
 def test_a_collection_with_grouped_skills_is_scanned_below_the_top(tmp_path: Path) -> None:
-    from loopwright.skills import scan_skills
+    from loopwright.skills._skill import scan_skills
 
     make_skill(tmp_path / "document-skills", "pdf", "---\nname: pdf\ndescription: PDFs\n---\n")
     make_skill(tmp_path, "top", "---\nname: top\ndescription: t\n---\n")

@@ -154,7 +154,7 @@ def test_a_skill_too_big_for_the_model_is_refused_before_the_run(
 
 
 def test_the_embedded_model_says_its_context_window() -> None:
-    from loopwright.models import context_window_of
+    from loopwright.models._base import context_window_of
     from loopwright.models._local import DEFAULT_CONTEXT, LocalModel
 
     pytest.importorskip("llama_cpp")

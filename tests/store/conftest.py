@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from store_locations import Spot, new_database
 
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import uuid
 from dataclasses import dataclass
 
 from loopwright.clock import Clock
-from loopwright.store import PersistentStore, open_store
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres, PersistentStore, open_store
 
 
 def new_database(server: LocalPostgres, *, migrate: bool = True) -> str:

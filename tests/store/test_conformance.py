@@ -29,7 +29,9 @@ from loopwright.events import (
     TaskStartEvent,
     encode_event,
 )
-from loopwright.runtime import LeaseKeeper, RunSpec, Runtime, export_run
+from loopwright.runtime import RunSpec, Runtime
+from loopwright.runtime._export import export_run
+from loopwright.runtime._lease import LeaseKeeper
 from loopwright.store import RunRecord, RunStore
 from loopwright.store._tail import tail_events
 from loopwright.testing import InMemoryRunStore

@@ -16,7 +16,8 @@ from loopwright.agent import ExecutionResult
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, StoreError
 from loopwright.events import RunFinishedEvent, RunStartedEvent
-from loopwright.runtime import DEFAULT_LEASE_TTL_S, LeaseKeeper, Runtime
+from loopwright.runtime import Runtime
+from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
 from loopwright.store import SqliteRunStore
 
 

@@ -11,9 +11,8 @@ import pytest
 from store_locations import new_database
 
 from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
-from loopwright.runtime import export_run
-from loopwright.store import GateDecision, PostgresRunStore, open_store
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.runtime._export import export_run
+from loopwright.store import GateDecision, LocalPostgres, PostgresRunStore, open_store
 from loopwright.store._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION, SCHEMA
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from loopwright.store import PG_SCHEMA_VERSION
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres
+from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "postgres_store.py"
 

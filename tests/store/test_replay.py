@@ -15,7 +15,8 @@ from inprocess_cli import CliRun
 from loopwright import AgentExecutor
 from loopwright.cli import main
 from loopwright.models import Model
-from loopwright.runtime import RunSpec, build_agent, replay_run
+from loopwright.runtime import RunSpec, replay_run
+from loopwright.runtime._spec import build_agent
 from loopwright.store import SqliteRunStore
 from loopwright.tools import resolve_tools
 

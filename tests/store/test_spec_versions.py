@@ -16,7 +16,8 @@ import pytest
 
 from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
-from loopwright.runtime import RUN_SPEC_VERSION, RunSpec, recorded_spec, replay_run
+from loopwright.runtime import RunSpec, replay_run
+from loopwright.runtime._spec import RUN_SPEC_VERSION, recorded_spec
 from loopwright.store import SqliteRunStore
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v1_repetition.jsonl"

@@ -17,8 +17,9 @@ from loopwright.events import (
     encode_event,
     event_to_dict,
 )
-from loopwright.runtime import recorded_spec
-from loopwright.store import SCHEMA_VERSION, SqliteRunStore, open_store
+from loopwright.runtime._spec import recorded_spec
+from loopwright.store import SqliteRunStore, open_store
+from loopwright.store._schema import SCHEMA_VERSION
 
 
 def started(run_id: str, tenant: str = "default", ts: float = 1.0) -> RunStartedEvent:

@@ -19,8 +19,7 @@ from loopwright.events import (
     TaskStartEvent,
     encode_event,
 )
-from loopwright.store import RunRecord, SqliteRunStore, open_store
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres, RunRecord, SqliteRunStore, open_store
 from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 
 

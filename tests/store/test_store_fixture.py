@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
-from loopwright.runtime import export_run
-from loopwright.store import SCHEMA_VERSION, GateDecision, SqliteRunStore
+from loopwright.runtime._export import export_run
+from loopwright.store import GateDecision, SqliteRunStore
 from loopwright.store._rows import record_of
-from loopwright.store._schema import MIGRATIONS, select_run
+from loopwright.store._schema import MIGRATIONS, SCHEMA_VERSION, select_run
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "store_v1.db"
 FIXTURE_V2 = Path(__file__).parents[1] / "fixtures" / "store_v2.db"

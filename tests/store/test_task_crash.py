@@ -50,8 +50,7 @@ from loopwright.events import (
 )
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
-from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task
-from loopwright.tasks._gates import pending_gates
+from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task, pending_gates
 
 TRIALS = int(os.environ.get("TASK_CRASH_TRIALS", "5"))
 SEED = 20261124

@@ -19,7 +19,8 @@ from server_helpers import LiveServer, live_server, make_config, start_run
 from test_browser import page  # noqa: F401
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry, TextSink, ToolMode
+from loopwright.models import ModelRegistry, TextSink
+from loopwright.models._base import ToolMode
 
 pytestmark = pytest.mark.browser
 FIRST = '{"thought": "Reading the question carefully, '

@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from server_helpers import LiveServer, live_server, make_config, sse_events, start_run, ws_connect
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ModelRegistry, TextSink, ToolMode
+from loopwright.models import ModelRegistry, TextSink
+from loopwright.models._base import ToolMode
 
 REPLY = '{"thought": "counting the lines one by one", "final_answer": "seven lines"}'
 

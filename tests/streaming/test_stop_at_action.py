@@ -16,7 +16,8 @@ from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec
 from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy
 from loopwright.models._wire import HttpModel
-from loopwright.parsing import DEFAULT_PARSERS, ParsedFinal, ParseOutcome
+from loopwright.parsing import DEFAULT_PARSERS, ParsedFinal
+from loopwright.parsing._result import ParseOutcome
 from loopwright.testing import ScriptedModel
 
 ADD = '{"thought": "First the sum.", "action": "add", "action_input": {"a": 123, "b": 456}}'

@@ -8,7 +8,8 @@ from typing import Any
 
 from loopwright.errors import ToolError
 from loopwright.events import Event
-from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings, load_task
+from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, load_task
+from loopwright.tasks._loader import LoadedTask
 from loopwright.tools import Tool, ToolContext, resolve_in_workspace, tool
 
 

@@ -28,7 +28,8 @@ from loopwright.events import (
     WarningEvent,
 )
 from loopwright.runtime import Runtime
-from loopwright.tasks import GateBroker, LoadedTask, TaskExecutor, TaskSettings, rebuild_state
+from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, rebuild_state
+from loopwright.tasks._loader import LoadedTask
 from loopwright.testing import InMemoryRunStore, ScriptedModel
 
 E = TypeVar("E", bound=Event)
@@ -281,7 +282,7 @@ async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
     assert "loopwright task rollback" in (finished(events).answer or "")
     changes = by_type(events, ChangeRecordedEvent)
     assert [c.action for c in changes] == ["modify", "create", "modify"]
-    from loopwright.tasks import rollback_task_run
+    from loopwright.tasks._rollback import rollback_task_run
 
     state = rebuild_state(events)
     undo = [e async for e in rollback_task_run(state)]

@@ -20,14 +20,9 @@ from loopwright.safety.operations import (
     classify_operation,
     execute_undo,
 )
-from loopwright.tasks import (
-    GateBroker,
-    TaskDefinition,
-    choose_task,
-    compile_expression,
-    render_template,
-)
-from loopwright.tasks._expressions import ExpressionProblem
+from loopwright.tasks import GateBroker, TaskDefinition
+from loopwright.tasks._expressions import ExpressionProblem, compile_expression, render_template
+from loopwright.tasks._matching import choose_task
 from loopwright.tools import Tool
 
 

@@ -27,7 +27,6 @@ from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tasks import (
     GateBroker,
-    StateFileExporter,
     TaskRunState,
     TaskSpec,
     prepare_task,
@@ -37,6 +36,7 @@ from loopwright.tasks import (
     resume_task,
     run_task,
 )
+from loopwright.tasks._state import StateFileExporter
 from loopwright.testing import InMemoryRunStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "task_spec_v1.json"

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from loopwright.store import open_store
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres, open_store
 
 pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"

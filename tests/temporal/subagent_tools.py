@@ -12,7 +12,7 @@ import json
 
 from loopwright import AgentExecutor, tool
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 
 
 @tool(effect="write", idempotent=False)

@@ -26,9 +26,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
-from loopwright.engines.temporal import EngineSettings, TemporalEngine
+from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
 from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
-from loopwright.engines.temporal._devserver import DevServer, start_dev_server
 from loopwright.engines.temporal._payloads import GATE_OPEN
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
 from loopwright.store import open_store

@@ -18,7 +18,7 @@ from loopwright.engines.temporal._content import SCHEMA, VERSION, ContentStore
 from loopwright.engines.temporal._refs import digest_of
 from loopwright.errors import ConfigurationError, StoreError
 from loopwright.messages import Message, ToolResult
-from loopwright.store._pg_local import LocalPostgres
+from loopwright.store import LocalPostgres
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"
 RUN = "run_fixture_temporal"

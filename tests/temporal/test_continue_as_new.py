@@ -15,9 +15,10 @@ from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowHistory
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings, connect
+from loopwright.engines.temporal import EngineSettings, connect
 from loopwright.engines.temporal._payloads import MODEL_CALL, TOOL_CALL
 from loopwright.engines.temporal._sandbox import replayer
+from loopwright.engines.temporal._workflow import AgentRunWorkflow
 from loopwright.events import ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store

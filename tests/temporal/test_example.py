@@ -8,7 +8,7 @@ from pathlib import Path
 
 from temporal_helpers import loopwright_env
 
-from loopwright.engines.temporal._devserver import DevServer
+from loopwright.engines.temporal import DevServer
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "temporal_run.py"
 

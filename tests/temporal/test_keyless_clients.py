@@ -19,9 +19,10 @@ from temporalio.client import Client
 from trial_helpers import until
 
 from loopwright.agent._approval import approval_request_id
-from loopwright.engines.temporal import AGENT_RUN, TemporalEngine, connect
+from loopwright.engines.temporal import TemporalEngine, connect
 from loopwright.engines.temporal._approvals import APPROVE, GateDecision, decide
 from loopwright.engines.temporal._payloads import AgentRunInput
+from loopwright.engines.temporal._workflow import AGENT_RUN
 from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, ModelResponseEvent
 from loopwright.runtime import RunSpec, Runtime

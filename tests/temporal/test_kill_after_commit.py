@@ -18,9 +18,10 @@ from temporal_helpers import TemporalRuns, Workers, replay_all, shape
 from temporalio.client import WorkflowHandle
 from trial_helpers import HeldLink, Trial, run_embedded, until
 
-from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.engines.temporal._sandbox import replayer
+from loopwright.engines.temporal._workflow import AgentRunWorkflow
 from loopwright.events import event_to_dict
 from loopwright.store import open_store
 

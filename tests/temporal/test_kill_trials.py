@@ -32,12 +32,13 @@ from trial_helpers import (
     until,
 )
 
-from loopwright.engines.temporal import AgentRunWorkflow, EngineSettings
+from loopwright.engines.temporal import EngineSettings
 from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.engines.temporal._sandbox import replayer
+from loopwright.engines.temporal._workflow import AgentRunWorkflow
 from loopwright.events import event_to_dict
-from loopwright.prompts import summarize
+from loopwright.prompts._turn_notes import summarize
 from loopwright.store import open_store
 
 SUMMARY_CHARS = 160

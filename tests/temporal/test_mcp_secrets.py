@@ -14,7 +14,8 @@ from pathlib import Path
 import psycopg
 from temporal_helpers import TemporalRuns, Workers, action, decrypted_history, final
 
-from loopwright.engines.temporal import RunActivities, WorkerAllows
+from loopwright.engines.temporal import WorkerAllows
+from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._payloads import PrepareInput
 from loopwright.events import RunFinishedEvent, RunStartedEvent, ToolCallEvent, event_to_dict
 from loopwright.runtime import RunSpec

@@ -31,8 +31,8 @@ from temporal_helpers import (
 from temporalio.service import RPCError
 
 from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal import DevServer
 from loopwright.engines.temporal._codec import KEY_ENV
-from loopwright.engines.temporal._devserver import DevServer
 from loopwright.store import open_store
 
 NOTICE_BOUND_S = 30.0

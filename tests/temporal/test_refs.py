@@ -13,7 +13,7 @@ from loopwright.engines.temporal._refs import (
     request_digest,
 )
 from loopwright.messages import Message
-from loopwright.prompts import iteration_note, observation_text, recap_line, summarize
+from loopwright.prompts._turn_notes import iteration_note, observation_text, recap_line, summarize
 
 TEXT = "".join(f"line {i}: {'word ' * (i % 7)}\n" for i in range(2000))
 

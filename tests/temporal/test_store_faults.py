@@ -25,8 +25,7 @@ from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
 from temporalio.client import WorkflowHandle
 from trial_helpers import until
 
-from loopwright.engines.temporal import EngineSettings
-from loopwright.engines.temporal._devserver import DevServer
+from loopwright.engines.temporal import DevServer, EngineSettings
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store

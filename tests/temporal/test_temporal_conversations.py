@@ -12,7 +12,8 @@ from temporal_helpers import TOOLS_FILE, Workers, action, final
 
 from loopwright.engines.temporal import TemporalEngine
 from loopwright.events import ModelResponseEvent, RunStartedEvent
-from loopwright.runtime import RunSpec, Runtime, rebuild_request
+from loopwright.runtime import RunSpec, Runtime
+from loopwright.runtime._requests import rebuild_request
 from loopwright.store import conversation_turns, open_store
 
 

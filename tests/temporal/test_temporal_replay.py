@@ -19,12 +19,13 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from loopwright.engines.temporal import AGENT_RUN, TASK_RUN, AgentRunWorkflow, TaskRunWorkflow
 from loopwright.engines.temporal._activity_support import WorkerSecrets
 from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._codec import data_converter, load_cipher
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.engines.temporal._sandbox import AllModulesBut, replayer
+from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
+from loopwright.engines.temporal._workflow import AGENT_RUN, AgentRunWorkflow
 from loopwright.runtime import RunSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "temporal"

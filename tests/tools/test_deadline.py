@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from loopwright.tools import run_with_timeout
+from loopwright.tools._deadline import run_with_timeout
 
 
 async def immediate(value: int) -> int:

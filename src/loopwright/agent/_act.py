@@ -13,10 +13,11 @@ from loopwright.agent._subagent import subagent_run_id
 from loopwright.effects import Effects
 from loopwright.errors import RunSuspended
 from loopwright.events import ToolCallStartedEvent
-from loopwright.guards import CallSignature, Nudge, Stop
+from loopwright.guards import Nudge, Stop
+from loopwright.guards._policy import CallSignature
 from loopwright.messages import Message, ToolCall, ToolResult
 from loopwright.parsing import ParsedAction
-from loopwright.prompts import observation_text, recap_line, tool_summary
+from loopwright.prompts._turn_notes import observation_text, recap_line, tool_summary
 
 TOO_MANY_CALLS = (
     "Not run: a reply may make at most {limit} tool calls; this one made {count}. "

@@ -25,7 +25,6 @@ from loopwright.clock import Clock
 from loopwright.effects import Effects, EventLog, LiveEffects, Recording, ReplayEffects
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.guards import (
-    DEFAULT_PRICES,
     Budget,
     CostLedger,
     MaxIterations,
@@ -35,10 +34,14 @@ from loopwright.guards import (
     UnknownTools,
     WallClock,
 )
+from loopwright.guards._budget import DEFAULT_PRICES
 from loopwright.messages import ModelResponse
-from loopwright.models import ChecksUse, Model, ResumesScript
-from loopwright.parsing import DEFAULT_PARSERS, ParseOutcome, ReplyParser, parse_reply
-from loopwright.prompts import REVISIONS, PromptBuilder, PromptParts, Revision
+from loopwright.models import Model
+from loopwright.models._base import ChecksUse, ResumesScript
+from loopwright.parsing import DEFAULT_PARSERS, ReplyParser, parse_reply
+from loopwright.parsing._result import ParseOutcome
+from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.prompts._revisions import REVISIONS, Revision
 from loopwright.run_context import (
     DepsT,
     EventSink,

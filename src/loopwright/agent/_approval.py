@@ -26,9 +26,10 @@ from loopwright.effects import Effects, GateRequest, GateVerdict
 from loopwright.errors import ConfigurationError
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent
 from loopwright.messages import ToolCall
-from loopwright.prompts import summarize
+from loopwright.prompts._turn_notes import summarize
 from loopwright.run_context import ApprovalRule
-from loopwright.tools import EFFECTS, ToolRegistry
+from loopwright.tools import ToolRegistry
+from loopwright.tools._tool import EFFECTS
 
 DEFAULT_APPROVAL_TIMEOUT_S = 300.0
 CallCheck = Callable[[ToolCall], bool]

@@ -20,17 +20,10 @@ from loopwright.agent._executor import AgentExecutor
 from loopwright.agent._lineage import Lineage
 from loopwright.agent._loop import run_agent
 from loopwright.agent._state import LoopState
-from loopwright.effects import (
-    EventLog,
-    GateRequest,
-    GateVerdict,
-    LiveEffects,
-    ToolInvocation,
-    Verification,
-    VerificationResult,
-    WrappedEffects,
-    replaying,
-)
+from loopwright.effects import EventLog, GateRequest, GateVerdict, LiveEffects, VerificationResult
+from loopwright.effects._protocol import ToolInvocation, Verification
+from loopwright.effects._replay import replaying
+from loopwright.effects._wrapped import WrappedEffects
 from loopwright.errors import FollowUpError, ReplayDivergence
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult

@@ -47,9 +47,11 @@ from loopwright.events import (
     VerificationEvent,
     WarningEvent,
 )
-from loopwright.guards import GuardState, Stop, limit_stop
+from loopwright.guards import GuardState, Stop
+from loopwright.guards._policies import limit_stop
 from loopwright.messages import Message
-from loopwright.parsing import ParsedFinal, ParseFailure, ParseOutcome
+from loopwright.parsing import ParsedFinal, ParseFailure
+from loopwright.parsing._result import ParseOutcome
 
 LAST_TURN_AFTER = ("repetition", "no_progress")
 """The stops after which `AgentOptions.last_turn` asks the model for its final answer."""

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
-from loopwright.guards import DeclaredTool, default_wall_clock, progress_signal
-from loopwright.prompts import REVISIONS
+from loopwright.guards._defaults import DeclaredTool, default_wall_clock, progress_signal
+from loopwright.prompts._revisions import REVISIONS
 
 Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}

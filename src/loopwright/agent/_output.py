@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from loopwright.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from loopwright.tools import SchemaError
+    from loopwright.tools._jsonschema import SchemaError
 
 MAX_ERRORS = 8
 """Validation errors shown to the model per answer (the first ones)."""
@@ -48,7 +48,7 @@ class OutputSpec:
         self.output_type = output_type
         self._adapter: Any = None
         if isinstance(output_type, dict):
-            from loopwright.tools import SchemaProblem, SchemaValidator
+            from loopwright.tools._jsonschema import SchemaProblem, SchemaValidator
 
             try:  # bounded time whatever the schema and the answer (tools/_jsonschema.py)
                 self._validator = SchemaValidator(output_type)

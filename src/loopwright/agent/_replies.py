@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loopwright.events import ModelResponseEvent, ToolCallEvent, reply_end
+from loopwright.events import ModelResponseEvent, ToolCallEvent
+from loopwright.events._types import reply_end
 from loopwright.messages import ModelResponse, ToolCall, ToolResult
-from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
-from loopwright.prompts import summarize
+from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure
+from loopwright.parsing._result import ParseOutcome
+from loopwright.prompts._turn_notes import summarize
 
 SUMMARY_CHARS = 160
 

@@ -12,11 +12,12 @@ from loopwright.agent._options import AgentOptions
 from loopwright.agent._output import OutputSpec
 from loopwright.agent._reply_grammar import tool_reply_schema
 from loopwright.effects import VerificationResult
-from loopwright.guards import CostLedger, PolicyHook
+from loopwright.guards import CostLedger
+from loopwright.guards._policy import PolicyHook
 from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
-from loopwright.parsing import ParseOutcome
-from loopwright.prompts import Revision
+from loopwright.parsing._result import ParseOutcome
+from loopwright.prompts._revisions import Revision
 from loopwright.run_context import ApprovalRule, RunContext
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import ToolExecutor, ToolRegistry

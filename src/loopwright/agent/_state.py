@@ -13,17 +13,10 @@ from loopwright.agent._conversation import Transcript, estimate_tokens
 from loopwright.agent._lineage import RunMemory
 from loopwright.agent._result import CompletedStep, ExecutionResult, ResultStatus
 from loopwright.agent._setup import RunSetup
-from loopwright.guards import (
-    BasePolicy,
-    GuardState,
-    Nudge,
-    PolicyHook,
-    Stop,
-    StopPolicy,
-    limit_stop,
-    timeout_stop,
-)
-from loopwright.prompts import iteration_note, progress_note
+from loopwright.guards import BasePolicy, GuardState, Nudge, Stop, StopPolicy
+from loopwright.guards._policies import limit_stop, timeout_stop
+from loopwright.guards._policy import PolicyHook
+from loopwright.prompts._turn_notes import iteration_note, progress_note
 
 
 @dataclass(slots=True)

@@ -29,9 +29,11 @@ from typing import Any, Protocol, TypeVar
 from loopwright.agent._approval import either
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
-from loopwright.effects import Effects, EventSink
+from loopwright.effects import Effects
+from loopwright.effects._log import EventSink
 from loopwright.errors import ToolError
-from loopwright.events import Event, child_run_id
+from loopwright.events import Event
+from loopwright.events._types import child_run_id
 from loopwright.models import Model
 from loopwright.run_context import RunContext
 from loopwright.safety.scrub import Scrubber

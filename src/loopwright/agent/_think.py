@@ -13,8 +13,9 @@ from loopwright.effects import Effects
 from loopwright.events import ParseErrorEvent
 from loopwright.guards import Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
-from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure, ParseOutcome
-from loopwright.prompts import correction_message
+from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure
+from loopwright.parsing._result import ParseOutcome
+from loopwright.prompts._turn_notes import correction_message
 
 
 async def think(

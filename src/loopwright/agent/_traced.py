@@ -11,7 +11,8 @@ from loopwright.agent._loop import run_agent
 from loopwright.agent._result import ExecutionResult
 from loopwright.agent._setup import RunSetup
 from loopwright.effects import Effects, TracedEffects
-from loopwright.telemetry import Tracing, failed, provider_and_model
+from loopwright.telemetry import Tracing
+from loopwright.telemetry._otel import failed, provider_and_model
 
 
 async def traced_agent_run(setup: RunSetup, fx: Effects, tracing: Tracing) -> ExecutionResult:

@@ -22,7 +22,7 @@ from typing import Any
 
 from loopwright.agent._setup import Verifier
 from loopwright.effects import VerificationResult
-from loopwright.tools import run_process
+from loopwright.tools._process import run_process
 
 DEFAULT_VERIFY_TIMEOUT_S = 600.0
 MAX_OUTPUT_CHARS = 20_000

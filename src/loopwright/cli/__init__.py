@@ -20,6 +20,8 @@ from loopwright.cli._toolcheck import check_tool_specs
 from loopwright.errors import RunError, UsageError
 from loopwright.safety.terminal import visible
 
+__all__ = ["main"]
+
 SUBCOMMANDS = {
     "run": "loopwright.cli._run",
     "chat": "loopwright.cli._chat",

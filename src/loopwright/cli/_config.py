@@ -10,17 +10,16 @@ from typing import Any
 
 from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_json, print_records
-from loopwright.config import (
-    FILE_NAME,
-    SECTIONS,
+from loopwright.config._load import (
     Config,
     Resolved,
     load_config,
     project_config_file,
-    record_trust,
-    setting,
     user_config_file,
 )
+from loopwright.config._project import FILE_NAME
+from loopwright.config._schema import SECTIONS, setting
+from loopwright.config._trust import record_trust
 from loopwright.errors import ConfigurationError
 from loopwright.store import redact_url
 

@@ -13,7 +13,8 @@ from loopwright.cli._output import print_records
 from loopwright.cli._progress import Reporter
 from loopwright.errors import ConfigurationError
 from loopwright.evals import EvalReport, EvalSuite, EvalTask, TaskOutcome, load_suite, run_suite
-from loopwright.models import Model, resolve_model, spec_with_threads
+from loopwright.models import Model, resolve_model
+from loopwright.models._local_spec import spec_with_threads
 from loopwright.testing import ScriptedModel
 
 

@@ -14,7 +14,7 @@ from loopwright.cli._output import console, is_terminal, print_json, print_recor
 from loopwright.safety.terminal import markup, visible
 
 if TYPE_CHECKING:
-    from loopwright.models import BackendStatus
+    from loopwright.models._status import BackendStatus
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,7 +78,7 @@ def _row(status: BackendStatus) -> list[str]:
 
 
 def models_command(args: argparse.Namespace) -> int:
-    from loopwright.models import backend_statuses  # httpx: only for this command
+    from loopwright.models._status import backend_statuses  # httpx: only for this command
 
     urls = {"ollama": args.ollama_url, "openai": args.openai_url, "anthropic": args.anthropic_url}
     statuses = asyncio.run(backend_statuses(urls=urls, timeout=args.timeout))

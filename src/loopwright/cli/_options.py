@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwright.config import load_config, setting
+from loopwright.config._load import load_config
+from loopwright.config._schema import setting
 from loopwright.safety.terminal import visible
 
 GROUP_TITLES = {

@@ -9,7 +9,7 @@ import sys
 from loopwright.cli._options import add_options, opt
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ModelResponse
-from loopwright.parsing import read_reply
+from loopwright.parsing._chain import read_reply
 from loopwright.parsing.messages import response_from_message
 
 

@@ -36,7 +36,9 @@ class Reporter:
     ) -> None:
         self.label = label
         self.out = out or sys.stderr
-        from loopwright.evals import ProgressClock  # imported when there is progress to show
+        from loopwright.evals._progress import (
+            ProgressClock,  # imported when there is progress to show
+        )
 
         self.clock = ProgressClock(total, unit=unit)
         self.interval = _interval()

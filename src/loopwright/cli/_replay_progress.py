@@ -12,9 +12,11 @@ from loopwright.errors import UsageError
 from loopwright.events import ModelResponseEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import Model
-from loopwright.parsing import ParseOutcome
-from loopwright.runtime import RunSpec, build_agent, find_run
+from loopwright.parsing._result import ParseOutcome
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
 from loopwright.store import RunStore
+from loopwright.store._base import find_run
 
 LONG_RUN_REPLIES = 20
 """Runs with fewer recorded replies replay in a blink: no progress is shown for them."""

@@ -34,8 +34,10 @@ from loopwright.cli._turns import (
     turn_spec,
 )
 from loopwright.errors import ConfigurationError
-from loopwright.models import on_model_phase, spec_with_threads
-from loopwright.runtime import FollowUp, RunSpec, continue_spec
+from loopwright.models import on_model_phase
+from loopwright.models._local_spec import spec_with_threads
+from loopwright.runtime import RunSpec
+from loopwright.runtime._follow import FollowUp, continue_spec
 from loopwright.store import RunStore
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from loopwright.agent import AgentOptions
 from loopwright.cli._turns import absolute_model
 from loopwright.errors import ConfigurationError
-from loopwright.models import spec_with_threads
+from loopwright.models._local_spec import spec_with_threads
 from loopwright.runtime import RunSpec
 
 DEFAULT_MODEL = "local"
@@ -78,7 +78,7 @@ def skill_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 def read_output_schema(path: str) -> dict[str, Any]:
     """`--output-schema FILE.json`: a JSON Schema, checked before the run starts."""
-    from loopwright.agent import OutputSpec
+    from loopwright.agent._output import OutputSpec
 
     try:
         schema = json.loads(Path(path).read_text(encoding="utf-8"))

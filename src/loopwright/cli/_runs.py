@@ -63,11 +63,12 @@ from loopwright.events import (
     RunStartedEvent,
     ToolCallEvent,
     ToolCallStartedEvent,
-    child_run_id,
     event_to_dict,
 )
+from loopwright.events._types import child_run_id
 from loopwright.safety.terminal import visible
-from loopwright.store import RunRecord, RunStore, StoredStatus, find_run
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._base import StoredStatus, find_run
 
 if TYPE_CHECKING:
     from loopwright.runtime import RunHandle, Runtime

@@ -139,7 +139,7 @@ def cancel_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    from loopwright.runtime import export_run  # a task run's state: the task runner's
+    from loopwright.runtime._export import export_run  # a task run's state: the task runner's
 
     store = store_from_args(args)
     try:

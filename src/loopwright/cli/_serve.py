@@ -13,7 +13,8 @@ from loopwright.cli._options import add_options
 from loopwright.cli._output import CONFIG_EPILOG
 from loopwright.cli._shared import check_heartbeat, open_cli_store, temporal_engine
 from loopwright.errors import ConfigurationError
-from loopwright.store import RunStore, memory_store
+from loopwright.store import RunStore
+from loopwright.store._memory import memory_store
 
 if TYPE_CHECKING:
     from loopwright.agent import AgentExecutor
@@ -40,15 +41,9 @@ def open_run_store(path: str | None) -> RunStore:
 def serve_command(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from loopwright.server import (
-        LOOPBACK_HOSTS,
-        ServerConfig,
-        check_bind,
-        create_app,
-        is_loopback,
-        load_token_file,
-        server_runtime,
-    )
+    from loopwright._net import is_loopback
+    from loopwright.server import ServerConfig, create_app, server_runtime
+    from loopwright.server._config import LOOPBACK_HOSTS, check_bind, load_token_file
 
     if not 0 <= args.port <= 65535:
         raise ConfigurationError(f"--port {args.port}: must be between 0 and 65535")

@@ -27,17 +27,13 @@ from loopwright.errors import ConfigurationError, StoreError, UsageError
 from loopwright.events import ConfirmationRequiredEvent, Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
-from loopwright.store import (
-    PersistentStore,
-    RunStore,
-    is_postgres_url,
-    open_store,
-    redact_url,
-    store_location,
-)
+from loopwright.store import PersistentStore, RunStore, open_store, redact_url
+from loopwright.store._open import store_location
+from loopwright.store._pg_errors import is_postgres_url
 
 if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
-    from loopwright.runtime import Delivery, GateDecided, RunEngine, Runtime
+    from loopwright.runtime import GateDecided, RunEngine, Runtime
+    from loopwright.runtime._engine import Delivery
 
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"

@@ -10,10 +10,13 @@ from typing import Any
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.cli._skills_show import register_show
-from loopwright.models import stand_in_model
-from loopwright.runtime import RunSpec, build_agent
+from loopwright.models._scripted import stand_in_model
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
 from loopwright.safety.terminal import visible
-from loopwright.skills import ContextLoader, Skill, known_tool_names, scan_skills
+from loopwright.skills import ContextLoader, Skill
+from loopwright.skills._executor import known_tool_names
+from loopwright.skills._skill import scan_skills
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
 JSON_LIST = opt("--json", help="print one JSON document", group="output", action="store_true")

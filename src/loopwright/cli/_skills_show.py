@@ -17,19 +17,10 @@ from loopwright.cli._options import add_options, opt
 from loopwright.cli._output import print_json, print_problem
 from loopwright.errors import SkillError, SkillProblems, UsageError
 from loopwright.safety.terminal import visible
-from loopwright.skills import (
-    SKILL_FILE,
-    ContextLoader,
-    PreparedSkill,
-    Skill,
-    check_fits,
-    estimate_prompt_tokens,
-    known_tool_names,
-    load_skill,
-    prepare_skill_agent,
-    scan_skills,
-    split_front_matter,
-)
+from loopwright.skills import ContextLoader, Skill, load_skill
+from loopwright.skills._executor import PreparedSkill, known_tool_names, prepare_skill_agent
+from loopwright.skills._fit import check_fits, estimate_prompt_tokens
+from loopwright.skills._skill import SKILL_FILE, scan_skills, split_front_matter
 from loopwright.tools import ToolRegistry, resolve_tools
 
 EMBEDDED_CONTEXT = 8192

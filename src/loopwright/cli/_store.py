@@ -9,13 +9,11 @@ from __future__ import annotations
 import argparse
 
 from loopwright.cli._shared import add_store_argument, open_cli_store
-from loopwright.store import (
-    PG_SCHEMA_VERSION,
-    SCHEMA_VERSION,
-    PostgresRunStore,
-    copy_runs,
-    store_location,
-)
+from loopwright.store import PostgresRunStore
+from loopwright.store._copy import copy_runs
+from loopwright.store._open import store_location
+from loopwright.store._pg_schema import PG_SCHEMA_VERSION
+from loopwright.store._schema import SCHEMA_VERSION
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

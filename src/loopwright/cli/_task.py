@@ -30,17 +30,10 @@ from loopwright.events import Event
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
 from loopwright.store import RunStore
-from loopwright.tasks import (
-    TASK_SUFFIXES,
-    LoadedTask,
-    StateFileExporter,
-    TaskCheck,
-    TaskDefinition,
-    TaskRunState,
-    check_task,
-    choose_task,
-    load_task,
-)
+from loopwright.tasks import TaskDefinition, TaskRunState, check_task, load_task
+from loopwright.tasks._loader import TASK_SUFFIXES, LoadedTask, TaskCheck
+from loopwright.tasks._matching import choose_task
+from loopwright.tasks._state import StateFileExporter
 
 if TYPE_CHECKING:
     from loopwright.tasks import TaskSpec

@@ -15,7 +15,7 @@ def check_tool_specs(args: argparse.Namespace) -> None:
     """For commands that take `--tools` (run, prompt): raise one error listing every problem."""
     if getattr(args, "config_section", None) != "run" or not getattr(args, "tools", None):
         return
-    from loopwright.tasks import static_tools  # only for the commands that take --tools
+    from loopwright.tasks._toolfile import static_tools  # only for the commands that take --tools
 
     specs = [spec.strip() for spec in str(args.tools).split(",") if spec.strip()]
     found = static_tools(specs, allow_commands=True)  # run_command: resolution says how

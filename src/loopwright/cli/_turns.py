@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from loopwright.cli._agent_ref import load_agent
 from loopwright.cli._shared import secrets_from_args
 from loopwright.errors import ConfigurationError
-from loopwright.store import RunStore, find_run
+from loopwright.store import RunStore
 
 if TYPE_CHECKING:
     from loopwright.agent import AgentExecutor, ExecutionResult
@@ -54,12 +54,12 @@ def turn_spec(
     """The spec of a turn: `base` (the command line's), or after a run started from a spec,
     that run's spec (its model, tools, workspace and options) with the new request and
     what the command line gave again (--model, --base-url, --tools, --workspace)."""
-    from loopwright.models import spec_with_threads
-    from loopwright.runtime import recorded_spec
+    from loopwright.models._local_spec import spec_with_threads
+    from loopwright.runtime._spec import recorded_spec
 
     if after is None:
         return base
-    find_run(store, after, tenant=base.tenant)  # another tenant's run: not found
+    store.find_run(after, tenant=base.tenant)  # another tenant's run: not found
     before = recorded_spec(store.events(after))
     if before is None:  # started from code: the command line's agent
         return base

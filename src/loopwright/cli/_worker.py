@@ -156,7 +156,9 @@ async def _work(
     sticky_s: float,
     allows: WorkerAllows,
 ) -> None:
-    from loopwright.engines.temporal import WorkerReport, connect, run_worker, worker_build_id
+    from loopwright.engines.temporal import connect, run_worker
+    from loopwright.engines.temporal._report import WorkerReport
+    from loopwright.engines.temporal._versions import worker_build_id
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -27,9 +27,9 @@ from loopwright.parsing import (
     ParsedAction,
     ParsedFinal,
     ParseFailure,
-    ParseOutcome,
     ReplyParser,
 )
+from loopwright.parsing._result import ParseOutcome
 from loopwright.telemetry import EventLogger
 from loopwright.tools import Tool, ToolRegistry
 

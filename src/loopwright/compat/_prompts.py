@@ -14,7 +14,7 @@ from typing import Any
 from loopwright.errors import ConfigurationError
 from loopwright.messages import ToolSpec
 from loopwright.prompts import PromptBuilder as NativePromptBuilder
-from loopwright.prompts import template_fields
+from loopwright.prompts._builder import template_fields
 
 AUTONOMOUS_SKILL_SYSTEM_PROMPT = """
 You are executing the '{skill_name}' skill autonomously.

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from loopwright.errors import ParseError
-from loopwright.parsing import split_thinking
+from loopwright.parsing._layers import split_thinking
 
 _DECODER = json.JSONDecoder()
 _ACTION = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*(.+)$", re.M | re.I)

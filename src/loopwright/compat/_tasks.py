@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import new_run_id
+from loopwright.agent._process import new_run_id
 from loopwright.errors import TaskParseError
 from loopwright.events import (
     ConfirmationRequiredEvent,
@@ -37,14 +37,9 @@ from loopwright.events import (
 from loopwright.models import Model
 from loopwright.safety.operations import ChangeEntry, OperationSafety, UndoOutcome, execute_undo
 from loopwright.tasks import StepDefinition as NativeStepDefinition
-from loopwright.tasks import (
-    StepResult,
-    TaskDefinition,
-    TaskRunState,
-    TaskSettings,
-    rollback_task_run,
-)
+from loopwright.tasks import StepResult, TaskDefinition, TaskRunState, TaskSettings
 from loopwright.tasks import TaskExecutor as NativeTaskExecutor
+from loopwright.tasks._rollback import rollback_task_run
 from loopwright.tools import Tool, ToolRegistry
 
 DEFAULT_DATA_DIR = Path("~/.loopwright")

@@ -18,18 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from loopwright.effects._deltas import DeltaSettings
 from loopwright.effects._live import LiveEffects
-from loopwright.effects._log import EventLog, EventSink, Recorder, send_event
+from loopwright.effects._log import EventLog
 from loopwright.effects._protocol import (
     Effects,
     Gatekeeper,
     GateRequest,
     GateVerdict,
-    ToolInvocation,
-    Verification,
     VerificationResult,
 )
-from loopwright.effects._replay import Recording, ReplayEffects, backup_call_id, replaying
-from loopwright.effects._wrapped import WrappedEffects
+from loopwright.effects._replay import Recording, ReplayEffects
 
 if TYPE_CHECKING:
     from loopwright.effects._traced import TracedEffects
@@ -47,20 +44,12 @@ __all__ = [
     "DeltaSettings",
     "Effects",
     "EventLog",
-    "EventSink",
     "GateRequest",
     "GateVerdict",
     "Gatekeeper",
     "LiveEffects",
-    "Recorder",
     "Recording",
     "ReplayEffects",
-    "ToolInvocation",
     "TracedEffects",
-    "Verification",
     "VerificationResult",
-    "WrappedEffects",
-    "backup_call_id",
-    "replaying",
-    "send_event",
 ]

@@ -23,7 +23,7 @@ from loopwright.errors import LoopwrightError, ModelAdapterError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
 from loopwright.safety.scrub import Scrubber
-from loopwright.tools import run_with_timeout
+from loopwright.tools._deadline import run_with_timeout
 
 log = logging.getLogger("loopwright.models")
 

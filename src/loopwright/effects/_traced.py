@@ -20,7 +20,8 @@ from loopwright.effects._protocol import (
 from loopwright.effects._wrapped import WrappedEffects
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
-from loopwright.telemetry import Tracing, failed, provider_and_model
+from loopwright.telemetry import Tracing
+from loopwright.telemetry._otel import failed, provider_and_model
 
 
 class TracedEffects(WrappedEffects):

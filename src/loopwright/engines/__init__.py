@@ -4,3 +4,5 @@ The embedded engine (loopwright.runtime: asyncio + a run store) is the default a
 nothing here. `loopwright.engines.temporal` runs agent runs as Temporal workflows (the
 `temporal` extra).
 """
+
+__all__: list[str] = []

@@ -10,7 +10,7 @@ from typing import Any
 
 from loopwright.agent import ExecutionResult
 from loopwright.errors import ConfigurationError
-from loopwright.tasks import load_yaml
+from loopwright.tasks._yaml import load_yaml
 from loopwright.tools import BUILTIN_TOOLS, Tool
 
 TASKS_FILE = "tasks.yaml"
@@ -85,7 +85,7 @@ def _file_failures(file: Path, name: str, check: dict[str, Any]) -> list[str]:
 
 
 def _load_tools(folder: Path) -> dict[str, Tool]:
-    from loopwright.tools import resolve_tool
+    from loopwright.tools._resolve import resolve_tool
 
     tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
     for name in ("write_file", "edit_file", "grep", "glob"):

@@ -2,4 +2,7 @@
 
 from loopwright.mcp._connections import MCPConnections, MCPServerSpec
 
-__all__ = ["MCPConnections", "MCPServerSpec"]
+__all__ = [
+    "MCPConnections",
+    "MCPServerSpec",
+]

@@ -33,7 +33,8 @@ from mcp import Client, StdioServerParameters
 from loopwright import telemetry
 from loopwright.errors import ConfigurationError, ToolError
 from loopwright.mcp._faults import ServerFault, UnreadableMessage, fails_on_fault
-from loopwright.tools import Effect, Tool
+from loopwright.tools import Tool
+from loopwright.tools._tool import Effect
 
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 DEFAULT_CALL_TIMEOUT_S = 60.0

@@ -13,41 +13,24 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from loopwright._assembly import on_assembly_progress
 from loopwright._moved import moved
-from loopwright.models._base import (
-    ChecksUse,
-    KnowsContextWindow,
-    Model,
-    ResumesScript,
-    StreamsText,
-    TextSink,
-    ToolMode,
-    context_window_of,
-)
-from loopwright.models._local_spec import spec_with_threads
+from loopwright.models._base import Model, StreamsText, TextSink
 from loopwright.models._phase import ModelPhase, on_model_phase
-from loopwright.models._resolve import ModelFactory, ModelRegistry, resolve_model
-from loopwright.models._scripted import response_from_item, stand_in_model
+from loopwright.models._resolve import ModelRegistry, resolve_model
 
 if TYPE_CHECKING:
     from loopwright.models._anthropic import AnthropicModel
     from loopwright.models._host_admin import host_statuses, stop_hosts
-    from loopwright.models._http import HttpClient, RetryPolicy, Transient
+    from loopwright.models._http import RetryPolicy
     from loopwright.models._ollama import OllamaModel
     from loopwright.models._openai import OpenAIModel
     from loopwright.models._scripted import ScriptedModel as ScriptedModel
-    from loopwright.models._status import BackendStatus, backend_statuses
 
 _LAZY = {
     "AnthropicModel": "_anthropic",
-    "BackendStatus": "_status",
-    "HttpClient": "_http",
     "OllamaModel": "_ollama",
     "OpenAIModel": "_openai",
     "RetryPolicy": "_http",
-    "Transient": "_http",
-    "backend_statuses": "_status",
     "host_statuses": "_host_admin",
     "stop_hosts": "_host_admin",
 }
@@ -66,30 +49,16 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnthropicModel",
-    "BackendStatus",
-    "ChecksUse",
-    "HttpClient",
-    "KnowsContextWindow",
     "Model",
-    "ModelFactory",
     "ModelPhase",
     "ModelRegistry",
     "OllamaModel",
     "OpenAIModel",
-    "ResumesScript",
     "RetryPolicy",
     "StreamsText",
     "TextSink",
-    "ToolMode",
-    "Transient",
-    "backend_statuses",
-    "context_window_of",
     "host_statuses",
-    "on_assembly_progress",
     "on_model_phase",
     "resolve_model",
-    "response_from_item",
-    "spec_with_threads",
-    "stand_in_model",
     "stop_hosts",
 ]

@@ -17,7 +17,8 @@ import dataclasses
 
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import TextSink
-from loopwright.parsing import ActionEnd, action_end, action_text
+from loopwright.parsing import ActionEnd, action_text
+from loopwright.parsing._action_end import action_end
 
 ACTION_COMPLETE = "action_complete"
 """The `finish_reason` of a reply ended after its first complete action."""

@@ -17,7 +17,7 @@ import dataclasses
 from typing import Protocol
 
 from loopwright.agent import AgentExecutor, ExecutionResult
-from loopwright.effects import EventSink
+from loopwright.effects._log import EventSink
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._spec import RunSpec
 from loopwright.runtime._turns import run_id_of

@@ -16,16 +16,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
-from loopwright.effects import (
-    Effects,
-    EventLog,
-    EventSink,
-    Gatekeeper,
-    LiveEffects,
-    Recording,
-    replaying,
-    send_event,
-)
+from loopwright.effects import Effects, EventLog, Gatekeeper, LiveEffects, Recording
+from loopwright.effects._log import EventSink, send_event
+from loopwright.effects._replay import replaying
 from loopwright.errors import StoreError, UsageError
 from loopwright.events import Event, ModelTextDeltaEvent
 from loopwright.models import Model, ModelRegistry
@@ -40,8 +33,10 @@ from loopwright.runtime._turns import stored_lineage
 from loopwright.runtime._waiting import ended, gates_of, waits_for_resume
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.scrub import Scrubber
-from loopwright.store import RunRecord, RunStore, owner_is_gone
-from loopwright.tasks import GateBroker, join_decider
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._owners import owner_is_gone
+from loopwright.tasks import GateBroker
+from loopwright.tasks._gates import join_decider
 from loopwright.tools import TenantToolThreads
 
 if TYPE_CHECKING:
@@ -290,7 +285,8 @@ class EmbeddedEngine:
         """A task run, new or resumed from its `recorded` events: its gates decided here, its
         sync tools in its tenant's pool. The task runner is imported here, by the first task
         run: a process that runs agents does not load it."""
-        from loopwright.tasks import prepare_task, run_task, task_run_context
+        from loopwright.tasks import prepare_task, run_task
+        from loopwright.tasks._run import task_run_context
 
         if model is None and spec.model:
             model = self.models.resolve(spec.model, base_url=spec.base_url)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from loopwright.effects import EventSink
+from loopwright.effects._log import EventSink
 from loopwright.models import Model
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._spec import RunSpec

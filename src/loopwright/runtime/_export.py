@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from loopwright.events import event_to_dict
-from loopwright.store import RunStore, find_run
+from loopwright.store import RunStore
+from loopwright.store._base import find_run
 from loopwright.tasks import TaskRunState, rebuild_state
 
 RUN_FORMAT = "loopwright.run/1"

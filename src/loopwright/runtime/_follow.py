@@ -29,7 +29,8 @@ from loopwright.events import (
 )
 from loopwright.messages import Usage
 from loopwright.runtime._spec import RunSpec, recorded_spec
-from loopwright.store import RunStore, find_run
+from loopwright.store import RunStore
+from loopwright.store._base import find_run
 
 CONTINUABLE = ("stopped", "failed", "cancelled")
 

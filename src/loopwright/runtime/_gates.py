@@ -10,7 +10,8 @@ from loopwright.errors import GateNotFound, UsageError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.runtime._engine import Delivery
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import gate_was_asked, pending_gates
+from loopwright.tasks import pending_gates
+from loopwright.tasks._gates import gate_was_asked
 
 
 @dataclass(frozen=True)

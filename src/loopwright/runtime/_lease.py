@@ -15,7 +15,8 @@ from __future__ import annotations
 import threading
 
 from loopwright.errors import ResumeConflict, StoreError
-from loopwright.store import RunStore, new_owner_id, owner_is_gone
+from loopwright.store import RunStore
+from loopwright.store._owners import new_owner_id, owner_is_gone
 
 DEFAULT_LEASE_TTL_S = 30.0
 

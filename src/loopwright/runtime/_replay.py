@@ -17,14 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.effects import (
-    Effects,
-    GateRequest,
-    GateVerdict,
-    ReplayEffects,
-    ToolInvocation,
-    WrappedEffects,
-)
+from loopwright.effects import Effects, GateRequest, GateVerdict, ReplayEffects
+from loopwright.effects._protocol import ToolInvocation
+from loopwright.effects._wrapped import WrappedEffects
 from loopwright.errors import ReplayDivergence, UsageError
 from loopwright.events import (
     Event,
@@ -34,10 +29,12 @@ from loopwright.events import (
     ToolCallStartedEvent,
 )
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, stand_in_model
+from loopwright.models import Model
+from loopwright.models._scripted import stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.runtime._turns import replayed_lineage
-from loopwright.store import FINISHED, RunStore, find_run
+from loopwright.store import RunStore
+from loopwright.store._base import FINISHED, find_run
 
 AgentFactory = Callable[[RunSpec, Model], AgentExecutor]
 CLOCK_STOPS = ("timeout", "iteration_timeout")

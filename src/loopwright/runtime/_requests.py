@@ -22,16 +22,16 @@ from loopwright.effects import (
     GateRequest,
     GateVerdict,
     LiveEffects,
-    ToolInvocation,
-    Verification,
     VerificationResult,
-    WrappedEffects,
-    replaying,
 )
+from loopwright.effects._protocol import ToolInvocation, Verification
+from loopwright.effects._replay import replaying
+from loopwright.effects._wrapped import WrappedEffects
 from loopwright.errors import LoopwrightError, ReplayDivergence, UsageError
 from loopwright.events import Event, ModelResponseEvent, RunStartedEvent
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from loopwright.models import Model, stand_in_model
+from loopwright.models import Model
+from loopwright.models._scripted import stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
 from loopwright.runtime._turns import replayed_lineage
 from loopwright.store import RunStore

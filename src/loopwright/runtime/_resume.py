@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Sequence
 from loopwright.errors import UsageError
 from loopwright.events import Event
 from loopwright.runtime._spec import RunSpec, recorded_spec
-from loopwright.store import FINISHED, RunRecord
+from loopwright.store import RunRecord
+from loopwright.store._base import FINISHED
 from loopwright.tools import Tool
 
 

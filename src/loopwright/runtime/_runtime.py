@@ -23,8 +23,10 @@ import functools
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint, new_run_id
-from loopwright.effects import EventSink, Gatekeeper
+from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
+from loopwright.agent._process import new_run_id
+from loopwright.effects import Gatekeeper
+from loopwright.effects._log import EventSink
 from loopwright.errors import StoreError, UsageError
 from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
 from loopwright.models import Model, ModelRegistry
@@ -43,11 +45,14 @@ from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id
 from loopwright.runtime._waiting import resume_agent
 from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
-from loopwright.store import RunRecord, RunStore, conversation_turns, memory_store
-from loopwright.tasks import GateBroker, join_decider
+from loopwright.store import RunRecord, RunStore, conversation_turns
+from loopwright.store._memory import memory_store
+from loopwright.tasks import GateBroker
+from loopwright.tasks._gates import join_decider
 
 if TYPE_CHECKING:
-    from loopwright.tasks import StateFileExporter, TaskRunState, TaskSpec
+    from loopwright.tasks import TaskRunState, TaskSpec
+    from loopwright.tasks._state import StateFileExporter
 
 REACH = {
     "temporal": "Temporal workers: its gates, cancel and resume go through "
@@ -416,7 +421,9 @@ class Runtime:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
         parent the original), in this process; the handle's result is the rollback's status.
         Once every change is undone, the original run is stored `rolled_back`."""
-        from loopwright.tasks import rollback_task_run  # the task runner: not for agent runs
+        from loopwright.tasks._rollback import (
+            rollback_task_run,  # the task runner: not for agent runs
+        )
 
         run_id = new_run_id()
 

@@ -30,8 +30,10 @@ from typing import Any
 from loopwright.agent import AgentExecutor, AgentOptions, CommandVerifier, ForkPoint
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent
-from loopwright.models import Model, context_window_of, resolve_model
-from loopwright.prompts import REVISIONS, PromptParts
+from loopwright.models import Model, resolve_model
+from loopwright.models._base import context_window_of
+from loopwright.prompts import PromptParts
+from loopwright.prompts._revisions import REVISIONS
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
@@ -173,7 +175,7 @@ def build_agent(
     parts: PromptParts | None = None
     readable: list[Path] = []
     if spec.skill:
-        from loopwright.skills import prepare_skill_agent
+        from loopwright.skills._executor import prepare_skill_agent
 
         skill = prepare_skill_agent(
             spec.skill,

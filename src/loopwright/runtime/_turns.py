@@ -13,21 +13,16 @@ import asyncio
 import dataclasses
 from collections.abc import Sequence
 
-from loopwright.agent import (
-    AgentExecutor,
-    AgentOptions,
-    ExecutionResult,
-    ForkPoint,
-    Lineage,
-    fork_recording,
-    recorded_workspace_section,
-    replayed_transcript,
-)
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult, ForkPoint
+from loopwright.agent._history import replayed_transcript
+from loopwright.agent._lineage import Lineage, fork_recording
+from loopwright.agent._options import recorded_workspace_section
 from loopwright.errors import FollowUpError, ForkError, UsageError
 from loopwright.events import Event, RunStartedEvent
-from loopwright.models import stand_in_model
+from loopwright.models._scripted import stand_in_model
 from loopwright.runtime._spec import RunSpec, build_agent, recorded_spec
-from loopwright.store import RunRecord, RunStore, find_run
+from loopwright.store import RunRecord, RunStore
+from loopwright.store._base import find_run
 
 FOLLOWABLE = ("completed", "stopped", "failed", "cancelled")
 """The statuses of an agent run that has ended: a follow-up can go on from it."""

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint, WaitingGates
-from loopwright.effects import EventSink, Gatekeeper
+from loopwright.effects import Gatekeeper
+from loopwright.effects._log import EventSink
 from loopwright.errors import UsageError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.run_context import Recorder

@@ -9,19 +9,8 @@ not load the task file reader.
 
 from typing import TYPE_CHECKING
 
-from loopwright._net import is_loopback
 from loopwright.server._app import create_app
-from loopwright.server._config import (
-    LOOPBACK_HOSTS,
-    TOOL_THREADS_PER_TENANT,
-    ServerConfig,
-    TaskLauncher,
-    check_bind,
-    load_token_file,
-    server_runtime,
-)
-from loopwright.server._http import ApiError
-from loopwright.server._openapi import openapi_schema
+from loopwright.server._config import ServerConfig, TaskLauncher, server_runtime
 
 if TYPE_CHECKING:
     from loopwright.server._tasks import FolderTaskLauncher
@@ -36,16 +25,9 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "LOOPBACK_HOSTS",
-    "TOOL_THREADS_PER_TENANT",
-    "ApiError",
     "FolderTaskLauncher",
     "ServerConfig",
     "TaskLauncher",
-    "check_bind",
     "create_app",
-    "is_loopback",
-    "load_token_file",
-    "openapi_schema",
     "server_runtime",
 ]

@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse
 
 from loopwright.errors import UsageError
 from loopwright.events import ModelResponseEvent
-from loopwright.runtime import rebuild_request
+from loopwright.runtime._requests import rebuild_request
 from loopwright.server._auth import tenant_of
 from loopwright.server._http import ApiError, json_response, seq_text
 from loopwright.server._runs import config_of, owned_run

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from loopwright.events import RunStartedEvent
-from loopwright.runtime import recorded_spec
+from loopwright.runtime._spec import recorded_spec
 from loopwright.server._auth import tenant_of
 from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError, json_body

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from loopwright.events import ConfirmationRequiredEvent
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import gate_was_asked, pending_gates
+from loopwright.tasks import pending_gates
+from loopwright.tasks._gates import gate_was_asked
 
 __all__ = ["gate_was_asked", "pending_gates", "waits_for_decision"]
 

@@ -24,7 +24,8 @@ from loopwright.server._http import (
 )
 from loopwright.server._turns import lineage_view, resume_here, start_agent_run
 from loopwright.server._validate import TaskRequest, parse_gate_decision, parse_run_request
-from loopwright.store import RunRecord, StoredStatus
+from loopwright.store import RunRecord
+from loopwright.store._base import StoredStatus
 
 STATUSES = frozenset(get_args(StoredStatus))
 FIRST_EVENT_TIMEOUT_S = 30.0

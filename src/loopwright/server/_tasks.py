@@ -19,15 +19,8 @@ from loopwright.errors import ConfigurationError, TaskParseError
 from loopwright.models import Model
 from loopwright.runtime import RunHandle, Runtime
 from loopwright.server._http import ApiError
-from loopwright.tasks import (
-    TASK_SUFFIXES,
-    LoadedTask,
-    TaskDefinition,
-    TaskSettings,
-    TaskSpec,
-    check_task,
-    load_task,
-)
+from loopwright.tasks import TaskDefinition, TaskSettings, TaskSpec, check_task, load_task
+from loopwright.tasks._loader import TASK_SUFFIXES, LoadedTask
 
 
 class FolderTaskLauncher:

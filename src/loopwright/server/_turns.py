@@ -24,7 +24,8 @@ from loopwright.errors import (
     UsageError,
 )
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
-from loopwright.runtime import RunHandle, RunSpec, recorded_spec
+from loopwright.runtime import RunHandle, RunSpec
+from loopwright.runtime._spec import recorded_spec
 from loopwright.server._config import ServerConfig
 from loopwright.server._http import ApiError
 from loopwright.server._validate import AgentRequest

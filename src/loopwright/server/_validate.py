@@ -153,7 +153,7 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         raise ApiError(422, "must be a JSON Schema object", field="output_schema")
-    from loopwright.agent import OutputSpec
+    from loopwright.agent._output import OutputSpec
 
     try:
         OutputSpec(value)

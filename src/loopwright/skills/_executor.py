@@ -10,17 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopwright.agent import (
-    NO_LINEAGE,
-    AgentExecutor,
-    AgentOptions,
-    ExecutionResult,
-    Lineage,
-    RunSetup,
-)
+from loopwright.agent import AgentExecutor, AgentOptions, ExecutionResult
+from loopwright.agent._lineage import NO_LINEAGE, Lineage
+from loopwright.agent._setup import RunSetup
 from loopwright.events import Event
-from loopwright.models import Model, context_window_of, resolve_model
-from loopwright.prompts import PromptBuilder, PromptParts, check_template
+from loopwright.models import Model, resolve_model
+from loopwright.models._base import context_window_of
+from loopwright.prompts import PromptBuilder, PromptParts
+from loopwright.prompts._builder import check_template
 from loopwright.run_context import RunContext
 from loopwright.skills._fit import check_fits
 from loopwright.skills._own_read import READ_TOOL, with_skill_read

@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from loopwright.prompts import FileRef
+from loopwright.prompts._builder import FileRef
 from loopwright.safety.scrub import Scrubber
 from loopwright.skills._skill import SKILL_FILE, Skill
-from loopwright.tools import run_process, run_process_sync
+from loopwright.tools._process import run_process, run_process_sync
 
 MAX_LISTED_FILES = 200
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.errors import SkillError, SkillProblems, TaskParseError
-from loopwright.tasks import load_yaml
+from loopwright.tasks._yaml import load_yaml
 
 SKILL_FILE = "SKILL.md"
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

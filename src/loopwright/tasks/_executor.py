@@ -10,9 +10,10 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from loopwright.agent import new_run_id
+from loopwright.agent._process import new_run_id
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import Effects, EventLog, EventSink, LiveEffects, send_event
+from loopwright.effects import Effects, EventLog, LiveEffects
+from loopwright.effects._log import EventSink, send_event
 from loopwright.events import Event
 from loopwright.models import Model
 from loopwright.safety.operations import SnapshotHook

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from loopwright.agent import AgentExecutor, ExecutionResult, run_child
-from loopwright.effects import send_event
+from loopwright.agent import AgentExecutor, ExecutionResult
+from loopwright.agent._subagent import run_child
+from loopwright.effects._log import send_event
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     Event,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopwright.events import RunStatus
+from loopwright.events._types import RunStatus
 from loopwright.safety.operations import ChangeEntry
 from loopwright.tasks._models import StepStatus
 

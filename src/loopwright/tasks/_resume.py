@@ -17,15 +17,9 @@ import warnings
 from collections.abc import Sequence
 
 from loopwright.clock import Clock
-from loopwright.effects import (
-    Effects,
-    EventLog,
-    EventSink,
-    Gatekeeper,
-    LiveEffects,
-    Recorder,
-    replaying,
-)
+from loopwright.effects import Effects, EventLog, Gatekeeper, LiveEffects
+from loopwright.effects._log import EventSink, Recorder
+from loopwright.effects._replay import replaying
 from loopwright.errors import UsageError
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import Model

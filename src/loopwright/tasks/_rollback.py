@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
-from loopwright.agent import new_run_id
+from loopwright.agent._process import new_run_id
 from loopwright.clock import Clock, SystemClock
-from loopwright.effects import EventLog, EventSink, Recorder
+from loopwright.effects import EventLog
+from loopwright.effects._log import EventSink, Recorder
 from loopwright.errors import TaskRunError
 from loopwright.events import (
     Event,

@@ -28,13 +28,13 @@ from loopwright.events import (
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
-    RunStatus,
     StepCompleteEvent,
     StepStartEvent,
     TaskCompleteEvent,
     TaskStartEvent,
     WarningEvent,
 )
+from loopwright.events._types import RunStatus
 from loopwright.messages import ToolCall
 from loopwright.run_context import EventSource, Gatekeeper, Leases, RunContext, ThreadPool
 from loopwright.safety.operations import ChangeEntry, OperationSafety

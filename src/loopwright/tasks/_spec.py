@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loopwright.agent import AgentOptions
-from loopwright.effects import EventSink
+from loopwright.effects._log import EventSink
 from loopwright.errors import ConfigurationError
 from loopwright.models import Model
 from loopwright.safety.operations import SnapshotHook

@@ -158,7 +158,7 @@ def _output_schema(
     if kind != "agent" or not isinstance(value, dict):
         problems.add(where, f"step {name!r}: 'output_schema' is a mapping, on agent steps", line)
         return None
-    from loopwright.agent import OutputSpec
+    from loopwright.agent._output import OutputSpec
     from loopwright.errors import ConfigurationError
 
     schema: dict[str, Any] = json.loads(json.dumps(value))

@@ -14,7 +14,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from loopwright.effects import GateRequest, GateVerdict, backup_call_id
+from loopwright.effects import GateRequest, GateVerdict
+from loopwright.effects._replay import backup_call_id
 from loopwright.errors import LoopwrightError
 from loopwright.events import (
     ChangeRecordedEvent,
@@ -25,10 +26,10 @@ from loopwright.events import (
     ToolCallEvent,
     ToolCallStartedEvent,
     WarningEvent,
-    child_run_id,
 )
+from loopwright.events._types import child_run_id
 from loopwright.messages import ToolCall
-from loopwright.prompts import summarize
+from loopwright.prompts._turn_notes import summarize
 from loopwright.safety.operations import ChangeEntry, classify_operation
 from loopwright.tasks._context import StepContext, gate_request_id, tool_call_id
 from loopwright.tasks._expressions import compile_expression, render_template

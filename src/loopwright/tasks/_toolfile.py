@@ -21,7 +21,8 @@ from typing import Any
 
 from loopwright.errors import ConfigurationError
 from loopwright.safety.operations import SnapshotHook
-from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, Tool, ToolRegistry, resolve_tool
+from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, Tool, ToolRegistry
+from loopwright.tools._resolve import resolve_tool
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -11,7 +11,8 @@ from typing import Any
 from loopwright.effects import Effects, TracedEffects
 from loopwright.tasks._models import TaskRunState
 from loopwright.tasks._spec import TaskPlan
-from loopwright.telemetry import Tracing, failed
+from loopwright.telemetry import Tracing
+from loopwright.telemetry._otel import failed
 
 
 async def traced_task_run(

@@ -25,14 +25,13 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from loopwright.telemetry._logging import TRACE_LOGGER, EventLogger, trace_line
+from loopwright.telemetry._logging import EventLogger
 
 if TYPE_CHECKING:
-    from loopwright.telemetry._otel import Tracing, failed, provider_and_model
+    from loopwright.telemetry._otel import Tracing
 
-_OTEL_NAMES = ("Tracing", "failed", "provider_and_model")
-"""What the traced runs and effects (agent/, tasks/, effects/) use to make spans: named
-only when tracing is on, as they import OpenTelemetry."""
+_OTEL_NAMES = ("Tracing",)
+"""Named only when tracing is on, as they import OpenTelemetry."""
 
 
 def __getattr__(name: str) -> Any:
@@ -99,16 +98,9 @@ def trace_headers() -> dict[str, str]:
 
 
 __all__ = [
-    "TRACE_LOGGER",
     "EventLogger",
     "Tracing",
-    "active",
     "configure_otlp",
     "disable",
     "enable",
-    "failed",
-    "provider_and_model",
-    "trace_headers",
-    "trace_line",
-    "wanted",
 ]

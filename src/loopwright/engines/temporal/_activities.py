@@ -22,7 +22,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from loopwright.agent import lineage_payload
+from loopwright.agent._lineage import lineage_payload
 from loopwright.engines.temporal._activity_support import (
     HEARTBEAT_EVERY_S,
     LEASE_OWNER,
@@ -81,16 +81,14 @@ from loopwright.events import (
 )
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
 from loopwright.models import resolve_model
-from loopwright.runtime import (
-    LeaseKeeper,
-    RunSpec,
-    build_agent,
-    linked_workspace_section,
-    stored_lineage,
-)
-from loopwright.store import PersistentStore, open_store, record_after
+from loopwright.runtime import RunSpec
+from loopwright.runtime._lease import LeaseKeeper
+from loopwright.runtime._spec import build_agent
+from loopwright.runtime._turns import linked_workspace_section, stored_lineage
+from loopwright.store import PersistentStore, open_store
+from loopwright.store._memory import record_after
 from loopwright.tasks import GateBroker
-from loopwright.tools import truncate_output
+from loopwright.tools._executor import truncate_output
 
 RECORDING_PAGE_BYTES = 512 * 1024
 """A page of a continued run's recorded events stays far below Temporal's 2 MB payloads."""

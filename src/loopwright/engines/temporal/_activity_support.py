@@ -171,7 +171,7 @@ def _without_client_retries(model: Model) -> Model:
     client = getattr(model, "client", None)
     if client is None:  # a model without a provider client (scripted, embedded)
         return model
-    from loopwright.models import HttpClient  # (httpx) imported by a model that has one
+    from loopwright.models._http import HttpClient  # (httpx) imported by a model that has one
 
     if isinstance(client, HttpClient):
         client.retry = dataclasses.replace(client.retry, max_retries=0)
@@ -184,7 +184,7 @@ def _model_failure(exc: ModelError) -> ApplicationError:
     failure (a 400, a refused key) fails the call at once."""
     import httpx  # here: a worker whose runs use no HTTP model never needs it
 
-    from loopwright.models import Transient
+    from loopwright.models._http import Transient
 
     cause = exc.__context__
     if isinstance(cause, Transient):

@@ -17,14 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from loopwright.agent import NO_LINEAGE, AgentExecutor, Lineage, RunSetup
+from loopwright.agent import AgentExecutor
+from loopwright.agent._lineage import NO_LINEAGE, Lineage
+from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.errors import ModelError
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models import Model, ToolMode
+from loopwright.models import Model
+from loopwright.models._base import ToolMode
 from loopwright.run_context import RunContext
-from loopwright.runtime import RunSpec, build_agent
+from loopwright.runtime import RunSpec
+from loopwright.runtime._spec import build_agent
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool
 

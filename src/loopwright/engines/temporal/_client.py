@@ -14,7 +14,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from loopwright.agent import new_run_id
+from loopwright.agent._process import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._activity_support import Heartbeats
 from loopwright.engines.temporal._allows import WorkerAllows

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 from loopwright.engines.temporal._codec import PayloadCipher, load_cipher
 from loopwright.errors import StoreError
 from loopwright.messages import Message, ToolResult
-from loopwright.store import Redactor, row_text, storable_text
+from loopwright.store._pg_errors import Redactor
+from loopwright.store._text import row_text, storable_text
 
 if TYPE_CHECKING:
     import psycopg

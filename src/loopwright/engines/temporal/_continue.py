@@ -19,7 +19,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from loopwright.clock import Clock
-from loopwright.effects import EventLog, Recording, ReplayEffects, ToolInvocation
+from loopwright.effects import EventLog, Recording, ReplayEffects
+from loopwright.effects._protocol import ToolInvocation
 from loopwright.engines.temporal._approvals import GatePendingEvents
 from loopwright.engines.temporal._effects import TemporalEffects
 from loopwright.engines.temporal._payloads import (

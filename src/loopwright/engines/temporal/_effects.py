@@ -23,14 +23,8 @@ from temporalio.exceptions import CancelledError as TemporalCancelled
 from temporalio.exceptions import TimeoutError as TemporalTimeout
 
 from loopwright import errors
-from loopwright.effects import (
-    EventLog,
-    GateRequest,
-    GateVerdict,
-    ToolInvocation,
-    Verification,
-    VerificationResult,
-)
+from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult
+from loopwright.effects._protocol import ToolInvocation, Verification
 from loopwright.engines.temporal._content import result_from_dict
 from loopwright.engines.temporal._payloads import (
     APPEND_EVENTS,

@@ -31,7 +31,7 @@ from temporalio.client import (
 from temporalio.exceptions import FailureError
 from temporalio.service import RPCError
 
-from loopwright.effects import EventSink, send_event
+from loopwright.effects._log import EventSink, send_event
 from loopwright.engines.temporal._approvals import DECIDE_LATER, GateDecision, decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
@@ -40,17 +40,14 @@ from loopwright.engines.temporal._task_activities import check_task_spec
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.errors import ConfigurationError, RunError, UsageError
 from loopwright.models import Model
-from loopwright.runtime import (
-    Delivery,
-    RunHandle,
-    RunSpec,
-    stored_result,
-    tail_while,
-    task_state,
-)
+from loopwright.runtime import RunHandle, RunSpec, task_state
+from loopwright.runtime._engine import Delivery
+from loopwright.runtime._follow import stored_result
+from loopwright.runtime._tail import tail_while
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import RunRecord, RunStore
-from loopwright.tasks import TaskSpec, join_decider, prepare_task
+from loopwright.tasks import TaskSpec, prepare_task
+from loopwright.tasks._gates import join_decider
 
 UNTAKEN_AFTER_S = 5.0
 """A run no worker has taken (no event stored) this long after its start gets a notice."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from loopwright.models import ToolMode
+from loopwright.models._base import ToolMode
 
 AGENT_RUN = "loopwright.agent_run.v1"
 TASK_RUN = "loopwright.task_run.v1"

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from loopwright.agent import messages_digest
+from loopwright.agent._conversation import messages_digest
 from loopwright.messages import Message
 
 REF_MIN_CHARS = 2048

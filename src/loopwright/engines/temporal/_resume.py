@@ -21,8 +21,9 @@ from loopwright.engines.temporal._effects import EngineSettings
 from loopwright.engines.temporal._workflow import TASK_QUEUE
 from loopwright.errors import UsageError
 from loopwright.events import RunStartedEvent
-from loopwright.runtime import agent_spec, check_resumable, find_run
+from loopwright.runtime._resume import agent_spec, check_resumable
 from loopwright.store import RunStore
+from loopwright.store._base import find_run
 from loopwright.tasks import recorded_task_spec
 
 

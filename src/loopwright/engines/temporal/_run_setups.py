@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from loopwright.agent import RunSetup
+from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._activity_support import (
     LEASE_OWNER,
     WorkerSecrets,
@@ -26,8 +26,9 @@ from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
 from loopwright.models import Model, resolve_model
 from loopwright.run_context import RunContext
-from loopwright.runtime import FINISHED, RunSpec
+from loopwright.runtime import RunSpec
 from loopwright.store import PersistentStore
+from loopwright.store._base import FINISHED
 from loopwright.tools import Tool
 
 FULL_RESULT_CHARS = 64 * 1024 * 1024

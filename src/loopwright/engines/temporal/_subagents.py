@@ -29,7 +29,7 @@ from loopwright.engines.temporal._activity_support import retrying
 from loopwright.errors import StoreError
 from loopwright.events import Event, ModelTextDeltaEvent
 from loopwright.run_context import Gatekeeper, RunContext
-from loopwright.runtime import LeaseKeeper
+from loopwright.runtime._lease import LeaseKeeper
 from loopwright.store import PersistentStore
 
 

@@ -50,17 +50,10 @@ from loopwright.messages import ToolCall, ToolResult
 from loopwright.models import resolve_model
 from loopwright.safety.operations import ChangeEntry
 from loopwright.safety.scrub import Scrubber
-from loopwright.tasks import (
-    AgentInvocation,
-    BackupInvocation,
-    Journal,
-    StepContext,
-    TaskSpec,
-    UndoInvocation,
-    prepare_task,
-    step_context,
-    task_run_context,
-)
+from loopwright.tasks import TaskSpec, prepare_task
+from loopwright.tasks._context import Journal, StepContext
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
+from loopwright.tasks._run import step_context, task_run_context
 
 RECORDING_PAGE = 500
 """Events per page of a resumed task run's recording."""

@@ -23,15 +23,9 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from loopwright.effects import (
-    EventLog,
-    GateRequest,
-    GateVerdict,
-    Recording,
-    ToolInvocation,
-    Verification,
-    VerificationResult,
-)
+from loopwright.effects import EventLog, GateRequest, GateVerdict, VerificationResult
+from loopwright.effects._protocol import ToolInvocation, Verification
+from loopwright.effects._replay import Recording
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import RemoteModel
 from loopwright.engines.temporal._content import result_from_dict
@@ -58,14 +52,8 @@ from loopwright.events import Event, event_from_dict
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber
-from loopwright.tasks import (
-    AgentInvocation,
-    BackupInvocation,
-    TaskSpec,
-    UndoInvocation,
-    prepare_task,
-    run_task,
-)
+from loopwright.tasks import TaskSpec, prepare_task, run_task
+from loopwright.tasks._invocations import AgentInvocation, BackupInvocation, UndoInvocation
 from loopwright.tools import ToolExecutor
 
 __all__ = ["TASK_RUN", "TaskRunWorkflow", "invocation_data"]

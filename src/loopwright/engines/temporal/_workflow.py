@@ -20,7 +20,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from loopwright.agent import NO_LINEAGE, Lineage, lineage_from_payload, recording_of, run_agent
+from loopwright.agent._lineage import NO_LINEAGE, Lineage, lineage_from_payload, recording_of
+from loopwright.agent._loop import run_agent
 from loopwright.engines.temporal._approvals import Approvable, GatePendingEvents, GateWaits
 from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._continue import ContinuedEffects, ContinuedLog, load_recording
