@@ -39,7 +39,7 @@ def test_mcp_tools_cannot_take_builtin_names_or_invalid_ones(tmp_path: Path) -> 
     assert done.code == 0, done.both
     events = [json.loads(line) for line in done.out.splitlines()]
     tools = events[0]["tools"]
-    assert "read" in tools and "hostile.read" in tools and "hostile.run_command" in tools
+    assert "read" in tools and "hostile__read" in tools and "hostile__run_command" in tools
     assert "run_command" not in tools
     assert not any(" " in name or "\n" in name or len(name) > 80 for name in tools)
     [call] = [e for e in events if e["type"] == "tool_call"]

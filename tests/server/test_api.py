@@ -153,7 +153,7 @@ def test_cancel_a_live_run(server: LiveServer) -> None:
     assert events[-1]["type"] == "run_finished" and events[-1]["status"] == "cancelled"
     again = httpx.post(f"{server.url}/api/runs/{run_id}/cancel")
     assert again.status_code == 409
-    assert "not running" in again.json()["error"]["message"]
+    assert "already ended (cancelled)" in again.json()["error"]["message"]
 
 
 def new_store(kind: str, path: Path) -> RunStore:

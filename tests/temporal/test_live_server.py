@@ -33,12 +33,13 @@ async def test_the_server_streams_a_worker_run_live(
     workers: Workers, server: str, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     script = tmp_path / "script.json"
-    replies = [action("echo", text="hi"), action("wait", seconds=3), final("waited")]
+    release = tmp_path / "release"
+    replies = [action("echo", text="hi"), action("hold", path=str(release)), final("waited")]
     script.write_text(json.dumps(replies))
     spec = RunSpec(
         request="wait a little",
         model=f"scripted:{script}",
-        tools=("echo", f"{TOOLS}:wait"),
+        tools=("echo", f"{TOOLS}:hold"),
         workspace=str(tmp_path),
     )
     workers.start()
@@ -58,9 +59,10 @@ async def test_the_server_streams_a_worker_run_live(
                         continue
                     received.append(line.removeprefix("data: "))
                     event = json.loads(received[-1])
-                    if event["type"] == "tool_call_started" and event["tool_name"] == "wait":
+                    if event["type"] == "tool_call_started" and event["tool_name"] == "hold":
                         status = (await handle.describe()).status
                         live_while_running = status == WorkflowExecutionStatus.RUNNING
+                        release.touch()  # the call ends only once the stream showed it
                     if event["type"] == "run_finished":
                         break
         stored = [encode_event(e) for e in store.events(handle.id)]
