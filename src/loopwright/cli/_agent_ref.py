@@ -13,16 +13,13 @@ trusted that file (config/_trust_rules.py), as with `module:function` tools.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
 import os
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from loopwright.errors import ConfigurationError
+from loopwright.tools._resolve import import_named, load_file
 
 if TYPE_CHECKING:
     from loopwright.agent import AgentExecutor
@@ -63,34 +60,8 @@ def _import(name: str, ref: str) -> ModuleType:
     here = os.getcwd()
     if here not in sys.path:
         sys.path.insert(0, here)
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigurationError(f"--agent {ref!r}: cannot import module {name!r}: {exc}") from None
-    except Exception as exc:
-        raise ConfigurationError(
-            f"--agent {ref!r}: importing module {name!r} failed: {type(exc).__name__}: {exc}"
-        ) from None
+    return import_named(name, f"--agent {ref!r}")
 
 
 def _load_file(file: str, ref: str) -> ModuleType:
-    path = Path(file)
-    if not path.is_file():
-        raise ConfigurationError(f"--agent {ref!r}: file not found: {file}")
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    name = f"loopwright_user_agent_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ConfigurationError(f"--agent {ref!r}: cannot import {file}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise ConfigurationError(
-            f"--agent {ref!r}: importing {file} failed: {type(exc).__name__}: {exc}"
-        ) from None
-    return module
+    return load_file(file, f"--agent {ref!r}", prefix="loopwright_user_agent_")

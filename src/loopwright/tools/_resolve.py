@@ -34,17 +34,19 @@ def _functions_in(module: ModuleType) -> str:
     return ", ".join(sorted(names)) or "none"
 
 
-def _load_file(file: str, spec: str) -> ModuleType:
+def load_file(file: str, who: str, prefix: str = "loopwright_user_tools_") -> ModuleType:
+    """The Python file `file`, imported once (under `prefix` + a hash of its path); every
+    problem a one-line ConfigurationError starting with `who` (`tool 'x.py:f'`)."""
     path = Path(file)
     if not path.is_file():
-        raise ConfigurationError(f"tool {spec!r}: file not found: {file}")
+        raise ConfigurationError(f"{who}: file not found: {file}")
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    name = f"loopwright_user_tools_{digest}"
+    name = f"{prefix}{digest}"
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise ConfigurationError(f"tool {spec!r}: cannot import {file}")
+        raise ConfigurationError(f"{who}: cannot import {file}")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:
@@ -52,19 +54,21 @@ def _load_file(file: str, spec: str) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise ConfigurationError(
-            f"tool {spec!r}: importing {file} failed: {type(exc).__name__}: {exc}"
+            f"{who}: importing {file} failed: {type(exc).__name__}: {exc}"
         ) from None
     return module
 
 
-def _import(target: str, spec: str) -> ModuleType:
+def import_named(target: str, who: str) -> ModuleType:
+    """The module `target`; a failed import a one-line ConfigurationError starting with
+    `who`."""
     try:
         return importlib.import_module(target)
     except ImportError as exc:
-        raise ConfigurationError(f"tool {spec!r}: cannot import module {target!r}: {exc}") from None
+        raise ConfigurationError(f"{who}: cannot import module {target!r}: {exc}") from None
     except Exception as exc:
         raise ConfigurationError(
-            f"tool {spec!r}: importing module {target!r} failed: {type(exc).__name__}: {exc}"
+            f"{who}: importing module {target!r} failed: {type(exc).__name__}: {exc}"
         ) from None
 
 
@@ -92,7 +96,8 @@ def resolve_tool(spec: str, *, allow_commands: bool = False) -> Tool:
     target, attr = spec.rsplit(":", 1)
     if not target or not attr:
         raise ConfigurationError(f"tool {spec!r}: expected module:function or file.py:function")
-    module = _load_file(target, spec) if target.endswith(".py") else _import(target, spec)
+    who = f"tool {spec!r}"
+    module = load_file(target, who) if target.endswith(".py") else import_named(target, who)
     if not hasattr(module, attr):
         where = target if target.endswith(".py") else f"module {target!r}"
         raise ConfigurationError(
