@@ -30,6 +30,20 @@ def big_body(kilobytes: int) -> str:
     return line * (kilobytes * 1024 // len(line))
 
 
+def test_list_warns_of_a_skill_too_big_for_the_embedded_model_as_run_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_skill(tmp_path, "big", body=big_body(84))
+    make_skill(tmp_path, "small")
+    assert main(["skills", "list", str(tmp_path)]) == 0  # it loads: a bigger model takes it
+    listed = capsys.readouterr()
+    assert "big" in listed.out and "small" in listed.out
+    [warning] = [line for line in listed.err.splitlines() if "too big" in line]
+    assert str(tmp_path / "big" / "SKILL.md") in warning
+    assert f"the model reads at most {EMBEDDED_CONTEXT:,} tokens" in warning
+    assert "skills show big --context-window N" in warning
+
+
 def test_list_reports_an_unknown_allowed_tool_as_run_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from loopwright.cli._options import ALLOW_SKILL_COMMANDS, WORKSPACE, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG, print_json, print_problem, print_records
 from loopwright.cli._skills_show import register_show
+from loopwright.errors import SkillError
 from loopwright.models._scripted import stand_in_model
 from loopwright.runtime import RunSpec
 from loopwright.runtime._spec import build_agent
@@ -91,6 +92,26 @@ def known_tools(args: argparse.Namespace) -> set[str]:
     return known_tool_names(ToolRegistry(resolve_tools(specs, allow_commands=True)))
 
 
+def too_big_for_the_model(skills: list[Skill], args: argparse.Namespace) -> list[str]:
+    """What `run --skill` would refuse with the embedded model's context window: each skill
+    whose prompt does not fit it (`skills show NAME --context-window N` for another model)."""
+    from loopwright.cli._skills_show import EMBEDDED_CONTEXT
+    from loopwright.skills._executor import prepare_skill_agent
+    from loopwright.skills._fit import check_fits
+
+    specs = [t.strip() for t in (args.tools or "").split(",") if t.strip()]
+    registry = ToolRegistry(resolve_tools(specs, allow_commands=True))
+    found = []
+    for skill in skills:
+        try:
+            prepared = prepare_skill_agent(skill.path, "", registry)
+            check_fits(skill, prepared.prompt_parts, EMBEDDED_CONTEXT)
+        except SkillError as exc:
+            other = f"`loopwright skills show {skill.name} --context-window N`: another model's"
+            found.append(f"{exc} ({other})")
+    return found
+
+
 def skill_record(skill: Skill, loader: ContextLoader) -> dict[str, Any]:
     files = loader.load(skill).available_files
     return {
@@ -125,7 +146,7 @@ def list_command(args: argparse.Namespace) -> int:
             tools = " ".join(allowed) if allowed is not None else "(all)"
             rows.append([record["name"], record["description"], files or "-", tools])
         print_records(["name", "description", "files", "allowed tools"], rows)
-    for warning in scan.warnings:
+    for warning in [*scan.warnings, *too_big_for_the_model(scan.skills, args)]:
         print_problem(warning, warning=True)
     for problem in scan.problems:
         print_problem(str(problem))
