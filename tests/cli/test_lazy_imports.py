@@ -152,7 +152,7 @@ def test_a_task_file_is_checked_without_the_runtime_or_the_task_runner(
 def test_a_server_without_task_files_loads_no_task_reader_or_runner() -> None:
     serve = "import loopwright.cli\nloopwright.cli.build_parser('serve')\n"
     serve += "from loopwright.server import ServerConfig, create_app, server_runtime\n"
-    serve += "from loopwright.store import memory_store\n"
+    serve += "from loopwright.store._memory import memory_store\n"
     serve += "create_app(ServerConfig(runtime=server_runtime(memory_store())))"
     assert _imported_after(serve, [*TASK_RUNNER, *TASK_FILES]) == []
 

@@ -153,7 +153,9 @@ def test_runs_killed_at_random_points_resume_without_repeating_an_effect(
         folder.mkdir()
         tool = "append_line" if index % 2 == 0 else "put_line"
         jitter = rng.choice([0.0, 0.0, 0.001, 0.002, 0.004])
-        trials.append(Trial(folder, tool, rng.randint(1, EVENTS), jitter, where(folder)))
+        # the first half of the events: the --json lines the killer reads come after the
+        # store's, so a later kill point is often past a run that a busy machine let finish
+        trials.append(Trial(folder, tool, rng.randint(1, EVENTS // 2), jitter, where(folder)))
     with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
         killed = list(pool.map(run_and_kill, trials))
     fates = [resume_and_check(trial) for trial in killed]

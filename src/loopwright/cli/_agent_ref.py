@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from loopwright.errors import ConfigurationError
-from loopwright.tools._resolve import import_named, load_file
 
 if TYPE_CHECKING:
     from loopwright.agent import AgentExecutor
@@ -60,8 +59,12 @@ def _import(name: str, ref: str) -> ModuleType:
     here = os.getcwd()
     if here not in sys.path:
         sys.path.insert(0, here)
+    from loopwright.tools._resolve import import_named  # the tools package: when one is named
+
     return import_named(name, f"--agent {ref!r}")
 
 
 def _load_file(file: str, ref: str) -> ModuleType:
+    from loopwright.tools._resolve import load_file  # the tools package: when one is named
+
     return load_file(file, f"--agent {ref!r}", prefix="loopwright_user_agent_")
