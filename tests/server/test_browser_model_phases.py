@@ -10,6 +10,7 @@ import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -19,7 +20,6 @@ from server_helpers import LiveServer, live_server, make_config, start_run, wait
 
 from loopwright.messages import ModelRequest, ModelResponse, ModelTimings, Usage
 from loopwright.models import ModelPhase, ModelRegistry
-from loopwright.models._base import ToolMode
 from loopwright.models._phase import report
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ class PhasedModel:
     """Takes as long as its replies' timings say, and reports them, as the embedded model's
     calls do."""
 
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
     name = "phased:local"
 
     def __init__(self) -> None:
@@ -91,7 +91,7 @@ class LoadingModel:
     """Reports the phases an embedded model's first call goes through, as it does (from its
     thread, into the loop that made the call), and stays in each until the test moves on."""
 
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
     name = "loading:local"
 
     def __init__(self) -> None:
