@@ -135,6 +135,37 @@ def test_the_run_list(page: Page, scene: Scene, tmp_path: Path) -> None:
     expect(page.locator("[data-testid=run-list] tbody tr")).to_have_count(1)
 
 
+FILE_END_VISIBLE = """cell => {
+  const td = cell.closest("td").getBoundingClientRect();
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  let last = null;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.data.trim()) last = node;
+  const text = last.data.replace(/\\u200e/g, "");
+  const range = document.createRange();
+  const end = last.data.lastIndexOf(text.slice(-5));
+  range.setStart(last, end);
+  range.setEnd(last, end + 5);
+  const box = range.getBoundingClientRect();
+  return {shown: text.slice(-5), inside: box.left >= td.left && box.right <= td.right};
+}"""
+"""The last five letters of the model cell's text, and whether they are drawn inside its cell."""
+
+
+def test_cut_cells_keep_the_end_that_matters(page: Page, scene: Scene) -> None:
+    """A model spec that is a file path keeps its file name's end in view; a duration of
+    59 min 59 s is shown whole; both cells carry their full text as a tooltip."""
+    created = httpx.get(f"{scene.server.url}/api/runs/{scene.waiting}").json()["created_at"]
+    page.clock.set_fixed_time(created + 3599.2)  # the running run's age, as the page sees it
+    page.goto(scene.server.url + "/#/")
+    model = row(page, scene.long_model).locator(".model")
+    expect(model).to_have_attribute("title", LONG_MODEL)
+    assert model.evaluate(FILE_END_VISIBLE) == {"shown": ".gguf", "inside": True}
+    duration = row(page, scene.waiting).locator("td").nth(7)
+    expect(duration).to_have_text("59 min 59 s")
+    assert duration.locator("span").get_attribute("title") == "59 min 59 s"
+    assert duration.evaluate("td => td.scrollWidth <= td.clientWidth"), "the duration is cut"
+
+
 def test_model_call_spans_and_what_each_call_sent(page: Page, scene: Scene, tmp_path: Path) -> None:
     page.goto(f"{scene.server.url}/#/runs/{scene.paced}")
     expect(page.locator("[data-testid=outcome]")).to_contain_text("Release 1.4.0")

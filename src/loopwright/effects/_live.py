@@ -22,6 +22,7 @@ from loopwright.effects._protocol import (
 from loopwright.errors import LoopwrightError, ModelAdapterError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
+from loopwright.models._phase import model_call_of
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
 
@@ -84,7 +85,8 @@ class LiveEffects:
         else:
             call = model.complete(request)
         try:
-            return await run_with_timeout(call, timeout)
+            with model_call_of(self.log.run_id):  # its phases are this run's (the dashboard)
+                return await run_with_timeout(call, timeout)
         except (LoopwrightError, TimeoutError):
             raise
         except Exception as exc:  # a bug in the model's code: the run fails with it

@@ -10,7 +10,9 @@ the model" and the like). Nothing is stored: how long each phase took is in the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +52,36 @@ def on_model_phase(listener: PhaseListener | None) -> None:
         LISTENERS.append(listener)
 
 
+RunPhaseListener = Callable[[str, "ModelPhase | None"], None]
+"""(run id, phase); None: the run's model call ended."""
+RUN_LISTENERS: list[RunPhaseListener] = []
+CALL_RUN: ContextVar[str | None] = ContextVar("loopwright_phase_run", default=None)
+"""The run whose model call is in progress in this task (a model is shared by runs)."""
+
+
+def on_run_model_phase(listener: RunPhaseListener) -> Callable[[], None]:
+    """Be told of each phase with the run it belongs to, as long as the process runs (the
+    dashboard's live view); returns what stops it. Several may listen."""
+    RUN_LISTENERS.append(listener)
+    return lambda: RUN_LISTENERS.remove(listener)
+
+
+@contextlib.contextmanager
+def model_call_of(run_id: str) -> Iterator[None]:
+    """The phases reported in this block (and the tasks and threads it starts) are the run's."""
+    token = CALL_RUN.set(run_id)
+    try:
+        yield
+    finally:
+        CALL_RUN.reset(token)
+        for listener in list(RUN_LISTENERS):
+            listener(run_id, None)
+
+
 def report(phase: ModelPhase) -> None:
     for listener in list(LISTENERS):
         listener(phase)
+    run_id = CALL_RUN.get()
+    if run_id is not None:
+        for run_listener in list(RUN_LISTENERS):
+            run_listener(run_id, phase)

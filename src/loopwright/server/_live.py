@@ -28,6 +28,7 @@ from loopwright.server._http import (
     parse_json,
     seq_param,
 )
+from loopwright.server._phases import RUN_PHASES
 from loopwright.server._runs import config_of, deliver_gate_decision, owned_run
 
 HEARTBEAT_S = 15.0
@@ -147,9 +148,23 @@ async def _send_events(
     following = config.runtime.follow(
         run_id, after=after, tenant=tenant, poll_s=config.follow_poll_s
     )
-    async with contextlib.aclosing(following) as events:
-        async for event in events:
-            await websocket.send_text(encode_event(event))
+    phases = RUN_PHASES.follow(run_id)
+    sending_phases = asyncio.create_task(_send_phases(websocket, phases))
+    try:
+        async with contextlib.aclosing(following) as events:
+            async for event in events:
+                await websocket.send_text(encode_event(event))
+    finally:
+        RUN_PHASES.leave(run_id, phases)
+        sending_phases.cancel()
+        with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, OSError):
+            await sending_phases
+
+
+async def _send_phases(websocket: WebSocket, phases: asyncio.Queue[dict[str, Any]]) -> None:
+    """The run's embedded model phases, live (server/_phases.py): frames with no `seq`."""
+    while True:
+        await websocket.send_text(json.dumps(await phases.get()))
 
 
 async def _receive(websocket: WebSocket, config: ServerConfig, run_id: str, tenant: str) -> None:

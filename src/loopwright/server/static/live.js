@@ -22,8 +22,12 @@ class LiveEvents {
 
   take(data) {
     const ev = JSON.parse(data);
-    if (ev.seq === undefined) return; // a reply to something we sent, not an event
-    if (ev.type === "model_text_delta") {
+    if (ev.type === "model_phase") {
+      // the phase of the embedded model's call in progress: live only, no seq, never stored
+      if (ev.run_id !== this.runId) return;
+    } else if (ev.seq === undefined) {
+      return; // a reply to something we sent, not an event
+    } else if (ev.type === "model_text_delta") {
       // live only: it carries the seq of the event it follows, and is never replayed
       if (ev.seq < this.lastSeq) return;
     } else {

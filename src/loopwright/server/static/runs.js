@@ -67,6 +67,28 @@ function anyMatches(node, filter) {
   return matches(node.run, filter) || node.children.some((child) => anyMatches(child, filter));
 }
 
+// A model spec whose end is a file (`scripted:/long/path/replies.json`): when the cell is too
+// narrow, the folder gives way first and the file name keeps its end; the tooltip has it all.
+function modelCell(spec) {
+  const model = el("span", "mono small model");
+  model.title = spec || "";
+  const cut = (spec || "").lastIndexOf("/");
+  if (cut < 0) {
+    model.textContent = spec || "–";
+    return model;
+  }
+  // the marks keep the name's ends in place in a right-to-left box (its ellipsis at the start)
+  model.append(el("span", "model-dir", spec.slice(0, cut + 1)), el("span", "model-file", `\u200e${spec.slice(cut + 1)}\u200e`));
+  return model;
+}
+
+function durationCell(run) {
+  const text = fmtDuration(runDuration(run));
+  const cell = el("span", "duration", text);
+  cell.title = text;
+  return cell;
+}
+
 function runRow(run, depth, childCount, collapsed, onToggle) {
   const tr = document.createElement("tr");
   tr.dataset.runId = run.run_id;
@@ -88,13 +110,12 @@ function runRow(run, depth, childCount, collapsed, onToggle) {
     });
     request.append(toggle);
   }
-  const model = el("span", "mono small model", run.model || "–");
-  model.title = run.model || "";
+  const model = modelCell(run.model);
   const started = el("span", "muted", ago(run.created_at));
   started.title = new Date(run.created_at * 1000).toLocaleString();
   const cells = [
     statusCell(run), id, request, el("span", "muted", run.kind), model,
-    el("span", "", fmtTokens(run)), el("span", "", fmtCost(run.cost)), el("span", "", fmtDuration(runDuration(run))), started,
+    el("span", "", fmtTokens(run)), el("span", "", fmtCost(run.cost)), durationCell(run), started,
   ];
   cells.forEach((cell, i) => {
     const td = document.createElement("td");

@@ -159,7 +159,15 @@ class Waterfall {
   }
 
   on_iteration_started(ev) {
-    this.pendingModel = this.span("model", `call ${this.calls + 1}`, ev.ts, "waiting for the reply…");
+    const shown = this.modelPhase || "waiting for the reply…";
+    this.pendingModel = this.span("model", `call ${this.calls + 1}`, ev.ts, shown);
+  }
+
+  // The embedded model's call in progress entered a phase ("loading the model", ...): live
+  // only; it may come before the call's iteration_started.
+  on_model_phase(ev) {
+    this.modelPhase = ev.text;
+    if (this.pendingModel) this.pendingModel.row.querySelector(".wf-meta").textContent = ev.text;
   }
 
   on_parse_error(ev) {
@@ -177,6 +185,7 @@ class Waterfall {
     const start = ev.ts - (ev.duration_ms || 0) / 1000;
     let span = this.pendingModel;
     this.pendingModel = null;
+    this.modelPhase = null;
     if (span) {
       span.row.querySelector(".wf-name").textContent = `call ${this.calls}`;
       span.row.querySelector(".wf-meta").textContent = tokens;
