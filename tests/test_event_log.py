@@ -5,11 +5,14 @@ before)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from loopwright.effects import EventLog
 from loopwright.errors import ReplayDivergence
 from loopwright.events import Event, RunErrorEvent, WarningEvent
+from loopwright.events._types import EVENT_CLASSES
 from loopwright.safety.scrub import Scrubber
 from loopwright.testing import MockClock
 
@@ -62,3 +65,10 @@ async def test_a_recorded_prefix_is_checked_against_the_built_events() -> None:
     assert again is not None and again.seq == 1
     with pytest.raises(ReplayDivergence):
         await log.append(RunErrorEvent(error_type="X", message="other"))
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda cls: cls.__name__)
+def test_an_event_class_slots_are_its_fields_but_the_stamps(cls: type[Event]) -> None:
+    """What the log scrubs of an event is read from the class's __slots__."""
+    names = {field.name for field in dataclasses.fields(cls)}
+    assert set(cls.__slots__) == names - {"run_id", "seq", "ts"}

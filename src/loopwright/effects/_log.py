@@ -31,7 +31,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import ReplayDivergence
@@ -126,7 +126,12 @@ class EventLog:
         event with this log's stamps."""
         if not self.listening:
             return None
-        event = draft if self.scrubber is None else self.scrubber.scrub_value(draft)
+        event = draft
+        if self.scrubber is not None:
+            fields = _content(draft)
+            scrubbed = self.scrubber.scrub_fields(fields)
+            if scrubbed is not fields:
+                event = dataclasses.replace(draft, **scrubbed)
         if event is draft and draft.seq:  # completed before: someone else's event now
             event = dataclasses.replace(draft)
         self.seq += 1
@@ -156,6 +161,13 @@ class EventLog:
         """Return once every event appended so far is durable (a no-op with no recorder)."""
         if self.recorder is not None:
             await self.recorder.flush()
+
+
+def _content(event: Event) -> dict[str, Any]:
+    """An event's fields but the log's stamps, by name (what the scrubber searches). An
+    event class's `__slots__` (slots=True) lists the fields it adds to BaseEvent's stamps:
+    no field list is built per call."""
+    return {name: getattr(event, name) for name in type(event).__slots__}
 
 
 def _complete(event: Event, run_id: str, seq: int, ts: float) -> None:
