@@ -1,16 +1,18 @@
-"""EventLog.append takes the event its producer built and sends a new one: numbered,
-stamped with the run and the time, scrubbed; the producer's event is left as it was."""
+"""EventLog.append takes the event its producer built and sends it: scrubbed, numbered,
+stamped with the run and the time. The event is built once: the log completes the
+producer's event (a copy only when something in it is redacted, or when it was completed
+before)."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import get_args
 
 import pytest
 
 from loopwright.effects import EventLog
 from loopwright.errors import ReplayDivergence
 from loopwright.events import Event, RunErrorEvent, WarningEvent
-from loopwright.events._types import EVENT_CLASSES
 from loopwright.safety.scrub import Scrubber
 from loopwright.testing import MockClock
 
@@ -20,20 +22,34 @@ async def test_a_built_event_goes_out_numbered_stamped_and_scrubbed() -> None:
     log = EventLog("run_a", clock=MockClock(start=1000.0), scrubber=Scrubber(["hunter22"]),
                    sink=sent.append)  # fmt: skip
     draft = WarningEvent(message="the password is hunter22")
+    clean = RunErrorEvent(error_type="X", message="no secret here")
     first = await log.append(draft)
-    second = await log.append(RunErrorEvent(error_type="X", message="no secret here"))
+    second = await log.append(clean)
     assert first is not None and second is not None
     assert (first.run_id, first.seq, first.ts) == ("run_a", 1, 1000.0)
     assert (second.run_id, second.seq) == ("run_a", 2)
     assert "hunter22" not in first.message and "[REDACTED" in first.message
     assert sent == [first, second]
     assert (draft.run_id, draft.seq, draft.message) == ("", 0, "the password is hunter22")
+    assert second is clean  # nothing to redact: the producer's event is the one sent
 
 
 async def test_stamps_a_producer_gives_are_the_logs_to_replace() -> None:
     log = EventLog("run_b", sink=lambda event: None)
-    event = await log.append(WarningEvent(run_id="elsewhere", seq=40, ts=1.0, message="m"))
+    given = WarningEvent(run_id="elsewhere", seq=40, ts=1.0, message="m")
+    event = await log.append(given)
     assert event is not None and (event.run_id, event.seq) == ("run_b", 1)
+    assert (given.run_id, given.seq) == ("elsewhere", 40)  # another's event is not changed
+
+
+async def test_an_event_appended_twice_goes_out_twice_as_two_events() -> None:
+    sent: list[Event] = []
+    log = EventLog("run_e", sink=sent.append)
+    draft = WarningEvent(message="m")
+    await log.append(draft)
+    await log.append(draft)
+    assert [(event.seq, event.run_id) for event in sent] == [(1, "run_e"), (2, "run_e")]
+    assert sent[0] is draft and sent[1] is not draft
 
 
 async def test_nobody_listening_sends_nothing() -> None:
@@ -51,8 +67,8 @@ async def test_a_recorded_prefix_is_checked_against_the_built_events() -> None:
         await log.append(RunErrorEvent(error_type="X", message="other"))
 
 
-@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", get_args(Event), ids=lambda cls: cls.__name__)
 def test_an_event_class_slots_are_its_fields_but_the_stamps(cls: type[Event]) -> None:
-    """What the log copies from a draft (and scrubs) is read from the class's __slots__."""
+    """What the log scrubs of an event is read from the class's __slots__."""
     names = {field.name for field in dataclasses.fields(cls)}
     assert set(cls.__slots__) == names - {"run_id", "seq", "ts"}

@@ -48,7 +48,7 @@ def test_the_events_of_one_turn_are_stored_in_one_transaction(tmp_path: Path) ->
     handed_back: list[int] = []
 
     async def main() -> None:
-        writer = StoreWriter(store, on_stored=lambda batch: handed_back.append(len(batch)))
+        writer = StoreWriter(store, on_stored=lambda batch, _: handed_back.append(len(batch)))
         writer.write(events[0])
         await writer.flush()  # run_started is durable before the run's first effect
         for event in events[1:]:  # one turn: nothing awaited in between

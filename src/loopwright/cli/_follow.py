@@ -28,7 +28,9 @@ CANCEL_WAIT_S = 30.0
 
 
 class View(Protocol):
-    def show(self, event: Event) -> None: ...
+    def show(self, event: Event, line: str | None = None) -> None:
+        """Show one event; `line`: its JSON line as stored, when the follower has it."""
+        ...
 
     def resumed(self, recorded: Sequence[Event]) -> None: ...
 
@@ -68,37 +70,55 @@ async def show_run(
             if decide is not None:
                 await _until_asked_again(runtime, gate)
                 await decide(gate)
-        async with contextlib.aclosing(runtime.follow(run_id, after=after)) as events:
-            async for event in events:
-                view.show(event)
+        async with contextlib.aclosing(runtime.follow_lines(run_id, after=after)) as events:
+            async for event, line in events:
+                view.show(event, line)
                 if event.run_id == run_id:  # not a sub-agent's (it has a run of its own)
                     last = event.seq
                 if decide is not None:
                     await decide(event)
     except BaseException as exc:
-        closed = isinstance(exc, BrokenPipeError) or (watch is not None and watch.gone)
-        if closed and watch is not None and watch.gone:
-            watch.task.uncancel()  # the watch cancelled the follow: not Ctrl-C
-        ctrl_c = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) and not closed
-        if cancel_on_interrupt and ctrl_c and await _interrupt(runtime, run_id, flags):
-            raise
-        if cancel_on_interrupt:
-            ended = False
-            with contextlib.suppress(Exception):
-                ended = await runtime.cancel(run_id)
-            if ended and not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
-                ending = show_run(runtime, run_id, view, after=last, cancel_on_interrupt=False)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(ending, CANCEL_WAIT_S)
-        if closed:
-            silence(sys.stdout)
-            _say_stdout_closed(runtime, run_id, cancel_on_interrupt, flags)
-            raise BrokenPipeError("stdout was closed") from None
+        await _ended_early(runtime, run_id, view, exc, watch, last=last,
+                           cancel_on_interrupt=cancel_on_interrupt, flags=flags)  # fmt: skip
         raise
     finally:
         if watch is not None:
             watch.stop()
     return last
+
+
+async def _ended_early(
+    runtime: Runtime,
+    run_id: str,
+    view: View,
+    exc: BaseException,
+    watch: _ReaderWatch | None,
+    *,
+    last: int,
+    cancel_on_interrupt: bool,
+    flags: str,
+) -> None:
+    """The showing ended before the run did (`exc`): Ctrl-C, a closed stdout, an error.
+    What `show_run` says about the run it started; raises BrokenPipeError for a closed
+    stdout (the caller re-raises `exc` otherwise)."""
+    closed = isinstance(exc, BrokenPipeError) or (watch is not None and watch.gone)
+    if closed and watch is not None and watch.gone:
+        watch.task.uncancel()  # the watch cancelled the follow: not Ctrl-C
+    ctrl_c = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt) and not closed
+    if cancel_on_interrupt and ctrl_c and await _interrupt(runtime, run_id, flags):
+        return
+    if cancel_on_interrupt:
+        ended = False
+        with contextlib.suppress(Exception):
+            ended = await runtime.cancel(run_id)
+        if ended and not closed:  # the end, shown within CANCEL_WAIT_S (not cancelled again)
+            ending = show_run(runtime, run_id, view, after=last, cancel_on_interrupt=False)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ending, CANCEL_WAIT_S)
+    if closed:
+        silence(sys.stdout)
+        _say_stdout_closed(runtime, run_id, cancel_on_interrupt, flags)
+        raise BrokenPipeError("stdout was closed") from None
 
 
 async def _interrupt(runtime: Runtime, run_id: str, flags: str) -> bool:

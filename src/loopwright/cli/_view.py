@@ -80,11 +80,13 @@ class JsonLinesView:
         self.closed = False
         """Whoever read the lines went away (`| head`): the next `show` says so."""
 
-    def show(self, event: Event) -> None:
+    def show(self, event: Event, line: str | None = None) -> None:
+        """Write the event's line: `line`, the one its store holds, when the follower has
+        it (it is not encoded again), else `encode_event`'s."""
         if self.closed:
             raise BrokenPipeError("stdout was closed")
         pending = self._pending
-        pending.append(encode_event(event))
+        pending.append(encode_event(event) if line is None else line)
         if len(pending) > 1:
             return
         try:
@@ -169,7 +171,7 @@ class LiveView:
         if recorded:
             self.console.print(resumed_header(self._run(recorded[0])))
 
-    def show(self, event: Event) -> None:
+    def show(self, event: Event, line: str | None = None) -> None:
         if isinstance(event, ModelTextDeltaEvent):
             self._delta(event)
             return

@@ -1,11 +1,13 @@
 """EventLog: the one way a run's events go out.
 
 A producer builds the event it means (`ToolCallEvent(call_id=..., ...)`: mypy checks its
-fields) and leaves `run_id`, `seq` and `ts` to the log. `append` numbers the event (`seq`,
-gap-free), stamps its run and time, scrubs every text in it,
-awaits the `before_send` hook if one is set, hands it to the recorder (the store's writer,
-which makes it durable off the event loop) and to the in-process sink. No event reaches a
-store, a screen or a subscriber unscrubbed.
+fields) and leaves `run_id`, `seq` and `ts` to the log. `append` scrubs every text in it,
+completes it: numbers it (`seq`, gap-free) and stamps its run and time, awaits the
+`before_send` hook if one is set, and hands it to the recorder (the store's writer, which
+makes it durable off the event loop) and to the in-process sink. No event reaches a store,
+a screen or a subscriber unscrubbed. The event the producer built is the one that goes
+out: it is built once (a copy only when the scrubber redacts something in it, or when it
+was completed before).
 
 A log may start with a recorded prefix (the events of an earlier process of the same run):
 while the run re-makes those events they are checked against the recording instead of
@@ -22,6 +24,7 @@ resumed run finds the ids its recording gave its gates.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -114,19 +117,25 @@ class EventLog:
         return self.seq < len(self.recorded)
 
     async def append(self, draft: E, /) -> E | None:
-        """Number, stamp, scrub and send one event; None when nobody listens.
+        """Scrub, number, stamp and send one event; None when nobody listens.
 
-        `draft` is the event as its producer built it: its `run_id`, `seq` and `ts` are the
-        log's to fill in (whatever it holds there is replaced). What goes out, and what is
-        returned, is a new event of the draft's type: its fields (scrubbed) and the log's
-        stamps (a new one: events are frozen, the draft is not changed)."""
+        `draft` is the event as its producer built it, without `run_id`, `seq` and `ts`:
+        the log completes it (`_complete`) and sends it, and returns it. A draft with a
+        secret in it goes out as a scrubbed copy (the draft keeps its text); one that was
+        completed before (it has a `seq`: appended already, or read from a log) as a new
+        event with this log's stamps."""
         if not self.listening:
             return None
-        fields = _content(draft)
+        event = draft
         if self.scrubber is not None:
-            fields = self.scrubber.scrub_fields(fields)
+            fields = _content(draft)
+            scrubbed = self.scrubber.scrub_fields(fields)
+            if scrubbed is not fields:
+                event = dataclasses.replace(draft, **scrubbed)
+        if event is draft and draft.seq:  # completed before: someone else's event now
+            event = dataclasses.replace(draft)
         self.seq += 1
-        event = type(draft)(run_id=self.run_id, seq=self.seq, ts=self._now(), **fields)
+        _complete(event, self.run_id, self.seq, self._now())
         if self.seq <= len(self.recorded):
             self._check(event)
             return event
@@ -159,3 +168,13 @@ def _content(event: Event) -> dict[str, Any]:
     event class's `__slots__` (slots=True) lists the fields it adds to BaseEvent's stamps:
     no field list is built per call."""
     return {name: getattr(event, name) for name in type(event).__slots__}
+
+
+def _complete(event: Event, run_id: str, seq: int, ts: float) -> None:
+    """Fill in the stamps a producer leaves to the log. Events are frozen: this is the one
+    place that sets a field after the event was built, once, before anyone but its
+    producer has seen it (as a frozen dataclass's own `__init__` does, through
+    `object.__setattr__`)."""
+    object.__setattr__(event, "run_id", run_id)
+    object.__setattr__(event, "seq", seq)
+    object.__setattr__(event, "ts", ts)

@@ -381,6 +381,22 @@ class Runtime:
         reads the store, whichever engine and process executes the run: following drives
         nothing. RunNotFound if the run is not stored (nor starting here), or is another
         tenant's."""
+        following = self.follow_lines(run_id, after=after, tenant=tenant, poll_s=poll_s)
+        async with contextlib.aclosing(following) as events:
+            async for event, _ in events:
+                yield event
+
+    async def follow_lines(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        tenant: str | None = None,
+        poll_s: float = TAIL_WAIT_S,
+    ) -> AsyncGenerator[tuple[Event, str | None], None]:
+        """`follow`'s events, each with its JSON line where one is at hand (else None):
+        the line this process stored for it, encoded once (what `--json` prints). An event
+        read back from the store, or a token delta, comes without one (`encode_event`)."""
         engine = self._running(run_id)
         if engine is None or tenant is not None:
             record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
@@ -398,8 +414,8 @@ class Runtime:
             watch=self.embedded.wakeups.watch(self.store), here=self.embedded.executes_here,
         )  # fmt: skip
         async with contextlib.aclosing(events) as following:
-            async for event in following:
-                yield event
+            async for followed in following:
+                yield followed
 
     def _running(self, run_id: str) -> RunEngine | None:
         """The engine of a run this Runtime started or resumed and that has not ended (it

@@ -9,6 +9,10 @@ another process or a Temporal worker appends), or, while this process's writer s
 run's events, for its `Wakeups` (a faster wake-up: the writer says which runs it has just
 stored; the follower still reads them from the store). Token deltas, which are never
 stored, come only from this process's `Wakeups`, each after the event it follows.
+
+Each event comes with its JSON line where one is at hand (`Followed`): for the events this
+process's writer stored, the very line it stored (encoded once, as the event was
+appended), so a `--json` view prints what the store holds without encoding it again.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from loopwright.events import (
     Event,
@@ -29,6 +34,15 @@ from loopwright.store import RunStore
 
 TAIL_WAIT_S = 1.0
 """The longest a follower waits for a wake-up before it reads again."""
+
+
+class Followed(NamedTuple):
+    """An event as a follower hands it on, with its JSON line (`encode_event`'s) when one
+    is at hand: the line this process's writer stored. None for an event read back from
+    the store, or a token delta (never stored)."""
+
+    event: Event
+    line: str | None
 
 
 @dataclass(frozen=True)
@@ -76,24 +90,25 @@ class RunFamily:
         """The run a reader waits on: the latest joined run, else the run itself."""
         return next(reversed(self.last))
 
-    async def read(self, source: Source | None = None) -> list[Event]:
+    async def read(self, source: Source | None = None) -> list[Followed]:
         """What the family stored since the last read, in order (through `source`: a
         run's stored events after a seq; by default the store's)."""
-        found: list[Event] = []
+        found: list[Followed] = []
         await self._read(self.run_id, found, source or self._stored)
         return found
 
-    async def _stored(self, run_id: str, after: int) -> list[Event]:
-        return await asyncio.to_thread(self.store.events, run_id, after=after)
+    async def _stored(self, run_id: str, after: int) -> list[Followed]:
+        return read_back(await asyncio.to_thread(self.store.events, run_id, after=after))
 
-    async def _read(self, run_id: str, found: list[Event], source: Source) -> None:
-        for event in await source(run_id, self.last[run_id]):
+    async def _read(self, run_id: str, found: list[Followed], source: Source) -> None:
+        for followed in await source(run_id, self.last[run_id]):
+            event = followed.event
             link = family_link(event)
             if isinstance(link, Leaves) and (run_id, link.link) in self.joined:
                 child = self.joined.pop((run_id, link.link))
                 await self._read(child, found, source)  # what it stored before it left
                 self.last.pop(child, None)
-            found.append(event)
+            found.append(followed)
             self.last[run_id] = event.seq
             if isinstance(link, Joins):
                 self.joined[(run_id, link.link)] = link.child
@@ -103,8 +118,13 @@ class RunFamily:
                 await self._read(child, found, source)
 
 
-Source = Callable[[str, int], Awaitable[list[Event]]]
+Source = Callable[[str, int], Awaitable[list[Followed]]]
 """A run's stored events after a seq, in order."""
+
+
+def read_back(events: list[Event]) -> list[Followed]:
+    """Events read from the store (their lines were made by whoever stored them)."""
+    return [Followed(event, None) for event in events]
 
 
 class Watch:
@@ -124,8 +144,9 @@ class Watch:
         self.runs: frozenset[str] = frozenset()
         self.woken = asyncio.Event()
         self.deltas: list[ModelTextDeltaEvent] = []
-        self.held: dict[str, list[Event]] = {}
-        """Run -> what the writer stored of it since it was watched (not yet read)."""
+        self.held: dict[str, list[Followed]] = {}
+        """Run -> what the writer stored of it since it was watched (not yet read), with
+        the lines it stored."""
         self.covered: set[str] = set()
         """The runs whose every stored event is in `held` or was read: watched since
         before a read of the store, and executing here since."""
@@ -148,8 +169,8 @@ class Watch:
         """How the follower reads: from the held batches where they suffice (a run that
         executes here), else from the store."""
 
-        async def events(run_id: str, after: int) -> list[Event]:
-            held = [e for e in self.held.get(run_id, ()) if e.seq > after]
+        async def events(run_id: str, after: int) -> list[Followed]:
+            held = [f for f in self.held.get(run_id, ()) if f.event.seq > after]
             if here and run_id in self.covered and _follows(held, after):
                 self.held[run_id] = []
                 return held
@@ -158,10 +179,10 @@ class Watch:
             found = await asyncio.to_thread(self.store.events, run_id, after=after)
             if run_id in self.held:  # keep what was stored after the read's rows
                 last = found[-1].seq if found else after
-                self.held[run_id] = [e for e in self.held[run_id] if e.seq > last]
+                self.held[run_id] = [f for f in self.held[run_id] if f.event.seq > last]
                 if here:
                     self.covered.add(run_id)
-            return found
+            return read_back(found)
 
         return events
 
@@ -218,13 +239,14 @@ class Wakeups:
         """Does a follower in this process read the run now?"""
         return run_id in self._watches
 
-    def stored(self, batch: Sequence[Event]) -> None:
-        """The writer stored `batch` (on the event loop): its runs' followers here get it."""
-        for event in batch:
+    def stored(self, batch: Sequence[Event], lines: Sequence[str]) -> None:
+        """The writer stored `batch` as `lines` (on the event loop): its runs' followers
+        here get them."""
+        for event, line in zip(batch, lines, strict=True):
             for watch in self._watches.get(event.run_id, ()):
                 held = watch.held.get(event.run_id)
                 if held is not None:
-                    held.append(event)
+                    held.append(Followed(event, line))
                 watch.woken.set()
 
     def wake(self, run_id: str) -> None:
@@ -247,7 +269,7 @@ async def tail_while(
     poll_s: float = TAIL_WAIT_S,
     watch: Watch | None = None,
     here: Callable[[str], bool] | None = None,
-) -> AsyncGenerator[Event, None]:
+) -> AsyncGenerator[Followed, None]:
     """A run's stored events after `after` and its family's (see the module), each once,
     in order, until `run_finished`, or until `live()` says nobody executes the run any
     more and the store holds nothing newer. `live` is asked before each read, and an
@@ -263,17 +285,18 @@ async def tail_while(
                 watch.woken.clear()  # from now: a batch stored during the read wakes it
                 watch.watch(family.last)
                 for delta in watch.due_deltas(family.last):  # of events read before
-                    yield delta
+                    yield Followed(delta, None)
             members = len(family.last)
             woken_here = watch is not None and here is not None and here(run_id)
             events = await family.read(watch.source(woken_here) if watch is not None else None)
-            for event in events:
-                yield event
+            for followed in events:
+                yield followed
+                event = followed.event
                 if event.run_id == run_id and isinstance(event, RunFinishedEvent):
                     return
                 if watch is not None and watch.deltas:
                     for delta in watch.deltas_after(event):
-                        yield delta
+                        yield Followed(delta, None)
             if events and (not woken_here or len(family.last) != members):
                 continue  # (woken here: a batch stored since the read has set the wake-up)
             if not still:
@@ -288,11 +311,11 @@ async def tail_while(
             watch.close()
 
 
-def _follows(events: list[Event], after: int) -> bool:
+def _follows(events: list[Followed], after: int) -> bool:
     """Do `events` follow seq `after` without a gap (or are there none)?"""
     expected = after + 1
-    for event in events:
-        if event.seq != expected:
+    for followed in events:
+        if followed.event.seq != expected:
             return False
         expected += 1
     return True

@@ -2,8 +2,10 @@
 
 The event loop never waits for the disk: `write` queues an event and returns. The writer
 thread takes everything queued, appends it in one transaction per batch (`append_many`),
-and only then hands the batch back to the event loop (`on_stored`), where subscribers see
-it: no subscriber sees an event before it is stored. `flush` is the durability barrier the
+and only then hands the batch back to the event loop (`on_stored`, with the lines it
+stored), where subscribers see it: no subscriber sees an event before it is stored. Each
+event is encoded once, as it is queued: the line stored is the line a `--json` view
+prints. `flush` is the durability barrier the
 effects use before a tool that is not idempotent runs.
 
 A store error is kept and raised from the next `flush` (the run then ends as failed, and
@@ -28,14 +30,16 @@ class StoreWriter:
     """One writer thread for one store; shared by every run of a Runtime."""
 
     def __init__(
-        self, store: RunStore, on_stored: Callable[[Sequence[Event]], None] | None = None
+        self,
+        store: RunStore,
+        on_stored: Callable[[Sequence[Event], Sequence[str]], None] | None = None,
     ) -> None:
         self.store = store
         self.on_stored = on_stored
         self._queue: list[Event] = []
         self._lines: list[str] = []
-        """Each queued event's line, made in the caller's thread as it is queued (a `--json`
-        view encodes the event again when it shows it: ~5 µs an event)."""
+        """Each queued event's line, made in the caller's thread as it is queued: what is
+        stored, and what `on_stored` hands on with the event."""
         self._written = 0
         """How many events (in queue order) are durable."""
         self._queued = 0
@@ -129,11 +133,13 @@ class StoreWriter:
             self._waiters = [(t, f) for t, f in self._waiters if t > written]
         if self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                self._loop.call_soon_threadsafe(self._stored, batch, ready)
+                self._loop.call_soon_threadsafe(self._stored, batch, lines, ready)
 
-    def _stored(self, batch: list[Event], ready: list[asyncio.Future[None]]) -> None:
+    def _stored(
+        self, batch: list[Event], lines: list[str], ready: list[asyncio.Future[None]]
+    ) -> None:
         if self.on_stored is not None and self._error is None:
-            self.on_stored(batch)
+            self.on_stored(batch, lines)
         for future in ready:
             if future.done():
                 continue

@@ -234,7 +234,7 @@ class TemporalEngine:
     async def _relay(self, run_id: str, on_event: EventSink, after: int) -> None:
         """The run's events (its sub-agents' too) to `on_event`, as the workers store them."""
         live = self.liveness(run_id)
-        async for event in tail_while(self.store, run_id, after=after, live=live):
+        async for event, _ in tail_while(self.store, run_id, after=after, live=live):
             await send_event(on_event, event)
 
     async def _untaken_notice(self, run_id: str, after: int) -> None:
