@@ -1,0 +1,162 @@
+"""`--agent module:attribute` on Temporal: `loopwright run --agent REF --engine temporal`
+records the reference in the run's spec (nothing is imported by the client), and a worker
+started with `--agent REF` runs it from its own agent: its tools and its model, whatever
+the client's flags say. A worker started without that same reference (none, another
+attribute, the same file by another path) never imports what the spec names: the run fails
+at once with one line naming the flag to add."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from temporal_helpers import Workers
+
+from inprocess_cli import CliRun, clean_env
+from loopwright.engines.temporal._codec import KEY_ENV
+from loopwright.events import RunStartedEvent, ToolCallEvent
+from loopwright.store import open_store
+
+AGENT_MODULE = '''
+import json
+from pathlib import Path
+
+from loopwright import AgentExecutor, tool
+from loopwright.testing import ScriptedModel
+
+Path(__file__).with_name("imported-by-" + str(__import__("os").getpid())).touch()
+
+
+@tool(effect="read")
+def shout(text: str) -> str:
+    """Say a text louder.
+
+    Args:
+        text: what to say
+    """
+    return text.upper() + "!"
+
+
+def support() -> AgentExecutor:
+    replies = json.loads(Path(__file__).with_name("replies.json").read_text())
+    model = ScriptedModel([json.dumps(r) for r in replies], name="the-workers-model")
+    return AgentExecutor(model, [shout])
+
+
+other = support
+'''
+
+
+SHOUT = [{"action": "shout", "action_input": {"text": "hi"}}, {"final_answer": "I shouted hi"}]
+
+
+def agent_file(folder: Path, replies: list[dict[str, object]] = SHOUT) -> Path:
+    """The module of the agents (their model's script beside it): each process that
+    imports it leaves a file behind."""
+    (folder / "replies.json").write_text(json.dumps(replies))
+    path = folder / "agents.py"
+    path.write_text(AGENT_MODULE)
+    return path
+
+
+def run_on_temporal(
+    run_cli: Callable[..., CliRun], workers: Workers, home: Path, *argv: str
+) -> CliRun:
+    return run_cli(
+        "run", "shout hi", *argv, "--engine", "temporal", "--temporal", workers.address,
+        "--task-queue", workers.queue, "--store", workers.store,
+        env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}),
+    )  # fmt: skip
+
+
+def test_a_run_of_an_agent_completes_on_a_worker_started_with_it(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    ref = f"{agent_file(tmp_path)}:support"
+    workers.start("--agent", ref)
+    # the client's --model is not the run's: the worker's agent's model is
+    done = run_on_temporal(run_cli, workers, tmp_path / "home", "--agent", ref,
+                           "--model", "scripted:/no/such/script.json")  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    assert "I shouted hi" in done.out
+    store = open_store(workers.store)
+    try:
+        (record,) = store.list_runs()
+        events = store.events(record.run_id)
+    finally:
+        store.close()
+    assert record.status == "completed" and record.answer == "I shouted hi"
+    assert record.model == "the-workers-model"
+    started = events[0]
+    assert isinstance(started, RunStartedEvent) and started.spec is not None
+    assert started.spec["agent"] == ref and started.spec["version"] == 10
+    assert started.model == "the-workers-model"
+    results = [e.result for e in events if isinstance(e, ToolCallEvent)]
+    assert results == ["HI!"]  # the worker's agent's tool ran
+    imported_by = sorted(p.name for p in tmp_path.glob("imported-by-*"))
+    assert imported_by == [f"imported-by-{workers.procs[0].pid}"]  # the worker, not the client
+    said = next(line for line in workers.logs().splitlines() if "runs may use:" in line)
+    assert said.endswith(f", the agent {ref}"), said
+
+
+@pytest.mark.parametrize("worker_has", ["none", "another attribute", "another path"])
+def test_a_worker_not_started_with_the_agent_fails_the_run_naming_the_flag(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun], worker_has: str
+) -> None:
+    path = agent_file(tmp_path)
+    (tmp_path / "sub").mkdir()
+    asked = {
+        "none": f"{path}:support",
+        "another attribute": f"{path}:support",
+        "another path": f"{tmp_path}/sub/../agents.py:support",  # the same file, not the ref
+    }[worker_has]
+    own = {"none": (), "another attribute": ("--agent", f"{path}:other"),
+           "another path": ("--agent", f"{path}:support")}[worker_has]  # fmt: skip
+    workers.start(*own)
+    done = run_on_temporal(run_cli, workers, tmp_path / "home", "--agent", asked)
+    assert done.code == 1, done.out + done.err
+    refused = f"asks for what this worker does not allow: the agent '{asked}' (--agent {asked})"
+    assert refused in done.err, done.err
+    line = next(line for line in done.err.splitlines() if refused in line)
+    assert "Start the worker with the flag named" in line
+    store = open_store(workers.store)
+    try:
+        (record,) = store.list_runs()
+    finally:
+        store.close()
+    assert record.status == "failed"
+    pids = {p.name for p in tmp_path.glob("imported-by-*")}
+    expected = set() if worker_has == "none" else {f"imported-by-{workers.procs[0].pid}"}
+    assert pids == expected  # only what the worker's operator named was ever imported
+
+
+def test_a_follow_up_runs_the_workers_agent_again(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    """`--after` a run of the workers' agent, without --agent: the turn before names it.
+    The worker's one ScriptedModel serves its runs in order: two replies for the first
+    turn, one for the second."""
+    ref = f"{agent_file(tmp_path, [*SHOUT, {'final_answer': 'you said hi before'}])}:support"
+    workers.start("--agent", ref)
+    home = tmp_path / "home"
+    first = run_on_temporal(run_cli, workers, home, "--agent", ref)
+    assert first.code == 0, first.out + first.err
+    store = open_store(workers.store)
+    try:
+        (before,) = store.list_runs()
+        second = run_cli(
+            "run", "what did I say?", "--after", before.run_id, "--engine", "temporal",
+            "--temporal", workers.address, "--task-queue", workers.queue, "--store",
+            workers.store, env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}),
+        )  # fmt: skip
+        assert second.code == 0, second.out + second.err
+        (turn,) = [r for r in store.list_runs() if r.run_id != before.run_id]
+        started = store.events(turn.run_id)[0]
+    finally:
+        store.close()
+    assert turn.answer == "you said hi before" and turn.after_run_id == before.run_id
+    assert isinstance(started, RunStartedEvent) and started.spec is not None
+    assert started.spec["agent"] == ref
