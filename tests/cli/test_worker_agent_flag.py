@@ -15,7 +15,7 @@ AGENTS = Path(__file__).with_name("cli_agents.py")
 UNREACHED = ("--temporal", "localhost:1", "--store", "postgresql://nobody@127.0.0.1:1/none")
 """Nothing listens there: the worker fails before it would connect."""
 
-NEEDS_DEPS = '''
+NEEDS_DEPS = """
 from dataclasses import dataclass
 
 from loopwright import AgentExecutor
@@ -28,7 +28,7 @@ class Shop:
 
 
 agent = AgentExecutor(ScriptedModel([]), deps_type=Shop)
-'''
+"""
 
 
 @pytest.mark.parametrize(

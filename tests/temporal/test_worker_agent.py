@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
-from temporal_helpers import Workers
+from temporal_helpers import Workers, client_env, loopwright_env, serving
 
-from inprocess_cli import CliRun, clean_env
-from loopwright.engines.temporal._codec import KEY_ENV
+from inprocess_cli import CliRun
 from loopwright.events import RunStartedEvent, ToolCallEvent
 from loopwright.store import open_store
 
@@ -50,7 +51,11 @@ other = support
 '''
 
 
-SHOUT = [{"action": "shout", "action_input": {"text": "hi"}}, {"final_answer": "I shouted hi"}]
+SSE = "text/event-stream"
+SHOUT: list[dict[str, object]] = [
+    {"action": "shout", "action_input": {"text": "hi"}},
+    {"final_answer": "I shouted hi"},
+]
 
 
 def agent_file(folder: Path, replies: list[dict[str, object]] = SHOUT) -> Path:
@@ -68,7 +73,7 @@ def run_on_temporal(
     return run_cli(
         "run", "shout hi", *argv, "--engine", "temporal", "--temporal", workers.address,
         "--task-queue", workers.queue, "--store", workers.store,
-        env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}),
+        env=client_env(home),
     )  # fmt: skip
 
 
@@ -150,7 +155,7 @@ def test_a_follow_up_runs_the_workers_agent_again(
         second = run_cli(
             "run", "what did I say?", "--after", before.run_id, "--engine", "temporal",
             "--temporal", workers.address, "--task-queue", workers.queue, "--store",
-            workers.store, env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}),
+            workers.store, env=client_env(home),
         )  # fmt: skip
         assert second.code == 0, second.out + second.err
         (turn,) = [r for r in store.list_runs() if r.run_id != before.run_id]
@@ -160,3 +165,38 @@ def test_a_follow_up_runs_the_workers_agent_again(
     assert turn.answer == "you said hi before" and turn.after_run_id == before.run_id
     assert isinstance(started, RunStartedEvent) and started.spec is not None
     assert started.spec["agent"] == ref
+
+
+async def test_serve_with_the_workers_agent_starts_its_runs_on_them(
+    workers: Workers, tmp_path: Path
+) -> None:
+    """`serve --agent REF --engine temporal`: a request gives only its text; the run names
+    the workers' agent, and a request naming a model or tools is refused."""
+    ref = f"{agent_file(tmp_path)}:support"
+    workers.start("--agent", ref)
+    command = [sys.executable, "-m", "loopwright", "serve", "--port", "0", "--store",
+               workers.store, "--engine", "temporal", "--temporal", workers.address,
+               "--task-queue", workers.queue, "--agent", ref]  # fmt: skip
+    with serving(command, tmp_path / "serve.log", loopwright_env(HOME=str(tmp_path))) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+            refused = await http.post("/api/runs", json={"request": "hi", "tools": ["echo"]})
+            created = await http.post("/api/runs", json={"request": "shout hi"})
+            assert created.status_code == 201, created.text
+            run_id = created.json()["run_id"]
+            events = f"/api/runs/{run_id}/events"
+            async with http.stream("GET", events, headers={"Accept": SSE}) as stream:
+                async for line in stream.aiter_lines():  # until the run's end
+                    if line.startswith("data: ") and '"type": "run_finished"' in line:
+                        break
+            shown = (await http.get(f"/api/runs/{run_id}")).json()
+    assert refused.status_code == 422 and "runs its own agent" in refused.text
+    assert shown["status"] == "completed" and shown["answer"] == "I shouted hi"
+    assert shown["model"] == "the-workers-model"
+    store = open_store(workers.store)
+    try:
+        started = store.events(run_id)[0]
+    finally:
+        store.close()
+    assert isinstance(started, RunStartedEvent) and started.spec is not None
+    assert started.spec["agent"] == ref
+    assert not list(tmp_path.glob(f"imported-by-{os.getpid()}"))
