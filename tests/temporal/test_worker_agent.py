@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,10 @@ import pytest
 from temporal_helpers import Workers, client_env, loopwright_env, serving
 
 from inprocess_cli import CliRun
+from loopwright.engines.temporal import WorkerAllows
+from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, ToolCallEvent
+from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
 AGENT_MODULE = '''
@@ -200,3 +204,23 @@ async def test_serve_with_the_workers_agent_starts_its_runs_on_them(
     assert isinstance(started, RunStartedEvent) and started.spec is not None
     assert started.spec["agent"] == ref
     assert not list(tmp_path.glob(f"imported-by-{os.getpid()}"))
+
+
+def test_a_spec_naming_the_agent_is_still_checked_for_what_else_it_asks() -> None:
+    """A spec's other fields are not used for a run of the worker's agent; asking for more
+    than the worker allows beside it is refused all the same, and the agent is compared
+    letter for letter (nothing is resolved or imported)."""
+    allows = WorkerAllows.of(agent=" my_agents:support ")
+    allows.check_run("run_ok", RunSpec(request="hi", agent="my_agents:support"))
+    asking = RunSpec(request="hi", agent="my_agents:support", tools=("run_command",),
+                     verify="id", mcp=("python server.py",))  # fmt: skip
+    with pytest.raises(ConfigurationError) as refused:
+        allows.check_run("run_more", asking)
+    message = str(refused.value)
+    for flag in ("(--allow-commands)", "(--allow-verify)", "(--allow-mcp 'python server.py')"):
+        assert flag in message
+    assert "the agent" not in message
+    for other in ("./my_agents:support", "my_agents:other", "MY_AGENTS:support"):
+        with pytest.raises(ConfigurationError, match=f"the agent '{re.escape(other)}' \\(--agent"):
+            allows.check_run("run_other", RunSpec(request="hi", agent=other))
+    assert WorkerAllows.of().describe().endswith("MCP servers or agents built in Python")
