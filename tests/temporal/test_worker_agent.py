@@ -7,16 +7,19 @@ at once with one line naming the flag to add."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from temporal_helpers import Workers, client_env, loopwright_env, serving
+from temporal_helpers import TemporalRuns, Workers, client_env, loopwright_env, serving
 
 from inprocess_cli import CliRun
 from loopwright.engines.temporal import WorkerAllows
@@ -26,6 +29,7 @@ from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
 AGENT_MODULE = '''
+import asyncio
 import json
 from pathlib import Path
 
@@ -45,10 +49,23 @@ def shout(text: str) -> str:
     return text.upper() + "!"
 
 
+@tool(effect="read")
+async def wait_for_go(text: str) -> str:
+    """Wait until a file named go is beside this module.
+
+    Args:
+        text: what to say then
+    """
+    Path(__file__).with_name("waiting").touch()
+    while not Path(__file__).with_name("go").exists():
+        await asyncio.sleep(0.05)
+    return text
+
+
 def support() -> AgentExecutor:
     replies = json.loads(Path(__file__).with_name("replies.json").read_text())
     model = ScriptedModel([json.dumps(r) for r in replies], name="the-workers-model")
-    return AgentExecutor(model, [shout])
+    return AgentExecutor(model, [shout, wait_for_go])
 
 
 other = support
@@ -224,3 +241,40 @@ def test_a_spec_naming_the_agent_is_still_checked_for_what_else_it_asks() -> Non
         with pytest.raises(ConfigurationError, match=f"the agent '{re.escape(other)}' \\(--agent"):
             allows.check_run("run_other", RunSpec(request="hi", agent=other))
     assert WorkerAllows.of().describe().endswith("MCP servers or agents built in Python")
+
+
+async def test_a_run_of_the_workers_agent_resumes_on_a_new_worker(
+    workers: Workers, tmp_path: Path, runs: TemporalRuns
+) -> None:
+    """Its workflow terminated mid-call: `runs resume` (no --agent: the spec names it) goes
+    on with it on a worker started with the agent, its first reply served from its log."""
+    replies: list[dict[str, object]] = [
+        {"action": "wait_for_go", "action_input": {"text": "went"}},
+        {"final_answer": "I went"},
+    ]
+    ref = f"{agent_file(tmp_path, replies)}:support"
+    workers.start("--agent", ref)
+    handle = await runs.start(RunSpec(request="go when told", agent=ref))
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "waiting").exists():  # its tool call runs on the worker
+        assert time.monotonic() < deadline, workers.logs()
+        await asyncio.sleep(0.1)
+    await handle.terminate("the test stops it")
+    workers.stop_all()
+    (tmp_path / "go").touch()
+    workers.start("--agent", ref)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "loopwright", "runs", "resume", handle.id, "--temporal",
+         workers.address, "--task-queue", workers.queue, "--store", workers.store],
+        capture_output=True, text=True, env=loopwright_env(), timeout=180,
+    )  # fmt: skip
+    assert resumed.returncode == 0, f"{resumed.stderr}\n{workers.logs()}"
+    store = open_store(workers.store)
+    try:
+        record = store.get_run(handle.id)
+        events = store.events(handle.id)
+    finally:
+        store.close()
+    assert record is not None and (record.status, record.answer) == ("completed", "I went")
+    assert sum(isinstance(e, RunStartedEvent) for e in events) == 1
+    assert record.model == "the-workers-model"
