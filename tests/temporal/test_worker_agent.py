@@ -278,3 +278,29 @@ async def test_a_run_of_the_workers_agent_resumes_on_a_new_worker(
     assert record is not None and (record.status, record.answer) == ("completed", "I went")
     assert sum(isinstance(e, RunStartedEvent) for e in events) == 1
     assert record.model == "the-workers-model"
+
+
+def test_a_chat_with_the_workers_agent(
+    workers: Workers, tmp_path: Path, run_cli: Callable[..., CliRun]
+) -> None:
+    """`chat --agent REF --engine temporal`: each line a run of the workers' agent, the
+    second one a follow-up of the first."""
+    ref = f"{agent_file(tmp_path, [*SHOUT, {'final_answer': 'you said hi before'}])}:support"
+    workers.start("--agent", ref)
+    done = run_cli(
+        "chat", "--agent", ref, "--engine", "temporal", "--temporal", workers.address,
+        "--task-queue", workers.queue, "--store", workers.store,
+        env=client_env(tmp_path / "home"), stdin="shout hi\nwhat did I say?\n",
+    )  # fmt: skip
+    assert done.code == 0, done.out + done.err
+    store = open_store(workers.store)
+    try:
+        first, second = sorted(store.list_runs(), key=lambda r: r.created_at)
+        specs = [store.events(r.run_id)[0] for r in (first, second)]
+    finally:
+        store.close()
+    assert (first.answer, second.answer) == ("I shouted hi", "you said hi before")
+    assert second.after_run_id == first.run_id
+    for started in specs:
+        assert isinstance(started, RunStartedEvent) and started.spec is not None
+        assert started.spec["agent"] == ref
