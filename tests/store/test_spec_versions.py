@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
+from loopwright.models import Model
 from loopwright.runtime import RunSpec, replay_run
 from loopwright.runtime._spec import RUN_SPEC_VERSION, build_agent, recorded_spec
 from loopwright.store import SqliteRunStore
+from loopwright.tools import resolve_tools
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v1_repetition.jsonl"
 
@@ -291,3 +294,29 @@ def test_a_spec_naming_an_agent_is_not_built_from_its_fields() -> None:
     spec = RunSpec(request="shout hi", model="scripted:/nowhere.json", agent="my_agents:agent")
     with pytest.raises(ConfigurationError, match="workers started with --agent my_agents:agent"):
         build_agent(spec)
+
+
+V10_FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v10_agent.jsonl"
+"""Frozen: recorded with RunSpec v10 on a Temporal worker started with `--agent
+agents.py:echoer` (an agent built in Python: a ScriptedModel named `echo-agent-model` and
+the `echo` tool), started by `loopwright run --agent agents.py:echoer --engine temporal`
+(the reference rewritten from the test's folder, the run id made readable)."""
+
+
+def test_a_version_10_run_names_its_agent_and_replays_with_that_agent(tmp_path: Path) -> None:
+    events = [decode_event(line) for line in V10_FIXTURE.read_text().splitlines()]
+    first = events[0]
+    assert isinstance(first, RunStartedEvent) and first.spec is not None
+    assert first.spec["version"] == 10 and first.model == "echo-agent-model"
+    spec = recorded_spec(events)
+    assert spec is not None and spec.agent == "agents.py:echoer" and spec.tools == ()
+    store = stored(tmp_path, events)
+    with pytest.raises(ConfigurationError, match=r"workers started with --agent agents\.py:echoer"):
+        asyncio.run(replay_run(store, "r_v10_agent"))  # not from the spec's fields
+
+    def the_agent(_: RunSpec, stand_in: Model) -> AgentExecutor:
+        return AgentExecutor(stand_in, resolve_tools(["echo"]))  # as the worker's was built
+
+    report = asyncio.run(replay_run(store, "r_v10_agent", build=the_agent))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
