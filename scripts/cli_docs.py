@@ -88,8 +88,12 @@ loopwright runs resume RUN_ID --agent agents.py:cleaner   # a run of that agent,
 
 The run is stored, shown live and decided at the terminal like any other; its model, tools
 and options are the agent's own (`--model`, `--tools` and the guardrail flags do not apply),
-and it runs in this process (not with `--engine temporal`). Since only your code can build
-the agent again, a run of it is resumed with the same `--agent`.
+and it runs in this process. Since only your code can build the agent again, a run of it
+is resumed with the same `--agent`. With `--engine temporal` the agent runs on the workers
+started with the same `--agent` (`loopwright worker --agent agents.py:cleaner`), which
+build it from their own copy: this command does not import it, and its run is resumed on
+the workers with `runs resume RUN_ID --temporal HOST:PORT` (docs/scale-out.md, "Your own
+agent on the workers").
 
 A reference that cannot be used is one line, and nothing starts: `loopwright: error: --agent
 'agents:nobody': module 'agents' has no attribute 'nobody'` (also: no such module or file, an

@@ -61,11 +61,13 @@ def test_a_bad_reference_is_one_line(tmp_path: Path, ref: str, message: str) -> 
     assert _runs(tmp_path) == []  # nothing started
 
 
-def test_an_agent_runs_in_this_process_only(tmp_path: Path) -> None:
-    done = cli_process("run", "hi", "--agent", f"{AGENTS}:agent", "--engine", "temporal",
+def test_on_temporal_a_reference_is_checked_not_imported(tmp_path: Path) -> None:
+    """The workers load the agent (worker --agent): the client only checks the shape."""
+    done = cli_process("run", "hi", "--agent", "just_a_name", "--engine", "temporal",
                        "--temporal", "localhost:1", home=tmp_path)  # fmt: skip
     assert done.code == 2
-    assert "leave out --engine temporal" in done.err
+    assert "--agent 'just_a_name': expected module:attribute" in done.err
+    assert len(done.err.strip().splitlines()) == 1
 
 
 def test_a_project_file_names_an_agent_only_once_trusted(tmp_path: Path) -> None:

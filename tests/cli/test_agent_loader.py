@@ -89,9 +89,7 @@ def test_a_missing_file_or_module(tmp_path: Path) -> None:
         load_agent("no_such_mod_xyz:agent")
 
 
-def test_serve_takes_no_agent_that_needs_deps_nor_one_for_temporal(agents_file: Path) -> None:
+def test_serve_takes_no_agent_that_needs_deps(agents_file: Path) -> None:
     with pytest.raises(ConfigurationError, match="the server gives its runs no deps"):
-        served_agent(f"{agents_file}:typed", engine=None)
-    with pytest.raises(ConfigurationError, match="not with --engine temporal"):
-        served_agent(f"{agents_file}:agent", engine="temporal")
-    assert isinstance(served_agent(f"{agents_file}:agent", engine="embedded"), AgentExecutor)
+        served_agent(f"{agents_file}:typed")
+    assert isinstance(served_agent(f"{agents_file}:agent"), AgentExecutor)

@@ -2,7 +2,8 @@
 with SIGINT ignored, as a shell without job control starts a background command (a script's
 `loopwright run ... &`, a CI runner): the run is stored `interrupted` (no `run_finished`),
 stderr says how to resume or cancel it, and the command exits 130; `runs resume` goes on with
-it, `runs cancel` ends it. A real process: the signal and its inherited handling are the point.
+it, `runs cancel` ends it. A second Ctrl-C while the first is still stopping the run cancels
+it. A real process: the signal and its inherited handling are the point.
 """
 
 from __future__ import annotations
@@ -119,3 +120,75 @@ def test_runs_cancel_of_a_run_not_there_is_one_line(tmp_path: Path) -> None:
     missing = cli_process("runs", "cancel", "run_nothere", home=tmp_path)
     assert missing.code == 2
     assert missing.err.startswith("loopwright: error: no run 'run_nothere'")
+
+
+SLOW_TO_STOP = '''
+import asyncio
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+async def wait_here(text: str) -> str:
+    """Wait until the run is stopped; then take until the test says to finish stopping.
+
+    Args:
+        text: anything
+    """
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        (HERE / "stopping").touch()
+        while not (HERE / "release").exists():
+            await asyncio.sleep(0.02)
+        for _ in range(10):  # a few turns of the loop: it takes the signal sent before the
+            await asyncio.sleep(0)  # release (asyncio reads a signal on its next turn)
+        raise
+    return text
+'''
+
+
+def _until(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + EXIT_LIMIT_S
+    while not path.exists():  # the tool says it is stopping: the first Ctrl-C was taken
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"no {path.name} in {EXIT_LIMIT_S} s"
+        time.sleep(0.02)
+
+
+def test_a_second_ctrl_c_while_the_run_stops_cancels_it(tmp_path: Path) -> None:
+    tools = tmp_path / "slow_tools.py"
+    tools.write_text(SLOW_TO_STOP)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        json.dumps({"action": "wait_here", "action_input": {"text": "one"}}),
+        json.dumps({"final_answer": "never"}),
+    ]))  # fmt: skip
+    command = [sys.executable, "-m", "loopwright", "run", "wait", "--model",
+               f"scripted:{script}", "--tools", f"{tools}:wait_here", "--json"]  # fmt: skip
+    env = cli_env(tmp_path)
+    proc = subprocess.Popen(command, env=env, cwd=env["HOME"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        run_id = ""
+        for line in proc.stdout:  # until its tool call runs
+            event = json.loads(line)
+            run_id = str(event["run_id"])
+            if event["type"] == "tool_call_started":
+                break
+        proc.send_signal(signal.SIGINT)
+        _until(tmp_path / "stopping", proc)
+        proc.send_signal(signal.SIGINT)  # while the first is still stopping the run
+        (tmp_path / "release").touch()
+        _, err = proc.communicate(timeout=EXIT_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert f"loopwright: run {run_id} was cancelled" in err
+    assert "was interrupted" not in err
+    assert _status(tmp_path, run_id) == "cancelled"
+    resumed = cli_process("runs", "resume", run_id, home=tmp_path)
+    assert resumed.code == 2  # cancelled, not interrupted: nothing to go on with

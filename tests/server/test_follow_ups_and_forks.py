@@ -25,6 +25,7 @@ from server_helpers import (
     write_script,
 )
 
+from loopwright.events import event_from_dict, event_to_dict
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.store import open_store
 
@@ -163,6 +164,34 @@ def test_a_follow_up_takes_no_agent_this_server_does_not_offer(tmp_path: Path) -
             response = post(server, path, body)
             assert response.status_code == 422
             assert "tool 'write_file'" in error_of(response)["message"]
+        assert [r["run_id"] for r in httpx.get(f"{server.url}/api/runs").json()["runs"]] == [run_id]
+
+
+def test_a_run_of_the_workers_agent_is_followed_up_only_by_a_server_serving_it(
+    tmp_path: Path,
+) -> None:
+    """A run whose spec names an agent built in Python (started for Temporal workers
+    started with `--agent`): a server not started with that --agent neither follows it up
+    nor forks it (it would run an agent its operator did not name)."""
+    script = echo_script(tmp_path / "s.json", 0)
+    elsewhere = Runtime(open_store(tmp_path / "elsewhere.db"))
+
+    async def run_elsewhere() -> str:
+        result = await elsewhere.start(RunSpec("list it", model=script, tools=("echo",))).wait()
+        return str(result.run_id)
+
+    run_id = asyncio.run(run_elsewhere())
+    events = [event_to_dict(e) for e in elsewhere.store.events(run_id)]
+    elsewhere.close()
+    events[0]["spec"] = {**events[0]["spec"], "agent": "agents.py:support"}
+    store = open_store(tmp_path / "runs.db")
+    store.append_many([event_from_dict(e) for e in events])
+    with live_server(make_config(tmp_path, store=store)) as server:
+        for path, body in (("/api/runs", {"request": "go on", "after": run_id}),
+                           (f"/api/runs/{run_id}/fork", {"at": 0})):  # fmt: skip
+            response = post(server, path, body)
+            assert response.status_code == 422, response.text
+            assert "the agent 'agents.py:support' (serve --agent)" in error_of(response)["message"]
         assert [r["run_id"] for r in httpx.get(f"{server.url}/api/runs").json()["runs"]] == [run_id]
 
 

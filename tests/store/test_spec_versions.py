@@ -14,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
+from loopwright.models import Model
 from loopwright.runtime import RunSpec, replay_run
-from loopwright.runtime._spec import RUN_SPEC_VERSION, recorded_spec
+from loopwright.runtime._spec import RUN_SPEC_VERSION, build_agent, recorded_spec
 from loopwright.store import SqliteRunStore
+from loopwright.tools import resolve_tools
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v1_repetition.jsonl"
 
@@ -45,7 +48,7 @@ def replay_as_revision(tmp_path: Path, fixture: Path, run_id: str, revision: int
 def test_a_version_1_spec_reads_the_last_turn_as_off() -> None:
     spec = recorded_spec(v1_events())
     assert spec is not None and spec.options.last_turn is False
-    assert spec.version == RUN_SPEC_VERSION == 9  # read as today's spec, v1's behaviour kept
+    assert spec.version == RUN_SPEC_VERSION == 10  # read as today's spec, v1's behaviour kept
     again = RunSpec.from_dict(spec.to_dict())
     assert again.options.last_turn is False  # the kept behaviour survives a round trip
 
@@ -57,8 +60,8 @@ def test_a_spec_of_today_or_without_a_version_has_the_last_turn_on() -> None:
 
 
 def test_an_unknown_spec_version_names_the_versions_this_loopwright_reads() -> None:
-    with pytest.raises(ConfigurationError, match=r"version 10 .* reads 1, 2, .*, 8, 9\): up"):
-        RunSpec.from_dict({"request": "r", "version": 10})
+    with pytest.raises(ConfigurationError, match=r"version 11 .* reads 1, 2, .*, 9, 10\): up"):
+        RunSpec.from_dict({"request": "r", "version": 11})
 
 
 def test_a_run_recorded_before_the_last_turn_replays_without_one(tmp_path: Path) -> None:
@@ -256,3 +259,64 @@ def test_a_version_9_spec_carries_its_follow_up_and_fork_through_a_round_trip() 
     assert again == spec and again.to_dict()["fork_of"] == {"run_id": "run_b", "step": 2}
     with pytest.raises(ConfigurationError, match="fork_of must be"):
         RunSpec.from_dict({"request": "r", "fork_of": ["run_b", 2]})
+
+
+V9_FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v9_echo.jsonl"
+"""Frozen: recorded with RunSpec v9 (main at 72a75be, before a spec could name an agent
+built in Python), a scripted `echo` run through the Runtime."""
+
+
+def test_a_version_9_run_reads_as_naming_no_agent_and_replays(tmp_path: Path) -> None:
+    events = [decode_event(line) for line in V9_FIXTURE.read_text().splitlines()]
+    first = events[0]
+    assert isinstance(first, RunStartedEvent) and first.spec is not None
+    assert first.spec["version"] == 9 and "agent" not in first.spec
+    spec = recorded_spec(events)
+    assert spec is not None and spec.agent is None and spec.tools == ("echo",)
+    report = asyncio.run(replay_run(stored(tmp_path, events), "r_v9_echo"))
+    assert report.ok, report.describe()
+    assert report.events == len(events)
+
+
+def test_a_version_10_spec_carries_its_agent_through_a_round_trip() -> None:
+    spec = RunSpec.from_dict({"request": "shout hi", "agent": " my_agents:agent "})
+    assert spec.agent == "my_agents:agent" and spec.version == 10
+    again = RunSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again == spec and again.to_dict()["agent"] == "my_agents:agent"
+    for bad in ("", 42):
+        with pytest.raises(ConfigurationError, match="agent must be module:attribute"):
+            RunSpec.from_dict({"request": "r", "agent": bad})
+
+
+def test_a_spec_naming_an_agent_is_not_built_from_its_fields() -> None:
+    """Only a worker started with the agent builds such a run: building it from the spec
+    (which names no tools, model or instructions of the agent) would run another agent."""
+    spec = RunSpec(request="shout hi", model="scripted:/nowhere.json", agent="my_agents:agent")
+    with pytest.raises(ConfigurationError, match="workers started with --agent my_agents:agent"):
+        build_agent(spec)
+
+
+V10_FIXTURE = Path(__file__).parents[1] / "fixtures" / "run_spec_v10_agent.jsonl"
+"""Frozen: recorded with RunSpec v10 on a Temporal worker started with `--agent
+agents.py:echoer` (an agent built in Python: a ScriptedModel named `echo-agent-model` and
+the `echo` tool), started by `loopwright run --agent agents.py:echoer --engine temporal`
+(the reference rewritten from the test's folder, the run id made readable)."""
+
+
+def test_a_version_10_run_names_its_agent_and_replays_with_that_agent(tmp_path: Path) -> None:
+    events = [decode_event(line) for line in V10_FIXTURE.read_text().splitlines()]
+    first = events[0]
+    assert isinstance(first, RunStartedEvent) and first.spec is not None
+    assert first.spec["version"] == 10 and first.model == "echo-agent-model"
+    spec = recorded_spec(events)
+    assert spec is not None and spec.agent == "agents.py:echoer" and spec.tools == ()
+    store = stored(tmp_path, events)
+    with pytest.raises(ConfigurationError, match=r"workers started with --agent agents\.py:echoer"):
+        asyncio.run(replay_run(store, "r_v10_agent"))  # not from the spec's fields
+
+    def the_agent(_: RunSpec, stand_in: Model) -> AgentExecutor:
+        return AgentExecutor(stand_in, resolve_tools(["echo"]))  # as the worker's was built
+
+    report = asyncio.run(replay_run(store, "r_v10_agent", build=the_agent))
+    assert report.ok, report.describe()
+    assert report.events == len(events)

@@ -63,6 +63,12 @@ def run_command(script: Path, workspace: Path, store: str, *extra: str) -> list[
             "--workspace", str(workspace), "--store", store, "--json", *extra]  # fmt: skip
 
 
+def client_env(home: Path) -> dict[str, str]:
+    """A clean environment (`clean_env`) for a client in this process, with the suite's
+    payload key."""
+    return clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]})
+
+
 def run_in_process(
     run_cli: Callable[..., CliRun], command: list[str], home: Path
 ) -> tuple[int, list[dict[str, Any]], str]:
@@ -70,7 +76,7 @@ def run_in_process(
     in this process (the `run_cli` fixture; `home`: its home folder), with the suite's
     payload key: (exit code, the JSON events it printed, stderr)."""
     assert command[1:3] == ["-m", "loopwright"], command
-    done = run_cli(*command[3:], env=clean_env(home, **{KEY_ENV: os.environ[KEY_ENV]}))
+    done = run_cli(*command[3:], env=client_env(home))
     events = [json.loads(line) for line in done.out.splitlines() if line.startswith("{")]
     return done.code, events, done.err
 

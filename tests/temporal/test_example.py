@@ -51,3 +51,22 @@ def test_the_task_example_is_approved_through_the_workflow(
     assert kinds.count("confirmation_required") == 1 and kinds.count("gate_decision") == 1
     assert kinds.index("gate_decision") < kinds.index("change_recorded")  # approved, then done
     assert kinds[-1] == "run_finished"
+
+
+AGENT_EXAMPLE = EXAMPLE.with_name("worker_agent.sh")
+
+
+def test_the_worker_agent_example_runs_its_agent_on_a_worker(
+    temporal_server: DevServer, pg_url: str, tmp_path: Path
+) -> None:
+    env = loopwright_env(
+        HOME=str(tmp_path), TEMPORAL=temporal_server.address, STORE=pg_url,
+        LOOPWRIGHT=f"{sys.executable} -m loopwright",
+    )  # fmt: skip
+    proc = subprocess.run(["sh", str(AGENT_EXAMPLE)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        "✓ Final Answer: Order 42 was shipped on Monday.",
+        "completed support-model",
+    ], proc.stdout

@@ -9,6 +9,10 @@ value that is not an agent.
 Trust: naming code to import is the user's to do. The flag is theirs; a project's
 `loopwright.toml` may name an agent (`agent = "..."` under `[run]`) only once the user has
 trusted that file (config/_trust_rules.py), as with `module:function` tools.
+
+With `--engine temporal` the agent runs on the workers, which load it themselves
+(`loopwright worker --agent`, the same reference): the command that starts the run only
+checks the reference's shape and records it in the run's spec.
 """
 
 from __future__ import annotations
@@ -29,11 +33,7 @@ def load_agent(ref: str) -> AgentExecutor[Any, Any]:
     is called. A ConfigurationError of one line for anything else."""
     from loopwright.agent import AgentExecutor  # the agent loop: only when one is named
 
-    target, sep, attribute = ref.strip().rpartition(":")
-    if not sep or not target or not attribute.isidentifier():
-        raise ConfigurationError(
-            f"--agent {ref!r}: expected module:attribute or path/to/file.py:attribute"
-        )
+    target, _, attribute = checked_ref(ref).rpartition(":")
     module = _load_file(target, ref) if target.endswith(".py") else _import(target, ref)
     where = target if target.endswith(".py") else f"module {target!r}"
     if not hasattr(module, attribute):
@@ -52,6 +52,17 @@ def load_agent(ref: str) -> AgentExecutor[Any, Any]:
             "(or a function returning one)"
         )
     return value
+
+
+def checked_ref(ref: str) -> str:
+    """`ref` without surrounding blanks, if it has the shape of a reference (nothing is
+    imported); else a ConfigurationError of one line."""
+    target, sep, attribute = ref.strip().rpartition(":")
+    if not sep or not target or not attribute.isidentifier():
+        raise ConfigurationError(
+            f"--agent {ref!r}: expected module:attribute or path/to/file.py:attribute"
+        )
+    return ref.strip()
 
 
 def _import(name: str, ref: str) -> ModuleType:

@@ -24,7 +24,13 @@ from loopwright.cli._shared import (
     terminal_decider,
     whole_run_id,
 )
-from loopwright.cli._turns import agent_from_args, say_unfinished, start_turn, turn_spec
+from loopwright.cli._turns import (
+    agent_from_args,
+    say_unfinished,
+    start_turn,
+    turn_spec,
+    workers_agent_spec,
+)
 from loopwright.errors import UsageError
 from loopwright.safety.terminal import visible
 
@@ -134,7 +140,7 @@ class Chat:
         args = self.args
         view = live_view(args)
         try:
-            spec = spec_from_args(args, text)
+            spec = workers_agent_spec(args, spec_from_args(args, text))  # Temporal --agent
             if self.agent is None:
                 spec = turn_spec(args, self.store, spec, self.after)
             model = self.model_of(runtime, spec.model, spec.base_url)

@@ -259,7 +259,8 @@ MCP_TRUSTED = opt(
 AGENT = opt(
     "--agent",
     help="an agent built in Python: module:attribute or path/to/file.py:attribute (an "
-    "AgentExecutor, or a function returning one); its model, tools and options are its own",
+    "AgentExecutor, or a function returning one); its model, tools and options are its own. "
+    "With --engine temporal the workers started with the same --agent run it",
     group="model",
     key="agent",
     metavar="SPEC",
@@ -371,7 +372,8 @@ SERVE = (
     opt(
         "--agent",
         help="an agent built in Python, module:attribute or file.py:attribute (an "
-        "AgentExecutor or a factory returning one): every agent run of the server runs it",
+        "AgentExecutor or a factory returning one): every agent run of the server runs it "
+        "(with --engine temporal: on the workers started with the same --agent)",
         group="model",
         key="agent",
         metavar="SPEC",

@@ -32,6 +32,7 @@ from loopwright.cli._turns import (
     say_unfinished,
     start_turn,
     turn_spec,
+    workers_agent_spec,
 )
 from loopwright.errors import ConfigurationError
 from loopwright.models import on_model_phase
@@ -88,7 +89,10 @@ def run_command(args: argparse.Namespace) -> int:
     view: View | None = None
     try:
         after = whole_run_id(store, args.after) if args.after else None
-        spec = follow_up_spec(args, store) if args.continue_run else spec_from_args(args)
+        if args.continue_run:
+            spec = follow_up_spec(args, store)
+        else:  # with --agent on Temporal: the workers' agent, by its reference
+            spec = workers_agent_spec(args, spec_from_args(args))
         structured = spec.output_schema is not None and agent is None
         # with an output schema, stdout carries the value only: the live view goes to stderr
         view = live_view(args, output_console(stderr=True) if structured else None)

@@ -63,7 +63,12 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.engine == "temporal":  # runs are workflows; the store is the shared Postgres
         engine = temporal_engine(args, store)
     runtime = server_runtime(store, engine=engine)
-    agent = served_agent(args.agent, engine=args.engine) if args.agent else None
+    agent = served_agent(args.agent) if args.agent and engine is None else None
+    workers_agent = None
+    if args.agent and engine is not None:  # the workers load it (worker --agent): not here
+        from loopwright.cli._agent_ref import checked_ref
+
+        workers_agent = checked_ref(args.agent)
     config = ServerConfig(
         runtime=runtime,
         tokens=tokens,
@@ -74,13 +79,14 @@ def serve_command(args: argparse.Namespace) -> int:
         allow_base_url=args.allow_base_url,
         allowed_models=frozenset(args.allow_model or ()),
         agent=agent,
+        workers_agent=workers_agent,
     )
     sock = listen(args.host, args.port)
     host, port = sock.getsockname()[:2]
     where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
     runs_on = f", runs on Temporal at {args.temporal}" if engine is not None else ""
-    runs_on += f", agent {args.agent}" if agent is not None else ""
+    runs_on += f", agent {args.agent}" if args.agent else ""
     print(f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})",
           file=sys.stderr)  # fmt: skip
     sys.stderr.flush()
@@ -95,14 +101,10 @@ def serve_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def served_agent(spec: str, *, engine: str | None) -> AgentExecutor[Any, Any]:
+def served_agent(spec: str) -> AgentExecutor[Any, Any]:
     """The agent `serve --agent` names: one that runs in this process, given no deps."""
     from loopwright.cli._agent_ref import load_agent
 
-    if engine == "temporal":
-        raise ConfigurationError(
-            "--agent runs the agent in this process: not with --engine temporal"
-        )
     agent = load_agent(spec)
     try:
         agent.check_deps(None)

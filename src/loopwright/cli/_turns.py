@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loopwright.cli._agent_ref import load_agent
+from loopwright.cli._agent_ref import checked_ref, load_agent
 from loopwright.cli._shared import secrets_from_args
 from loopwright.errors import ConfigurationError
 from loopwright.store import RunStore
@@ -22,22 +22,39 @@ if TYPE_CHECKING:
 
 
 def agent_from_args(args: argparse.Namespace) -> AgentExecutor[Any, Any] | None:
-    """The agent `--agent` names (None: the run is built from the flags). It runs in this
-    process, so not with --engine temporal; --continue rebuilds a stopped run's spec."""
+    """The agent `--agent` names, to run in this process (None: the run is built from its
+    spec: the flags', or with --engine temporal the workers' agent, `workers_agent_spec`);
+    --continue rebuilds a stopped run's spec."""
     ref = getattr(args, "agent", None)
     if not ref:
         return None
-    if getattr(args, "engine", None) == "temporal":
-        raise ConfigurationError(
-            f"--agent {ref}: an agent built in Python runs in this process: leave out "
-            "--engine temporal (a worker runs agents from their spec)"
-        )
     if getattr(args, "continue_run", None):
         raise ConfigurationError(
             "--agent with --continue: a run of an agent built in Python is followed up with "
             "--after RUN_ID"
         )
+    if on_temporal(args):  # the workers load it (loopwright worker --agent): not imported here
+        checked_ref(ref)
+        return None
     return load_agent(ref)
+
+
+def on_temporal(args: argparse.Namespace) -> bool:
+    """Do the command's new runs start on Temporal (as `runtime_from_args` decides)?"""
+    named = getattr(args, "engine", None)
+    return named == "temporal" or (named is None and bool(getattr(args, "temporal", None)))
+
+
+def workers_agent_spec(args: argparse.Namespace, spec: RunSpec) -> RunSpec:
+    """With --engine temporal, the spec of a run of `--agent`: the agent's reference, the
+    request and the tenant, no more (the workers started with that --agent build the run
+    from their own agent: its model, tools and options). Else `spec`."""
+    from loopwright.runtime import RunSpec
+
+    ref = getattr(args, "agent", None)
+    if not ref or not on_temporal(args):
+        return spec
+    return RunSpec(request=spec.request, tenant=spec.tenant, agent=checked_ref(ref))
 
 
 def absolute_model(model: str) -> str:
@@ -57,7 +74,7 @@ def turn_spec(
     from loopwright.models._local_spec import spec_with_threads
     from loopwright.runtime._spec import recorded_spec
 
-    if after is None:
+    if after is None or base.agent is not None:  # the workers' agent: --agent names it again
         return base
     store.find_run(after, tenant=base.tenant)  # another tenant's run: not found
     before = recorded_spec(store.events(after))

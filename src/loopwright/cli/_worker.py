@@ -2,9 +2,12 @@
 
     loopwright worker --temporal HOST:7233 --store postgresql://...     # on any number of hosts
     loopwright worker ... --allow-tools ./tools.py --allow-commands     # what its runs may do
+    loopwright worker ... --agent my_agents:support    # the runs of `run --agent my_agents:support`
 
 What a worker lets its runs do is its own flags' (engines/temporal/_allows.py), never the
 spec a client sends: by default nothing that runs a program or loads code a spec names.
+`--agent` loads an agent built in Python when the worker starts (cli/_agent_ref.py): the
+runs whose spec names that same reference run it (engines/temporal/_worker_agent.py).
 The flags have no config key: what a worker allows is said where it is started.
 
 Starting, following and deciding those runs is the Runtime's (its TemporalEngine), from any
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loopwright.cli._options import SECRET, SECRETS_FILE, TEMPORAL, Opt, add_options, opt
 from loopwright.cli._output import CONFIG_EPILOG
@@ -26,6 +29,7 @@ from loopwright.cli._shared import needs_temporal, secrets_from_args
 from loopwright.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from loopwright.agent import AgentExecutor
     from loopwright.engines.temporal import WorkerAllows
 
 WORKER_OPTIONS = (
@@ -102,6 +106,16 @@ WORKER_OPTIONS = (
         metavar="SERVER",
     ),
     opt(
+        "--agent",
+        help="an agent built in Python, module:attribute or path/to/file.py:attribute (an "
+        "AgentExecutor, or a function returning one), loaded when the worker starts: the runs "
+        "started with this same --agent (run --agent SPEC --engine temporal) run it, with its "
+        "model, tools and options",
+        group="tools",
+        default_text="none",
+        metavar="SPEC",
+    ),
+    opt(
         "--sticky-timeout",
         help="how long a run's next step waits for this worker (which holds the run in "
         "memory) before any worker of the queue takes it: how long its runs wait if it dies",
@@ -137,11 +151,18 @@ def worker_command(args: argparse.Namespace) -> int:
         raise ConfigurationError("--sticky-timeout must be more than 0 seconds")
     allows = WorkerAllows.of(
         commands=args.allow_commands, verify=args.allow_verify,
-        tools=args.allow_tools, mcp=args.allow_mcp,
+        tools=args.allow_tools, mcp=args.allow_mcp, agent=args.agent,
     )  # fmt: skip
+    agent = None
+    if allows.agent is not None:  # loaded before anything else: a bad reference is one line
+        from loopwright.cli._agent_ref import load_agent
+        from loopwright.engines.temporal._worker_agent import hold_worker_agent
+
+        agent = load_agent(allows.agent)
+        hold_worker_agent(allows.agent, agent)  # one it cannot run (it needs deps): refused
     asyncio.run(
         _work(address, url, args.task_queue, secrets, args.max_cached_workflows,
-              args.graceful_timeout, args.sticky_timeout, allows)
+              args.graceful_timeout, args.sticky_timeout, allows, agent)
     )  # fmt: skip
     return 0
 
@@ -155,6 +176,7 @@ async def _work(
     graceful_s: float,
     sticky_s: float,
     allows: WorkerAllows,
+    agent: AgentExecutor[Any, Any] | None,
 ) -> None:
     from loopwright.engines.temporal import connect, run_worker
     from loopwright.engines.temporal._report import WorkerReport
@@ -171,7 +193,7 @@ async def _work(
     await run_worker(
         client, url, task_queue=task_queue, stop=stop, secrets=secrets,
         max_cached_workflows=cached, graceful_timeout_s=graceful_s, report=WorkerReport(say),
-        sticky_timeout_s=sticky_s, allows=allows,
+        sticky_timeout_s=sticky_s, allows=allows, agent=agent,
     )  # fmt: skip
 
 

@@ -17,7 +17,9 @@ no revision reads 3), then 7 (`options.revision` 5: each request's note stays in
 conversation; a spec of version 6 that names no revision reads 4), then 8
 (`options.revision` 6: a failed call's advice follows its error; a spec of version 7 that
 names no revision reads 5), then 9 (`after`: the run is a follow-up in a conversation;
-`fork_of`: the run forks another; a spec of version 8 or older is neither).
+`fork_of`: the run forks another; a spec of version 8 or older is neither), then 10
+(`agent`: the run is of an agent built in Python, which the worker that runs it was
+started with, `loopwright worker --agent`; a spec of version 9 or older names none).
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ from loopwright.prompts._revisions import REVISIONS
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool, ToolRegistry, resolve_tools
 
-RUN_SPEC_VERSION = 9
-_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+RUN_SPEC_VERSION = 10
+_READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 _V1_OPTION_DEFAULTS = {"last_turn": False}
 """Options a version-1 spec never names, with the behaviour those runs had."""
 _V3_OPTION_DEFAULTS = {"revision": 1}
@@ -86,6 +88,12 @@ class RunSpec:
     """A follow-up: the run of the turn before, whose conversation this run continues."""
     fork_of: ForkPoint | None = None
     """A fork: the run and step whose first steps this run takes from that run's log."""
+    agent: str | None = None
+    """An agent built in Python (`module:attribute` or `file.py:attribute`), as the workers
+    that run it name it (`loopwright worker --agent`): such a worker builds the run from its
+    own agent (its model, tools, instructions and options) with this spec's request, tenant
+    and conversation; the spec's other fields are not used. Only a worker started with this
+    same reference runs it; none imports what a spec names."""
     version: int = RUN_SPEC_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +125,7 @@ class RunSpec:
         values["mcp"] = tuple(values.get("mcp") or ())
         values["approve"] = tuple(values.get("approve") or ())
         values["fork_of"] = _fork_point(values.get("fork_of"))
+        values["agent"] = _agent_ref(values.get("agent"))
         options = dict(values.get("options") or {})
         if version == 1:
             options = {**_V1_OPTION_DEFAULTS, **options}
@@ -135,6 +144,14 @@ class RunSpec:
         values["options"] = AgentOptions.from_dict(options)
         values["version"] = RUN_SPEC_VERSION  # read as today's spec, with v1's behaviour kept
         return cls(**values)
+
+
+def _agent_ref(data: object) -> str | None:
+    if data is None:
+        return None
+    if not isinstance(data, str) or not data.strip():
+        raise ConfigurationError(f"run spec: agent must be module:attribute, not {data!r}")
+    return data.strip()
 
 
 def _fork_point(data: object) -> ForkPoint | None:
@@ -167,7 +184,13 @@ def build_agent(
 ) -> AgentExecutor:
     """The AgentExecutor a spec describes (the model: resolved from the spec when not
     given); `extra_tools` are its MCP servers' tools; `scrubber` the run's (by default
-    `Scrubber.default()`, which reads this process's environment)."""
+    `Scrubber.default()`, which reads this process's environment). A spec that names an
+    `agent` is refused: only a worker started with that agent builds it."""
+    if spec.agent is not None:
+        raise ConfigurationError(
+            f"the run's spec names the agent {spec.agent!r}, built in Python: it runs on "
+            f"Temporal workers started with --agent {spec.agent} (--engine temporal)"
+        )
     model = model or resolve_model(spec.model, base_url=spec.base_url)
     tools = resolve_tools(list(spec.tools), allow_commands=spec.allow_commands)
     registry = ToolRegistry([*tools, *extra_tools])

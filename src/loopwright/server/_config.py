@@ -77,6 +77,10 @@ class ServerConfig:
     agent: AgentExecutor[Any, Any] | None = None
     """An agent built in code (`serve --agent`): every agent run the server starts runs it
     (a request then names no model or tools), and its runs are resumed with it."""
+    workers_agent: str | None = None
+    """With the Temporal engine, `serve --agent REF`: the agent built in Python of the
+    workers started with `--agent REF`. Every agent run the server starts names it (a
+    request then names no model or tools); the workers build it from their own agent."""
 
     def model_allowed(self, spec: str) -> bool:
         """May a request name the model `spec`? (The default model always may.)

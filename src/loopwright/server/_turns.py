@@ -72,6 +72,8 @@ def check_offered(spec: RunSpec, config: ServerConfig, run_id: str) -> None:
         if used
     ]
     refused += [f"tool {name!r}" for name in spec.tools if name not in config.allowed_tools]
+    if spec.agent is not None and spec.agent != config.workers_agent:
+        refused.append(f"the agent {spec.agent!r} (serve --agent)")
     if spec.base_url is not None and not config.allow_base_url:
         refused.append("a model base_url")
     if not config.model_allowed(spec.model):
@@ -101,7 +103,7 @@ def start_agent_run(config: ServerConfig, parsed: AgentRequest, tenant: str) -> 
     if after is not None and owned(config, after, tenant, "after").kind != "agent":
         message = f"run {after} is a task run: only an agent run can be followed up"
         raise ApiError(409, message, field="after")
-    if config.agent is not None:
+    if config.agent is not None or config.workers_agent is not None:
         if parsed.names_agent:
             raise ApiError(
                 422,
@@ -109,6 +111,9 @@ def start_agent_run(config: ServerConfig, parsed: AgentRequest, tenant: str) -> 
                 "(and 'after'), not model, tools, options, approve, output_schema, base_url",
             )
         with link_errors("after"):
+            if config.agent is None:  # the workers' agent (Temporal), by its reference
+                ours = RunSpec(request=spec.request, tenant=tenant, agent=config.workers_agent)
+                return runtime.start(ours, after=after)
             return runtime.start_agent(config.agent, spec.request, tenant=tenant, after=after)
     if after is not None and not parsed.names_agent:
         spec = _follow_up_spec(config, spec, after, tenant)

@@ -71,6 +71,7 @@ from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._run_setups import FULL_RESULT_CHARS, RunSetups
 from loopwright.engines.temporal._subagents import WorkerParts
 from loopwright.engines.temporal._versions import tool_code
+from loopwright.engines.temporal._worker_agent import run_agent, run_model
 from loopwright.errors import ModelError, StoreError
 from loopwright.events import (
     Event,
@@ -80,10 +81,8 @@ from loopwright.events import (
     event_to_dict,
 )
 from loopwright.messages import Message, ModelRequest, ToolCall, ToolResult
-from loopwright.models import resolve_model
 from loopwright.runtime import RunSpec
 from loopwright.runtime._lease import LeaseKeeper
-from loopwright.runtime._spec import build_agent
 from loopwright.runtime._turns import linked_workspace_section, stored_lineage
 from loopwright.store import PersistentStore, open_store
 from loopwright.store._memory import record_after
@@ -204,9 +203,10 @@ class RunActivities:
         async with _as_application_errors():
             spec = RunSpec.from_dict(data.spec)
             self.allows.check_run(data.run_id, spec)  # before anything of it is loaded
-            model = resolve_model(spec.model, base_url=spec.base_url)
-            tools = await self.setups.mcp_tools(data.run_id, spec.mcp) if spec.mcp else []
-            agent = build_agent(spec, model, tools)
+            model = run_model(spec)  # a run of the worker's agent: that agent's model
+            opens = spec.mcp and spec.agent is None  # the worker's agent has its own tools
+            tools = await self.setups.mcp_tools(data.run_id, spec.mcp) if opens else []
+            agent = run_agent(spec, model, tools)
             section = data.workspace_section
             if section is None:  # a follow-up's or a fork's: the earlier run's prompt
                 section = await store_call(linked_workspace_section, self.store, spec)
@@ -217,7 +217,7 @@ class RunActivities:
                 tool_mode=model.preferred_tool_mode,
                 workspace_section=section or agent.workspace_section(spec.request),
                 parent_run_id=data.parent_run_id,
-                mcp_tools=declarations(tools) if spec.mcp else None,
+                mcp_tools=declarations(tools) if opens else None,
                 tool_code=tool_code(agent.tools),
                 gate_key=token_hex(16),  # sealed in the history (_codec.py)
             )

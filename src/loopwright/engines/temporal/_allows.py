@@ -1,12 +1,14 @@
 """What a worker lets the runs it executes do: its own flags, never a run's spec.
 
     loopwright worker --allow-commands --allow-verify --allow-tools ./tools.py \
-        --allow-mcp "python vault_server.py"
+        --allow-mcp "python vault_server.py" --agent my_agents:support
 
 A run's spec comes from whoever started the run; a worker trusts its own operator. By
 default a worker allows nothing that runs a program or loads code a spec names: no
 `run_command` (nor a skill's commands), no `verify` command, no tool file, task file,
-skill folder or `module:function` tool, no MCP server. The built-in tools (files in the
+skill folder or `module:function` tool, no MCP server, no agent built in Python (a run
+naming one runs only on a worker started with `--agent` and that same reference, from
+the worker's own agent: engines/temporal/_worker_agent.py). The built-in tools (files in the
 run's workspace, `echo`, ...) are always there. Before a worker builds a run (its
 `prepare` activity, and each time a worker builds the run for a later step: every worker
 checks for itself) it compares what the spec asks for with what it allows; a run that
@@ -44,6 +46,9 @@ class WorkerAllows:
     """Python modules (and their submodules) whose functions runs may name as tools."""
     mcp: tuple[str, ...] = ()
     """MCP servers runs may open: each command or URL exactly as a run names it."""
+    agent: str | None = None
+    """The agent built in Python the worker was started with (`--agent`), as its operator
+    named it: the runs whose spec names this same reference run it."""
 
     @classmethod
     def of(
@@ -53,6 +58,7 @@ class WorkerAllows:
         verify: bool = False,
         tools: Iterable[str] = (),
         mcp: Iterable[str] = (),
+        agent: str | None = None,
     ) -> WorkerAllows:
         """From the worker's flags: `tools` are paths (with a `/`, or ending in .py, .yaml
         or .yml) and module names, also comma-separated; relative paths are the worker's
@@ -61,7 +67,8 @@ class WorkerAllows:
         paths = tuple(Path(i).expanduser().resolve() for i in items if _is_path(i))
         modules = tuple(i for i in items if not _is_path(i))
         servers = tuple(server.strip() for server in mcp if server.strip())
-        return cls(commands, verify, paths, modules, servers)
+        named = agent.strip() if agent and agent.strip() else None
+        return cls(commands, verify, paths, modules, servers, named)
 
     def describe(self) -> str:
         """What it allows, in a few words (the worker says it when it starts)."""
@@ -71,13 +78,19 @@ class WorkerAllows:
             *(f"code in {path}" for path in self.paths),
             *(f"module {module}" for module in self.modules),
             *(f"MCP server {server!r}" for server in self.mcp),
+            f"the agent {self.agent}" if self.agent else "",
         ]
         allowed = ", ".join(s for s in said if s)
-        return allowed or "no commands, verify commands, tool or task files, or MCP servers"
+        return allowed or (
+            "no commands, verify commands, tool or task files, MCP servers or agents built in "
+            "Python"
+        )
 
     def check_run(self, run_id: str, spec: RunSpec) -> None:
         """A ConfigurationError naming what the agent run's spec asks for beyond this."""
         asked: list[str] = []
+        if spec.agent is not None and spec.agent != self.agent:  # compared, never imported
+            asked.append(f"the agent {spec.agent!r} (--agent {shlex.quote(spec.agent)})")
         for name in (t.strip() for t in spec.tools):
             if name in OPT_IN_TOOLS and not self.commands:
                 asked.append(f"the tool {name} (--allow-commands)")

@@ -22,13 +22,13 @@ from loopwright.agent._lineage import NO_LINEAGE, Lineage
 from loopwright.agent._setup import RunSetup
 from loopwright.engines.temporal._mcp import stand_ins
 from loopwright.engines.temporal._payloads import RunPlan
+from loopwright.engines.temporal._worker_agent import run_agent
 from loopwright.errors import ModelError
 from loopwright.messages import ModelRequest, ModelResponse
 from loopwright.models import Model
 from loopwright.models._base import ToolMode
 from loopwright.run_context import RunContext
 from loopwright.runtime import RunSpec
-from loopwright.runtime._spec import build_agent
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import Tool
 
@@ -64,12 +64,13 @@ def build_setup(
     """The executor and RunSetup of `plan` (with `model`, or its RemoteModel stand-in; with
     the run's MCP tools, or their stand-ins; scrubbing also `secrets`, a worker's own; its
     context completed by `on_worker` on a worker: engines/temporal/_subagents.py; what it
-    takes from earlier runs: `lineage`, in the workflow)."""
+    takes from earlier runs: `lineage`, in the workflow). A run of an agent built in
+    Python is the worker's agent's (engines/temporal/_worker_agent.py)."""
     spec = RunSpec.from_dict(plan.spec)
     if mcp_tools is None:
         mcp_tools = stand_ins(plan.mcp_tools or ())
     in_workflow = on_worker is None  # its scrubber must not read the worker's environment
-    agent = build_agent(
+    agent = run_agent(
         spec, model or RemoteModel(plan.model_name, plan.tool_mode), mcp_tools,
         scrubber=Scrubber() if in_workflow else None,
     )  # fmt: skip

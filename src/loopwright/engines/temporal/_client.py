@@ -14,6 +14,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
+from loopwright.agent import AgentExecutor
 from loopwright.agent._process import new_run_id
 from loopwright.engines.temporal._activities import RunActivities
 from loopwright.engines.temporal._activity_support import Heartbeats
@@ -30,6 +31,7 @@ from loopwright.engines.temporal._sandbox import workflow_runner
 from loopwright.engines.temporal._task_activities import TaskActivities
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._versions import worker_build_id
+from loopwright.engines.temporal._worker_agent import hold_worker_agent
 from loopwright.engines.temporal._workflow import AGENT_RUN, TASK_QUEUE, AgentRunWorkflow
 from loopwright.errors import ConfigurationError
 from loopwright.runtime import RunSpec
@@ -157,6 +159,7 @@ async def run_worker(
     report: WorkerReport | None = None,
     sticky_timeout_s: float = STICKY_TIMEOUT_S,
     allows: WorkerAllows | None = None,
+    agent: AgentExecutor[Any, Any] | None = None,
 ) -> None:
     """Run agent-run and task-run workflows and their activities until `stop` is set.
     `secrets` are the worker's own (never a run's): scrubbed from everything its
@@ -169,7 +172,14 @@ async def run_worker(
     `sticky_timeout_s`: how long a workflow's next task waits for this worker, which has
     it cached, before any worker of the queue takes it (how long its runs wait if it dies).
     `allows`: what the runs may ask of this worker (engines/temporal/_allows.py; by default
-    nothing that runs a program or loads code a spec names)."""
+    nothing that runs a program or loads code a spec names). `agent`: the agent built in
+    Python that `allows.agent` names (both or neither), which the runs naming that
+    reference run (engines/temporal/_worker_agent.py)."""
+    allows = allows or WorkerAllows()
+    if (agent is None) != (allows.agent is None):
+        raise ConfigurationError("run_worker: give `agent` with `allows.agent`, its reference")
+    if agent is not None and allows.agent is not None:
+        hold_worker_agent(allows.agent, agent)
     report = report or WorkerReport()
     codec = client.data_converter.payload_codec
     activities = RunActivities(

@@ -24,6 +24,7 @@ from loopwright.engines.temporal._mcp import MCPSessions
 from loopwright.engines.temporal._payloads import RunPlan
 from loopwright.engines.temporal._report import WorkerReport
 from loopwright.engines.temporal._versions import check_tool_code, tool_code
+from loopwright.engines.temporal._worker_agent import worker_agent
 from loopwright.models import Model, resolve_model
 from loopwright.run_context import RunContext
 from loopwright.runtime import RunSpec
@@ -94,7 +95,13 @@ class RunSetups:
         check_tool_code(plan.run_id, plan.tool_code, here)
 
     def model(self, spec: RunSpec, calls_before: int) -> Model:
-        """The run's model; a scripted one goes on after the replies already served."""
+        """The run's model (for a run of an agent built in Python, the worker's agent's);
+        a scripted one goes on after the replies already served."""
+        if spec.agent is not None:
+            own = _without_client_retries(worker_agent(spec.agent).model)
+            if hasattr(own, "resume_after"):
+                own.resume_after(calls_before)
+            return own
         key = (spec.model, spec.base_url)
         model = self._models.get(key)
         if model is None or hasattr(model, "resume_after"):
