@@ -111,8 +111,16 @@ def test_the_workers_json_of_each_payload_is_temporals_and_reads_back_alike() ->
         (PrepareInput, {"run_id": "r", "spec": ["x"]}),  # a list for an object
         (PrepareInput, {"spec": {}}),  # a field without a default missing
         (ToolCallInput, {"plan": {"run_id": "r"}, "call": {}, "idempotent": True}),
-        (RunPlan, {"run_id": "r", "spec": {}, "model_name": "m", "tool_mode": "telepathy",
-                   "workspace_section": ""}),  # fmt: skip
+        (
+            RunPlan,
+            {
+                "run_id": "r",
+                "spec": {},
+                "model_name": "m",
+                "tool_mode": "telepathy",
+                "workspace_section": "",
+            },
+        ),
         (AppendInput, {"run_id": "r", "events": [1]}),  # an event that is not an object
     ],
 )
