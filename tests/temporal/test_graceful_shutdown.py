@@ -14,6 +14,7 @@ import signal
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from run_tools import KILL_MARK
 from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
@@ -138,7 +139,13 @@ async def test_a_long_wait_heartbeats_within_a_short_heartbeat_timeout() -> None
     beats: list[object] = []
     second = asyncio.Event()
     env = _activity_environment(beats, 0.3)
-    env.on_heartbeat = lambda *details: (beats.append(details), len(beats) >= 2 and second.set())
+
+    def beaten(*details: Any) -> None:
+        beats.append(details)
+        if len(beats) >= 2:
+            second.set()
+
+    env.on_heartbeat = beaten
 
     async def waits() -> int:
         await _heartbeating(second.wait())

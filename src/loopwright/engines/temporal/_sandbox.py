@@ -63,10 +63,12 @@ class CompiledOnce(importlib.machinery.SourceFileLoader):
 
     codes: ClassVar[dict[str, CodeType]] = {}
 
-    def get_code(self, fullname: str) -> CodeType:
+    def get_code(self, fullname: str) -> CodeType | None:
         code = self.codes.get(self.path)
         if code is None:
-            code = self.codes[self.path] = super().get_code(fullname)
+            code = super().get_code(fullname)
+            if code is not None:
+                self.codes[self.path] = code
         return code
 
 
