@@ -173,7 +173,12 @@ class InThreadWorker:
         import threading
 
         done = threading.Event()
-        self._loop.call_soon_threadsafe(lambda: (call(), done.set()))
+
+        def run() -> None:
+            call()
+            done.set()
+
+        self._loop.call_soon_threadsafe(run)
         done.wait(10)
 
     def stop(self) -> None:
@@ -239,10 +244,10 @@ def child(args: argparse.Namespace) -> None:
         used = {k: after[k] - before[k] for k in after}
         used["client"] = time.process_time() - mine
         used["others on the machine"] = max(0.0, machine_busy_s() - machine - sum(used.values()))
-        threads: Counter[str] = Counter()
+        threads: dict[str, float] = {}
         for proc, was in zip(procs, threads_before, strict=True):
             for name, now in threads_cpu_s(proc.pid).items():
-                threads[name] += now - was.get(name, 0.0)
+                threads[name] = threads.get(name, 0.0) + now - was.get(name, 0.0)
         statements = _statements(args.url)
         xacts = _xacts(args.url) - xacts
         history = _history_counts(asyncio.run(_history(args.address, ids[-1])))
@@ -368,7 +373,7 @@ def print_table(trees: list[Path], counts: list[int], results: dict[str, Any]) -
                 continue
 
             def med(key: str, rows: list[dict[str, Any]] = rows) -> float:
-                return statistics.median(r["cpu_ms_per_run"][key] for r in rows)
+                return float(statistics.median(r["cpu_ms_per_run"][key] for r in rows))
 
             h = rows[-1]["history"]
             print(f"| {tree.name} | {n} | {statistics.median(r['runs_per_s'] for r in rows):.2f} "
