@@ -88,7 +88,7 @@ class WorkflowSideSources(importlib.abc.MetaPathFinder):
         if found is None:
             spec = importlib.machinery.PathFinder.find_spec(fullname, path)
             if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
-                return spec  # not a source file (a zip, a frozen build): as Python loads it
+                return None  # not a source file on the path: found and loaded as usual
             assert spec.origin is not None
             found = self._found[fullname] = (spec.origin, spec.submodule_search_locations)
         origin, packages = found
