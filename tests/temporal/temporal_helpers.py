@@ -22,12 +22,13 @@ import httpx
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowHandle, WorkflowHistory
+from temporalio.converter import PayloadConverter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
-from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
+from loopwright.engines.temporal._codec import KEY_ENV, data_converter, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
 from loopwright.store import open_store
@@ -37,6 +38,12 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
+
+
+def worker_payload_converter() -> PayloadConverter:
+    """The payload converter a loopwright worker and client write and read payloads with
+    (before the codec seals them and after it opens them)."""
+    return data_converter(load_cipher()).payload_converter
 
 
 def action(tool: str, **arguments: Any) -> str:

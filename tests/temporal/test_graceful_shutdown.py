@@ -1,22 +1,28 @@
 """A worker stopped by SIGTERM in a rolling restart: its in-flight calls finish within
 `--graceful-timeout` and their results are recorded (not "outcome unknown"); a call still
 running when that time is up is handed back to another worker, and the run goes on (it is
-not taken for the run's cancellation)."""
+not taken for the run's cancellation). While they run, activities heartbeat (what tells a
+lost worker from a busy one) from one loop each, the first beat after its interval: a short
+activity sends none."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import signal
 import time
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from run_tools import KILL_MARK
 from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers, action, final
+from temporalio.testing import ActivityEnvironment
 from trial_helpers import until
 
 from loopwright.engines.temporal import EngineSettings
-from loopwright.engines.temporal._activity_support import UNCERTAIN
+from loopwright.engines.temporal._activity_support import UNCERTAIN, _heartbeating
 from loopwright.events import RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
@@ -94,3 +100,55 @@ async def test_a_call_past_the_graceful_timeout_is_handed_back(
     [call], status = _tool_calls(workers.store, handle.id)
     assert status == "completed"
     assert call.result == "released by release" and call.result != UNCERTAIN
+
+
+def _activity_environment(beats: list[object], timeout_s: float) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=timeout_s))
+    env.on_heartbeat = lambda *details: beats.append(details)
+    return env
+
+
+async def test_an_activity_that_ends_before_its_first_beat_sends_no_heartbeat() -> None:
+    beats: list[object] = []
+
+    async def quick() -> str:
+        return await _heartbeating(asyncio.sleep(0, "done"))
+
+    assert await _activity_environment(beats, 30.0).run(quick) == "done"
+    assert beats == []
+
+
+async def test_waits_inside_an_activity_start_no_heartbeats_of_their_own() -> None:
+    """The worker beats for the whole activity; a store call or a lock waited for inside
+    it adds no second loop (each was one more heartbeat sent for every wait)."""
+    beats: list[object] = []
+
+    async def tasks_now() -> int:
+        return len(asyncio.all_tasks())
+
+    async def nested() -> tuple[int, int]:
+        return await _heartbeating(tasks_now()), await _heartbeating(_heartbeating(tasks_now()))
+
+    one, inside = await _activity_environment(beats, 30.0).run(nested)
+    assert inside == one
+
+
+async def test_a_long_wait_heartbeats_within_a_short_heartbeat_timeout() -> None:
+    """The beats come until the wait ends (here: the wait ends on the second beat)."""
+    beats: list[object] = []
+    second = asyncio.Event()
+    env = _activity_environment(beats, 0.3)
+
+    def beaten(*details: Any) -> None:
+        beats.append(details)
+        if len(beats) >= 2:
+            second.set()
+
+    env.on_heartbeat = beaten
+
+    async def waits() -> int:
+        await _heartbeating(second.wait())
+        return len(beats)
+
+    assert await env.run(waits) == 2

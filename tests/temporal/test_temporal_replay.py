@@ -15,15 +15,19 @@ from typing import Any
 import pytest
 from temporal_helpers import payloads_of
 from temporalio import workflow
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.failure.v1 import Failure
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
+from temporalio.converter import DataConverter
+from temporalio.worker import Replayer, WorkflowInstanceDetails
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker.workflow_sandbox._runner import _fake_info  # the sandbox's own
 
 from loopwright.engines.temporal._activity_support import WorkerSecrets
 from loopwright.engines.temporal._build import build_setup
 from loopwright.engines.temporal._codec import data_converter, load_cipher
 from loopwright.engines.temporal._payloads import RunPlan
-from loopwright.engines.temporal._sandbox import AllModulesBut, replayer
+from loopwright.engines.temporal._sandbox import AllModulesBut, replayer, workflow_runner
 from loopwright.engines.temporal._task_workflow import TASK_RUN, TaskRunWorkflow
 from loopwright.engines.temporal._workflow import AGENT_RUN, AgentRunWorkflow
 from loopwright.runtime import RunSpec
@@ -137,6 +141,37 @@ def test_the_workflows_run_in_the_sandbox() -> None:
     for name in ("loopwright.engines.temporal._effects", "loopwright.engines.temporal._workflow"):
         assert name not in shared
     assert "loopwright" not in shared  # else every loopwright module would pass through
+
+
+def _sandboxed_class(defined: type) -> Any:
+    """The workflow class as one workflow run's sandbox made it (its own module copy)."""
+    instance = workflow_runner().create_instance(
+        WorkflowInstanceDetails(
+            payload_converter_factory=DataConverter.default._new_payload_converter,
+            failure_converter_class=DataConverter.default.failure_converter_class,
+            interceptor_classes=[],
+            defn=workflow._Definition.must_from_class(defined),
+            info=_fake_info,
+            randomness_seed=1,
+            extern_functions={},
+            disable_eager_activity_execution=False,
+            worker_level_failure_exception_types=[],
+            patch_activation_callback=None,
+            last_completion_result=Payloads(),
+            last_failure=Failure(),
+        )
+    )
+    return instance.globals_and_locals["__temporal_workflow_class"]  # type: ignore[attr-defined]
+
+
+async def test_each_workflow_run_gets_the_workflow_side_anew_from_code_compiled_once() -> None:
+    """Each workflow run's sandbox makes the workflow side's modules anew (nothing of one
+    run's modules is another's), from code compiled once per worker process: without
+    bytecode files every workflow run compiled the sources again."""
+    for defined in (AgentRunWorkflow, TaskRunWorkflow):
+        first, second = _sandboxed_class(defined), _sandboxed_class(defined)
+        assert first is not second and first is not defined
+        assert first.run.__code__ is second.run.__code__
 
 
 class LoopSandboxedToo(AllModulesBut):

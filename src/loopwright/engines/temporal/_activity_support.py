@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -29,6 +30,10 @@ from loopwright.models import Model
 from loopwright.safety.scrub import Scrubber, secret_env_values
 
 HEARTBEAT_EVERY_S = 1.0
+"""How often an activity heartbeats (more often when its heartbeat timeout is short)."""
+_BEATING: ContextVar[bool] = ContextVar("loopwright_heartbeating", default=False)
+"""Set while an activity's heartbeats are already being sent (the worker interceptor's,
+for the whole activity): what it awaits meanwhile needs no heartbeats of its own."""
 WORKER_STOPPED = "WorkerStopped"
 """The type of an attempt's failure when its worker stopped before it ended (SIGTERM,
 then the graceful shutdown timeout passed): retried elsewhere where its policy allows."""
@@ -82,21 +87,32 @@ def uncertain_result(call: ToolCall) -> ToolResult:
 async def _heartbeating(work: Awaitable[T]) -> T:
     """Await `work` while heartbeating, so a lost worker and a cancel are seen quickly
     (outside an activity: just await it)."""
-    if not activity.in_activity():
+    if not activity.in_activity() or _BEATING.get():
         return await work
+    every = _heartbeat_every(activity.info().heartbeat_timeout)
 
     async def beat() -> None:
-        while True:
+        while True:  # the first after `every`: an activity that ends sooner sends none
+            await asyncio.sleep(every)
             activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_EVERY_S)
 
+    beating = _BEATING.set(True)
     beater = asyncio.create_task(beat())
     try:
         return await work
     finally:
+        _BEATING.reset(beating)
         beater.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beater
+
+
+def _heartbeat_every(timeout: timedelta | None) -> float:
+    """Seconds between heartbeats: HEARTBEAT_EVERY_S, or a third of a shorter heartbeat
+    timeout (so the first comes well within it)."""
+    if timeout is None or not timeout.total_seconds():
+        return HEARTBEAT_EVERY_S
+    return min(HEARTBEAT_EVERY_S, timeout.total_seconds() / 3)
 
 
 class Heartbeats(Interceptor):

@@ -42,11 +42,13 @@ from temporalio.converter import (
     DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
     EncodingPayloadConverter,
+    JSONPlainPayloadConverter,
     PayloadCodec,
     PayloadConverter,
 )
 
 from loopwright._net import is_loopback
+from loopwright.engines.temporal._payload_json import PayloadJSON
 from loopwright.errors import ConfigurationError
 
 KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
@@ -184,11 +186,15 @@ class RefusedPayloads(EncodingPayloadConverter):
 
 
 class SealedOnlyPayloads(CompositePayloadConverter):
-    """Temporal's default payload converter, which also reads the codec's refusals (as
-    the ConfigurationError each is)."""
+    """Temporal's default payload converter, its JSON the engine's (_payload_json.py: the
+    same JSON, made and read with less CPU), which also reads the codec's refusals (as the
+    ConfigurationError each is)."""
 
     def __init__(self) -> None:
-        defaults = DefaultPayloadConverter.default_encoding_payload_converters
+        defaults = [
+            PayloadJSON() if isinstance(c, JSONPlainPayloadConverter) else c
+            for c in DefaultPayloadConverter.default_encoding_payload_converters
+        ]
         super().__init__(*defaults, RefusedPayloads())
 
 

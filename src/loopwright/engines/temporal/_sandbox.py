@@ -14,6 +14,13 @@ activity and client side.
 from __future__ import annotations
 
 import dataclasses
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Sequence
+from types import CodeType, ModuleType
+from typing import ClassVar
 
 from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -48,8 +55,57 @@ class AllModulesBut(set[str]):
         return name not in SANDBOXED and name not in PARENTS
 
 
+class CompiledOnce(importlib.machinery.SourceFileLoader):
+    """Loads a workflow-side module with the code compiled the first time: the sandbox
+    imports these modules afresh for each workflow run, and where no bytecode file is
+    written (PYTHONDONTWRITEBYTECODE, a read-only tree) each import compiled the source
+    again. The module itself is still made anew each time."""
+
+    codes: ClassVar[dict[str, CodeType]] = {}
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        code = self.codes.get(self.path)
+        if code is None:
+            code = super().get_code(fullname)
+            if code is not None:
+                self.codes[self.path] = code
+        return code
+
+
+class WorkflowSideSources(importlib.abc.MetaPathFinder):
+    """Finds the workflow side's modules (and their packages) where Python would, once,
+    and loads them with `CompiledOnce`."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, tuple[str, list[str] | None]] = {}
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in SANDBOXED and fullname not in PARENTS:
+            return None
+        found = self._found.get(fullname)
+        if found is None:
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
+                return None  # not a source file on the path: found and loaded as usual
+            assert spec.origin is not None
+            found = self._found[fullname] = (spec.origin, spec.submodule_search_locations)
+        origin, packages = found
+        return importlib.util.spec_from_file_location(
+            fullname, origin, loader=CompiledOnce(fullname, origin),
+            submodule_search_locations=None if packages is None else list(packages),
+        )  # fmt: skip
+
+
+def _find_workflow_side_once() -> None:
+    if not any(isinstance(finder, WorkflowSideSources) for finder in sys.meta_path):
+        sys.meta_path.insert(0, WorkflowSideSources())
+
+
 def workflow_runner() -> SandboxedWorkflowRunner:
     """The sandbox of a worker (and of a Replayer that checks a history)."""
+    _find_workflow_side_once()
     restrictions = dataclasses.replace(
         SandboxRestrictions.default, passthrough_modules=AllModulesBut()
     )
