@@ -37,7 +37,8 @@ class View(Protocol):
     def close(self) -> None: ...
 
 
-Decide = Callable[[Event], Awaitable[None]]
+Decide = Callable[[ConfirmationRequiredEvent], Awaitable[None]]
+"""Decides a gate the run waits at (asked once per gate shown, not for other events)."""
 
 
 async def show_run(
@@ -75,7 +76,7 @@ async def show_run(
                 view.show(event, line)
                 if event.run_id == run_id:  # not a sub-agent's (it has a run of its own)
                     last = event.seq
-                if decide is not None:
+                if decide is not None and isinstance(event, ConfirmationRequiredEvent):
                     await decide(event)
     except BaseException as exc:
         await _ended_early(runtime, run_id, view, exc, watch, last=last,

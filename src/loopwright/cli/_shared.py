@@ -24,7 +24,7 @@ from loopwright.cli._follow import Decide, View
 from loopwright.cli._options import TEMPORAL_OF_RUN, Opt, add_options, opt
 from loopwright.cli._output import console
 from loopwright.errors import ConfigurationError, StoreError, UsageError
-from loopwright.events import ConfirmationRequiredEvent, Event
+from loopwright.events import ConfirmationRequiredEvent
 from loopwright.safety.terminal import markup as escape  # shows control characters
 from loopwright.safety.terminal import visible
 from loopwright.store import PersistentStore, RunStore, open_store, redact_url
@@ -249,9 +249,7 @@ def terminal_decider(
     otherwise stderr says how to decide from elsewhere, and the gate waits."""
     err = console(stderr=True)
 
-    async def decide(event: Event) -> None:
-        if not isinstance(event, ConfirmationRequiredEvent):
-            return
+    async def decide(event: ConfirmationRequiredEvent) -> None:
         if getattr(args, "yes", False):
             await runtime.approve(event.run_id, event.request_id, True, "--yes")
         elif asks_at_terminal(args):

@@ -22,7 +22,7 @@ from loopwright.effects._protocol import (
 from loopwright.errors import LoopwrightError, ModelAdapterError
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from loopwright.models import Model, StreamsText
-from loopwright.models._phase import model_call_of
+from loopwright.models._phase import ModelCallOf
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools._deadline import run_with_timeout
 
@@ -85,8 +85,8 @@ class LiveEffects:
         else:
             call = model.complete(request)
         try:
-            with model_call_of(self.log.run_id):  # its phases are this run's (the dashboard)
-                return await run_with_timeout(call, timeout)
+            with ModelCallOf(self.log.run_id):  # its phases are this run's (the dashboard)
+                return await (call if timeout is None else run_with_timeout(call, timeout))
         except (LoopwrightError, TimeoutError):
             raise
         except Exception as exc:  # a bug in the model's code: the run fails with it

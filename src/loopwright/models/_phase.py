@@ -10,9 +10,8 @@ the model" and the like). Nothing is stored: how long each phase took is in the 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,16 +65,26 @@ def on_run_model_phase(listener: RunPhaseListener) -> Callable[[], None]:
     return lambda: RUN_LISTENERS.remove(listener)
 
 
-@contextlib.contextmanager
-def model_call_of(run_id: str) -> Iterator[None]:
-    """The phases reported in this block (and the tasks and threads it starts) are the run's."""
-    token = CALL_RUN.set(run_id)
-    try:
-        yield
-    finally:
-        CALL_RUN.reset(token)
+class ModelCallOf:
+    """`with ModelCallOf(run_id):` the phases reported in the block (and the tasks and threads
+    it starts) are the run's.
+
+    A plain context manager, not a generator's: it wraps every model call of every run."""
+
+    __slots__ = ("_token", "run_id")
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._token: Token[str | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = CALL_RUN.set(self.run_id)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            CALL_RUN.reset(self._token)
         for listener in list(RUN_LISTENERS):
-            listener(run_id, None)
+            listener(self.run_id, None)
 
 
 def report(phase: ModelPhase) -> None:
