@@ -21,6 +21,7 @@ from typing import IO
 import pytest
 from task_files import GATED, gated_task
 from temporal_helpers import (
+    KEY_ENV,
     TOOLS_FILE,
     Workers,
     gates_opened,
@@ -32,7 +33,6 @@ from temporalio.service import RPCError
 
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer
-from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.store import open_store
 
 NOTICE_BOUND_S = 30.0

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 from task_files import gated_task
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import KEY_ENV, TOOLS_FILE, Workers, action, final
 from test_keyless_clients import temporal_runtime
 
 from inprocess_cli import CliRun, clean_env
-from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.errors import RunError
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
