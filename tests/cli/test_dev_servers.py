@@ -131,6 +131,13 @@ def free_pair() -> int:
     raise AssertionError("no free pair of ports")
 
 
+def skip_without_temporal_cli() -> None:
+    from loopwright.engines.temporal._devserver import find_temporal_cli  # imports temporalio
+
+    if find_temporal_cli() is None:
+        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+
+
 @pytest.mark.subprocess
 def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     if find_pg_bin() is None:
@@ -158,10 +165,7 @@ def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: 
 
 @pytest.mark.subprocess
 def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    from loopwright.engines.temporal._devserver import find_temporal_cli
-
-    if find_temporal_cli() is None:
-        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    skip_without_temporal_cli()
     import asyncio
 
     from temporalio.client import Client
@@ -209,10 +213,7 @@ def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> Non
 
 @pytest.mark.subprocess
 def test_dev_temporal_killed_leaves_no_server_and_no_log(tmp_path: Path) -> None:
-    from loopwright.engines.temporal._devserver import find_temporal_cli
-
-    if find_temporal_cli() is None:
-        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    skip_without_temporal_cli()
     port = free_pair()
     with started(tmp_path, "temporal", "--port", str(port), "--headless") as dev:
         dev.wait_for(r"^  address  (\S+)$")
