@@ -27,7 +27,7 @@ from temporalio.worker import Replayer
 
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
-from loopwright.engines.temporal._codec import load_cipher
+from loopwright.engines.temporal._codec import KEY_ENV, load_cipher
 from loopwright.engines.temporal._payloads import GATE_OPEN
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
 from loopwright.store import open_store
@@ -37,8 +37,6 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
-KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
-"""The variable naming the payload key file (docs/security.md)."""
 
 
 def action(tool: str, **arguments: Any) -> str:

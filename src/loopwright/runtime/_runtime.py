@@ -271,7 +271,7 @@ class Runtime:
         decision: it can no longer be resumed). False when its engine executes no such run
         now; a UsageError for a run of the embedded engine that already ended or that
         another process executes."""
-        engine = self.engines.running(run_id)
+        engine = self._running(run_id)
         record = self.store.get_run(run_id, tenant=tenant)
         if engine is not None and record is None:  # started here, not stored yet
             return await engine.cancel(_unstored(run_id))
@@ -328,7 +328,7 @@ class Runtime:
         reads the store, whichever engine and process executes the run: following drives
         nothing. RunNotFound if the run is not stored (nor starting here), or is another
         tenant's."""
-        engine = self.engines.running(run_id)
+        engine = self._running(run_id)
         if engine is None or tenant is not None:
             record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
             if record is None and (engine is None or self.store.get_run(run_id) is not None):
@@ -347,6 +347,11 @@ class Runtime:
         async with contextlib.aclosing(events) as following:
             async for event in following:
                 yield event
+
+    def _running(self, run_id: str) -> RunEngine | None:
+        """The engine of a run this Runtime started or resumed and that has not ended (it
+        may not be stored yet)."""
+        return self.engines.running(run_id)
 
     def rollback(
         self,
