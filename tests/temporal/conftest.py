@@ -24,9 +24,12 @@ pytest.importorskip(
     "temporalio", reason="the Temporal engine tests need the temporal extra (make setup)"
 )
 
-from temporal_helpers import KEY_ENV, KeptServer, Provider, TemporalRuns, Workers, serve_provider
+from temporal_helpers import KeptServer, Provider, TemporalRuns, Workers, serve_provider
 
 from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli
+
+KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
+"""The variable naming the payload key file (docs/security.md)."""
 
 
 @pytest.fixture(scope="session", autouse=True)
