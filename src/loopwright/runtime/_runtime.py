@@ -27,8 +27,8 @@ from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
 from loopwright.agent._process import new_run_id
 from loopwright.effects import Gatekeeper
 from loopwright.effects._log import EventSink
-from loopwright.errors import StoreError, UsageError
-from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
+from loopwright.errors import UsageError
+from loopwright.events import Event
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import DepsT, ThreadPool
 from loopwright.runtime._conversation import Conversation
@@ -39,10 +39,11 @@ from loopwright.runtime._engines import Engines
 from loopwright.runtime._gates import GateDecided
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._publish import publish_event
 from loopwright.runtime._resume import check_resumable
 from loopwright.runtime._rollback import launch_rollback
 from loopwright.runtime._spec import RunSpec
-from loopwright.runtime._stop import cancel_stored, interrupt_here
+from loopwright.runtime._stop import cancel_run, interrupt_here
 from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id_of
 from loopwright.runtime._waiting import resume_agent
@@ -271,15 +272,7 @@ class Runtime:
         decision: it can no longer be resumed). False when its engine executes no such run
         now; a UsageError for a run of the embedded engine that already ended or that
         another process executes."""
-        engine = self._running(run_id)
-        record = self.store.get_run(run_id, tenant=tenant)
-        if engine is not None and record is None:  # started here, not stored yet
-            return await engine.cancel(_unstored(run_id))
-        if record is None:
-            record = self.find(run_id, tenant=tenant)
-        if engine is None and record.engine == self.embedded.name:
-            return await cancel_stored(self.embedded, record)
-        return await (engine or self.engine_of(record)).cancel(record)
+        return await cancel_run(self.embedded, self.engines, run_id, tenant)
 
     async def interrupt(self, run_id: str) -> bool:
         """Stop a run executing in this process without ending it (Ctrl-C at the CLI): it
@@ -372,18 +365,7 @@ class Runtime:
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
         hand; every run this Runtime starts, resumes or rolls back logs through its own)."""
-        started = isinstance(event, RunStartedEvent) and event.run_id not in self.leases.held
-        if started:
-            self.leases.hold(event.run_id)
-        self.writer.write(event)
-        try:
-            await self.writer.flush()
-        except StoreError:
-            if started:
-                self.leases.release(event.run_id)
-            raise
-        if isinstance(event, RunFinishedEvent):
-            self.leases.release(event.run_id)
+        await publish_event(self.embedded, event)
 
     def close(self) -> None:
         """Store what is queued, release every lease (an unfinished run shows interrupted)."""
@@ -393,8 +375,3 @@ class Runtime:
         """`close`, and let go of every engine's connections."""
         for engine in self.engines.values():
             await engine.aclose()
-
-
-def _unstored(run_id: str) -> RunRecord:
-    """The record of a run started here whose first event is not stored yet."""
-    return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)
