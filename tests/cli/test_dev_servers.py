@@ -22,8 +22,6 @@ from pathlib import Path
 import pytest
 from cli_helpers import cli, cli_env
 
-from loopwright.store._pg_local import find_pg_bin
-
 START_TIMEOUT_S = 120.0
 """What a loaded machine may take to start either server (both usually take seconds)."""
 
@@ -139,9 +137,8 @@ def skip_without_temporal_cli() -> None:
 
 
 @pytest.mark.subprocess
+@pytest.mark.usefixtures("pg_bin")  # skipped without PostgreSQL's binaries
 def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    if find_pg_bin() is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
     pytest.importorskip("psycopg")
     from loopwright.store import open_store
 
@@ -196,9 +193,8 @@ def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> 
 
 
 @pytest.mark.subprocess
+@pytest.mark.usefixtures("pg_bin")  # skipped without PostgreSQL's binaries
 def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> None:
-    if find_pg_bin() is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
     pytest.importorskip("psycopg")
     with started(tmp_path, "postgres") as dev:
         url = dev.wait_for(r"^  URL    (postgresql://\S+)$").group(1)
