@@ -17,7 +17,8 @@ import pytest
 
 import process_guard
 from inprocess_cli import CliRun, clean_env, invoke
-from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.store import LocalPostgres, start_local_postgres
+from loopwright.store._pg_local import find_pg_bin
 from loopwright.tools import tool
 from model_server import LlamaServer, start_llama_server, stop
 
@@ -108,19 +109,26 @@ def llama_server() -> Iterator[LlamaServer]:
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[LocalPostgres]:
-    """A real PostgreSQL server, once per session (each xdist worker has its own): initdb in
-    a temporary folder, a free port on 127.0.0.1, stopped at the end. Tests take a fresh
-    database of it each (the store, Temporal and adversarial tests share the one server); a
-    test that shuts its server down starts one of its own."""
-    pytest.importorskip("psycopg")
+def pg_bin() -> Path:
+    """The folder of PostgreSQL's server binaries (initdb, postgres); a test that needs
+    them is skipped where they are missing."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
         pytest.skip(
             "no PostgreSQL server binaries (initdb, postgres): `make postgres` installs "
             "Debian's postgresql package (make test does it)"
         )
-    server = start_local_postgres(bin_dir)
+    return bin_dir
+
+
+@pytest.fixture(scope="session")
+def pg_server(pg_bin: Path) -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server, once per session (each xdist worker has its own): initdb in
+    a temporary folder, a free port on 127.0.0.1, stopped at the end. Tests take a fresh
+    database of it each (the store, Temporal and adversarial tests share the one server); a
+    test that shuts its server down starts one of its own."""
+    pytest.importorskip("psycopg")
+    server = start_local_postgres(pg_bin)
     yield server
     # An immediate shutdown (SIGQUIT: no shutdown checkpoint; its data is deleted next). The
     # fast one of LocalPostgres.stop (SIGINT) took 20-40 s at the end of loaded -n 2 runs,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Modules a command makes from a user's file: a new process would import them anew.
-_PER_RUN_MODULES = ("loopwright_user_tools_", "loopwright_task_tools_", "loopwright_eval_tools")
+_PER_RUN_MODULES = ("loopwright_user_tools_", "loopwright_eval_tools_")
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:

@@ -33,17 +33,29 @@ def free_port() -> int:
     return server_port()
 
 
+def packaged_model() -> Path:
+    """The embedded model's GGUF file (`--model local`), for a server of its own."""
+    from loopwright.models._local import resolve_local_path
+
+    return resolve_local_path("")
+
+
+def model_threads() -> int:
+    """The threads a server of the embedded model runs on: LOOPWRIGHT_LOCAL_THREADS, else
+    the physical cores (a server fixes its count; the embedded model chooses per call)."""
+    from loopwright.models._local_spec import default_threads
+
+    return default_threads()
+
+
 def start_llama_server() -> tuple[LlamaServer, subprocess.Popen[bytes]]:
     """Start the server and wait until it answers (within START_LIMIT_S); its output goes
     to a log that an error quotes (deleted once it is up)."""
-    from loopwright.models._local import resolve_local_path
-    from loopwright.models._local_spec import default_threads
-
     port = free_port()
     command = [
-        sys.executable, str(MAIN), "--model", str(resolve_local_path("")),
+        sys.executable, str(MAIN), "--model", str(packaged_model()),
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", str(default_threads()), "--n_ctx", "8192",
+        "--n_threads", str(model_threads()), "--n_ctx", "8192",
     ]  # fmt: skip
     with tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False) as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)

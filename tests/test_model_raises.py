@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -15,7 +16,6 @@ from loopwright import AgentExecutor, ExecutionResult
 from loopwright.compat import AutonomousSkillExecutor
 from loopwright.events import Event, RunErrorEvent, RunFinishedEvent, encode_event
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.skills import load_skill
 from loopwright.testing import InMemoryRunStore
@@ -28,7 +28,7 @@ class BrokenAdapter:
     """A model adapter with a bug: it reads a field the provider did not send."""
 
     name = "custom:broken"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         reply = {"error": f"upstream said no to {TOKEN}"}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import loopwright
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.agent._process import new_run_id
 from loopwright.prompts._revisions import REVISIONS
 from loopwright.testing import ScriptedModel
 
@@ -69,5 +68,5 @@ def test_each_revision_is_the_entry_its_number_names() -> None:
 def test_a_run_is_set_up_with_its_revision_s_switches() -> None:
     for number in REVISIONS:
         agent = AgentExecutor(ScriptedModel([]), [], options=AgentOptions(revision=number))
-        setup = agent.setup("hi", agent.run_context(new_run_id()))
+        setup = agent.setup("hi", agent.run_context("run_revision"))
         assert setup.revision is REVISIONS[number]

@@ -25,8 +25,7 @@ from loopwright.mcp import MCPConnections
 from loopwright.mcp._connections import declaration_from_annotations
 from loopwright.runtime import resume_run
 from loopwright.store import SqliteRunStore
-from loopwright.tools import Tool
-from loopwright.tools._resolve import resolve_tool
+from loopwright.tools import Tool, resolve_tools
 
 PLAIN = Path(__file__).parent / "plain_tools.py"
 CALLS = 4
@@ -42,7 +41,7 @@ def plain(x: int) -> int:
 
 
 def test_a_plain_function_or_bare_tool_is_unknown_and_not_idempotent() -> None:
-    for built in (Tool.from_function(plain), resolve_tool(f"{PLAIN}:append_plain")):
+    for built in (Tool.from_function(plain), *resolve_tools([f"{PLAIN}:append_plain"])):
         assert (built.effect, built.idempotent) == ("unknown", False)
     declared = Tool.from_function(plain, effect="read")
     assert (declared.effect, declared.idempotent) == ("read", True)

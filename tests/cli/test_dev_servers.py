@@ -22,8 +22,6 @@ from pathlib import Path
 import pytest
 from cli_helpers import cli, cli_env
 
-from loopwright.store._pg_local import find_pg_bin
-
 START_TIMEOUT_S = 120.0
 """What a loaded machine may take to start either server (both usually take seconds)."""
 
@@ -131,10 +129,16 @@ def free_pair() -> int:
     raise AssertionError("no free pair of ports")
 
 
+def skip_without_temporal_cli() -> None:
+    from loopwright.engines.temporal._devserver import find_temporal_cli  # imports temporalio
+
+    if find_temporal_cli() is None:
+        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+
+
 @pytest.mark.subprocess
+@pytest.mark.usefixtures("pg_bin")  # skipped without PostgreSQL's binaries
 def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    if find_pg_bin() is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
     pytest.importorskip("psycopg")
     from loopwright.store import open_store
 
@@ -158,10 +162,7 @@ def test_dev_postgres_prints_a_migrated_store_url_and_stops_on_ctrl_c(tmp_path: 
 
 @pytest.mark.subprocess
 def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    from loopwright.engines.temporal._devserver import find_temporal_cli
-
-    if find_temporal_cli() is None:
-        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    skip_without_temporal_cli()
     import asyncio
 
     from temporalio.client import Client
@@ -192,9 +193,8 @@ def test_dev_temporal_prints_its_address_and_stops_on_ctrl_c(tmp_path: Path) -> 
 
 
 @pytest.mark.subprocess
+@pytest.mark.usefixtures("pg_bin")  # skipped without PostgreSQL's binaries
 def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> None:
-    if find_pg_bin() is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
     pytest.importorskip("psycopg")
     with started(tmp_path, "postgres") as dev:
         url = dev.wait_for(r"^  URL    (postgresql://\S+)$").group(1)
@@ -209,10 +209,7 @@ def test_dev_postgres_killed_leaves_no_server_and_no_data(tmp_path: Path) -> Non
 
 @pytest.mark.subprocess
 def test_dev_temporal_killed_leaves_no_server_and_no_log(tmp_path: Path) -> None:
-    from loopwright.engines.temporal._devserver import find_temporal_cli
-
-    if find_temporal_cli() is None:
-        pytest.skip("no `temporal` CLI: the temporal extra installs it (make setup)")
+    skip_without_temporal_cli()
     port = free_pair()
     with started(tmp_path, "temporal", "--port", str(port), "--headless") as dev:
         dev.wait_for(r"^  address  (\S+)$")

@@ -119,6 +119,18 @@ def test_file_checks_and_only(tmp_path: Path) -> None:
     assert code == 0 and [t["id"] for t in report["tasks"]] == ["add"]
 
 
+def test_an_eval_tools_file_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text("from loopwright.tools import tool\nimport no_such_module\n")
+    (tmp_path / "tasks.yaml").write_text("tasks: [{id: x, level: 1, request: r, tools: []}]")
+    with pytest.raises(ConfigurationError) as caught:
+        load_suite(tmp_path)
+    tools = tmp_path / "tools.py"
+    assert str(caught.value) == (
+        f"eval tools '{tools}': importing {tools} failed at line 2: ModuleNotFoundError: "
+        "No module named 'no_such_module'"
+    )
+
+
 def test_suite_errors_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=r"no tasks\.yaml"):
         load_suite(tmp_path)

@@ -15,7 +15,6 @@ import pytest
 from loopwright import AgentExecutor
 from loopwright.errors import GateNotFound, RunNotFound, UsageError
 from loopwright.events import ConfirmationRequiredEvent, RunStartedEvent, ToolCallStartedEvent
-from loopwright.events._types import child_run_id
 from loopwright.runtime import GateDecided, Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
@@ -99,7 +98,7 @@ def test_a_subagents_gate_of_an_interrupted_lead_names_the_lead_to_resume(
     """The process of a lead died while its sub-agent waited at a gate: the sub-agent's run
     cannot be resumed on its own (it runs inside the lead's call), so the refusal names the
     lead's run to resume."""
-    lead, child = "run_lead", child_run_id("run_lead", "call_1_0")
+    lead, child = "run_lead", "run_lead_cleaner"  # the child named by the lead's call
     store = SqliteRunStore(tmp_path / "runs.db")
     store.append_many([
         RunStartedEvent(run_id=lead, seq=1, ts=1.0, kind="agent", request="tidy", model="m", tools=[],

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.agent._reply_grammar import tool_reply_schema
 from loopwright.testing import ScriptedModel
+from loopwright.tools import Tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from tools import add, multiply
@@ -22,6 +22,15 @@ GRAMMAR = AgentOptions(reply_grammar=True)
 
 def reply(**fields: object) -> str:
     return json.dumps(fields)
+
+
+def sent_schema(tools: list[Tool]) -> dict[str, object]:
+    """The reply schema a prompted run with `tools` and the grammar sends its model."""
+    model = ScriptedModel([reply(thought="ok", final_answer="5")], tool_mode="prompted")
+    AgentExecutor(model, tools, options=GRAMMAR).run_sync("2 + 3?")
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    return schema
 
 
 async def test_prompted_requests_carry_the_reply_schema() -> None:
@@ -34,7 +43,9 @@ async def test_prompted_requests_carry_the_reply_schema() -> None:
     result = await AgentExecutor(model, [add, multiply], options=GRAMMAR).run("2 + 3?")
     assert result.answer == "5"
     schemas = [request.output_schema for request in model.requests]
-    assert schemas == [tool_reply_schema([add.spec, multiply.spec])] * 2
+    assert schemas[0] is not None and schemas == [schemas[0]] * 2  # the same on every call
+    call = {"thought": "t", "action": "multiply", "action_input": {"a": 2, "b": 3}}
+    jsonschema.validate(call, schemas[0])  # the run's tools: its choices
     assert all(not request.tools for request in model.requests)  # still prompted mode
 
 
@@ -48,7 +59,7 @@ async def test_off_by_default_and_in_native_mode() -> None:
 
 
 def test_the_schema_admits_real_calls_and_answers_only() -> None:
-    schema = tool_reply_schema([add.spec, multiply.spec])
+    schema = sent_schema([add, multiply])
     jsonschema.validate({"thought": "t", "action": "add", "action_input": {"a": 1, "b": 2}}, schema)
     jsonschema.validate({"thought": "t", "final_answer": "3"}, schema)
     wrong = [

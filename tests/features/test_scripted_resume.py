@@ -9,8 +9,7 @@ import json
 from typing import Any
 
 from loopwright import AgentExecutor
-from loopwright.events import Event, ToolCallEvent
-from loopwright.events._types import child_run_id
+from loopwright.events import Event, ToolCallEvent, ToolCallStartedEvent
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -73,7 +72,10 @@ async def test_a_resumed_subagent_goes_on_after_its_served_replies() -> None:
 
     await lead().run("tidy", run_id="run_l", on_event=events.append)
     assert DELETED == ["a", "b"]
-    recorded = cut_after_first_delete(events, child_run_id("run_l", "call_1_0"))
+    [child_id] = [
+        e.child_run_id for e in events if isinstance(e, ToolCallStartedEvent) and e.child_run_id
+    ]
+    recorded = cut_after_first_delete(events, child_id)
     DELETED.clear()
     result = await lead().run("tidy", recorded=recorded)
     assert result.answer == "cleaned"

@@ -11,7 +11,6 @@ import pytest
 from pydantic import BaseModel
 
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.agent._output import OutputSpec
 from loopwright.errors import ConfigurationError, OutputValidationError
 from loopwright.events import Event, OutputInvalidEvent, RunErrorEvent
 from loopwright.testing import ScriptedModel
@@ -139,21 +138,31 @@ async def test_unconstrained_sends_no_schema_but_validates() -> None:
     assert result.output == Point(1, 1) and model.requests[0].output_schema is None
 
 
+def sent_schema(output_type: Any) -> dict[str, Any]:
+    """The reply schema an agent with `output_type` sends its model."""
+    model = ScriptedModel(['{"thought": "t", "final_answer": "?"}'])
+    options = AgentOptions(output_retries=0, max_iterations=1)
+    AgentExecutor(model, output_type=output_type, options=options).run_sync("x")
+    schema = model.requests[0].output_schema
+    assert schema is not None
+    return schema
+
+
 def test_nested_models_keep_their_definitions_at_the_root() -> None:
     class Country(BaseModel):
         capital: City
         cities: list[City]
 
-    schema = OutputSpec(Country).reply_schema()
+    schema = sent_schema(Country)
     assert "City" in schema["$defs"]
     assert "$defs" not in schema["properties"]["final_answer"]
 
 
 def test_bad_output_types_are_configuration_errors() -> None:
     with pytest.raises(ConfigurationError, match="not a valid JSON Schema"):
-        OutputSpec({"type": "nonsense"})
+        AgentExecutor(ScriptedModel([]), output_type={"type": "nonsense"})
     with pytest.raises(ConfigurationError, match="cannot be validated"):
-        OutputSpec(object())
+        AgentExecutor(ScriptedModel([]), output_type=object())
     with pytest.raises(ConfigurationError, match="output_retries"):
         AgentOptions(output_retries=-1)
 

@@ -12,9 +12,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from cli_helpers import cli
 
-from loopwright.agent._output import OutputSpec
-from loopwright.messages import Message, ModelRequest
+from loopwright import AgentExecutor, AgentOptions
+from loopwright.messages import ModelRequest
 from loopwright.models import OllamaModel, OpenAIModel
+from loopwright.testing import ScriptedModel
 
 SCHEMA = {
     "type": "object",
@@ -70,8 +71,11 @@ def test_cli_names_the_bad_schema_file_and_line(tmp_path: Path) -> None:
 
 
 def _request() -> ModelRequest:
-    schema = OutputSpec(SCHEMA).reply_schema()
-    return ModelRequest(messages=(Message.user("hi"),), output_schema=schema)
+    """A request with the reply schema an agent with `--output-schema SCHEMA` sends."""
+    model = ScriptedModel(['{"thought": "t", "final_answer": "?"}'])
+    options = AgentOptions(output_retries=0, max_iterations=1)
+    AgentExecutor(model, output_type=SCHEMA, options=options).run_sync("hi")
+    return model.requests[0]
 
 
 def test_openai_sends_json_schema_and_llama_servers_get_json_object() -> None:

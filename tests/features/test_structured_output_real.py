@@ -8,9 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import LocalModel, resolve_local_path
-from loopwright.models._local_spec import default_threads
+from loopwright.models import OpenAIModel, RetryPolicy, resolve_model
 from model_server import LlamaServer
 
 pytestmark = pytest.mark.model
@@ -39,7 +37,7 @@ async def test_llama_server_returns_a_valid_object(llama_server: LlamaServer) ->
 
 
 async def test_embedded_model_grammar_returns_a_valid_object() -> None:
-    model = LocalModel(resolve_local_path(""), threads=default_threads())
+    model = resolve_model("local")  # as `--model local`
     options = AgentOptions(output_retries=0, max_iterations=1, timeout_s=CALL_LIMIT_S)
     result = await AgentExecutor(model, output_type=Person, options=options).run(REQUEST)
     assert result.output_as(Person).age == 34

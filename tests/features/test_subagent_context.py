@@ -14,14 +14,13 @@ import pytest
 
 from inprocess_cli import CliRun
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.agent._approval import approval_request_id
-from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
     GateDecisionEvent,
     RunFinishedEvent,
     ToolCallEvent,
+    ToolCallStartedEvent,
 )
 from loopwright.safety.scrub import Scrubber
 from loopwright.store import SqliteRunStore
@@ -80,6 +79,12 @@ class Seen:
         found = [e for e in self.events if isinstance(e, kind)]
         return [e for e in found if run_id is None or e.run_id == run_id]
 
+    def child_of(self, run_id: str) -> str:
+        """The sub-agent's run that the first call of run `run_id` started."""
+        [child] = [e.child_run_id for e in self.of(ToolCallStartedEvent, run_id)]
+        assert isinstance(child, str)
+        return child
+
 
 @pytest.fixture(autouse=True)
 def _clean() -> None:
@@ -107,7 +112,7 @@ async def test_sub_agent_approval_reaches_the_lead_gatekeeper() -> None:
     result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_a")
     assert result.answer == "cleaned" and DELETED == ["a.txt"]
     [decided] = seen.of(GateDecisionEvent)
-    assert decided.run_id == child_run_id("run_a", "call_1_0")
+    assert decided.run_id == seen.child_of("run_a")
     assert (decided.approved, decided.decided_by) == (True, "alice")
 
 
@@ -124,12 +129,11 @@ async def test_resumed_lead_lets_the_waiting_child_ask_its_gatekeeper(tmp_path: 
     recorded = seen.events[: cut + 1]
     assert DELETED == []
 
-    child_id = child_run_id("run_b", "call_1_0")
+    child_id = seen.child_of("run_b")
     store = SqliteRunStore(tmp_path / "runs.db")
     open_gate = recorded[-1]  # the child's open gate, as its log recorded it
     assert isinstance(open_gate, ConfirmationRequiredEvent) and open_gate.run_id == child_id
     waiting = open_gate.request_id
-    assert waiting.startswith(approval_request_id(child_id, "call_1_0") + "_")
     store.post_gate_decision(child_id, waiting, True, join_decider("api:eve", "fine"))
     resumed_gates = GateBroker(store, poll_s=0.02)
     again = Seen(resumed_gates)
@@ -170,7 +174,7 @@ async def test_sub_agent_file_tools_stay_in_the_lead_workspace(
     assert result.success
     assert not (elsewhere / "escape.txt").exists()
     assert (workspace / "escape.txt").read_text() == "written"
-    child_id = child_run_id("run_w", "call_1_0")
+    child_id = seen.child_of("run_w")
     wrote, read = seen.of(ToolCallEvent, child_id)
     assert not wrote.is_error
     assert read.is_error and "0000" not in read.result
@@ -189,9 +193,9 @@ async def test_sub_agent_events_are_scrubbed_with_the_lead_secrets() -> None:
     )
     seen = Seen()
     await lead.run("go", on_event=seen, run_id="run_s")
-    child_events = [e for e in seen.events if e.run_id == child_run_id("run_s", "call_1_0")]
+    child_events = [e for e in seen.events if e.run_id == seen.child_of("run_s")]
     assert child_events and "hunter2hunter2" not in repr(child_events)
-    [echoed] = seen.of(ToolCallEvent, child_run_id("run_s", "call_1_0"))
+    [echoed] = seen.of(ToolCallEvent, seen.child_of("run_s"))
     assert "[REDACTED" in echoed.result
 
 
@@ -202,7 +206,7 @@ async def test_lead_approval_policy_covers_the_sub_agent_calls() -> None:
     lead = lead_of(child, LEAD_REPLIES, approve=["delete_file"])
     result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_c")
     assert DELETED == [] and result.answer == "cleaned"
-    child_id = child_run_id("run_c", "call_1_0")
+    child_id = seen.child_of("run_c")
     [asked] = seen.of(ConfirmationRequiredEvent)
     assert (asked.run_id, asked.step) == (child_id, "delete_file")
     [refused] = seen.of(ToolCallEvent, child_id) or [None]
@@ -218,7 +222,7 @@ async def test_lead_approval_by_effect_covers_the_sub_agent_calls() -> None:
     asked = [(e.run_id, e.step) for e in seen.of(ConfirmationRequiredEvent)]
     # the lead's own call of the sub-agent (its effect is its tools' strongest), then the
     # sub-agent's call of the destructive tool
-    assert asked == [("run_d", "clean"), (child_run_id("run_d", "call_1_0"), "delete_file")]
+    assert asked == [("run_d", "clean"), (seen.child_of("run_d"), "delete_file")]
     assert DELETED == ["a.txt"]
 
 
@@ -259,5 +263,5 @@ async def test_a_sub_agents_call_waits_as_long_as_the_leads() -> None:
     result = await lead.run("tidy", on_event=seen, gates=gates, run_id="run_t")
     assert result.answer == "cleaned"
     [asked] = seen.of(ConfirmationRequiredEvent)
-    assert asked.run_id == child_run_id("run_t", "call_1_0")
+    assert asked.run_id == seen.child_of("run_t")
     assert asked.timeout_s == 7.0

@@ -13,7 +13,6 @@ import pytest
 
 from inprocess_cli import CliRun
 from loopwright import AgentExecutor, AgentOptions
-from loopwright.agent._subagent import child_run_id
 from loopwright.events import (
     Event,
     RunFinishedEvent,
@@ -63,6 +62,21 @@ class Collect:
     def of(self, run_id: str) -> list[Event]:
         return [e for e in self.events if e.run_id == run_id]
 
+    def child_of(self, run_id: str) -> str:
+        return child_of(self.events, run_id)
+
+
+def child_of(events: list[Event], run_id: str, call_id: str = "call_1_0") -> str:
+    """The run that the call `call_id` of run `run_id` started, as its `tool_call_started`
+    names it."""
+    [child] = [
+        e.child_run_id
+        for e in events
+        if isinstance(e, ToolCallStartedEvent) and (e.run_id, e.call_id) == (run_id, call_id)
+    ]
+    assert child is not None
+    return child
+
 
 def researcher(replies: list[Any]) -> AgentExecutor:
     return AgentExecutor(ScriptedModel(replies, strict=False), [lookup])
@@ -76,7 +90,7 @@ async def test_child_is_its_own_run_linked_to_the_call() -> None:
     seen = Collect()
     result = await parent.run("explain tides", on_event=seen, run_id="run_parent")
     assert result.answer == "the moon"
-    child_id = child_run_id("run_parent", "call_1_0")
+    child_id = seen.child_of("run_parent")
     started = seen.of(child_id)[0]
     assert isinstance(started, RunStartedEvent)
     assert (started.parent_run_id, started.parent_call_id) == ("run_parent", "call_1_0")
@@ -142,7 +156,7 @@ async def test_cancelling_the_parent_cancels_the_child() -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     finished = {e.run_id: e.status for e in seen.events if isinstance(e, RunFinishedEvent)}
-    assert finished == {"run_p": "cancelled", child_run_id("run_p", "call_1_0"): "cancelled"}
+    assert finished == {"run_p": "cancelled", seen.child_of("run_p"): "cancelled"}
 
 
 async def test_resume_continues_the_child_where_it_stopped() -> None:
@@ -153,7 +167,7 @@ async def test_resume_continues_the_child_where_it_stopped() -> None:
     parent = AgentExecutor(ScriptedModel(parent_replies), [child.as_tool("research", "R.")])
     seen = Collect()
     await parent.run("go", on_event=seen, run_id="run_q")
-    child_id = child_run_id("run_q", "call_1_0")
+    child_id = seen.child_of("run_q")
     # the process "stopped" after the child's first lookup finished
     first_done = next(
         i for i, e in enumerate(seen.events)
@@ -184,7 +198,7 @@ async def test_child_runs_are_stored_with_their_parent(tmp_path: Path) -> None:
     try:
         handle = runtime.start_agent(parent, "q", run_id="run_s")
         await handle.wait()
-        record = store.get_run(child_run_id("run_s", "call_1_0"))
+        record = store.get_run(child_of(store.events("run_s"), "run_s"))
         assert record is not None and record.parent_run_id == "run_s"
         assert record.status == "completed"
         started = store.events(record.run_id)[0]

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from server_helpers import live_server, make_config
 
 from loopwright import AgentExecutor
-from loopwright.agent._subagent import child_run_id
+from loopwright.events import ToolCallStartedEvent
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
@@ -69,15 +69,15 @@ def test_child_timeline_is_nested_under_the_call(browser: Browser, tmp_path: Pat
 
     worker = threading.Thread(target=asyncio.run, args=(execute(),), daemon=True)
     worker.start()
-    child_id = child_run_id("run_top", "call_1_0")
     try:
-        with live_server(make_config(tmp_path, store=SqliteRunStore(path))) as server:
+        reader = SqliteRunStore(path)
+        with live_server(make_config(tmp_path, store=reader)) as server:
             page = browser.new_page()
             page.set_default_timeout(TIMEOUT_MS)
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(f"{server.url}/#/runs/run_top")
-            nested = page.locator(f'.timeline.nested[data-run-id="{child_id}"]')
+            nested = page.locator(".timeline.nested")  # the one sub-agent's run
             expect(nested).to_contain_text("Run started")
             expect(nested).to_contain_text("measure")  # the child's own call, still running
             release.set()
@@ -85,6 +85,12 @@ def test_child_timeline_is_nested_under_the_call(browser: Browser, tmp_path: Pat
             expect(page.locator("[data-field=status]")).to_have_text("completed")
             surveyor_row = page.locator(".tl-tool", has=nested)
             expect(surveyor_row).to_contain_text("surveyor")
+            [child_id] = [
+                e.child_run_id
+                for e in reader.events("run_top")
+                if isinstance(e, ToolCallStartedEvent)
+            ]
+            expect(nested).to_have_attribute("data-run-id", str(child_id))
             assert errors == []
             page.close()
     finally:

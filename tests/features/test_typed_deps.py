@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal, Protocol, TypedDict, runtime_checkab
 import pytest
 
 from loopwright import AgentExecutor, Runtime, tool
-from loopwright.agent._deps import check_deps
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, encode_event
 from loopwright.runtime import resume_run
@@ -131,6 +130,11 @@ class Named(Protocol):
 
 class Row(TypedDict):
     name: str
+
+
+def check_deps(deps_type: Any, deps: Any) -> None:
+    """What every way to run an agent of `deps_type` checks first."""
+    AgentExecutor(ScriptedModel([]), deps_type=deps_type).check_deps(deps)
 
 
 @pytest.mark.parametrize(

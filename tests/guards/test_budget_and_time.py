@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from guard_helpers import SlowModel, call
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.guards import CostLedger
-from loopwright.guards._budget import DEFAULT_PRICES
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models._base import ToolMode
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -75,10 +73,11 @@ async def test_cost_budget_does_not_stop_a_free_model() -> None:
 
 
 def test_price_table_keeps_defaults_when_extended() -> None:
-    ledger = CostLedger(prices={**DEFAULT_PRICES, "acme:x": (1.0, 2.0)})
+    defaults = CostLedger().prices
+    ledger = CostLedger(prices={**defaults, "acme:x": (1.0, 2.0)})
     ledger.record("acme:x", Usage(1_000_000, 1_000_000))
     ledger.record("openai:gpt-4o-mini", Usage(1_000_000, 0))
-    assert ledger.total_cost == 3.0 + DEFAULT_PRICES["openai:gpt-4o-mini"][0]
+    assert ledger.total_cost == 3.0 + defaults["openai:gpt-4o-mini"][0]
     assert ledger.usage_by_model["acme:x"] == Usage(1_000_000, 1_000_000)
 
 
@@ -120,7 +119,7 @@ class HangingModel:
     """A model whose call never returns (a stuck server)."""
 
     name = "hanging"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         await asyncio.Event().wait()

@@ -13,7 +13,6 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.clock import MockClock
 from loopwright.errors import ConfigurationError
 from loopwright.events import Event, RunStartedEvent, RunStoppedEvent
-from loopwright.guards._defaults import WALL_CLOCK_AGENTIC_S, WALL_CLOCK_SIMPLE_S
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolContext, tool
 
@@ -38,7 +37,6 @@ def undeclared(key: str) -> str:
 
 def test_the_default_wall_clock_depends_on_the_tools() -> None:
     model = ScriptedModel([])
-    assert WALL_CLOCK_SIMPLE_S == 600 and WALL_CLOCK_AGENTIC_S == 1800
     assert AgentExecutor(model, []).options.timeout_s == 600
     assert AgentExecutor(model, [lookup]).options.timeout_s == 1800
     assert AgentExecutor(model, [lookup, save]).options.timeout_s == 1800

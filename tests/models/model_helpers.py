@@ -13,7 +13,9 @@ import pytest
 
 from loopwright.messages import ToolSpec
 from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel
-from loopwright.models._wire import HttpModel
+
+HttpAdapter = OpenAIModel | OllamaModel | AnthropicModel
+
 
 EXCHANGES = Path(__file__).parent.parent / "fixtures" / "exchanges"
 OPENAI_KEY = "sk-test-OPENAI-abcdefghijklmnop0123456789"
@@ -79,7 +81,7 @@ class CutStream(httpx.AsyncByteStream):
         raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
 
 
-def make_model(provider: str, wire: Wire, **options: Any) -> HttpModel:
+def make_model(provider: str, wire: Wire, **options: Any) -> HttpAdapter:
     """An adapter talking to `wire`, with sleeps recorded and no jitter."""
     options.setdefault("transport", wire.transport)
     options.setdefault("sleep", Sleeps())
@@ -98,7 +100,7 @@ def make_model(provider: str, wire: Wire, **options: Any) -> HttpModel:
     raise ValueError(provider)
 
 
-def sleeps_of(model: HttpModel) -> list[float]:
+def sleeps_of(model: HttpAdapter) -> list[float]:
     return model.client.waits
 
 

@@ -3,9 +3,39 @@ and written out only when set (a reply without them keeps its old wire form)."""
 
 from __future__ import annotations
 
-from loopwright.messages import Usage
-from loopwright.models._anthropic import _usage as anthropic_usage
-from loopwright.models._openai import _usage as openai_usage
+import asyncio
+from typing import Any
+
+from model_helpers import Wire, json_reply, make_model
+
+from loopwright.messages import Message, ModelRequest, Usage
+
+
+def openai_usage(usage: dict[str, Any] | None) -> Usage:
+    """The Usage an OpenAI adapter reads from a reply carrying `usage`."""
+    reply = {
+        "model": "gpt-4.1-mini",
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": usage,
+    }
+    return _usage_read("openai", reply)
+
+
+def anthropic_usage(usage: dict[str, Any]) -> Usage:
+    """The Usage an Anthropic adapter reads from a reply carrying `usage`."""
+    reply = {
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "usage": usage,
+    }
+    return _usage_read("anthropic", reply)
+
+
+def _usage_read(provider: str, reply: dict[str, Any]) -> Usage:
+    model = make_model(provider, Wire(json_reply(reply)))
+    request = ModelRequest(messages=(Message.user("hi"),))
+    return asyncio.run(model.complete(request)).usage
 
 
 def test_cached_tokens_are_written_only_when_set() -> None:
@@ -35,7 +65,8 @@ def test_openai_reports_its_cached_prompt_tokens() -> None:
     }
     assert openai_usage(raw) == Usage(96, 41, 64)
     assert openai_usage({"prompt_tokens": 9, "completion_tokens": 1}) == Usage(9, 1, 0)
-    assert openai_usage({"prompt_tokens": 9, "prompt_tokens_details": None}) == Usage(9, 0, 0)
+    no_details = {"prompt_tokens": 9, "completion_tokens": 1, "prompt_tokens_details": None}
+    assert openai_usage(no_details) == Usage(9, 1, 0)
 
 
 def test_anthropic_cache_reads_are_cached_input() -> None:

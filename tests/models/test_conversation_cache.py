@@ -11,8 +11,7 @@ import pytest
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import ModelResponseEvent
-from loopwright.models._local import LocalModel, resolve_local_path
-from loopwright.models._local_spec import default_threads
+from loopwright.models import resolve_model
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 
@@ -30,7 +29,7 @@ def usage_of(store: SqliteRunStore, result: ExecutionResult) -> list[tuple[int, 
 
 
 async def test_a_follow_up_turn_evaluates_only_what_is_new(tmp_path: Path) -> None:
-    model = LocalModel(resolve_local_path(""), threads=default_threads())
+    model = resolve_model("local")  # as `--model local`
     options = AgentOptions(max_iterations=2, max_output_tokens=48, temperature=0.0)
     agent = AgentExecutor(model, options=options)
     store = SqliteRunStore(tmp_path / "runs.db")

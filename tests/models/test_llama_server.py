@@ -23,9 +23,8 @@ import pytest
 from loopwright._ports import server_port
 from loopwright.messages import Message, ModelRequest, ModelResponse
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import resolve_local_path
-from loopwright.models._local_spec import default_threads
 from loopwright.parsing import ParsedAction, parse_reply
+from model_server import model_threads, packaged_model
 
 LLAMA_SERVER = Path("~/.cache/loopwright/bin/portable-avx2/llama-server-0.3.36").expanduser()
 pytestmark = [
@@ -61,9 +60,9 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     port = free_port()
-    threads = str(default_threads())
+    threads = str(model_threads())
     command = [
-        str(LLAMA_SERVER), "--model", str(resolve_local_path("")), "--jinja",
+        str(LLAMA_SERVER), "--model", str(packaged_model()), "--jinja",
         "--host", "127.0.0.1", "--port", str(port), "--threads", threads,
         "--threads-batch", threads, "--ctx-size", "4096", "--parallel", "1",
         "--no-repack", "--alias", "qwen", "--no-webui",

@@ -17,8 +17,8 @@ from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import OllamaModel
 from loopwright.models._ollama import tool_mode_from_show
-from loopwright.runtime import RunSpec
-from loopwright.runtime._spec import build_agent
+from loopwright.runtime import RunSpec, Runtime
+from loopwright.testing import InMemoryRunStore
 from loopwright.tools import tool
 
 SHOW = {c["model"]: c for c in json.loads((EXCHANGES / "ollama_show.json").read_text())["cases"]}
@@ -174,10 +174,19 @@ def test_a_given_tool_mode_asks_nothing(ollama: FakeOllama) -> None:
     assert agent.tool_mode == "prompted" and ollama.requests == []
 
 
-def test_the_cli_spec_records_the_chosen_mode(ollama: FakeOllama) -> None:
+async def test_a_run_from_its_spec_records_the_chosen_mode(ollama: FakeOllama) -> None:
+    """As `loopwright run --model ollama:qwen3:8b` runs it: from a RunSpec, on a Runtime."""
+    ollama.chat_replies = [CHAT["tool_result_then_final"]["reply"]["json"]]
     spec = RunSpec(request="What is 17 + 25?", model="ollama:qwen3:8b", base_url=url(ollama))
-    agent = build_agent(spec)
-    assert agent.options.tool_mode == "native"
+    store = InMemoryRunStore()
+    runtime = Runtime(store)
+    try:
+        result = await runtime.start(spec, run_id="run_spec").wait()
+    finally:
+        runtime.close()
+    assert result.status == "completed"
+    started = store.events("run_spec")[0]
+    assert isinstance(started, RunStartedEvent) and started.options["tool_mode"] == "native"
 
 
 @pytest.mark.parametrize(

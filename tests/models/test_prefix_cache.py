@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from loopwright.messages import Message, ModelRequest, ModelResponse
-from loopwright.models._local import LocalModel, _load, resolve_local_path
-from loopwright.models._local_spec import default_threads
+from loopwright.models._local import LocalModel, _load
 from loopwright.models._prefix_cache import KEEP, _trim, prefix_folder
+from model_server import model_threads, packaged_model
 
 SYSTEM = (
     "You are a careful assistant for arithmetic. You answer with one number and nothing "
@@ -71,7 +71,7 @@ def test_a_new_process_loads_the_system_message_and_replies_the_same(
 ) -> None:
     folder = tmp_path / "prompts"
     monkeypatch.setenv("LOOPWRIGHT_PROMPT_CACHE", str(folder))
-    model = LocalModel(resolve_local_path(""), threads=default_threads())
+    model = LocalModel(packaged_model(), threads=model_threads())
     as_in_a_new_process(model)
     cold = ask(model)
     assert cold.usage.cached_input_tokens == 0, cold.usage

@@ -24,10 +24,9 @@ from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent, RunFinishedEvent
 from loopwright.messages import ModelResponse
 from loopwright.models import OpenAIModel, RetryPolicy
-from loopwright.models._local import LocalModel, _load, resolve_local_path
-from loopwright.models._local_spec import default_threads
+from loopwright.models._local import LocalModel, _load
 from loopwright.parsing import ParsedAction, parse_reply
-from model_server import LlamaServer
+from model_server import LlamaServer, model_threads, packaged_model
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -157,7 +156,7 @@ async def test_embedded_model_runs_a_two_call_chain(
       or two; the model_response events report it
       (`cached_input_tokens`), and so does the run's usage."""
     monkeypatch.setenv("LOOPWRIGHT_PROMPT_CACHE", str(tmp_path))  # no system prompt on disk
-    model = LocalModel(resolve_local_path(""), threads=default_threads())
+    model = LocalModel(packaged_model(), threads=model_threads())
     llm, lock = _load(model.path, model.threads, model.context)
     with lock:  # a cold cache: other tests in this process share the llama.cpp instance
         llm.reset()

@@ -15,13 +15,13 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from loopwright import AgentOptions
 from loopwright.compat import AutonomousConfig, AutonomousSkillExecutor, TaskDoneEvent
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models._base import ToolMode
 from loopwright.skills import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 
@@ -47,7 +47,7 @@ class TimedModel:
     numbered `hang_on` on, a call never returns unless cancelled (which it records)."""
 
     name = "timed"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     def __init__(self, replies: list[str], hang_on: int | None = None) -> None:
         self.replies = replies

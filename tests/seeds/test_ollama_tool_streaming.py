@@ -20,8 +20,7 @@ import pytest
 
 from loopwright.agent import AgentExecutor
 from loopwright.events import Event, ModelTextDeltaEvent
-from loopwright.models import OllamaModel, RetryPolicy
-from loopwright.models._ollama import STREAM_TOOLS_ENV, ollama_model
+from loopwright.models import OllamaModel, RetryPolicy, resolve_model
 from loopwright.tools import tool
 
 
@@ -134,7 +133,13 @@ async def test_stream_true_on_the_model_still_sends_tool_calls_whole(server: Cha
     assert [b["stream"] for b in server.bodies] == [False, False]
 
 
+def stream_tools_of(spec: str) -> bool:
+    model = resolve_model(spec)
+    assert isinstance(model, OllamaModel)
+    return model.stream_tools
+
+
 def test_the_cli_factory_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ollama_model("qwen3").stream_tools is False
-    monkeypatch.setenv(STREAM_TOOLS_ENV, "1")
-    assert ollama_model("qwen3").stream_tools is True
+    assert stream_tools_of("ollama:qwen3") is False
+    monkeypatch.setenv("LOOPWRIGHT_OLLAMA_STREAM_TOOLS", "1")
+    assert stream_tools_of("ollama:qwen3") is True

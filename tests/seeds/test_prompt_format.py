@@ -18,7 +18,6 @@ import jsonschema
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
-from loopwright.agent._reply_grammar import tool_reply_schema
 from loopwright.messages import ModelResponse
 from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
 from loopwright.testing import ScriptedModel
@@ -111,7 +110,10 @@ def test_the_reply_grammar_allows_is_final_only_as_the_format_says(
 ) -> None:
     """A backend that constrains its output to the reply schema can write `is_final` as the
     prompt asks, and cannot contradict it (a call marked final, an answer marked not)."""
-    schema = tool_reply_schema([lookup.spec])
+    model = ScriptedModel([json.dumps({"thought": "t", "final_answer": "v"})], tool_mode="prompted")
+    AgentExecutor(model, [lookup], options=AgentOptions(reply_grammar=True)).run_sync("find k")
+    schema = model.requests[0].output_schema
+    assert schema is not None
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(reply))
     assert (not errors) is valid
 

@@ -16,7 +16,6 @@ import pytest
 from loopwright.agent import AgentExecutor
 from loopwright.compat import AgentExecutor as SeedAgentExecutor
 from loopwright.telemetry import EventLogger
-from loopwright.telemetry._logging import TRACE_LOGGER
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
@@ -36,7 +35,7 @@ def final(answer: str) -> str:
 
 
 def trace_of(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == TRACE_LOGGER]
+    return [r.getMessage() for r in caplog.records if r.name == "loopwright.trace"]
 
 
 async def test_the_seed_001_executor_logs_its_trace_at_info(
@@ -54,8 +53,8 @@ async def test_the_seed_001_executor_logs_its_trace_at_info(
         "Thinking... (iteration 2/10)",
         "Final Answer: said hi",
     ]
-    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == TRACE_LOGGER)
-    assert {getattr(r, "run_id", None) for r in caplog.records if r.name == TRACE_LOGGER} == {
+    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == "loopwright.trace")
+    assert {getattr(r, "run_id", None) for r in caplog.records if r.name == "loopwright.trace"} == {
         agent.result.run_id if agent.result else None
     }
 

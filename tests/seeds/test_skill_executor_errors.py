@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -24,7 +25,6 @@ from loopwright.compat import (
     TaskStatusEvent,
 )
 from loopwright.messages import ModelRequest, ModelResponse
-from loopwright.models._base import ToolMode
 from loopwright.skills import Skill, load_skill
 from loopwright.tools import ToolExecutor, ToolRegistry, tool
 
@@ -42,7 +42,7 @@ class FlakyModel:
     second call raises a RuntimeError, as a bug in user code would."""
 
     name = "custom:flaky"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     def __init__(self) -> None:
         self.calls = 0

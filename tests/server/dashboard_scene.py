@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from server_helpers import LiveServer, live_server, make_config, start_run, tasks_folder
@@ -21,7 +21,6 @@ from server_helpers import LiveServer, live_server, make_config, start_run, task
 from loopwright import AgentExecutor
 from loopwright.messages import CHARS_PER_TOKEN, ModelRequest, ModelResponse, Usage
 from loopwright.models import ModelRegistry
-from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.tools import tool
@@ -52,7 +51,7 @@ class PacedModel:
     """Scripted replies, each after a real delay; usage counted from the text (~4 chars a
     token), as a server that reports usage would."""
 
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     def __init__(self, name: str, replies: list[str], seconds: tuple[float, ...]) -> None:
         self.name = name

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import uvicorn
 
 from loopwright.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from loopwright.models import ModelRegistry
-from loopwright.models._base import ToolMode
 from loopwright.runtime import Runtime
 from loopwright.server import FolderTaskLauncher, ServerConfig, create_app
 from loopwright.store import RunStore
@@ -267,7 +266,7 @@ class HeldModel:
     an echo call (distinct text), the last one a final answer."""
 
     name = "held"
-    preferred_tool_mode: ToolMode = "native"
+    preferred_tool_mode: Literal["native"] = "native"
 
     def __init__(self, calls: int) -> None:
         self.calls = calls

@@ -262,6 +262,14 @@ def test_responses_match_the_openapi_schema(server: LiveServer, tmp_path: Path) 
     check("AgentRunRequest", {"prompt": "p", "options": {"last_turn": False}})
     with pytest.raises(jsonschema.ValidationError):
         check("AgentRunRequest", {"prompt": "p", "options": {"last_turn": "off"}})
+    check("GateDecisionRequest", {"approve": False, "reason": "not now", "by": "ops"})
+    with pytest.raises(jsonschema.ValidationError):
+        check("GateDecisionRequest", {"approve": "yes"})
+    check("ForkRequest", {"at": 1, "request": "again"})
+    with pytest.raises(jsonschema.ValidationError):
+        check("ForkRequest", {"at": -1})
+    gate = schema["paths"]["/api/runs/{run_id}/gates/{gate_id}"]["post"]["requestBody"]
+    assert gate["content"]["application/json"]["schema"]["$ref"].endswith("GateDecisionRequest")
 
 
 @pytest.mark.parametrize(("given", "recorded"), [({"last_turn": False}, False), ({}, True)])

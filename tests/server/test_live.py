@@ -27,10 +27,11 @@ from server_helpers import (
 )
 from websockets.exceptions import ConnectionClosedOK
 
+from loopwright import AgentExecutor
 from loopwright.events import Event, IterationStartedEvent, RunStartedEvent
-from loopwright.runtime import RunSpec, Runtime
-from loopwright.runtime._spec import build_agent
+from loopwright.runtime import Runtime
 from loopwright.store import open_store
+from loopwright.tools import resolve_tools
 
 
 @pytest.fixture
@@ -135,7 +136,7 @@ def test_follow_a_run_another_process_executes(tmp_path: Path) -> None:
     config.follow_poll_s = 0.02
     other = Runtime(open_store(path))  # its own store connection and lease owner
     model = HeldModel(calls=3)
-    agent = build_agent(RunSpec(request="echo three lines", tools=("echo",)), model=model)
+    agent = AgentExecutor(model, resolve_tools(["echo"]))
     run_id = "run_elsewhere_0001"
     started = threading.Event()
 

@@ -129,16 +129,26 @@ async def test_the_python_api_adds_the_skills_own_read_to_a_registry_without_one
     assert given.names() == ["list_files"]  # the caller's registry is not changed
 
 
-def test_a_skill_run_recorded_before_its_own_read_rebuilds_without_it() -> None:
+async def test_a_skill_run_recorded_before_its_own_read_rebuilds_without_it() -> None:
     """A RunSpec of version 1 to 3 (AgentOptions.revision 1) was recorded when a skill run
     without `--tools read` had no tool at all: it must rebuild the same tools to replay or
     resume as it ran; a new run gets the skill's own `read`."""
     from loopwright.agent import AgentOptions
-    from loopwright.runtime import RunSpec
-    from loopwright.runtime._spec import build_agent
+    from loopwright.events import RunStartedEvent
+    from loopwright.runtime import RunSpec, Runtime
 
-    model = ScriptedModel([final("done")])
+    async def tools_of(spec: RunSpec) -> list[str]:
+        """The tools a run of `spec` offers, as its run_started records them."""
+        runtime = Runtime()
+        try:
+            handle = runtime.start(spec, model=ScriptedModel([final("done")]))
+            await handle.wait()
+            started = runtime.store.events(handle.run_id)[0]
+            assert isinstance(started, RunStartedEvent)
+            return started.tools
+        finally:
+            runtime.close()
+
     old = RunSpec(request="app.py", skill=str(EXAMPLE), options=AgentOptions(revision=1))
-    new = RunSpec(request="app.py", skill=str(EXAMPLE))
-    assert [t.name for t in build_agent(old, model).tools] == []
-    assert [t.name for t in build_agent(new, model).tools] == ["read"]
+    assert await tools_of(old) == []
+    assert await tools_of(RunSpec(request="app.py", skill=str(EXAMPLE))) == ["read"]

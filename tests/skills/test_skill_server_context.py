@@ -15,7 +15,6 @@ import pytest
 
 from loopwright.cli import main
 from loopwright.models import OpenAIModel
-from loopwright.models._base import context_window_of
 
 
 @contextmanager
@@ -59,14 +58,14 @@ def llama_like_server(n_ctx: int | None) -> Iterator[tuple[str, list[str]]]:
 def test_llama_server_reports_its_context_and_is_asked_once() -> None:
     with llama_like_server(4096) as (url, paths):
         model = OpenAIModel("qwen", base_url=url)
-        assert context_window_of(model) == 4096
-        assert context_window_of(model) == 4096
+        assert model.context_window() == 4096
+        assert model.context_window() == 4096
     assert paths == ["/props"]
 
 
 def test_a_server_without_props_reports_nothing() -> None:
     with llama_like_server(None) as (url, _paths):
-        assert context_window_of(OpenAIModel("qwen", base_url=url)) is None
+        assert OpenAIModel("qwen", base_url=url).context_window() is None
 
 
 def test_a_skill_too_big_for_the_servers_context_is_refused_before_a_chat(

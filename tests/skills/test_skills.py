@@ -197,13 +197,10 @@ def test_an_alias_bomb_in_front_matter_is_refused_not_expanded(tmp_path: Path) -
 
 
 def test_a_collection_with_grouped_skills_is_scanned_below_the_top(tmp_path: Path) -> None:
-    from loopwright.skills._skill import scan_skills
-
     make_skill(tmp_path / "document-skills", "pdf", "---\nname: pdf\ndescription: PDFs\n---\n")
     make_skill(tmp_path, "top", "---\nname: top\ndescription: t\n---\n")
     make_skill(tmp_path / ".hidden", "secret", "---\nname: secret\ndescription: s\n---\n")
     nested = make_skill(tmp_path / "top", "inner", "---\nname: inner\ndescription: i\n---\n")
-    scan = scan_skills([tmp_path])
-    assert [s.name for s in scan.skills] == ["pdf", "top"]
-    assert not scan.problems
+    found = discover_skills([tmp_path])  # raises the first problem it finds
+    assert [s.name for s in found] == ["pdf", "top"]
     assert nested.is_dir()  # a skill's own subfolders are its files, not more skills

@@ -168,12 +168,11 @@ def test_a_skill_too_big_for_the_model_is_refused_before_the_run(
 
 
 def test_the_embedded_model_says_its_context_window() -> None:
-    from loopwright.models._base import context_window_of
     from loopwright.models._local import DEFAULT_CONTEXT, LocalModel
 
     pytest.importorskip("llama_cpp")
     model = LocalModel(Path("never-loaded.gguf"))
-    assert context_window_of(model) == DEFAULT_CONTEXT == EMBEDDED_CONTEXT
+    assert model.context_window() == DEFAULT_CONTEXT == EMBEDDED_CONTEXT
 
 
 async def test_the_python_api_refuses_a_skill_too_big_for_its_model(tmp_path: Path) -> None:

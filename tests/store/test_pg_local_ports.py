@@ -14,7 +14,7 @@ import pytest
 
 from loopwright._ports import ephemeral_range, server_port
 from loopwright.errors import StoreError
-from loopwright.store._pg_local import find_pg_bin, start_local_postgres
+from loopwright.store import start_local_postgres
 
 pytestmark = pytest.mark.postgres
 
@@ -31,14 +31,12 @@ exec "{real}/postgres" "$@"
 
 
 @pytest.fixture
-def port_taken_once() -> Iterator[Path]:
+def port_taken_once(pg_bin: Path) -> Iterator[Path]:
     """A folder of PostgreSQL binaries whose `postgres` finds its port taken the first time
     (outside pytest's own folders: as root the server runs as `postgres`, who must reach
     it)."""
     pytest.importorskip("psycopg")
-    real = find_pg_bin()
-    if real is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
+    real = pg_bin
     folder = Path(tempfile.mkdtemp(prefix="loopwright-pg-bin-"))
     try:
         folder.chmod(0o777)

@@ -11,7 +11,7 @@ import pytest
 from store_locations import new_database
 
 from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
-from loopwright.runtime._export import export_run
+from loopwright.runtime import task_state
 from loopwright.store import GateDecision, LocalPostgres, PostgresRunStore, open_store
 from loopwright.store._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION, SCHEMA
 
@@ -64,8 +64,8 @@ def test_the_v1_events_decode_in_order(store_v1: PostgresRunStore) -> None:
     assert isinstance(gated[-1], ConfirmationRequiredEvent)
 
 
-def test_a_v1_task_run_exports_in_the_task_run_state_shape(store_v1: PostgresRunStore) -> None:
-    document = export_run(store_v1, "run_fixture_task")
+def test_a_v1_task_run_reads_as_its_task_run_state(store_v1: PostgresRunStore) -> None:
+    document = task_state(store_v1, "run_fixture_task").to_dict()
     assert document["task_name"] == "rotate" and document["status"] == "completed"
     assert document["change_log"][0]["resource_id"] == "keys.json"
 

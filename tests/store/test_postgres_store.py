@@ -5,6 +5,7 @@ list and show runs."""
 from __future__ import annotations
 
 import logging
+import socket
 
 import psycopg
 import pytest
@@ -12,8 +13,7 @@ from store_locations import new_database
 
 from loopwright.errors import StoreError
 from loopwright.events import IterationStartedEvent, RunStartedEvent
-from loopwright.store import PostgresRunStore, open_store, redact_url
-from loopwright.store._pg_local import LocalPostgres, free_port
+from loopwright.store import LocalPostgres, PostgresRunStore, open_store, redact_url
 from loopwright.store._pg_schema import PG_MIGRATIONS, PG_SCHEMA_VERSION, SCHEMA
 
 
@@ -61,8 +61,15 @@ def test_a_wrong_password_is_a_clear_error_that_does_not_show_it(
     assert pg_server.password not in message
 
 
+def closed_port() -> int:
+    """A port nothing listens on: bound by the kernel's choice, then let go."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_an_unreachable_server_is_a_clear_error(pg_server: LocalPostgres) -> None:
-    url = f"postgresql://loopwright:{pg_server.password}@127.0.0.1:{free_port()}/postgres"
+    url = f"postgresql://loopwright:{pg_server.password}@127.0.0.1:{closed_port()}/postgres"
     with pytest.raises(
         StoreError, match=r"cannot reach the run store .*check that the server"
     ) as caught:

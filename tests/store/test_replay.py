@@ -16,7 +16,6 @@ from loopwright import AgentExecutor
 from loopwright.cli import main
 from loopwright.models import Model
 from loopwright.runtime import RunSpec, replay_run
-from loopwright.runtime._spec import build_agent
 from loopwright.store import SqliteRunStore
 from loopwright.tools import resolve_tools
 
@@ -41,7 +40,7 @@ def test_a_deliberately_changed_prompt_shows_the_divergence_and_its_step(tmp_pat
 
     def changed_prompt(spec: RunSpec, model: Model) -> AgentExecutor:
         tools = resolve_tools(list(spec.tools))
-        return AgentExecutor(model, tools, options=build_agent(spec, model=model).options,
+        return AgentExecutor(model, tools, options=spec.options,
                              system_prompt="You are a different agent now.")  # fmt: skip
 
     report = asyncio.run(replay_run(store, "r_changed", build=changed_prompt))

@@ -17,7 +17,7 @@ from loopwright.events import (
     encode_event,
     event_to_dict,
 )
-from loopwright.runtime._spec import recorded_spec
+from loopwright.runtime import RunSpec
 from loopwright.store import SqliteRunStore, open_store
 from loopwright.store._schema import SCHEMA_VERSION
 
@@ -62,8 +62,9 @@ def test_a_run_is_stored_event_by_event_and_survives_reopening(tmp_path: Path) -
     assert record.status == "completed" and record.answer == "2 lines"
     assert record.last_seq == len(events) and record.kind == "agent"
     assert record.tools == ("append_line",)
-    spec = recorded_spec(reopened.events("run_test"))
-    assert spec is not None and spec.request == "write 2 lines"
+    first = reopened.events("run_test")[0]  # with the spec the run was started from
+    assert isinstance(first, RunStartedEvent) and first.spec is not None
+    assert RunSpec.from_dict(first.spec).request == "write 2 lines"
 
 
 def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopwright.events import ConfirmationRequiredEvent, IterationStartedEvent
-from loopwright.runtime._export import export_run
+from loopwright.runtime import task_state
 from loopwright.store import GateDecision, SqliteRunStore
 from loopwright.store._rows import record_of
 from loopwright.store._schema import MIGRATIONS, SCHEMA_VERSION, select_run
@@ -58,13 +58,13 @@ def test_the_v1_events_decode_in_order(store: SqliteRunStore) -> None:
     assert [e.seq for e in store.events("run_fixture_cut")] == [1, 2, 3, 4, 5]
 
 
-def test_a_v1_task_run_exports_in_the_task_run_state_shape(store: SqliteRunStore) -> None:
-    document = export_run(store, "run_fixture_task")
+def test_a_v1_task_run_reads_as_its_task_run_state(store: SqliteRunStore) -> None:
+    document = task_state(store, "run_fixture_task").to_dict()
     assert document["task_id"] == "run_fixture_task" and document["task_name"] == "rotate"
     assert document["status"] == "completed" and document["client_name"] == "acme"
     assert document["steps_completed"][0]["step_name"] == "write"
     assert document["change_log"][0]["resource_id"] == "keys.json"
-    assert document["current_step"] is None and len(document["events"]) == 8
+    assert document["current_step"] is None and len(store.events("run_fixture_task")) == 8
 
 
 def test_a_v1_store_takes_new_events(store: SqliteRunStore) -> None:

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from typing import Literal
+
 from playwright.sync_api import Page, expect
 from server_helpers import LiveServer, live_server, make_config, start_run
 from test_browser import page  # noqa: F401
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
 from loopwright.models import ModelRegistry, TextSink
-from loopwright.models._base import ToolMode
 
 pytestmark = pytest.mark.browser
 FIRST = '{"thought": "Reading the question carefully, '
@@ -32,7 +33,7 @@ class HalfwayModel:
     lets it finish (deltas are live only: a page that connects later never sees them)."""
 
     name = "halfway"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     def __init__(self) -> None:
         self.start = threading.Event()

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -20,7 +20,6 @@ from server_helpers import LiveServer, live_server, make_config, sse_events, sta
 
 from loopwright.messages import ModelRequest, ModelResponse, Usage
 from loopwright.models import ModelRegistry, TextSink
-from loopwright.models._base import ToolMode
 
 REPLY = '{"thought": "counting the lines one by one", "final_answer": "seven lines"}'
 
@@ -29,7 +28,7 @@ class WaitingModel:
     """Streams its reply in words once the test says `start` (after it has subscribed)."""
 
     name = "waiting"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     def __init__(self) -> None:
         self.start = threading.Event()

@@ -15,10 +15,11 @@ from loopwright.effects import DeltaSettings, EventLog, LiveEffects
 from loopwright.events import Event, ModelResponseEvent, ModelTextDeltaEvent
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec
 from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy
-from loopwright.models._wire import HttpModel
-from loopwright.parsing import DEFAULT_PARSERS, ParsedFinal
-from loopwright.parsing._result import ParseOutcome
+from loopwright.parsing import DEFAULT_PARSERS, ParsedAction, ParsedFinal, ParseFailure
 from loopwright.testing import ScriptedModel
+
+HttpAdapter = OpenAIModel | OllamaModel | AnthropicModel
+
 
 ADD = '{"thought": "First the sum.", "action": "add", "action_input": {"a": 123, "b": 456}}'
 INVENTED = (
@@ -89,7 +90,7 @@ class SignedAnswer:
 
     name = "signed"
 
-    def parse(self, response: ModelResponse) -> ParseOutcome | None:
+    def parse(self, response: ModelResponse) -> ParsedAction | ParsedFinal | ParseFailure | None:
         text = response.text.strip()
         return ParsedFinal(text.removesuffix("-- signed")) if text.endswith("-- signed") else None
 
@@ -102,7 +103,7 @@ async def test_a_parser_chain_of_ones_own_gets_whole_replies() -> None:
     assert responses(events)[0].response["text"] == ADD + INVENTED
 
 
-def make(provider: str, url: str, **options: Any) -> HttpModel:
+def make(provider: str, url: str, **options: Any) -> HttpAdapter:
     retry = RetryPolicy(max_retries=0)
     if provider == "openai":
         return OpenAIModel("m", base_url=f"{url}/v1", retry=retry, **options)

@@ -24,17 +24,19 @@ from loopwright.events import (
 )
 from loopwright.messages import Message, ModelRequest
 from loopwright.models import AnthropicModel, OllamaModel, OpenAIModel, RetryPolicy
-from loopwright.models._wire import HttpModel
 from loopwright.runtime import Runtime
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
+
+HttpAdapter = OpenAIModel | OllamaModel | AnthropicModel
+
 
 ANSWER = '{"thought": "The sum is easy", "final_answer": "17 + 25 is 42."}'
 PIECES = [ANSWER[i : i + 5] for i in range(0, len(ANSWER), 5)]
 EVERY_PIECE = DeltaSettings(interval_s=0.0, max_chars=1)
 
 
-def make(provider: str, url: str) -> HttpModel:
+def make(provider: str, url: str) -> HttpAdapter:
     retry = RetryPolicy(max_retries=0)
     if provider == "openai":
         return OpenAIModel("m", base_url=f"{url}/v1", retry=retry)

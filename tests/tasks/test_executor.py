@@ -282,14 +282,15 @@ async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
     assert "loopwright task rollback" in (finished(events).answer or "")
     changes = by_type(events, ChangeRecordedEvent)
     assert [c.action for c in changes] == ["modify", "create", "modify"]
-    from loopwright.tasks._rollback import rollback_task_run
-
     state = rebuild_state(events)
-    undo = [e async for e in rollback_task_run(state)]
-    assert (
-        finished(undo).status == "completed"
-        and by_type(undo, RunStartedEvent)[0].parent_run_id == events[0].run_id
-    )
+    undo: list[Event] = []
+    runtime = Runtime(InMemoryRunStore())
+    try:
+        status = await runtime.rollback(state, on_event=undo.append).wait()
+    finally:
+        runtime.close()
+    assert status == finished(undo).status == "completed"
+    assert by_type(undo, RunStartedEvent)[0].parent_run_id == events[0].run_id
     assert (workspace / "notes.txt").read_bytes() == before
     assert not (workspace / "created.txt").exists()
 

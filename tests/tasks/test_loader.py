@@ -242,6 +242,41 @@ def test_a_hook_with_an_unknown_tool_names_the_hook_file(tmp_path: Path) -> None
     assert info.value.line == 3
 
 
+TOOL_FILE_TASK = """
+name: counted
+steps:
+  - name: add
+    type: tool
+    tool: bump
+    args: {}
+"""
+
+
+def test_a_tool_file_named_whole_and_by_function_is_imported_once(tmp_path: Path) -> None:
+    imports = tmp_path / "IMPORTS"
+    (tmp_path / "counted.py").write_text(
+        f"with open({str(imports)!r}, 'a') as imports:\n    imports.write('imported\\n')\n"
+        "from loopwright.tools import tool\n\n"
+        "@tool\ndef bump() -> str:\n    return 'bumped'\n"
+    )
+    text = TOOL_FILE_TASK + "tools: [counted.py, counted.py:bump]\n"
+    loaded = load_task(write_task(tmp_path, text))
+    assert "bump" in loaded.registry.names()
+    assert imports.read_text() == "imported\n"  # one module: its hooks and its tools agree
+
+
+def test_a_tool_file_that_fails_to_import_is_named_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "failing.py").write_text("LIMIT = 1\nRATE = LIMIT / 0\n")
+    task = write_task(tmp_path, TOOL_FILE_TASK + "tools: [failing.py]\n")
+    with pytest.raises(TaskParseError) as caught:
+        load_task(task)
+    failing = tmp_path / "failing.py"
+    assert (
+        f"tools '{failing}': importing {failing} failed at line 2: ZeroDivisionError: "
+        "division by zero"
+    ) in str(caught.value)
+
+
 def test_examples_validate() -> None:
     folder = Path(__file__).parents[2] / "examples" / "tasks"
     names = {

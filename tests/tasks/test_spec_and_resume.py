@@ -36,7 +36,6 @@ from loopwright.tasks import (
     resume_task,
     run_task,
 )
-from loopwright.tasks._state import StateFileExporter
 from loopwright.testing import InMemoryRunStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "task_spec_v1.json"
@@ -126,7 +125,8 @@ async def test_run_started_records_the_spec_and_the_state_file_is_the_logs_fold(
     first = events[0]
     assert isinstance(first, RunStartedEvent) and first.kind == "task"
     assert recorded_task_spec(events) == lines_task(tmp_path)
-    exported = StateFileExporter(tmp_path / "state").find("run_lines")
+    [exported_file] = (tmp_path / "state").glob("clients/*/task-runs/run_lines.json")
+    exported = TaskRunState.from_dict(json.loads(exported_file.read_text(encoding="utf-8")))
     assert exported.to_dict() == rebuild_state(events).to_dict()
     assert (tmp_path / "lines.txt").read_text().splitlines() == ["a", "c"]
 

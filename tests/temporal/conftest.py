@@ -26,8 +26,10 @@ pytest.importorskip(
 
 from temporal_helpers import KeptServer, Provider, TemporalRuns, Workers, serve_provider
 
-from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.engines.temporal._devserver import DevServer, find_temporal_cli
+
+KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
+"""The variable naming the payload key file (docs/security.md)."""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,10 +9,10 @@ counts them: a resumed child does not ask again what it was answered).
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 from loopwright import AgentExecutor, tool
 from loopwright.messages import ModelRequest, ModelResponse, Usage
-from loopwright.models._base import ToolMode
 
 
 @tool(effect="write", idempotent=False)
@@ -33,7 +33,7 @@ class NoteTaker:
     then answers `noted` (whatever the tool said: a refusal too)."""
 
     name = "note-taker"
-    preferred_tool_mode: ToolMode = "prompted"
+    preferred_tool_mode: Literal["prompted"] = "prompted"
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         users = [m.content for m in request.messages if m.role == "user"]

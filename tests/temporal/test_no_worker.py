@@ -32,8 +32,10 @@ from temporalio.service import RPCError
 
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer
-from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.store import open_store
+
+KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
+"""The variable naming the payload key file (docs/security.md)."""
 
 NOTICE_BOUND_S = 30.0
 """The notice comes this soon after the run is stored `queued`: the engine's 5 s without a

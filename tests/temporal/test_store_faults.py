@@ -28,8 +28,7 @@ from trial_helpers import until
 from loopwright.engines.temporal import DevServer, EngineSettings
 from loopwright.events import Event, RunFinishedEvent, ToolCallEvent
 from loopwright.runtime import RunSpec
-from loopwright.store import open_store
-from loopwright.store._pg_local import LocalPostgres, find_pg_bin, start_local_postgres
+from loopwright.store import LocalPostgres, open_store, start_local_postgres
 from loopwright.tasks import TaskSpec
 
 FAST = EngineSettings(heartbeat_timeout_s=5.0)
@@ -127,12 +126,9 @@ async def test_a_tool_attempt_killed_before_its_events_are_stored(
 
 
 @pytest.fixture
-def own_postgres() -> Iterator[LocalPostgres]:
+def own_postgres(pg_bin: Path) -> Iterator[LocalPostgres]:
     """A PostgreSQL server of this test's own (it is shut down and started again)."""
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries: `make postgres` installs them")
-    server = start_local_postgres(bin_dir)
+    server = start_local_postgres(pg_bin)
     yield server
     server.stop()
 

@@ -18,10 +18,12 @@ from temporal_helpers import TOOLS_FILE, Workers, action, final
 from test_keyless_clients import temporal_runtime
 
 from inprocess_cli import CliRun, clean_env
-from loopwright.engines.temporal._codec import KEY_ENV
 from loopwright.errors import RunError
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
+
+KEY_ENV = "LOOPWRIGHT_TEMPORAL_KEY_FILE"
+"""The variable naming the payload key file (docs/security.md)."""
 
 
 async def test_a_run_asking_for_more_than_its_worker_allows_fails_naming_the_flags(

@@ -144,11 +144,29 @@ def test_bad_specs_say_what_is_wrong(spec: str, message: str) -> None:
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "failure"),
+    [
+        ("def f(:\n", "at line 1: SyntaxError: invalid syntax"),
+        (
+            "import os\n\nPORT = int(os.environ.get('NO_SUCH_PORT', 'x'))\n",
+            "at line 3: ValueError: invalid literal for int() with base 10: 'x'",
+        ),
+    ],
+)
+def test_a_file_that_fails_to_import_is_named_with_its_line(
+    tmp_path: Path, text: str, failure: str
+) -> None:
+    """The one wording of every loader of a Python file (tools, task tool files, --agent,
+    eval tools): the file and its own line where importing it failed."""
+    failing = tmp_path / "failing.py"
+    failing.write_text(text)
+    with pytest.raises(ConfigurationError) as caught:
+        resolve_tools(f"{failing}:f")
+    assert str(caught.value) == f"tool '{failing}:f': importing {failing} failed {failure}"
+
+
 def test_file_spec_errors(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.py"
-    broken.write_text("def f(:\n")
-    with pytest.raises(ConfigurationError, match=r"importing .*broken.py failed: SyntaxError"):
-        resolve_tools(f"{broken}:f")
     untyped = tmp_path / "untyped.py"
     untyped.write_text("def f(x):\n    return x\n\ndef g(y: int) -> int:\n    return y\n")
     with pytest.raises(ToolDefinitionError, match="parameter 'x' needs a type hint"):

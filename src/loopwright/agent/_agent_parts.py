@@ -210,32 +210,14 @@ class AgentParts(Generic[DepsT, OutputT]):
         lineage: Lineage = NO_LINEAGE,
         goes_on: bool = True,
     ) -> RunSetup:
-        """Everything one run of `request` needs, resolved once. The workspace section of
-        the prompt is `workspace_section` when given, else the one an earlier process of
-        the run recorded (so a resumed run gets the same prompt), else the options', else
-        made now. A scripted model goes on after the replies the run's log served, unless
-        the run does not go on past its log (`goes_on` False: a past turn made again, a
-        replay)."""
+        """Everything one run of `request` needs, resolved once (the workspace section of
+        the prompt: `_run_section`). A scripted model goes on after the replies the run's
+        log served, unless the run does not go on past its log (`goes_on` False: a past
+        turn made again, a replay)."""
         if goes_on and context.recorded and issubclass(type(self.model), ResumesScript):
             self.model.resume_after(own_replies(context.own_recorded))  # type: ignore[attr-defined]
-        section = workspace_section
-        if section is None:
-            section = recorded_workspace_section(context.own_recorded)
-        if section is None:
-            section = lineage.workspace_section
-        if section is None:
-            section = self.options.workspace_context
-        if section is None:
-            section = self.workspace_section(request, context.workspace)
-        options = self.options
-        changes: dict[str, Any] = {}
-        if section:  # recorded in run_started, so a resumed run gets the same prompt
-            changes["workspace_context"] = section
-        budget = (context.max_tokens_total, context.max_cost)
-        if budget != (options.max_tokens_total, options.max_cost):  # a sub-agent's: less
-            changes.update(max_tokens_total=budget[0], max_cost=budget[1])
-        if changes:
-            options = dataclasses.replace(options, **changes)
+        section = self._run_section(request, context, workspace_section, lineage)
+        options = self._run_options(section, context)
         revision = REVISIONS[options.revision]
         tool_executor = ToolExecutor(
             self.tools,
@@ -266,6 +248,35 @@ class AgentParts(Generic[DepsT, OutputT]):
             stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
             lineage=lineage,
         )
+
+    def _run_section(
+        self, request: str, context: RunContext, given: str | None, lineage: Lineage
+    ) -> str:
+        """The workspace section of a run's prompt: `given`, else the one an earlier
+        process of the run recorded (so a resumed run gets the same prompt), else its
+        conversation's, else the options', else made now."""
+        if given is not None:
+            return given
+        recorded = recorded_workspace_section(context.own_recorded)
+        if recorded is not None:
+            return recorded
+        if lineage.workspace_section is not None:
+            return lineage.workspace_section
+        if self.options.workspace_context is not None:
+            return self.options.workspace_context
+        return self.workspace_section(request, context.workspace)
+
+    def _run_options(self, section: str, context: RunContext) -> AgentOptions:
+        """The agent's options for one run: with its workspace section (recorded in
+        run_started, so a resumed run gets the same prompt) and a sub-agent's budget (its
+        lead's remainder: less)."""
+        changes: dict[str, Any] = {}
+        if section:
+            changes["workspace_context"] = section
+        budget = (context.max_tokens_total, context.max_cost)
+        if budget != (self.options.max_tokens_total, self.options.max_cost):
+            changes.update(max_tokens_total=budget[0], max_cost=budget[1])
+        return dataclasses.replace(self.options, **changes) if changes else self.options
 
     def effects(
         self,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -85,7 +83,7 @@ def _file_failures(file: Path, name: str, check: dict[str, Any]) -> list[str]:
 
 
 def _load_tools(folder: Path) -> dict[str, Tool]:
-    from loopwright.tools._resolve import resolve_tool
+    from loopwright.tools._resolve import load_file, resolve_tool
 
     tools: dict[str, Tool] = dict(BUILTIN_TOOLS)
     for name in ("write_file", "edit_file", "grep", "glob"):
@@ -95,11 +93,7 @@ def _load_tools(folder: Path) -> dict[str, Tool]:
             continue
     path = folder / TOOLS_FILE
     if path.is_file():
-        spec = importlib.util.spec_from_file_location("loopwright_eval_tools", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        module = load_file(path, f"eval tools {str(path)!r}", prefix="loopwright_eval_tools_")
         tools.update({v.name: v for v in vars(module).values() if isinstance(v, Tool)})
     return tools
 

@@ -10,7 +10,8 @@ from loopwright.runtime._export import task_state
 from loopwright.runtime._gates import GateDecided
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._replay import ReplayReport, replay_run
-from loopwright.runtime._runtime import Runtime, resume_run
+from loopwright.runtime._resume_run import resume_run
+from loopwright.runtime._runtime import Runtime
 from loopwright.runtime._spec import RunSpec
 
 __all__ = [

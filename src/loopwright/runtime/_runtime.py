@@ -27,19 +27,23 @@ from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
 from loopwright.agent._process import new_run_id
 from loopwright.effects import Gatekeeper
 from loopwright.effects._log import EventSink
-from loopwright.errors import StoreError, UsageError
-from loopwright.events import Event, RunFinishedEvent, RunStartedEvent
+from loopwright.errors import UsageError
+from loopwright.events import Event
 from loopwright.models import Model, ModelRegistry
 from loopwright.run_context import DepsT, ThreadPool
 from loopwright.runtime._conversation import Conversation
+from loopwright.runtime._decide import decide_gate
 from loopwright.runtime._embedded import EmbeddedEngine
-from loopwright.runtime._engine import Delivery, RunEngine
-from loopwright.runtime._gates import GateDecided, lead_of, waiting_gate
+from loopwright.runtime._engine import RunEngine
+from loopwright.runtime._engines import Engines
+from loopwright.runtime._gates import GateDecided
 from loopwright.runtime._handles import RunHandle
 from loopwright.runtime._lease import DEFAULT_LEASE_TTL_S, LeaseKeeper
+from loopwright.runtime._publish import publish_event
 from loopwright.runtime._resume import check_resumable
+from loopwright.runtime._rollback import launch_rollback
 from loopwright.runtime._spec import RunSpec
-from loopwright.runtime._stop import cancel_stored, interrupt_here
+from loopwright.runtime._stop import cancel_run, interrupt_here
 from loopwright.runtime._tail import TAIL_WAIT_S, stored_liveness, tail_while
 from loopwright.runtime._turns import check_links, fork_point, fork_spec, run_id_of
 from loopwright.runtime._waiting import resume_agent
@@ -47,19 +51,10 @@ from loopwright.runtime._writer import StoreWriter
 from loopwright.safety.operations import SnapshotHook
 from loopwright.store import RunRecord, RunStore, conversation_turns
 from loopwright.store._memory import memory_store
-from loopwright.tasks import GateBroker
-from loopwright.tasks._gates import join_decider
 
 if TYPE_CHECKING:
     from loopwright.tasks import TaskRunState, TaskSpec
     from loopwright.tasks._state import StateFileExporter
-
-REACH = {
-    "temporal": "Temporal workers: its gates, cancel and resume go through "
-    "Temporal (pass --temporal HOST:PORT; a server: serve --engine temporal --temporal "
-    "HOST:PORT)",
-}
-"""How to reach the engine of a run this Runtime was not given, by the engine's name."""
 
 
 class Runtime:
@@ -87,7 +82,7 @@ class Runtime:
         )  # fmt: skip
         self.engine: RunEngine = engine if engine is not None else self.embedded
         """Where new runs start (and the engine of the runs recorded under its name)."""
-        self.engines: dict[str, RunEngine] = {self.embedded.name: self.embedded}
+        self.engines = Engines({self.embedded.name: self.embedded})
         self.engines[self.engine.name] = self.engine
 
     # the embedded engine's parts (a server and tests read them)
@@ -251,11 +246,7 @@ class Runtime:
     def engine_of(self, record: RunRecord) -> RunEngine:
         """The engine that executes the run; a UsageError naming what to give when this
         Runtime has no such engine."""
-        engine = self.engines.get(record.engine)
-        if engine is None:
-            where = REACH.get(record.engine, f"the {record.engine} engine: give it to the Runtime")
-            raise UsageError(f"run {record.run_id} executes on {where}")
-        return engine
+        return self.engines.of(record)
 
     async def resume(
         self,
@@ -281,15 +272,7 @@ class Runtime:
         decision: it can no longer be resumed). False when its engine executes no such run
         now; a UsageError for a run of the embedded engine that already ended or that
         another process executes."""
-        engine = self._running(run_id)
-        record = self.store.get_run(run_id, tenant=tenant)
-        if engine is not None and record is None:  # started here, not stored yet
-            return await engine.cancel(_unstored(run_id))
-        if record is None:
-            record = self.find(run_id, tenant=tenant)
-        if engine is None and record.engine == self.embedded.name:
-            return await cancel_stored(self.embedded, record)
-        return await (engine or self.engine_of(record)).cancel(record)
+        return await cancel_run(self.embedded, self.engines, run_id, tenant)
 
     async def interrupt(self, run_id: str) -> bool:
         """Stop a run executing in this process without ending it (Ctrl-C at the CLI): it
@@ -314,57 +297,14 @@ class Runtime:
         stored or is another tenant's, GateNotFound for a gate the run never asked, a
         UsageError for one it does not wait at now or when nobody can take the decision."""
         record = await asyncio.to_thread(self.find, run_id, tenant=tenant)
-        events = await asyncio.to_thread(self.store.events, record.run_id)
-        here = self.gates.pending(run_id) if isinstance(self.gates, GateBroker) else ()
-        waiting = [gate.request_id for gate in here]
-        gate_id = waiting_gate(record, events, gate_id, waiting_here=waiting)
-        if self.gates.resolve(gate_id, approved, decided_by, reason):
-            return GateDecided(record.run_id, gate_id, approved, "process")
-        lead = await asyncio.to_thread(lead_of, self.store, events)
-        if lead is not None:
-            delivered = await self._for_subagent(
-                record, lead, gate_id, approved, decided_by, reason
-            )
-        else:
-            engine = self.engine_of(record)
-            delivered = await engine.approve(record, gate_id, approved, decided_by, reason)
-        return GateDecided(record.run_id, gate_id, approved, delivered)
-
-    async def _for_subagent(
-        self,
-        record: RunRecord,
-        lead: RunRecord,
-        gate_id: str,
-        approved: bool,
-        decided_by: str,
-        reason: str,
-    ) -> Delivery:
-        """A sub-agent's run executes inside its lead's tool call, wherever the lead does,
-        and takes its gates' decisions from the store (its GateBroker polls): left there
-        while a process executes it, or while its lead goes on later (a workflow waiting for
-        a worker, which tries the call again and resumes the sub-agent's run), or for the
-        resume of a lead that ended `waiting`."""
-        executing = await self.embedded.liveness(record.run_id)()  # a live process holds it
-        executing = executing or lead.status == "waiting"  # its resume takes the decision
-        if not executing and not await self.engine_of(lead).liveness(lead.run_id)():
-            raise UsageError(
-                f"run {record.run_id} is a sub-agent's run of run {lead.run_id}, which is "
-                f"{lead.status}: resume that run (`loopwright runs resume {lead.run_id}`), "
-                "then decide"
-            )
-        stored = join_decider(decided_by, reason)
-        posted = self.store.post_gate_decision
-        if not await asyncio.to_thread(posted, record.run_id, gate_id, approved, stored):
-            raise UsageError(f"gate {gate_id} already has a decision, not yet taken by its run")
-        return "store" if executing else "queued"
+        return await decide_gate(
+            self.embedded, self.engine_of, record, gate_id, approved, decided_by, reason
+        )
 
     def live(self, record: RunRecord) -> bool:
         """Is the run executing now: here, or on the workers of its engine (a listing's
         `live`; a run another process executes under the embedded engine is not)?"""
-        if self._running(record.run_id) is not None:
-            return True
-        engine = self.engines.get(record.engine)
-        return engine is not None and engine.executes(record)
+        return self.engines.live(record)
 
     async def follow(
         self,
@@ -420,11 +360,7 @@ class Runtime:
     def _running(self, run_id: str) -> RunEngine | None:
         """The engine of a run this Runtime started or resumed and that has not ended (it
         may not be stored yet)."""
-        for engine in self.engines.values():
-            handle = engine.handles.get(run_id)
-            if handle is not None and not handle.done:
-                return engine
-        return None
+        return self.engines.running(run_id)
 
     def rollback(
         self,
@@ -437,47 +373,15 @@ class Runtime:
         """Undo a finished task run's changes, newest first, as a task run of its own (its
         parent the original), in this process; the handle's result is the rollback's status.
         Once every change is undone, the original run is stored `rolled_back`."""
-        from loopwright.tasks._rollback import (
-            rollback_task_run,  # the task runner: not for agent runs
-        )
-
-        run_id = new_run_id()
-
-        async def body() -> str:
-            status = "failed"
-            async for event in rollback_task_run(
-                state, sink=on_event, snapshot_hooks=snapshot_hooks, exporter=exporter,
-                run_id=run_id, recorder=self.writer,
-            ):  # fmt: skip
-                if isinstance(event, RunFinishedEvent):
-                    status = event.status
-            if status == "completed":
-                await asyncio.to_thread(self._mark_rolled_back, state.task_id)
-            return status
-
-        return self.embedded.launch(run_id, body())
-
-    def _mark_rolled_back(self, run_id: str) -> None:
-        """The original run of a finished rollback (when the store holds it: a task run
-        from before the store kept its state file only)."""
-        if self.store.get_run(run_id) is not None:
-            self.store.set_status(run_id, "rolled_back")
+        return launch_rollback(
+            self.embedded, state, snapshot_hooks=snapshot_hooks, exporter=exporter,
+            on_event=on_event,
+        )  # fmt: skip
 
     async def publish(self, event: Event) -> None:
         """Store an event built outside an EventLog, with the run's lease (runs driven by
         hand; every run this Runtime starts, resumes or rolls back logs through its own)."""
-        started = isinstance(event, RunStartedEvent) and event.run_id not in self.leases.held
-        if started:
-            self.leases.hold(event.run_id)
-        self.writer.write(event)
-        try:
-            await self.writer.flush()
-        except StoreError:
-            if started:
-                self.leases.release(event.run_id)
-            raise
-        if isinstance(event, RunFinishedEvent):
-            self.leases.release(event.run_id)
+        await publish_event(self.embedded, event)
 
     def close(self) -> None:
         """Store what is queued, release every lease (an unfinished run shows interrupted)."""
@@ -487,34 +391,3 @@ class Runtime:
         """`close`, and let go of every engine's connections."""
         for engine in self.engines.values():
             await engine.aclose()
-
-
-def _unstored(run_id: str) -> RunRecord:
-    """The record of a run started here whose first event is not stored yet."""
-    return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)
-
-
-async def resume_run(
-    store: RunStore,
-    run_id: str,
-    *,
-    secrets: Iterable[str] = (),
-    on_event: EventSink | None = None,
-    model: Model | None = None,
-    agent: AgentExecutor[Any, Any] | None = None,
-    deps: Any = None,
-) -> ExecutionResult:
-    """Resume an interrupted (or `waiting`) agent run to its end in a Runtime of its own (a
-    script's or a test's shortcut for `Runtime(store).resume(...)`, then `wait()`). A run
-    of an agent built in code is given the `agent` again, and its `deps`
-    (`Runtime.resume_agent`)."""
-    runtime = Runtime(store)
-    try:
-        if agent is not None:
-            handle = await runtime.resume_agent(agent, run_id, deps=deps, on_event=on_event)
-        else:
-            handle = await runtime.resume(run_id, secrets=secrets, on_event=on_event, model=model)
-        result: ExecutionResult = await handle.wait()
-        return result
-    finally:
-        runtime.close()

@@ -11,6 +11,7 @@ import time
 from loopwright.errors import INTERRUPT, UsageError
 from loopwright.events import RunFinishedEvent
 from loopwright.runtime._embedded import EmbeddedEngine
+from loopwright.runtime._engines import Engines
 from loopwright.store import RunRecord
 
 ENDS_HERE = ("interrupted", "waiting")
@@ -53,3 +54,24 @@ async def cancel_stored(engine: EmbeddedEngine, record: RunRecord) -> bool:
     finally:
         engine.leases.release(run_id)
     return True
+
+
+async def cancel_run(
+    embedded: EmbeddedEngine, engines: Engines, run_id: str, tenant: str | None
+) -> bool:
+    """`Runtime.cancel`: on the engine executing the run, else here when it executes
+    nowhere now, else on its engine."""
+    engine = engines.running(run_id)
+    record = embedded.store.get_run(run_id, tenant=tenant)
+    if engine is not None and record is None:  # started here, not stored yet
+        return await engine.cancel(_unstored(run_id))
+    if record is None:
+        record = embedded.store.find_run(run_id, tenant=tenant)
+    if engine is None and record.engine == embedded.name:
+        return await cancel_stored(embedded, record)
+    return await (engine or engines.of(record)).cancel(record)
+
+
+def _unstored(run_id: str) -> RunRecord:
+    """The record of a run started here whose first event is not stored yet."""
+    return RunRecord(run_id, "", "agent", "running", "", "", 0.0, 0.0, 0)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib.util
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,27 +20,7 @@ from typing import Any
 from loopwright.errors import ConfigurationError
 from loopwright.safety.operations import SnapshotHook
 from loopwright.tools import BUILTIN_TOOLS, OPT_IN_TOOLS, Tool, ToolRegistry
-from loopwright.tools._resolve import resolve_tool
-
-
-def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise ConfigurationError(f"tool file not found: {path}")
-    name = f"loopwright_task_tools_{abs(hash(str(path.resolve())))}"
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ConfigurationError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise ConfigurationError(f"cannot import {path}: {type(exc).__name__}: {exc}") from None
-    return module
+from loopwright.tools._resolve import load_file, resolve_tool
 
 
 def absolute_spec(spec: str, base: Path) -> str:
@@ -58,14 +36,14 @@ def tools_from_specs(specs: Iterable[str]) -> tuple[list[Tool], dict[str, Snapsh
     hooks: dict[str, SnapshotHook] = {}
     for spec in specs:
         if spec.endswith(".py"):
-            module = _import_file(Path(spec))
+            module = load_file(spec, f"tools {spec!r}")
             tools.extend(v for v in vars(module).values() if isinstance(v, Tool))
             hooks.update(_snapshot_hooks(module))
         else:
             tools.append(resolve_tool(spec))
             file = spec.rsplit(":", 1)[0]
             if file.endswith(".py"):
-                hooks.update(_snapshot_hooks(_import_file(Path(file))))
+                hooks.update(_snapshot_hooks(load_file(file, f"tool {spec!r}")))
     return tools, hooks
 
 

@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -34,9 +35,11 @@ def _functions_in(module: ModuleType) -> str:
     return ", ".join(sorted(names)) or "none"
 
 
-def load_file(file: str, who: str, prefix: str = "loopwright_user_tools_") -> ModuleType:
-    """The Python file `file`, imported once (under `prefix` + a hash of its path); every
-    problem a one-line ConfigurationError starting with `who` (`tool 'x.py:f'`)."""
+def load_file(file: str | Path, who: str, prefix: str = "loopwright_user_tools_") -> ModuleType:
+    """The Python file `file`, imported once per process (under `prefix` + a hash of its
+    path: a task's `tools.py` and its `tools.py:f` are one module); every problem a
+    one-line ConfigurationError starting with `who` (`tool 'x.py:f'`) that names the file,
+    and the line where importing it failed."""
     path = Path(file)
     if not path.is_file():
         raise ConfigurationError(f"{who}: file not found: {file}")
@@ -46,17 +49,30 @@ def load_file(file: str, who: str, prefix: str = "loopwright_user_tools_") -> Mo
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
-        raise ConfigurationError(f"{who}: cannot import {file}")
+        raise ConfigurationError(f"{who}: {file} is not a Python file that can be imported")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise ConfigurationError(
-            f"{who}: importing {file} failed: {type(exc).__name__}: {exc}"
-        ) from None
+        raise ConfigurationError(f"{who}: {_import_failure(path, exc)}") from None
     return module
+
+
+def _import_failure(path: Path, exc: Exception) -> str:
+    """`importing FILE failed at line N: Type: message`: the line is the file's own (a
+    syntax error's, else the last frame of the file in the traceback)."""
+    line: int | None = None
+    text = str(exc)
+    if isinstance(exc, SyntaxError):
+        line, text = exc.lineno, exc.msg
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        own = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+        line = own[-1].lineno if own else None
+    at = f" at line {line}" if line else ""
+    return f"importing {path} failed{at}: {type(exc).__name__}: {text}"
 
 
 def import_named(target: str, who: str) -> ModuleType:
