@@ -247,7 +247,8 @@ async def test_a_run_of_the_workers_agent_resumes_on_a_new_worker(
     workers: Workers, tmp_path: Path, runs: TemporalRuns
 ) -> None:
     """Its workflow terminated mid-call: `runs resume` (no --agent: the spec names it) goes
-    on with it on a worker started with the agent, its first reply served from its log."""
+    on with it on a worker started with the agent, its first reply served from its log;
+    given `--agent` again, the CLI refuses in one line before importing anything."""
     replies: list[dict[str, object]] = [
         {"action": "wait_for_go", "action_input": {"text": "went"}},
         {"final_answer": "I went"},
@@ -263,6 +264,14 @@ async def test_a_run_of_the_workers_agent_resumes_on_a_new_worker(
     workers.stop_all()
     (tmp_path / "go").touch()
     workers.start("--agent", ref)
+    given_again = subprocess.run(
+        [sys.executable, "-m", "loopwright", "runs", "resume", handle.id, "--agent", ref,
+         "--temporal", workers.address, "--store", workers.store],
+        capture_output=True, text=True, env=loopwright_env(), timeout=180,
+    )  # fmt: skip
+    assert given_again.returncode == 2, given_again.stderr
+    assert "whose workers run their own --agent: resume it without --agent" in given_again.stderr
+    assert "Traceback" not in given_again.stderr
     resumed = subprocess.run(
         [sys.executable, "-m", "loopwright", "runs", "resume", handle.id, "--temporal",
          workers.address, "--task-queue", workers.queue, "--store", workers.store],

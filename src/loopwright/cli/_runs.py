@@ -179,6 +179,11 @@ def resume_command(args: argparse.Namespace) -> int:
                     f"run {record.run_id} executes on the {record.engine} engine: it resumes "
                     f"there (leave out --engine {args.engine})"
                 )
+            if args.agent and record.engine != "embedded":
+                raise UsageError(
+                    f"run {record.run_id} executes on the {record.engine} engine, whose workers "
+                    f"run their own --agent: resume it without --agent"
+                )
             handle = await _resumed(runtime, record.run_id, args)
             recorded = await asyncio.to_thread(store.events, record.run_id)
             recorded = [event for event in recorded if event.seq <= record.last_seq]
