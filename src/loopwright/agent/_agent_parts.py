@@ -41,7 +41,7 @@ from loopwright.models._base import ChecksUse, ResumesScript
 from loopwright.parsing import DEFAULT_PARSERS, ReplyParser, parse_reply
 from loopwright.parsing._result import ParseOutcome
 from loopwright.prompts import PromptBuilder, PromptParts
-from loopwright.prompts._revisions import REVISIONS, Revision
+from loopwright.prompts._revisions import REVISIONS, Revision, offers_several_calls
 from loopwright.run_context import (
     DepsT,
     EventSink,
@@ -124,6 +124,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
             context_window=self.prompt_parts.context_window or self.options.context_window,
             revision=self.options.revision,
+            calls_per_reply=self.options.max_calls_per_reply or 1,
         )
         return self.prompt_builder.build(parts)
 
@@ -246,12 +247,14 @@ class AgentParts(Generic[DepsT, OutputT]):
             unknown_tool_text=revision.unknown_tool_text,
         )
         policies = self._policies(options, revision, context.ledger)
+        mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
+        several = offers_several_calls(mode, revision, options.max_calls_per_reply or 1)
         return RunSetup(
             context=context,
             request=request,
             model=self.model,
             tools=self.tools,
-            tool_mode="native" if self.tool_mode == "native" else "prompted",
+            tool_mode=mode,
             options=options,
             revision=revision,
             system_prompt=self._prompt(section),
@@ -262,8 +265,11 @@ class AgentParts(Generic[DepsT, OutputT]):
             verifier=self.verifier,
             spec=spec,
             output=self.output,
-            # without tools, a typed answer is looked for after any invented action
-            stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
+            # without tools, a typed answer is looked for after any invented action; several
+            # calls a reply are read whole
+            stop_at_action=self.reads_first_action
+            and (self.output is None or len(self.tools) > 0)
+            and not several,
             lineage=lineage,
         )
 
