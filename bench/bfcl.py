@@ -3,14 +3,15 @@
     make bfcl BFCL_ARGS="--every 10"          # or, once `make bfcl-venv` has run:
     .venv/bin/python bench/bfcl.py [--categories simple_python,multiple,...]
         [--modes loopwright,native] [--every K] [--limit N] [--model local] [--threads N]
-        [--out bench/results/bfcl.json] [--fresh] [--tables-only]
+        [--calls-per-reply 8] [--out bench/results/bfcl.json] [--fresh] [--tables-only]
 
 The questions, their functions and the checker are BFCL's (the bfcl-eval package, in
 bench/.venv-bfcl: bench/bfcl_harness/worker.py asks it). Each question runs in every mode
 asked for, one after the other, their order alternated from one question to the next so
 both see the same load:
 - `loopwright`: a loopwright run whose tools are the question's functions, stopped at the
-  first call it would run (bench/bfcl_harness/loopwright_mode.py says how, and why);
+  first call(s) it would run (bench/bfcl_harness/loopwright_mode.py says how, and why),
+  a reply allowed up to `--calls-per-reply` JSON calls (the same for every question);
 - `loopwright-run`: the same, each call answered with a neutral result until the model
   answers (the only way a one-call-a-reply agent answers a parallel question);
 - `native`: the same weights through the model's chat template with `tools=`, one reply,
@@ -64,6 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="local")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--calls-per-reply",
+        type=int,
+        default=8,
+        help="loopwright's max_calls_per_reply for every question (0: one JSON call a reply)",
+    )
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
@@ -111,7 +118,8 @@ async def run(args: argparse.Namespace, results: Results) -> None:
         pace = ProgressClock(len(todo), unit="runs")
         for mode, question in todo:
             started = time.perf_counter()
-            record = await run_mode(mode, question, model, chat, bfcl)
+            calls = args.calls_per_reply or None
+            record = await run_mode(mode, question, model, chat, bfcl, calls)
             results.keep(mode, question.id, record)
             pace.advance()
             passed = [

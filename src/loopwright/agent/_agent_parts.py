@@ -41,7 +41,7 @@ from loopwright.models._base import ChecksUse, ResumesScript
 from loopwright.parsing import DEFAULT_PARSERS, ReplyParser, parse_reply
 from loopwright.parsing._result import ParseOutcome
 from loopwright.prompts import PromptBuilder, PromptParts
-from loopwright.prompts._revisions import REVISIONS, Revision, offers_several_calls
+from loopwright.prompts._revisions import REVISIONS, Revision
 from loopwright.run_context import (
     DepsT,
     EventSink,
@@ -248,7 +248,6 @@ class AgentParts(Generic[DepsT, OutputT]):
         )
         policies = self._policies(options, revision, context.ledger)
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
-        several = offers_several_calls(mode, revision, options.max_calls_per_reply or 1)
         return RunSetup(
             context=context,
             request=request,
@@ -265,11 +264,8 @@ class AgentParts(Generic[DepsT, OutputT]):
             verifier=self.verifier,
             spec=spec,
             output=self.output,
-            # without tools, a typed answer is looked for after any invented action; several
-            # calls a reply are read whole
-            stop_at_action=self.reads_first_action
-            and (self.output is None or len(self.tools) > 0)
-            and not several,
+            # without tools, a typed answer is looked for after any invented action
+            stop_at_action=self.reads_first_action and (self.output is None or len(self.tools) > 0),
             lineage=lineage,
         )
 

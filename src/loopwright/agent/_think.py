@@ -94,6 +94,7 @@ def model_request(
         max_output_tokens=setup.options.max_output_tokens,
         output_schema=schema,
         stop_at_action=setup.stop_at_action,
+        calls_in_a_row=setup.several_calls,
     )
 
 
