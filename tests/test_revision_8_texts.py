@@ -54,7 +54,7 @@ async def test_revision_8_calls_the_one_tool_a_shortened_dotted_name_names(
     agent = AgentExecutor(model, [a_tool(n) for n in TOOLS])
     result = await agent.run("Get me a ride to the airport")
     assert result.status == "completed"
-    assert CALLED == [(meant, {"to": "airport"})]
+    assert [(meant, {"to": "airport"})] == CALLED
     assert [s.tool_name for s in result.steps] == [meant]
     assert len(model.requests) == 2  # no refusal round
 

@@ -85,9 +85,7 @@ async def run_mode(
         return record
     mapping: Mapping = "stop" if mode == "loopwright" else "run"
     options = AgentOptions(max_calls_per_reply=calls_per_reply)
-    ran = await run_question(
-        model, single_turn_request(question), question.tools, mapping, options
-    )
+    ran = await run_question(model, single_turn_request(question), question.tools, mapping, options)
     record["calls_per_reply"] = calls_per_reply
     verdict = _verdict(bfcl.score(question, tool_call_text(ran.calls)))
     record.update(ran.to_dict(), verdict=verdict)

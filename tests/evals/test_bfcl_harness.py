@@ -102,6 +102,43 @@ def test_a_run_stops_at_the_first_call_it_would_run_and_that_call_is_scored(
 
 @needs_bfcl
 @pytest.mark.subprocess
+def test_a_shortened_dotted_name_is_the_tool_it_names_and_scores_at_once(
+    bfcl: Bfcl, questions: dict[str, Question]
+) -> None:
+    question = questions["simple_python_1"]  # math.factorial of 5
+    model = ScriptedModel([action("math", {"number": 5})])
+    ran = asyncio.run(run_question(model, "Calculate the factorial of 5.", question.tools))
+    assert ran.status == "waiting" and ran.model_calls == 1
+    assert ran.calls == [{"name": "math.factorial", "arguments": {"number": 5}}]
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
+
+
+@needs_bfcl
+@pytest.mark.subprocess
+def test_the_stop_mapping_scores_every_call_of_a_reply_that_may_carry_several(
+    bfcl: Bfcl, questions: dict[str, Question]
+) -> None:
+    question = questions["parallel_0"]  # two songs to play
+    truth = question.ground_truth
+    assert isinstance(truth, list) and len(truth) == 2
+    calls = [
+        {"name": name, "arguments": {k: v[0] for k, v in arguments.items() if v and v[0] != ""}}
+        for entry in truth
+        for name, arguments in entry.items()
+    ]
+    reply = "\n".join(action(c["name"], c["arguments"]) for c in calls)
+    several = AgentOptions(max_calls_per_reply=8)
+    ran = asyncio.run(run_question(ScriptedModel([reply]), "play", question.tools, options=several))
+    assert ran.status == "waiting" and ran.model_calls == 1
+    assert ran.calls == calls
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
+    one = asyncio.run(run_question(ScriptedModel([reply]), "play", question.tools))
+    assert len(one.calls) == 1  # by default a prompted reply is read for one call
+    assert not bfcl.score(question, tool_call_text(one.calls)).valid
+
+
+@needs_bfcl
+@pytest.mark.subprocess
 def test_an_answer_without_a_call_is_right_on_irrelevance_and_a_call_is_not(
     bfcl: Bfcl, questions: dict[str, Question]
 ) -> None:

@@ -16,8 +16,8 @@ from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure
 from loopwright.parsing._result import ParseOutcome
 from loopwright.parsing._several import consecutive_calls
-from loopwright.prompts.errors import dotted_part_match
 from loopwright.prompts._turn_notes import correction_message
+from loopwright.prompts.errors import dotted_part_match
 
 
 async def think(
@@ -143,7 +143,10 @@ def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
     if setup.several_calls and len(calls) == 1:
         written = consecutive_calls(text)
         first = written[0] if written else None
-        if first is not None and (first.name, first.arguments) == (calls[0].name, calls[0].arguments):
+        if first is not None and (first.name, first.arguments) == (
+            calls[0].name,
+            calls[0].arguments,
+        ):
             calls = written
     if setup.revision.resolves_short_names:
         names = setup.tools.names()

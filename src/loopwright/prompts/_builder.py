@@ -145,8 +145,7 @@ class PromptBuilder:
             template = template.replace(templates.ONE_CALL_RULE, templates.SEVERAL_CALLS_RULE)
         format_rule = templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE
         return (
-            template
-            .format(
+            template.format(
                 skill_name=parts.skill_name or "",
                 skill_content=parts.skill_content,
                 max_iterations="" if parts.max_iterations is None else parts.max_iterations,
@@ -161,8 +160,7 @@ class PromptBuilder:
                 format_rule=templates.SEVERAL_CALLS_FORMAT_RULE if several else format_rule,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if revision.token_rule else "",
-            )
-            .rstrip()
+            ).rstrip()
             + "\n"
         )
 

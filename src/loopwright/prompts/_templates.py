@@ -59,8 +59,7 @@ After the calls you will receive an Observation with each tool's result."""
 
 ONE_CALL_RULE = "- Call one tool per reply, and use each result for the next step"
 SEVERAL_CALLS_RULE = (
-    "- Calls that need an earlier result go in the next reply; independent calls may "
-    "share one"
+    "- Calls that need an earlier result go in the next reply; independent calls may share one"
 )
 SEVERAL_CALLS_FORMAT_RULE = "- Always respond with valid JSON in the format above"
 
