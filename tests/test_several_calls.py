@@ -7,6 +7,9 @@ approval ends the batch; a reply is cut after its last call, not after its first
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,7 @@ from loopwright.parsing import ActionEnd, action_text
 from loopwright.testing import ScriptedModel
 from loopwright.tools import tool
 
+EXAMPLE = Path(__file__).parents[1] / "examples" / "several_calls.py"
 RAN: list[tuple[str, str]] = []
 
 
@@ -152,3 +156,15 @@ def test_a_reply_is_cut_after_its_last_call_in_a_row_whatever_its_pieces() -> No
     assert action_text(call("weather", city="Oslo") + "\n" + FINAL, calls_in_a_row=True) == (
         call("weather", city="Oslo")
     )  # an answer after the calls is not run with them
+
+
+@pytest.mark.subprocess
+def test_the_example_asks_for_both_cities_in_one_reply() -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "max_calls_per_reply=4: ['weather(Oslo)', 'weather(Rome)'] in 2 model calls",
+        "default:               ['weather(Oslo)', 'weather(Rome)'] in 3 model calls",
+    ]
