@@ -82,6 +82,20 @@ async def test_a_prompted_reply_runs_its_json_calls_in_order_as_one_step() -> No
     assert "- Call one tool per reply" not in system
 
 
+@pytest.mark.parametrize(
+    "fenced",
+    [
+        "```json\n" + TWO_CITIES + "\n```",  # one block of two objects: JSON repair reads Rome
+        "```json\n" + TWO_CITIES.replace("\n", "\n```\n```json\n") + "\n```",  # a block each
+    ],
+)
+async def test_calls_in_code_fences_are_read_all_and_in_order(fenced: str) -> None:
+    invented = "\nObservation from weather: sunny\n" + FINAL
+    model = await run([fenced + invented, FINAL], AgentOptions(max_calls_per_reply=4))
+    assert RAN == [("weather", "Oslo"), ("weather", "Rome")]
+    assert "Observation from weather: sunny" not in str(model.requests[1].messages)  # cut
+
+
 async def test_by_default_a_prompted_reply_runs_one_call_and_the_prompt_asks_for_one() -> None:
     model = await run([TWO_CITIES, call("weather", city="Rome"), FINAL], AgentOptions())
     assert RAN == [("weather", "Oslo"), ("weather", "Rome")]

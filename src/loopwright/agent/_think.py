@@ -141,12 +141,8 @@ def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
     dotted name that names one tool's part (`uber` for `uber.ride`) read as that tool's."""
     calls = action.calls
     if setup.several_calls and len(calls) == 1:
-        written = consecutive_calls(text)
-        first = written[0] if written else None
-        if first is not None and (first.name, first.arguments) == (
-            calls[0].name,
-            calls[0].arguments,
-        ):
+        written = consecutive_calls(text)  # (a fenced block of two objects reads as its last)
+        if any((w.name, w.arguments) == (calls[0].name, calls[0].arguments) for w in written):
             calls = written
     if setup.revision.resolves_short_names:
         names = setup.tools.names()

@@ -22,7 +22,8 @@ A complete action is one of (outside a `<think>` block):
 
 With `calls_in_a_row` (a run that reads several JSON calls a reply), a JSON call is followed
 as a call tag is: another JSON value after it (white space or a comma between) goes on the
-action, anything else ends it after the last call; a call object is read once it closes.
+action (so do code fences between them), anything else ends it after the last call; a call
+object is read once it closes.
 
 Nothing else ends a reply early: prose, a `Final Answer:` (it runs to the end of the
 reply), an unclosed bracket, a pythonic call. A reply is never cut inside its first action:
@@ -51,6 +52,7 @@ _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
 _JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
+_FENCES = re.compile(r"(?:```[\w-]*\s*)+")
 """What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
 strings and whatever else is not a bracket or a comma, the next bracket or comma, or the
 quote of a string not whole yet; in such a string, its quote or a backslash."""
@@ -116,6 +118,13 @@ class ActionEnd:
                     break  # a tag may be starting: wait for the rest of it
                 i += step
             elif self._after_call is not None:
+                if self.calls_in_a_row and char == "`":  # code fences between calls
+                    past = _past_fences(text, i)
+                    if past is None:
+                        break  # a fence may be starting or going on: wait for more
+                    if past > i:
+                        i = past
+                        continue
                 if not (self.calls_in_a_row and char in "{[,"):
                     self.end = self._after_call  # no second call follows: the action ends
                     continue
@@ -280,6 +289,16 @@ class ActionEnd:
                 self.end = newline  # the input on the line after `Action Input:`
         elif text[start:newline].strip():
             self.end = start  # an action with no input line: it ends where this line starts
+
+
+def _past_fences(text: str, i: int) -> int | None:
+    """At a backtick after a call: the index after the code fences there (`i` when there is
+    none), or None when the text ends in them (a fence may still be growing)."""
+    found = _FENCES.match(text, i)
+    end = found.end() if found is not None else i
+    if end == len(text) or (end == i and "```".startswith(text[i:])):
+        return None
+    return end
 
 
 def action_end(text: str, *, calls_in_a_row: bool = False) -> int | None:
