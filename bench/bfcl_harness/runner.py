@@ -62,8 +62,7 @@ async def run_mode(
 ) -> dict[str, Any]:
     """The record of `question` through `mode` (loopwright, loopwright-run or native).
     `calls_per_reply`: the loopwright runs' `max_calls_per_reply` (None: one JSON call a
-    prompted reply), the same for every question (a user does not know which questions
-    need several calls)."""
+    prompted reply)."""
     if question.category.startswith("multi_turn"):
         return await _multi_turn(mode, question, model, chat, bfcl)
     names = [t["name"] for t in question.tools]

@@ -268,6 +268,15 @@ def test_a_sample_takes_every_kth_question_and_the_categories_take_turns() -> No
     assert [q.id for q in chosen] == ["simple_0", "multiple_0", "simple_10", "simple_20"]
 
 
+def test_the_parallel_categories_get_several_calls_a_reply_and_the_others_one() -> None:
+    from bfcl import calls_per_reply
+
+    assert calls_per_reply("parallel", 8) == calls_per_reply("parallel_multiple", 8) == 8
+    assert calls_per_reply("live_parallel", 4) == 4
+    assert calls_per_reply("multiple", 8) is calls_per_reply("simple_python", 8) is None
+    assert calls_per_reply("parallel", 0) is None
+
+
 def test_results_are_kept_per_question_and_an_invocation_goes_on_from_them(
     tmp_path: Path,
 ) -> None:
