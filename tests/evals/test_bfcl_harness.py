@@ -135,6 +135,12 @@ def test_the_stop_mapping_scores_every_call_of_a_reply_that_may_carry_several(
     one = asyncio.run(run_question(ScriptedModel([reply]), "play", question.tools))
     assert len(one.calls) == 1  # by default a prompted reply is read for one call
     assert not bfcl.score(question, tool_call_text(one.calls)).valid
+    invented = reply + "\n" + action("close_client", {})  # not a tool: the batch ends there
+    ran = asyncio.run(
+        run_question(ScriptedModel([invented]), "play", question.tools, options=several)
+    )
+    assert ran.calls == calls and [c["name"] for c in ran.attempted][-1] == "close_client"
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
 
 
 @needs_bfcl
