@@ -3,14 +3,16 @@
     make bfcl BFCL_ARGS="--every 10"          # or, once `make bfcl-venv` has run:
     .venv/bin/python bench/bfcl.py [--categories simple_python,multiple,...]
         [--modes loopwright,native] [--every K] [--limit N] [--model local] [--threads N]
-        [--out bench/results/bfcl.json] [--fresh] [--tables-only]
+        [--calls-per-reply 8] [--out bench/results/bfcl.json] [--fresh] [--tables-only]
 
 The questions, their functions and the checker are BFCL's (the bfcl-eval package, in
 bench/.venv-bfcl: bench/bfcl_harness/worker.py asks it). Each question runs in every mode
 asked for, one after the other, their order alternated from one question to the next so
 both see the same load:
 - `loopwright`: a loopwright run whose tools are the question's functions, stopped at the
-  first call it would run (bench/bfcl_harness/loopwright_mode.py says how, and why);
+  first call(s) it would run (bench/bfcl_harness/loopwright_mode.py says how, and why),
+  a reply allowed up to `--calls-per-reply` JSON calls on the parallel categories (one
+  elsewhere);
 - `loopwright-run`: the same, each call answered with a neutral result until the model
   answers (the only way a one-call-a-reply agent answers a parallel question);
 - `native`: the same weights through the model's chat template with `tools=`, one reply,
@@ -64,6 +66,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="local")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--calls-per-reply",
+        type=int,
+        default=8,
+        help="loopwright's max_calls_per_reply on the parallel categories (0: one JSON call "
+        "a reply there too); the other categories get one call a reply",
+    )
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--tables-only", action="store_true")
     args = parser.parse_args(argv)
@@ -79,6 +88,14 @@ def sample(questions: list[Question], every: int, limit: int) -> list[Question]:
     """Every `every`-th question from the first, at most `limit` of them (0: no limit)."""
     chosen = questions[::every]
     return chosen[:limit] if limit else chosen
+
+
+def calls_per_reply(category: str, given: int) -> int | None:
+    """loopwright's `max_calls_per_reply` for a question of `category`: `given` on the
+    parallel categories (their questions ask for several calls at once), None (one JSON call
+    a reply) elsewhere: offered on every question, the 1.5B model split multiple_0's one call
+    with three flags into three calls."""
+    return (given or None) if "parallel" in category else None
 
 
 def interleaved(groups: list[list[Question]]) -> list[Question]:
@@ -111,7 +128,8 @@ async def run(args: argparse.Namespace, results: Results) -> None:
         pace = ProgressClock(len(todo), unit="runs")
         for mode, question in todo:
             started = time.perf_counter()
-            record = await run_mode(mode, question, model, chat, bfcl)
+            calls = calls_per_reply(question.category, args.calls_per_reply)
+            record = await run_mode(mode, question, model, chat, bfcl, calls)
             results.keep(mode, question.id, record)
             pace.advance()
             passed = [

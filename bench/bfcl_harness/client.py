@@ -112,6 +112,8 @@ class Bfcl:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
     def __enter__(self) -> Bfcl:
         return self

@@ -8,12 +8,12 @@ none of them is ever executed. Two mappings:
   engine's own door for stopping at a call). A call loopwright would not run (a tool that
   does not exist, arguments that do not fit the schema, a reply it cannot read) goes back to
   the model as in any run, and the model goes on. The answer scored: the calls of the reply
-  the run stopped at; none when the run ends with a final answer (right on irrelevance).
+  the run stopped at that it runs, up to the first it would not (where a reply of several
+  calls ends); none when the run ends with a final answer (right on irrelevance).
 - `run`: every call is answered with the same neutral observation (`NEUTRAL_RESULT`), and
   the run goes on until the model answers or a guard stops it. The answer scored: every
-  call that ran, in order. Prompted mode asks for one call a reply (and the embedded model's
-  generation stops after the reply's first action), so a question that needs several calls
-  (parallel) can be answered only this way.
+  call that ran, in order. Without `max_calls_per_reply` prompted mode asks for one call a
+  reply, so a question that needs several calls (parallel) is answered only this way.
 """
 
 from __future__ import annotations
@@ -101,6 +101,21 @@ def would_run(tools: list[Tool]) -> Callable[[ToolCall], bool]:
     return check
 
 
+def calls_run(
+    reply: list[dict[str, Any]], runs: Callable[[ToolCall], bool], *, batch_ends: bool
+) -> list[dict[str, Any]]:
+    """The calls of the reply a run stopped at that it runs, in order: those it would run
+    (a known tool, arguments that fit), and with `batch_ends` (several calls a reply) only
+    up to the first it would not, where such a reply's batch ends."""
+    kept: list[dict[str, Any]] = []
+    for index, call in enumerate(reply):
+        if runs(ToolCall(f"call_{index}", call["name"], call["arguments"])):
+            kept.append(call)
+        elif batch_ends and kept:
+            break
+    return kept
+
+
 class Watch:
     """The run's events as they come: each model reply's calls, parse errors."""
 
@@ -138,7 +153,9 @@ async def run_question(
     result = await agent.run(request, on_event=watch.see)
     seconds = time.perf_counter() - started
     if mapping == "stop":
-        calls = watch.replies[-1] if result.status == "waiting" and watch.replies else []
+        stopped_at = watch.replies[-1] if result.status == "waiting" and watch.replies else []
+        several = options is not None and (options.max_calls_per_reply or 1) > 1
+        calls = calls_run(stopped_at, would_run(tools), batch_ends=several)
     else:
         calls = [
             {"name": s.tool_name, "arguments": s.arguments} for s in result.steps if not s.is_error

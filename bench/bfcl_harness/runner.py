@@ -53,9 +53,16 @@ def _expected(question: Question) -> int | None:
 
 
 async def run_mode(
-    mode: str, question: Question, model: Model, chat: NativeChat | None, bfcl: Bfcl
+    mode: str,
+    question: Question,
+    model: Model,
+    chat: NativeChat | None,
+    bfcl: Bfcl,
+    calls_per_reply: int | None = None,
 ) -> dict[str, Any]:
-    """The record of `question` through `mode` (loopwright, loopwright-run or native)."""
+    """The record of `question` through `mode` (loopwright, loopwright-run or native).
+    `calls_per_reply`: the loopwright runs' `max_calls_per_reply` (None: one JSON call a
+    prompted reply)."""
     if question.category.startswith("multi_turn"):
         return await _multi_turn(mode, question, model, chat, bfcl)
     names = [t["name"] for t in question.tools]
@@ -76,7 +83,9 @@ async def run_mode(
             record["strict_class"] = "no call: its calls are not in <tool_call> tags"
         return record
     mapping: Mapping = "stop" if mode == "loopwright" else "run"
-    ran = await run_question(model, single_turn_request(question), question.tools, mapping)
+    options = AgentOptions(max_calls_per_reply=calls_per_reply)
+    ran = await run_question(model, single_turn_request(question), question.tools, mapping, options)
+    record["calls_per_reply"] = calls_per_reply
     verdict = _verdict(bfcl.score(question, tool_call_text(ran.calls)))
     record.update(ran.to_dict(), verdict=verdict)
     record["answer"] = (ran.answer or "")[:ANSWER_CHARS] or None

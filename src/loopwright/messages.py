@@ -245,6 +245,10 @@ class ModelRequest:
     as loopwright.parsing reads it): the model stops generating there, and the reply's
     `finish_reason` is `"action_complete"`. The agent asks it when it reads replies with the
     default parser chain (it uses the first action only)."""
+    calls_in_a_row: bool = False
+    """With `stop_at_action`: JSON calls written one after the other stay whole, and the
+    reply ends after the last of them (the agent asks it when a prompted reply may carry
+    several calls, `AgentOptions.max_calls_per_reply`)."""
 
 
 @dataclass(frozen=True, slots=True)

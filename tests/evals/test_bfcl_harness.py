@@ -23,6 +23,7 @@ from bfcl_harness.multi_turn import loopwright_multi_turn
 from bfcl_harness.native_mode import lenient_calls
 from bfcl_harness.report import failure_class, shortened
 
+from loopwright.agent import AgentOptions
 from loopwright.testing import ScriptedModel
 
 needs_bfcl = pytest.mark.skipif(
@@ -88,12 +89,58 @@ def test_a_run_stops_at_the_first_call_it_would_run_and_that_call_is_scored(
             action("math.factorial", {"number": 5}),  # stopped here, never executed
         ]
     )
-    ran = asyncio.run(run_question(model, "Calculate the factorial of 5.", question.tools))
+    revision_7 = AgentOptions(revision=7)  # since revision 8, `math` is read as math.factorial
+    ran = asyncio.run(
+        run_question(model, "Calculate the factorial of 5.", question.tools, options=revision_7)
+    )
     assert ran.status == "waiting"
     assert ran.calls == [{"name": "math.factorial", "arguments": {"number": 5}}]
     assert [c["name"] for c in ran.attempted] == ["math", "math.factorial", "math.factorial"]
     assert bfcl.score(question, tool_call_text(ran.calls)).valid
     assert shortened("math", [t["name"] for t in question.tools])
+
+
+@needs_bfcl
+@pytest.mark.subprocess
+def test_a_shortened_dotted_name_is_the_tool_it_names_and_scores_at_once(
+    bfcl: Bfcl, questions: dict[str, Question]
+) -> None:
+    question = questions["simple_python_1"]  # math.factorial of 5
+    model = ScriptedModel([action("math", {"number": 5})])
+    ran = asyncio.run(run_question(model, "Calculate the factorial of 5.", question.tools))
+    assert ran.status == "waiting" and ran.model_calls == 1
+    assert ran.calls == [{"name": "math.factorial", "arguments": {"number": 5}}]
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
+
+
+@needs_bfcl
+@pytest.mark.subprocess
+def test_the_stop_mapping_scores_every_call_of_a_reply_that_may_carry_several(
+    bfcl: Bfcl, questions: dict[str, Question]
+) -> None:
+    question = questions["parallel_0"]  # two songs to play
+    truth = question.ground_truth
+    assert isinstance(truth, list) and len(truth) == 2
+    calls = [
+        {"name": name, "arguments": {k: v[0] for k, v in arguments.items() if v and v[0] != ""}}
+        for entry in truth
+        for name, arguments in entry.items()
+    ]
+    reply = "\n".join(action(c["name"], c["arguments"]) for c in calls)
+    several = AgentOptions(max_calls_per_reply=8)
+    ran = asyncio.run(run_question(ScriptedModel([reply]), "play", question.tools, options=several))
+    assert ran.status == "waiting" and ran.model_calls == 1
+    assert ran.calls == calls
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
+    one = asyncio.run(run_question(ScriptedModel([reply]), "play", question.tools))
+    assert len(one.calls) == 1  # by default a prompted reply is read for one call
+    assert not bfcl.score(question, tool_call_text(one.calls)).valid
+    invented = reply + "\n" + action("close_client", {})  # not a tool: the batch ends there
+    ran = asyncio.run(
+        run_question(ScriptedModel([invented]), "play", question.tools, options=several)
+    )
+    assert ran.calls == calls and [c["name"] for c in ran.attempted][-1] == "close_client"
+    assert bfcl.score(question, tool_call_text(ran.calls)).valid
 
 
 @needs_bfcl
@@ -225,6 +272,15 @@ def test_a_sample_takes_every_kth_question_and_the_categories_take_turns() -> No
     assert [q.id for q in sample(simple, 10, 2)] == ["simple_0", "simple_10"]
     chosen = interleaved([sample(simple, 10, 0), sample(multiple, 10, 0)])
     assert [q.id for q in chosen] == ["simple_0", "multiple_0", "simple_10", "simple_20"]
+
+
+def test_the_parallel_categories_get_several_calls_a_reply_and_the_others_one() -> None:
+    from bfcl import calls_per_reply
+
+    assert calls_per_reply("parallel", 8) == calls_per_reply("parallel_multiple", 8) == 8
+    assert calls_per_reply("live_parallel", 4) == 4
+    assert calls_per_reply("multiple", 8) is calls_per_reply("simple_python", 8) is None
+    assert calls_per_reply("parallel", 0) is None
 
 
 def test_results_are_kept_per_question_and_an_invocation_goes_on_from_them(

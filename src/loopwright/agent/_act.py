@@ -24,18 +24,29 @@ TOO_MANY_CALLS = (
     "Call the remaining tools in your next reply if they are still needed."
 )
 
+AFTER_FAILED_CALL = (
+    "Not run: the call to {name} before it in this reply failed, and this call was written "
+    "without its result. Call it again in your next reply if it is still needed."
+)
+"""A prompted batch stops at a failed call: the calls after it may have counted on it."""
+
 
 async def act(
     setup: RunSetup, fx: Effects, state: LoopState, action: ParsedAction
 ) -> Stop | Nudge | None:
     """Run the reply's tool calls (up to the per-reply cap), then ask the policies."""
     native = bool(action.calls) and state.conversation.messages[-1].tool_calls is action.calls
-    limit = setup.options.max_calls_per_reply
+    limit = setup.options.calls_per_reply
     new_information = False
     observations: list[str] = []
+    failed: str | None = None  # a prompted batch's failed call: the rest are not run
     for index, call in enumerate(action.calls):
-        if index < limit:
+        if failed is not None:
+            result = ToolResult(call.id, call.name, AFTER_FAILED_CALL.format(name=failed), True)
+        elif index < limit:
             result = await run_tool(setup, fx, state, call)
+            if result.is_error and setup.several_calls:
+                failed = call.name
         else:
             text = TOO_MANY_CALLS.format(limit=limit, count=len(action.calls))
             result = ToolResult(call.id, call.name, text, True)

@@ -124,6 +124,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
             context_window=self.prompt_parts.context_window or self.options.context_window,
             revision=self.options.revision,
+            calls_per_reply=self.options.max_calls_per_reply or 1,
         )
         return self.prompt_builder.build(parts)
 
@@ -228,12 +229,13 @@ class AgentParts(Generic[DepsT, OutputT]):
             unknown_tool_text=revision.unknown_tool_text,
         )
         policies = self._policies(options, revision, context.ledger)
+        mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
         return RunSetup(
             context=context,
             request=request,
             model=self.model,
             tools=self.tools,
-            tool_mode="native" if self.tool_mode == "native" else "prompted",
+            tool_mode=mode,
             options=options,
             revision=revision,
             system_prompt=self._prompt(section),

@@ -14,6 +14,8 @@ from loopwright.prompts._revisions import REVISIONS
 
 Tier = Literal["trivial", "standard", "complex"]
 ITERATION_TIERS: dict[str, int] = {"trivial": 5, "standard": 10, "complex": 20}
+DEFAULT_CALLS_PER_REPLY = 8
+"""The calls a reply runs when `max_calls_per_reply` is not given."""
 LEGACY_EXTRA = ("reply_grammar", "workspace_context", "tool_mode_reason")
 """The options that runs recorded before they were fields kept in `extra`."""
 
@@ -42,8 +44,13 @@ class AgentOptions:
     files when the run has file-modifying tools."""
     context_window: int | None = None
     allowed_tools: tuple[str, ...] | None = None
-    max_calls_per_reply: int = 8
-    """Tool calls run per model reply; the rest are answered with an observation."""
+    max_calls_per_reply: int | None = None
+    """Tool calls run per model reply; the rest are answered with an observation. None:
+    8 (native calls, or several `<tool_call>` tags), and a prompted reply is read for one
+    JSON call. Given in prompted mode (revision 8 on), the system prompt offers up to this
+    many independent calls a reply, one JSON object a line, and the run reads and runs
+    them in order as one step: a call that fails or waits for approval ends the batch
+    (the calls after it were written without its result). 1: one call a reply."""
     output_retries: int = 1
     """With an output type: how often an answer that does not validate goes back to the
     model (with the errors) before the run fails."""
@@ -72,8 +79,12 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 7
-    """Which revision of the engine's behaviour: 7 (today: revision 6's, with a call to a
+    revision: int = 8
+    """Which revision of the engine's behaviour: 8 (today: revision 7's, with a call to a
+    shortened dotted name (`uber`) that names exactly one tool's part (`uber.ride`) read as
+    a call of that tool, the prompted format asking for a one-sentence answer when no tool
+    fits, and, with `max_calls_per_reply` given, several JSON calls a prompted reply),
+    7 (revision 6's, with a call to a
     tool that does not exist told the closest tool's name (`uber` for `uber.ride`), or else
     to answer in a sentence, and two calls made in turn (`a, b, a, b`) with results already
     seen stopped as a repetition), 6 (revision 5's, with a failed
@@ -113,7 +124,7 @@ class AgentOptions:
             raise ConfigurationError("approval_timeout_s must be more than 0")
         if self.output_retries < 0:
             raise ConfigurationError("output_retries must be 0 or more")
-        if self.max_calls_per_reply < 1:
+        if self.max_calls_per_reply is not None and self.max_calls_per_reply < 1:
             raise ConfigurationError("max_calls_per_reply must be at least 1")
         if self.revision not in REVISIONS:
             known = ", ".join(map(str, REVISIONS))
@@ -136,6 +147,11 @@ class AgentOptions:
             if isinstance(reason, str) and reason != "given":
                 changes["tool_mode_reason"] = reason
         return dataclasses.replace(self, **changes) if changes else self
+
+    @property
+    def calls_per_reply(self) -> int:
+        """The most tool calls a reply runs (`max_calls_per_reply`, 8 when not given)."""
+        return self.max_calls_per_reply or DEFAULT_CALLS_PER_REPLY
 
     @property
     def iteration_limit(self) -> int:

@@ -17,7 +17,7 @@ from loopwright.guards._policy import PolicyHook
 from loopwright.messages import ModelResponse, ToolSpec
 from loopwright.models import Model
 from loopwright.parsing._result import ParseOutcome
-from loopwright.prompts._revisions import Revision
+from loopwright.prompts._revisions import Revision, offers_several_calls
 from loopwright.run_context import ApprovalRule, RunContext
 from loopwright.safety.scrub import Scrubber
 from loopwright.tools import ToolExecutor, ToolRegistry
@@ -71,6 +71,13 @@ class RunSetup:
         elif self.tool_mode == "prompted" and self.options.reply_grammar:
             schema = tool_reply_schema(self.tools.specs(), is_final=self.revision.is_final)
         object.__setattr__(self, "output_schema", schema)
+
+    @property
+    def several_calls(self) -> bool:
+        """A prompted reply is read for several JSON calls, one a line (revision 8 on, with
+        `max_calls_per_reply` given and more than 1)."""
+        calls = self.options.max_calls_per_reply or 1
+        return offers_several_calls(self.tool_mode, self.revision, calls)
 
     @property
     def run_id(self) -> str:

@@ -15,7 +15,9 @@ from loopwright.guards import Stop
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolCall
 from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure
 from loopwright.parsing._result import ParseOutcome
+from loopwright.parsing._several import consecutive_calls
 from loopwright.prompts._turn_notes import correction_message
+from loopwright.prompts.errors import dotted_part_match
 
 
 async def think(
@@ -92,6 +94,7 @@ def model_request(
         max_output_tokens=setup.options.max_output_tokens,
         output_schema=schema,
         stop_at_action=setup.stop_at_action,
+        calls_in_a_row=setup.several_calls,
     )
 
 
@@ -103,6 +106,8 @@ def received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Pars
     state.model_calls += 1
     guard.model_calls = state.model_calls
     outcome = setup.parse(response)
+    if isinstance(outcome, ParsedAction) and outcome.calls is not response.tool_calls:
+        outcome = read_on(setup, response.text, outcome)
     if setup.output is not None and not setup.tools and isinstance(outcome, ParsedAction):
         answer = setup.output.final_in(response.text)  # no tools: any action is invented
         if answer is not None:
@@ -128,3 +133,23 @@ def received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Pars
     if not isinstance(outcome, ParseFailure) and outcome.thought:
         state.last_thought = outcome.thought
     return outcome
+
+
+def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
+    """The calls a prompted reply makes, as the run reads them: all the JSON calls written
+    one after the other when it offers several a reply, and (revision 8 on) a shortened
+    dotted name that names one tool's part (`uber` for `uber.ride`) read as that tool's."""
+    calls = action.calls
+    if setup.several_calls and len(calls) == 1:
+        written = consecutive_calls(text)  # (a fenced block of two objects reads as its last)
+        if any((w.name, w.arguments) == (calls[0].name, calls[0].arguments) for w in written):
+            calls = written
+    if setup.revision.resolves_short_names:
+        names = setup.tools.names()
+        calls = tuple(
+            ToolCall(c.id, meant, c.arguments)
+            if c.name not in setup.tools and (meant := dotted_part_match(c.name, names))
+            else c
+            for c in calls
+        )
+    return action if calls == action.calls else ParsedAction(calls, action.thought)

@@ -20,7 +20,7 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, loads, require_key, sse
-from loopwright.models._stop import STOP_SEQUENCES, StreamedText
+from loopwright.models._stop import StreamedText, stop_sequences
 from loopwright.models._wire import HttpModel, TextSink, prompted_view, to_response
 
 DEFAULT_ANTHROPIC_URL = "https://api.anthropic.com"
@@ -177,7 +177,7 @@ class AnthropicModel(HttpModel):
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.stop_at_action and not stream and not request.tools:
-            body["stop_sequences"] = list(STOP_SEQUENCES)
+            body["stop_sequences"] = stop_sequences(request)
         return body
 
     def read_reply(self, data: Any) -> ModelResponse:

@@ -32,6 +32,7 @@ class ScriptedEngine:
             asked = ModelRequest(
                 messages=tuple(Message.from_dict(m) for m in request.messages),
                 stop_at_action=request.stop_at_action,
+                calls_in_a_row=request.calls_in_a_row,
             )
             if request.streamed and control.on_text is not None:
                 call = self.model.complete_streaming(asked, control.on_text)

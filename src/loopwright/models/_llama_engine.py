@@ -53,6 +53,8 @@ class CallRequest:
     max_tokens: int = 512
     output_schema: dict[str, Any] | None = None
     stop_at_action: bool = False
+    calls_in_a_row: bool = False
+    """With `stop_at_action`: JSON calls one after the other stay whole."""
     threads: int | None = None
     """Fixed by the user; None: the cores free at the call."""
     streamed: bool = False
@@ -65,6 +67,7 @@ class CallRequest:
             "max_tokens": self.max_tokens,
             "output_schema": self.output_schema,
             "stop_at_action": self.stop_at_action,
+            "calls_in_a_row": self.calls_in_a_row,
             "threads": self.threads,
             "streamed": self.streamed,
         }
@@ -81,6 +84,7 @@ class CallRequest:
             max_tokens=int(data.get("max_tokens") or 512),
             output_schema=data.get("output_schema"),
             stop_at_action=bool(data.get("stop_at_action")),
+            calls_in_a_row=bool(data.get("calls_in_a_row")),
             threads=int(threads) if threads else None,
             streamed=bool(data.get("streamed")),
         )
@@ -183,7 +187,11 @@ class LlamaEngine:
             if not request.streamed and not request.stop_at_action:
                 reply = llm.create_chat_completion(**arguments)
             else:  # streamed in this thread: a stop at the action ends generation
-                asked = ModelRequest(messages=(), stop_at_action=request.stop_at_action)
+                asked = ModelRequest(
+                    messages=(),
+                    stop_at_action=request.stop_at_action,
+                    calls_in_a_row=request.calls_in_a_row,
+                )
                 text = StreamedText(asked, control.on_text or _unheard)
                 reply = _streamed(llm, arguments, text, counter, control.should_stop)
         except ValueError as exc:  # e.g. the prompt is longer than the context window

@@ -223,6 +223,7 @@ class LocalModel:
             max_tokens=request.max_output_tokens or self.max_output_tokens,
             output_schema=request.output_schema,
             stop_at_action=request.stop_at_action,
+            calls_in_a_row=request.calls_in_a_row,
             threads=self.threads,
             streamed=control.on_text is not None,
         )

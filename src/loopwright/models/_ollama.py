@@ -26,7 +26,7 @@ from loopwright.errors import ModelError
 from loopwright.messages import Message, ModelRequest, ModelResponse, ToolSpec, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Transient, ndjson
-from loopwright.models._stop import STOP_SEQUENCES, StreamedText
+from loopwright.models._stop import StreamedText, stop_sequences
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
@@ -195,7 +195,7 @@ class OllamaModel(HttpModel):
         if self.context:
             options["num_ctx"] = self.context
         if request.stop_at_action and not stream and not request.tools:
-            options["stop"] = list(STOP_SEQUENCES)  # (native calls: Ollama ends after them)
+            options["stop"] = stop_sequences(request)  # (native calls: Ollama ends after them)
         if options:
             body["options"] = options
         if request.output_schema is not None:

@@ -30,7 +30,7 @@ from loopwright.messages import Message, ModelRequest, ModelResponse, Usage
 from loopwright.models._base import ToolMode
 from loopwright.models._http import HttpClient, Secret, Transient, loads, sse
 from loopwright.models._ollama import tool_json
-from loopwright.models._stop import STOP_SEQUENCES, StreamedText
+from loopwright.models._stop import StreamedText, stop_sequences
 from loopwright.models._wire import (
     HttpModel,
     TextSink,
@@ -187,7 +187,7 @@ class OpenAIModel(HttpModel):
         if stream:
             body["stream_options"] = {"include_usage": True}
         elif request.stop_at_action and not request.tools:
-            body["stop"] = list(STOP_SEQUENCES)  # (never between parallel native calls)
+            body["stop"] = stop_sequences(request)  # (never between parallel native calls)
         if request.output_schema is not None:
             body["response_format"] = self._schema_format(request.output_schema)
         elif request.json_output:

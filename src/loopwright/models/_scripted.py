@@ -144,7 +144,11 @@ class ScriptedModel:
             )
         reply = self._replies[self.position]
         self.position += 1
-        return cut_at_action(reply) if request.stop_at_action else reply
+        return (
+            cut_at_action(reply, calls_in_a_row=request.calls_in_a_row)
+            if request.stop_at_action
+            else reply
+        )
 
     async def complete_streaming(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """The reply's text in pieces of `stream_chars`, read as an adapter reads a stream:

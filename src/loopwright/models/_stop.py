@@ -29,6 +29,14 @@ code block. A matched sequence is left out of the text, so `}\n{` takes the brac
 closes the first object; `closed_after_stop` puts it back."""
 
 
+def stop_sequences(request: ModelRequest) -> list[str]:
+    """The `STOP_SEQUENCES` a whole reply to `request` is told to stop at: without the start
+    of a second JSON object when the request keeps calls in a row (`calls_in_a_row`)."""
+    if request.calls_in_a_row:
+        return [s for s in STOP_SEQUENCES if not s.endswith("{")]
+    return list(STOP_SEQUENCES)
+
+
 class StreamedText:
     """A streamed reply's text: each piece goes to `emit` as it arrives; when the request
     asks (`stop_at_action`), `add` says when the reply's first action is complete, and
@@ -38,7 +46,8 @@ class StreamedText:
 
     def __init__(self, request: ModelRequest, emit: TextSink) -> None:
         self._emit = emit
-        self._watch = ActionEnd() if request.stop_at_action else None
+        several = request.calls_in_a_row
+        self._watch = ActionEnd(calls_in_a_row=several) if request.stop_at_action else None
         self.parts: list[str] = []
         self.pieces = 0
         """Pieces with text (one per generated token on llama.cpp and its servers)."""
@@ -93,12 +102,12 @@ class StreamedText:
         return Usage(0, self.pieces)
 
 
-def cut_at_action(response: ModelResponse) -> ModelResponse:
+def cut_at_action(response: ModelResponse, *, calls_in_a_row: bool = False) -> ModelResponse:
     """A whole reply ended after its first complete action, as a streamed one would be (the
     scripted model's replies): text, estimated usage and `finish_reason`."""
     if response.tool_calls:  # the calls are the action: nothing in the text to cut
         return response
-    text = action_text(response.text)
+    text = action_text(response.text, calls_in_a_row=calls_in_a_row)
     if text is None:
         return response
     usage = response.usage

@@ -220,7 +220,7 @@ class HttpModel:
             if reply.headers.get("content-type", "").startswith("application/json"):
                 response = await self._read_whole(reply)
                 if request.stop_at_action:
-                    response = cut_at_action(response)
+                    response = cut_at_action(response, calls_in_a_row=request.calls_in_a_row)
                 self.emit_text(response.text)
                 return response
             return await self.read_stream(reply, request)

@@ -20,6 +20,11 @@ A complete action is one of (outside a `<think>` block):
   text does not follow with another one: parallel calls stay whole;
 - an `Action:` line with its `Action Input:` (a closed JSON value, or the rest of its line).
 
+With `calls_in_a_row` (a run that reads several JSON calls a reply), a JSON call is followed
+as a call tag is: another JSON value after it (white space or a comma between) goes on the
+action (so do code fences between them), anything else ends it after the last call; a call
+object is read once it closes.
+
 Nothing else ends a reply early: prose, a `Final Answer:` (it runs to the end of the
 reply), an unclosed bracket, a pythonic call. A reply is never cut inside its first action:
 the end is always after the action's last character.
@@ -47,6 +52,7 @@ _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
 _JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
+_FENCES = re.compile(r"(?:```[\w-]*\s*)+")
 """What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
 strings and whatever else is not a bracket or a comma, the next bracket or comma, or the
 quote of a string not whole yet; in such a string, its quote or a backslash."""
@@ -64,7 +70,9 @@ class ActionEnd:
     depend on how the text is cut into pieces: a tag or a line that may still be growing
     is read once it is whole."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, calls_in_a_row: bool = False) -> None:
+        self.calls_in_a_row = calls_in_a_row
+        """JSON calls written one after the other are one action (see the module)."""
         self.text = ""
         self.end: int | None = None
         self._pos = 0
@@ -75,6 +83,8 @@ class ActionEnd:
         self._think = False
         self._in_call = False
         self._after_call: int | None = None
+        self._last_call_end: int | None = None
+        """With `calls_in_a_row`: where the last JSON call read so far ends."""
         self._line_start = 0
         self._action_seen = False
         self._input_open = False
@@ -108,7 +118,25 @@ class ActionEnd:
                     break  # a tag may be starting: wait for the rest of it
                 i += step
             elif self._after_call is not None:
-                self.end = self._after_call  # no second call follows: the action ends
+                if self.calls_in_a_row and char == "`":  # code fences between calls
+                    past = _past_fences(text, i)
+                    if past is None:
+                        break  # a fence may be starting or going on: wait for more
+                    if past > i:
+                        i = past
+                        continue
+                if not (self.calls_in_a_row and char in "{[,"):
+                    self.end = self._after_call  # no second call follows: the action ends
+                    continue
+                self._after_call = None  # another JSON value follows the call
+                self._line_start = i
+                if char == ",":
+                    i += 1
+                    continue
+                self._closers.append(_CLOSERS[char])
+                self._start = i
+                self._input_json = False
+                i += 1
             elif char == "\n":
                 self._line(text, i)
                 i += 1
@@ -184,7 +212,15 @@ class ActionEnd:
         """A top-level JSON value ended just before `after`."""
         if self._think or self._in_call:
             return  # a call tag ends at its closing tag
-        if self._input_json or outcome_from_value(decode(text[self._start : after])) is not None:
+        if self._input_json:
+            self.end = after
+            return
+        outcome = outcome_from_value(decode(text[self._start : after]))
+        if self.calls_in_a_row and outcome is not None and outcome.kind == "action":
+            self._after_call = self._last_call_end = after  # another call may follow it
+        elif self._last_call_end is not None:
+            self.end = self._last_call_end  # not a call after the calls: they end the action
+        elif outcome is not None:
             self.end = after
 
     def _another_key(self, text: str, comma: int) -> None:
@@ -192,6 +228,8 @@ class ActionEnd:
         so far, closed, is a whole call or a final answer (`says_it_all`)."""
         if self._think or self._in_call or self._input_json or text[self._start] != "{":
             return
+        if self.calls_in_a_row:
+            return  # another call may follow this one's object: read it when it closes
         if not _COMPLETING_KEY.search(text, self._start, comma):
             return  # no argument, `tool_calls` or named final answer yet: nothing to read
         try:
@@ -253,14 +291,24 @@ class ActionEnd:
             self.end = start  # an action with no input line: it ends where this line starts
 
 
-def action_end(text: str) -> int | None:
+def _past_fences(text: str, i: int) -> int | None:
+    """At a backtick after a call: the index after the code fences there (`i` when there is
+    none), or None when the text ends in them (a fence may still be growing)."""
+    found = _FENCES.match(text, i)
+    end = found.end() if found is not None else i
+    if end == len(text) or (end == i and "```".startswith(text[i:])):
+        return None
+    return end
+
+
+def action_end(text: str, *, calls_in_a_row: bool = False) -> int | None:
     """The end of `text`'s first complete action, read as one piece (None: no such end)."""
-    return ActionEnd().feed(text)
+    return ActionEnd(calls_in_a_row=calls_in_a_row).feed(text)
 
 
-def action_text(text: str) -> str | None:
+def action_text(text: str, *, calls_in_a_row: bool = False) -> str | None:
     """`text` up to the end of its first complete action, closed (`ActionEnd.closing`):
     what the engine reads of a reply cut there (None: no complete action)."""
-    watcher = ActionEnd()
+    watcher = ActionEnd(calls_in_a_row=calls_in_a_row)
     end = watcher.feed(text)
     return None if end is None else text[:end] + watcher.closing

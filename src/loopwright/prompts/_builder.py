@@ -19,6 +19,7 @@ from loopwright.prompts._revisions import (
     format_section,
     illustration_heading,
     layout,
+    offers_several_calls,
 )
 from loopwright.prompts._signatures import tool_signatures
 from loopwright.prompts.errors import build_error_observation
@@ -53,6 +54,9 @@ class PromptParts:
     """Which revision of the prompt (`AgentOptions.revision`): 1, 2 and 3 are the ones runs
     recorded with RunSpec 1 to 3, 4 and 5 had (prompts/_revision1.py, _revision2.py,
     _revision3.py), kept so they replay as they ran; 4 and 5 have the same prompt."""
+    calls_per_reply: int = 1
+    """The calls a prompted reply may carry (`AgentOptions.max_calls_per_reply` when given):
+    more than 1 offers several independent calls a reply, from revision 8 on."""
 
 
 TEMPLATE_FIELDS = (
@@ -132,9 +136,16 @@ class PromptBuilder:
         workspace = f"\n{parts.workspace_section.strip()}\n" if parts.workspace_section else ""
         examples = self._examples(parts, revision) if parts.examples else ""
         tools = self._tool_descriptions(parts, revision) or "(no tools)"
+        has_tools = bool(offered_tools(parts))
+        several = has_tools and offers_several_calls(
+            parts.tool_mode, revision, parts.calls_per_reply
+        )
+        template = layout(self.template, revision)
+        if several:  # the default rules' "one tool per reply" would contradict the format
+            template = template.replace(templates.ONE_CALL_RULE, templates.SEVERAL_CALLS_RULE)
+        format_rule = templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE
         return (
-            layout(self.template, revision)
-            .format(
+            template.format(
                 skill_name=parts.skill_name or "",
                 skill_content=parts.skill_content,
                 max_iterations="" if parts.max_iterations is None else parts.max_iterations,
@@ -144,13 +155,12 @@ class PromptBuilder:
                 available_files_section=f"\n{files}\n" if files else "",
                 tool_descriptions=tools,
                 format_section=format_section(
-                    parts.tool_mode, revision, bool(offered_tools(parts))
+                    parts.tool_mode, revision, has_tools, parts.calls_per_reply
                 ),
-                format_rule=templates.PROMPTED_RULE if prompted else templates.NATIVE_RULE,
+                format_rule=templates.SEVERAL_CALLS_FORMAT_RULE if several else format_rule,
                 examples_section=f"\n{examples}" if examples else "",
                 token_rule=token_rule(parts.context_window) + "\n" if revision.token_rule else "",
-            )
-            .rstrip()
+            ).rstrip()
             + "\n"
         )
 
@@ -168,6 +178,8 @@ class PromptBuilder:
         if not offered:  # nothing to call: a final answer
             return revision.texts.answer_example if prompted else templates.NATIVE_ANSWER_EXAMPLE
         example = revision.texts.examples if prompted else templates.NATIVE_EXAMPLES
+        if offers_several_calls(parts.tool_mode, revision, parts.calls_per_reply):
+            example = templates.SEVERAL_CALLS_EXAMPLES
         if READ_TOOL in offered:
             return example
         # Without read, its heading says read is an illustration. Concrete beats generic:

@@ -5,7 +5,7 @@ revision replays and resumes only with that revision's texts and behaviour, byte
 `AgentOptions.revision` names the revision; RunSpec versions 1 to 3 read 1
 (prompts/_revision1.py), 4 reads 2 (prompts/_revision2.py), 5 reads 3 (revision 4's texts
 in the layout of prompts/_revision3.py), 6 reads 4 (prompts/_templates.py), 7 reads 5,
-8 reads 6 and 9 (today) 7 unless the spec names one. Each revision is the one before
+8 reads 6 and 9 (today) the latest unless the spec names one. Each revision is the one before
 with what it changed.
 """
 
@@ -127,6 +127,12 @@ class Revision:
     repetition_cycles: bool = False
     """`guards.Repetition` also stops two calls made in turn whose results were already
     seen (a, b, a, b)."""
+    several_calls: bool = False
+    """With `max_calls_per_reply` given (more than 1), the prompted format offers several
+    independent calls a reply, one JSON object a line, and the run reads them all."""
+    resolves_short_names: bool = False
+    """A call to a name that is not a tool but a part of exactly one tool's dotted name
+    (`uber` for `uber.ride`, `ride` too) is read as a call of that tool."""
 
 
 _REVISION_1 = Revision(
@@ -176,6 +182,14 @@ _REVISION_7 = dataclasses.replace(  # the closest tool named; two calls in turn 
     repetition_cycles=True,
 )
 
+_REVISION_8 = dataclasses.replace(  # the way out when no tool fits; several calls; short names
+    _REVISION_7,
+    number=8,
+    texts=dataclasses.replace(_REVISION_7.texts, format=templates.PROMPTED_FORMAT_8),
+    several_calls=True,
+    resolves_short_names=True,
+)
+
 REVISIONS: dict[int, Revision] = {
     r.number: r
     for r in (
@@ -186,6 +200,7 @@ REVISIONS: dict[int, Revision] = {
         _REVISION_5,
         _REVISION_6,
         _REVISION_7,
+        _REVISION_8,
     )
 }
 """Every revision a run can ask for (`AgentOptions.revision`), each the one before with
@@ -193,16 +208,29 @@ what it changed."""
 
 
 def revision_of(number: int) -> Revision:
-    """The revision `number` (1 to 7: `AgentOptions` checks it)."""
+    """The revision `number` (1 to 8: `AgentOptions` checks it)."""
     return REVISIONS[number]
 
 
-def format_section(tool_mode: str, revision: Revision, has_tools: bool) -> str:
+def format_section(
+    tool_mode: str, revision: Revision, has_tools: bool, calls_per_reply: int = 1
+) -> str:
     """The reply format: native, or the prompted JSON (only the answer's when no tool is
-    offered, since revision 3)."""
+    offered, since revision 3; with several calls a reply when the run offers them, since
+    revision 8)."""
     if tool_mode != "prompted":
         return templates.NATIVE_FORMAT
-    return revision.texts.format if has_tools else revision.texts.answer_format
+    if not has_tools:
+        return revision.texts.answer_format
+    if offers_several_calls(tool_mode, revision, calls_per_reply):
+        return templates.SEVERAL_CALLS_FORMAT.format(limit=calls_per_reply)
+    return revision.texts.format
+
+
+def offers_several_calls(tool_mode: str, revision: Revision, calls_per_reply: int) -> bool:
+    """Does a prompted reply of this run carry several JSON calls (revision 8 on, with
+    `max_calls_per_reply` given and more than 1)?"""
+    return tool_mode == "prompted" and revision.several_calls and calls_per_reply > 1
 
 
 def layout(template: str, revision: Revision) -> str:

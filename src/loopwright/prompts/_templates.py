@@ -33,6 +33,36 @@ When the task is complete:
 {"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}
 After each tool call you will receive an Observation with the tool's result."""
 
+PROMPTED_FORMAT_8 = """\
+EXECUTION FORMAT:
+Reply with exactly one JSON object on one line, and nothing else. To call a tool:
+{"thought": "a short reason for this call", "action": "tool_name", "action_input": {"arg1": "value1"}, "is_final": false}
+When the task is complete:
+{"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}
+If no listed tool does what the task asks, do not call one: reply with final_answer in one or two sentences.
+After each tool call you will receive an Observation with the tool's result."""
+"""Revision 8's format: revision 4's with the way out when no tool fits (asked a question
+none of its tools fits, the 1.5B model called a real but unsuitable tool, or answered in
+100 to 500 tokens: BFCL's irrelevance questions)."""
+
+SEVERAL_CALLS_FORMAT = """\
+EXECUTION FORMAT:
+Reply with JSON objects, one on each line, and nothing else. To call a tool:
+{{"thought": "a short reason for this call", "action": "tool_name", "action_input": {{"arg1": "value1"}}, "is_final": false}}
+When the task needs several calls that do not need each other's results, write up to {limit} such objects in one reply, one per line; they run in order. A call that needs an earlier call's result waits for the next reply.
+When the task is complete, one object:
+{{"thought": "a short reason", "final_answer": "your complete answer to the user", "is_final": true}}
+If no listed tool does what the task asks, do not call one: reply with final_answer in one or two sentences.
+After the calls you will receive an Observation with each tool's result."""
+"""Revision 8's format when a prompted reply may carry several calls
+(`AgentOptions.max_calls_per_reply` given, more than 1)."""
+
+ONE_CALL_RULE = "- Call one tool per reply, and use each result for the next step"
+SEVERAL_CALLS_RULE = (
+    "- Calls that need an earlier result go in the next reply; independent calls may share one"
+)
+SEVERAL_CALLS_FORMAT_RULE = "- Always respond with valid JSON in the format above"
+
 PROMPTED_ANSWER_FORMAT = """\
 EXECUTION FORMAT:
 Reply with exactly one JSON object on one line, and nothing else:
@@ -73,6 +103,19 @@ Assistant: {"thought": "I have both files.", "final_answer": "notes.txt says: bu
 """
 """Revision 5's example: a task that needs two calls (with one, the 1.5B model answered
 two-part tasks after their first call, inventing the second result)."""
+
+SEVERAL_CALLS_EXAMPLES = """\
+EXAMPLE:
+User: What do notes.txt and todo.txt say?
+Assistant: {"thought": "Read notes.txt.", "action": "read", "action_input": {"path": "notes.txt"}, "is_final": false}
+{"thought": "Read todo.txt.", "action": "read", "action_input": {"path": "todo.txt"}, "is_final": false}
+User: Observation from read: buy milk
+
+Observation from read: call Bob
+Assistant: {"thought": "I have both files.", "final_answer": "notes.txt says: buy milk; todo.txt says: call Bob", "is_final": true}
+"""
+"""Revision 8's example when a reply may carry several calls: the two independent reads of
+the two-call example in one reply."""
 
 ILLUSTRATION_HEADING = (
     "EXAMPLE (its read tool is an illustration: call only the tools listed below)"

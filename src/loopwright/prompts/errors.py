@@ -74,6 +74,18 @@ def closest_tool(name: str, known: list[str]) -> str | None:
     return lowered[near[0]] if near else None
 
 
+def dotted_part_match(name: str, known: list[str]) -> str | None:
+    """The one tool whose dotted name has `name` as a whole part (`uber` or `ride` for
+    `uber.ride`), when exactly one has and `name` is no tool itself; else None. Since
+    revision 8 such a call is read as a call of that tool: the advice named it, and the
+    1.5B model, told so, still answered instead of calling it."""
+    wanted = name.strip().lower()
+    if not wanted or "." in wanted or name in known:
+        return None
+    found = [k for k in known if "." in k and wanted in k.lower().split(".")]
+    return found[0] if len(found) == 1 else None
+
+
 NO_TOOL_FITS = (
     "If one of them does what the task asks, call it by its exact name; if none does, do "
     "not call a tool: reply with final_answer in one or two sentences."

@@ -272,6 +272,7 @@ class RunActivities:
                 max_output_tokens=data.max_output_tokens,
                 output_schema=setup.output_schema,  # the worker's setup: the same spec
                 stop_at_action=setup.stop_at_action,
+                calls_in_a_row=setup.several_calls,
             )
             model = self.setups.model(RunSpec.from_dict(plan.spec), call - data.forked)
             try:
