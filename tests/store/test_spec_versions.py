@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from loopwright.agent import AgentExecutor
+from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
 from loopwright.models import Model
@@ -315,7 +315,9 @@ def test_a_version_10_run_names_its_agent_and_replays_with_that_agent(tmp_path: 
         asyncio.run(replay_run(store, "r_v10_agent"))  # not from the spec's fields
 
     def the_agent(_: RunSpec, stand_in: Model) -> AgentExecutor:
-        return AgentExecutor(stand_in, resolve_tools(["echo"]))  # as the worker's was built
+        # as the worker's was built: with the defaults of its day (prompt revision 7)
+        options = AgentOptions(revision=7)
+        return AgentExecutor(stand_in, resolve_tools(["echo"]), options=options)
 
     report = asyncio.run(replay_run(store, "r_v10_agent", build=the_agent))
     assert report.ok, report.describe()
