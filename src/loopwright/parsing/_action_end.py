@@ -50,7 +50,7 @@ _FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
 _LINE_MARKS = re.compile(r"[<\n{[]")
 _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
-_JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
+_JSON_NEXT = re.compile(r'[^][{},"]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^][{},"]*+)*+([][{},"])', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
 _FENCES = re.compile(r"(?:```[\w-]*\s*)+")
 """What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
