@@ -36,7 +36,7 @@ import json
 import re
 
 from loopwright.parsing._extract import decode
-from loopwright.parsing._shapes import COMPLETING_KEYS, outcome_from_value, says_it_all
+from loopwright.parsing._shapes import COMPLETING_KEYS, outcome_kind, says_it_all
 
 _CLOSERS = {"{": "}", "[": "]"}
 _THINK_OPEN = ("<think>", "<thinking>")
@@ -215,12 +215,12 @@ class ActionEnd:
         if self._input_json:
             self.end = after
             return
-        outcome = outcome_from_value(decode(text[self._start : after]))
-        if self.calls_in_a_row and outcome is not None and outcome.kind == "action":
+        kind = outcome_kind(decode(text[self._start : after]))
+        if self.calls_in_a_row and kind == "action":
             self._after_call = self._last_call_end = after  # another call may follow it
         elif self._last_call_end is not None:
             self.end = self._last_call_end  # not a call after the calls: they end the action
-        elif outcome is not None:
+        elif kind is not None:
             self.end = after
 
     def _another_key(self, text: str, comma: int) -> None:
