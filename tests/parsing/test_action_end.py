@@ -7,13 +7,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_properties import JSONISH
+from test_properties import JSON_VALUES, JSONISH
 
 from loopwright.messages import ModelResponse
-from loopwright.parsing import ParsedAction, ParsedFinal, parse_reply
-from loopwright.parsing._action_end import ActionEnd, action_end, action_text
+from loopwright.parsing import ActionEnd, ParsedAction, ParsedFinal, action_text, parse_reply
+from loopwright.parsing._shapes import outcome_from_value, outcome_kind
 
 README_FIRST_REPLY = (  # the embedded model's first reply to the README's question, verbatim
     '{\n    "thought": "I need to add 123 and 456 first.",\n    "action": "add",\n'
@@ -98,6 +98,10 @@ def pieces(text: str, seed: int) -> list[str]:
     return out
 
 
+def action_end(text: str) -> int | None:
+    return ActionEnd().feed(text)
+
+
 def fed(parts: list[str]) -> int | None:
     watcher = ActionEnd()
     ends = [watcher.feed(part) for part in parts]
@@ -171,3 +175,30 @@ def test_the_end_does_not_depend_on_the_pieces(text: str, seed: int) -> None:
         read = action_text(text)
         assert read is not None and read.startswith(text[:whole])
         assert isinstance(parse_reply(ModelResponse(text=read)), ParsedAction | ParsedFinal)
+
+
+SHAPE_KEYS = st.sampled_from(
+    ["name", "action", "function", "tool_calls", "arguments", "action_input", "final_answer",
+     "answer", "response", "thought", "is_final"]
+)  # fmt: skip
+CALL_SHAPED = st.recursive(
+    st.sampled_from(["add", " ", "Final Answer", "final", "", None, True, 0]) | JSON_VALUES,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(SHAPE_KEYS, children, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(CALL_SHAPED)
+@example([{"name": "add"}, {"name": "Final Answer", "arguments": {"input": 1}}])  # action
+@example({"tool_calls": [{"action": "final"}, {"name": "add"}]})  # final
+@example({"function": {"name": " "}, "final_answer": False})  # action (the nested name)
+@example({"name": " ", "answer": None, "response": 0})  # final
+@example([{"name": "add"}, 3])  # nothing
+def test_a_closed_value_is_read_as_the_parser_reads_it(value: object) -> None:
+    """ActionEnd asks `outcome_kind` what a closed JSON value reads as: the kind of what the
+    JSON layer builds of it (`outcome_from_value`), a call list with a final answer in it too."""
+    outcome = outcome_from_value(value)
+    assert outcome_kind(value) == (None if outcome is None else outcome.kind)

@@ -36,7 +36,7 @@ import json
 import re
 
 from loopwright.parsing._extract import decode
-from loopwright.parsing._shapes import COMPLETING_KEYS, outcome_from_value, says_it_all
+from loopwright.parsing._shapes import COMPLETING_KEYS, outcome_kind, says_it_all
 
 _CLOSERS = {"{": "}", "[": "]"}
 _THINK_OPEN = ("<think>", "<thinking>")
@@ -50,7 +50,7 @@ _FINAL = re.compile(r"[ \t]*Final[ \t]+Answer[ \t]*:", re.I)
 _LINE_MARKS = re.compile(r"[<\n{[]")
 _TAG_MARK = re.compile("<")
 _NOT_SPACE = re.compile(r"\S")
-_JSON_NEXT = re.compile(r'(?:[^][{},"]|"[^"\\]*(?:\\.[^"\\]*)*")*+([][{},"])', re.S)
+_JSON_NEXT = re.compile(r'[^][{},"]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^][{},"]*+)*+([][{},"])', re.S)
 _STRING_MARKS = re.compile(r'["\\]')
 _FENCES = re.compile(r"(?:```[\w-]*\s*)+")
 """What `ActionEnd` looks for next: outside JSON (`_next_mark`); in JSON, past whole
@@ -215,12 +215,12 @@ class ActionEnd:
         if self._input_json:
             self.end = after
             return
-        outcome = outcome_from_value(decode(text[self._start : after]))
-        if self.calls_in_a_row and outcome is not None and outcome.kind == "action":
+        kind = outcome_kind(decode(text[self._start : after]))
+        if self.calls_in_a_row and kind == "action":
             self._after_call = self._last_call_end = after  # another call may follow it
         elif self._last_call_end is not None:
             self.end = self._last_call_end  # not a call after the calls: they end the action
-        elif outcome is not None:
+        elif kind is not None:
             self.end = after
 
     def _another_key(self, text: str, comma: int) -> None:

@@ -9,7 +9,7 @@ arrays of calls (Mistral). "Final" is decided from the action, not from `is_fina
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from loopwright.messages import ToolCall
 from loopwright.parsing._result import ParsedAction, ParsedFinal, ParseOutcome
@@ -46,28 +46,51 @@ def _thought(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _call_from_object(data: dict[str, Any], index: int) -> ToolCall | None:
+def _call_name(data: dict[str, Any]) -> str | None:
+    """The name of the call an object stands for (None: it names no call): its nested
+    `function`'s name, else the first name key's that is not blank."""
     nested = data.get("function")
     if isinstance(nested, dict) and isinstance(nested.get("name"), str):
-        return ToolCall(f"call_{index}", nested["name"], _arguments(nested.get("arguments")))
+        return str(nested["name"])
     for name_key in NAME_KEYS:
         name = data.get(name_key)
         if isinstance(name, str) and name.strip():
-            raw_args = next((data[k] for k in ARGUMENT_KEYS if k in data), None)
-            return ToolCall(f"call_{index}", name.strip(), _arguments(raw_args))
+            return name.strip()
+    return None
+
+
+def _call_from_object(data: dict[str, Any], index: int) -> ToolCall | None:
+    name = _call_name(data)
+    if name is None:
+        return None
+    nested = data.get("function")
+    if isinstance(nested, dict) and isinstance(nested.get("name"), str):
+        return ToolCall(f"call_{index}", name, _arguments(nested.get("arguments")))
+    raw_args = next((data[k] for k in ARGUMENT_KEYS if k in data), None)
+    return ToolCall(f"call_{index}", name, _arguments(raw_args))
+
+
+def _final_key(data: dict[str, Any]) -> str | None:
+    """The key holding an object's final answer (None: it has none)."""
+    for key in FINAL_KEYS:
+        if key in data and data[key] is not None and not isinstance(data[key], bool):
+            return key
     return None
 
 
 def _final_from_object(data: dict[str, Any]) -> str | None:
-    for key in FINAL_KEYS:
-        if key in data and data[key] is not None and not isinstance(data[key], bool):
-            return _text(data[key])
-    return None
+    key = _final_key(data)
+    return None if key is None else _text(data[key])
+
+
+def _is_final_action(name: str) -> bool:
+    """Whether a call's name says it is the final answer (`Final Answer`, `final_answer`...)."""
+    return name.strip().lower() in FINAL_ACTIONS
 
 
 def _final_action_answer(call: ToolCall) -> str | None:
     """An "action" that is really the final answer (`Final Answer`, `final_answer`...)."""
-    if call.name.strip().lower() not in FINAL_ACTIONS:
+    if not _is_final_action(call.name):
         return None
     args = call.arguments
     for key in ("input", "answer", "final_answer", "text", "response", "content"):
@@ -130,7 +153,7 @@ def says_it_all(data: dict[str, Any]) -> bool:
         complete = not keys & _NAME_KEYS
     else:
         complete = bool(keys & _NAME_KEYS and keys & _ARGUMENT_KEYS)
-    return complete and outcome_from_object(data) is not None
+    return complete and outcome_kind(data) is not None
 
 
 def outcome_from_value(value: Any) -> ParseOutcome | None:
@@ -139,3 +162,31 @@ def outcome_from_value(value: Any) -> ParseOutcome | None:
     if isinstance(value, list):
         return outcome_from_list(value)
     return None
+
+
+def outcome_kind(value: Any) -> Literal["action", "final"] | None:
+    """The kind of outcome `outcome_from_value(value)` reads (None: none), without building
+    it: `ActionEnd` asks this of every JSON value that closes."""
+    if isinstance(value, list):
+        return _list_kind(value)
+    if not isinstance(value, dict):
+        return None
+    calls = value.get("tool_calls")
+    if isinstance(calls, list):
+        return _list_kind(calls)
+    name = _call_name(value)
+    if name is not None:
+        return "final" if _is_final_action(name) else "action"
+    return None if _final_key(value) is None else "final"
+
+
+def _list_kind(items: list[Any]) -> Literal["action", "final"] | None:
+    """`outcome_kind` of a list of calls: a final answer at its head reads as the answer, one
+    later ends the calls before it."""
+    for index, item in enumerate(items):
+        name = _call_name(item) if isinstance(item, dict) else None
+        if name is None:
+            return None
+        if _is_final_action(name):
+            return "action" if index else "final"
+    return "action" if items else None
