@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from loopwright.agent import AgentExecutor, AgentOptions
+from loopwright.agent import AgentExecutor
 from loopwright.errors import ConfigurationError
 from loopwright.events import RunStartedEvent, decode_event, event_from_dict, event_to_dict
 from loopwright.models import Model
@@ -37,10 +37,12 @@ def stored(tmp_path: Path, events: list[Any]) -> SqliteRunStore:
 
 
 def replay_as_revision(tmp_path: Path, fixture: Path, run_id: str, revision: int) -> Any:
-    """Replay a frozen run with its spec's `options.revision` rewritten to `revision`."""
+    """Replay a frozen run with its recorded `options.revision` (the spec's and the run's)
+    rewritten to `revision`."""
     events = [decode_event(line) for line in fixture.read_text().splitlines()]
     first = event_to_dict(events[0])
     first["spec"] = {**first["spec"], "options": {**first["spec"]["options"], "revision": revision}}
+    first["options"] = {**first["options"], "revision": revision}  # as if it had run so
     events[0] = event_from_dict(first)
     return asyncio.run(replay_run(stored(tmp_path, events), run_id))
 
@@ -315,9 +317,8 @@ def test_a_version_10_run_names_its_agent_and_replays_with_that_agent(tmp_path: 
         asyncio.run(replay_run(store, "r_v10_agent"))  # not from the spec's fields
 
     def the_agent(_: RunSpec, stand_in: Model) -> AgentExecutor:
-        # as the worker's was built: with the defaults of its day (prompt revision 7)
-        options = AgentOptions(revision=7)
-        return AgentExecutor(stand_in, resolve_tools(["echo"]), options=options)
+        # as the worker's is built today: the run goes on with the revision it recorded (7)
+        return AgentExecutor(stand_in, resolve_tools(["echo"]))
 
     report = asyncio.run(replay_run(store, "r_v10_agent", build=the_agent))
     assert report.ok, report.describe()

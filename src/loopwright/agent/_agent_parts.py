@@ -15,7 +15,7 @@ from loopwright.agent._approval import ApprovalPolicy
 from loopwright.agent._deps import check_deps
 from loopwright.agent._lineage import NO_LINEAGE, Lineage, recording_of
 from loopwright.agent._loop import run_agent
-from loopwright.agent._options import AgentOptions, recorded_workspace_section
+from loopwright.agent._options import AgentOptions, recorded_revision, recorded_workspace_section
 from loopwright.agent._output import OutputSpec
 from loopwright.agent._pending import OnPending
 from loopwright.agent._result import ExecutionResult, OutputT
@@ -107,13 +107,13 @@ class AgentParts(Generic[DepsT, OutputT]):
             return ""
         return workspace_context(workspace or self.workspace, request)
 
-    def _prompt(self, workspace_section: str) -> str:
-        prompt = self._base_prompt(workspace_section)
+    def _prompt(self, workspace_section: str, options: AgentOptions | None = None) -> str:
+        prompt = self._base_prompt(workspace_section, options or self.options)
         if self.output is None:
             return prompt
         return f"{prompt}\n\n{self.output.prompt_section(has_tools=len(self.tools) > 0)}"
 
-    def _base_prompt(self, workspace_section: str) -> str:
+    def _base_prompt(self, workspace_section: str, options: AgentOptions) -> str:
         if self.system_prompt_override is not None:
             return self.system_prompt_override
         mode: Literal["native", "prompted"] = "native" if self.tool_mode == "native" else "prompted"
@@ -122,9 +122,9 @@ class AgentParts(Generic[DepsT, OutputT]):
             tools=tuple(self.tools.specs()),
             tool_mode=mode,
             workspace_section=workspace_section or self.prompt_parts.workspace_section,
-            context_window=self.prompt_parts.context_window or self.options.context_window,
-            revision=self.options.revision,
-            calls_per_reply=self.options.max_calls_per_reply or 1,
+            context_window=self.prompt_parts.context_window or options.context_window,
+            revision=options.revision,
+            calls_per_reply=options.max_calls_per_reply or 1,
         )
         return self.prompt_builder.build(parts)
 
@@ -238,7 +238,7 @@ class AgentParts(Generic[DepsT, OutputT]):
             tool_mode=mode,
             options=options,
             revision=revision,
-            system_prompt=self._prompt(section),
+            system_prompt=self._prompt(section, options),
             parse=self.parse,
             before_model_call=having(policies, "before_model_call"),
             after_tool_calls=having(policies, "after_tool_calls"),
@@ -271,8 +271,12 @@ class AgentParts(Generic[DepsT, OutputT]):
     def _run_options(self, section: str, context: RunContext) -> AgentOptions:
         """The agent's options for one run: with its workspace section (recorded in
         run_started, so a resumed run gets the same prompt) and a sub-agent's budget (its
-        lead's remainder: less)."""
+        lead's remainder: less) and the revision an earlier process of the run recorded (a
+        resumed run goes on as it began, whatever the agent's default is now)."""
         changes: dict[str, Any] = {}
+        revision = recorded_revision(context.own_recorded)
+        if revision is not None and revision != self.options.revision:
+            changes["revision"] = revision
         if section:
             changes["workspace_context"] = section
         budget = (context.max_tokens_total, context.max_cost)

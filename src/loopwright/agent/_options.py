@@ -183,3 +183,12 @@ def recorded_workspace_section(recorded: Sequence[Event]) -> str | None:
     if not recorded or not isinstance(recorded[0], RunStartedEvent):
         return None
     return AgentOptions.from_dict(recorded[0].options).workspace_context or ""
+
+
+def recorded_revision(recorded: Sequence[Event]) -> int | None:
+    """The revision an earlier process of this run ran with, as its `run_started` event
+    recorded it (None: no earlier process, or one that did not record it)."""
+    if not recorded or not isinstance(recorded[0], RunStartedEvent):
+        return None
+    revision = recorded[0].options.get("revision")
+    return revision if isinstance(revision, int) else None
