@@ -10,6 +10,7 @@ LOOPWRIGHT_STORE=$work/runs.db
 export LOOPWRIGHT_STORE
 
 interrupt_a_run() {  # start a run, wait for its gate, Ctrl-C it
+    : > "$work/events"  # emptied first: the wait below must not see the run before's gate
     $lw run "$1" --model "scripted:$here/echo.json" --tools echo --approve echo --json \
         > "$work/events" 2> "$work/err" &
     pid=$!
