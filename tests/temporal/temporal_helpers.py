@@ -29,7 +29,6 @@ from temporalio.worker import Replayer
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
 from loopwright.engines.temporal._codec import KEY_ENV, data_converter, load_cipher
-from loopwright.engines.temporal._payloads import GATE_OPEN
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
 from loopwright.store import open_store
 from loopwright.tasks import TaskSpec
@@ -38,6 +37,13 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
+
+# Names a Temporal history records (what `temporal workflow start` and a history's events
+# show): part of the replay contract, so written out here, not imported.
+AGENT_RUN = "loopwright.agent_run.v1"
+MODEL_CALL = "loopwright.model_call.v1"
+TOOL_CALL = "loopwright.tool_call.v1"
+GATE_OPEN = "loopwright.gate_open.v1"
 
 
 def worker_payload_converter() -> PayloadConverter:
