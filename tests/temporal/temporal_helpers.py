@@ -30,7 +30,8 @@ from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
 from loopwright.engines.temporal._codec import KEY_ENV, data_converter, load_cipher
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
-from loopwright.store import open_store
+from loopwright.server import ServerConfig, create_app
+from loopwright.store import RunStore, open_store
 from loopwright.tasks import TaskSpec
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -325,6 +326,20 @@ def completion(text: str) -> dict[str, Any]:
         "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5},
     }
+
+
+async def model_call(store: RunStore, run_id: str, seq: int) -> Any:
+    """The model call at event `seq` as the dashboard's API shows it (its request rebuilt
+    from the store, checked against the fingerprint the worker recorded)."""
+    runtime = Runtime(store)
+    transport = httpx.ASGITransport(app=create_app(ServerConfig(runtime=runtime)))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            response = await client.get(f"/api/runs/{run_id}/model_calls/{seq}")
+    finally:
+        runtime.close()
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 async def gates_opened(handle: WorkflowHandle[Any, Any], count: int = 1) -> None:

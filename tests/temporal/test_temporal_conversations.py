@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import httpx
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import TOOLS_FILE, Workers, action, final, model_call
 
 from loopwright.engines.temporal import TemporalEngine
 from loopwright.events import ModelResponseEvent, RunStartedEvent
 from loopwright.runtime import RunSpec, Runtime
-from loopwright.server import ServerConfig, create_app
-from loopwright.store import RunStore, conversation_turns, open_store
+from loopwright.store import conversation_turns, open_store
 
 
 def spec(folder: Path, name: str, request: str, replies: list[str]) -> RunSpec:
@@ -28,20 +25,6 @@ def spec(folder: Path, name: str, request: str, replies: list[str]) -> RunSpec:
         tools=("echo", f"{TOOLS_FILE}:append_line"),
         workspace=str(folder),
     )
-
-
-async def model_call(store: RunStore, run_id: str, seq: int) -> Any:
-    """The model call at event `seq` as the dashboard's API shows it (its request rebuilt
-    from the store, checked against the fingerprint the worker recorded)."""
-    runtime = Runtime(store)
-    transport = httpx.ASGITransport(app=create_app(ServerConfig(runtime=runtime)))
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            response = await client.get(f"/api/runs/{run_id}/model_calls/{seq}")
-    finally:
-        runtime.close()
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 async def test_a_follow_up_and_a_fork_run_on_a_worker(workers: Workers, tmp_path: Path) -> None:
