@@ -110,8 +110,9 @@ class KeptServer:
     """This test process's dev server: started when a test first needs it, and again when
     it died since (its end reported, its log kept)."""
 
-    def __init__(self, cli: Path) -> None:
+    def __init__(self, cli: Path | None = None) -> None:
         self.cli = cli
+        """The `temporal` CLI to start it with (None: the one `start_dev_server` finds)."""
         self.server: DevServer | None = None
 
     def current(self) -> DevServer:
