@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import jsonschema
 import pytest
@@ -17,15 +17,18 @@ from loopwright._event_schema import events_schema
 from loopwright.errors import EventDecodeError, UsageError
 from loopwright.events import (
     SCHEMA_VERSION,
+    Event,
     ModelResponseEvent,
     ToolCallEvent,
     decode_event,
     encode_event,
 )
-from loopwright.events._types import EVENT_CLASSES, EVENT_TYPES
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
+EVENT_CLASSES: tuple[type[Any], ...] = get_args(Event)
+"""Every event a run can log: the members of the `Event` union."""
+EVENT_TYPES = {str(cls.__dataclass_fields__["type"].default): cls for cls in EVENT_CLASSES}
 
 
 def lines(version: int) -> list[str]:

@@ -1,5 +1,6 @@
-"""`--agent module:attribute` (cli/_agent_ref.py, serve's served_agent): an agent, or a
-factory returning one, from a module or a file; anything else a one-line ConfigurationError."""
+"""`--agent module:attribute`: an agent, or a factory returning one, from a module or a
+file; anything else a one-line error naming the reference (exit 2), before anything runs.
+Through the CLI (`loopwright.cli.main`, in this process)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loopwright import AgentExecutor
-from loopwright.cli._agent_ref import load_agent
-from loopwright.cli._serve import served_agent
-from loopwright.errors import ConfigurationError
+from loopwright.cli import main
 
 AGENTS = """
 from dataclasses import dataclass
@@ -47,17 +45,26 @@ def agents_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_an_agent_or_a_factory_from_a_file(agents_file: Path) -> None:
-    assert isinstance(load_agent(f"{agents_file}:agent"), AgentExecutor)
-    made = load_agent(f"{agents_file}:make")
-    assert isinstance(made, AgentExecutor)
+def run_with(agent: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`loopwright run hi --agent AGENT`: its exit code and what it said on stderr."""
+    code = main(["run", "hi", "--agent", agent, "--store", str(folder / "runs.db"), "--json"])
+    return code, capsys.readouterr().err
 
 
-def test_a_module_of_the_current_folder(agents_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_agent_or_a_factory_from_a_file(
+    agents_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_with(f"{agents_file}:agent", agents_file.parent, capsys) == (0, "")
+    assert run_with(f"{agents_file}:make", agents_file.parent, capsys) == (0, "")
+
+
+def test_a_module_of_the_current_folder(
+    agents_file: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(agents_file.parent)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "agents", raising=False)
-    assert isinstance(load_agent("agents:make"), AgentExecutor)
+    assert run_with("agents:make", agents_file.parent, capsys) == (0, "")
 
 
 @dataclass(frozen=True)
@@ -75,21 +82,25 @@ class Refusal:
         Refusal("calls", "calls is a list, not an AgentExecutor"),
     ],
 )
-def test_what_is_not_an_agent_is_refused(agents_file: Path, refusal: Refusal) -> None:
-    with pytest.raises(ConfigurationError) as caught:
-        load_agent(f"{agents_file}:{refusal.attribute}")
-    assert refusal.says in str(caught.value)
-    assert "\n" not in str(caught.value)
+def test_what_is_not_an_agent_is_refused(
+    agents_file: Path, refusal: Refusal, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, said = run_with(f"{agents_file}:{refusal.attribute}", agents_file.parent, capsys)
+    assert code == 2 and refusal.says in said
+    assert said.count("\n") == 1, said  # one line
+    assert not (agents_file.parent / "runs.db").exists()  # refused before anything ran
 
 
-def test_a_missing_file_or_module(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match="file not found"):
-        load_agent(f"{tmp_path}/none.py:agent")
-    with pytest.raises(ConfigurationError, match="cannot import module 'no_such_mod_xyz'"):
-        load_agent("no_such_mod_xyz:agent")
+def test_a_missing_file_or_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, said = run_with(f"{tmp_path}/none.py:agent", tmp_path, capsys)
+    assert code == 2 and "file not found" in said
+    code, said = run_with("no_such_mod_xyz:agent", tmp_path, capsys)
+    assert code == 2 and "cannot import module 'no_such_mod_xyz'" in said
 
 
-def test_serve_takes_no_agent_that_needs_deps(agents_file: Path) -> None:
-    with pytest.raises(ConfigurationError, match="the server gives its runs no deps"):
-        served_agent(f"{agents_file}:typed")
-    assert isinstance(served_agent(f"{agents_file}:agent"), AgentExecutor)
+def test_serve_takes_no_agent_that_needs_deps(
+    agents_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["serve", "--agent", f"{agents_file}:typed", "--store", ":memory:", "--port", "0"])
+    assert code == 2
+    assert "the server gives its runs no deps" in capsys.readouterr().err

@@ -5,6 +5,7 @@ real SQLite, and a tool that leaves a line in the workspace each time it really 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from pathlib import Path
@@ -15,12 +16,12 @@ from conversation_tools import conversions, convert
 
 from loopwright import AgentExecutor, AgentOptions, ExecutionResult
 from loopwright.agent import ForkPoint
+from loopwright.cli import main
 from loopwright.effects import GateRequest, GateVerdict
 from loopwright.errors import ForkError
 from loopwright.events import Event, GateDecisionEvent, RunStartedEvent, ToolCallEvent
 from loopwright.models import ModelRegistry
 from loopwright.runtime import RunSpec, Runtime, replay_run
-from loopwright.runtime._follow import FollowUp, continue_spec
 from loopwright.store import SqliteRunStore
 from loopwright.testing import ScriptedModel
 
@@ -320,5 +321,13 @@ async def test_continuing_a_stopped_fork_starts_a_run_that_is_no_fork(tmp_path: 
     forked = await runtime.start(dataclasses.replace(fork_spec, fork_of=ForkPoint(old, 1))).wait()
     runtime.close()
     assert forked.status == "stopped"
-    again, _ = continue_spec(store, forked.run_id, FollowUp())
-    assert again.fork_of is None and again.after is None
+    script = tmp_path / "answer.json"
+    script.write_text(json.dumps([final("9.60 GBP and 1800 JPY")]))
+    db = str(tmp_path / "runs.db")
+    command = ["run", "--continue", forked.run_id, "--model", f"scripted:{script}",
+               "--store", db, "--json"]  # fmt: skip
+    assert await asyncio.to_thread(main, command) == 0  # the CLI, as a user runs it
+    [again] = [r for r in store.list_runs() if r.run_id not in (old, forked.run_id)]
+    started = store.events(again.run_id)[0]
+    assert isinstance(started, RunStartedEvent) and started.fork_of is None
+    assert again.after_run_id is None and again.status == "completed"

@@ -16,7 +16,6 @@ from loopwright.agent import (
     VerificationResult,
     follow_up_request,
 )
-from loopwright.agent._verify import CallableVerifier, checks_in_output
 from loopwright.events import RunFinishedEvent, RunStartedEvent, VerificationEvent
 from loopwright.testing import ScriptedModel
 from loopwright.tools import ToolContext, tool
@@ -154,15 +153,34 @@ async def test_command_verifier_times_out_as_a_failed_check(tmp_path: Path) -> N
     assert result.outcome == "fail" and "timed out" in result.output
 
 
-async def test_callable_verifier_never_raises(tmp_path: Path) -> None:
+async def test_a_verifier_function_that_raises_fails_the_check_not_the_run(
+    tmp_path: Path,
+) -> None:
     def broken(workspace: Path) -> bool:
         raise RuntimeError("checker crashed")
 
-    result = await CallableVerifier(broken)(tmp_path)
-    assert result.outcome == "fail" and "checker crashed" in result.output
-    assert (await CallableVerifier(lambda w: True)(tmp_path)).outcome == "pass"
+    def fine(workspace: Path) -> bool:
+        return True
+
+    crashed = await AgentExecutor(
+        ScriptedModel([final("done")]), workspace=tmp_path, verifier=broken
+    ).run("check")
+    assert crashed.status == "completed" and crashed.verification is not None
+    assert crashed.verification.outcome == "fail" and crashed.verification.failed == ("broken",)
+    assert "checker crashed" in crashed.verification.output
+    passed = await AgentExecutor(
+        ScriptedModel([final("done")]), workspace=tmp_path, verifier=fine
+    ).run("check")
+    assert passed.verification is not None and passed.verification.outcome == "pass"
 
 
-def test_tap_output_counts_each_test() -> None:
-    output = "ok 1 - parses\nnot ok 2 - writes\nok 3 - reads\n"
-    assert checks_in_output(output) == {"parses": True, "writes": False, "reads": True}
+@pytest.mark.subprocess
+async def test_a_command_printing_tap_counts_each_test(tmp_path: Path) -> None:
+    result = await CommandVerifier("printf 'ok 1 - parses\\nnot ok 2 - writes\\nok 3 - reads\\n'")(
+        tmp_path
+    )
+    assert (result.outcome, result.passed, result.failed) == (
+        "partial_pass",
+        ("parses", "reads"),
+        ("writes",),
+    )

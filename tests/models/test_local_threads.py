@@ -13,7 +13,7 @@ from loopwright.cli._options import apply_config
 from loopwright.cli._run_spec import spec_from_args
 from loopwright.errors import ConfigurationError
 from loopwright.models import resolve_model
-from loopwright.models._local import LocalModel
+from loopwright.models._local import LocalModel, weight_repacking_wanted
 from loopwright.models._local_spec import (
     default_threads,
     parse_local_spec,
@@ -126,8 +126,6 @@ def test_cli_refuses_threads_for_a_remote_model(capsys: pytest.CaptureFixture[st
 def test_weight_repacking_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """Plain CPU buffers unless LOOPWRIGHT_LLAMA_REPACK=1 (repacking makes each load 1.3 s
     longer, for a prompt evaluation that was faster on one machine and slower on another)."""
-    from loopwright.models._local import weight_repacking_wanted
-
     monkeypatch.delenv("LOOPWRIGHT_LLAMA_REPACK", raising=False)
     assert weight_repacking_wanted() is False
     monkeypatch.setenv("LOOPWRIGHT_LLAMA_REPACK", "1")

@@ -16,13 +16,18 @@ from model_helpers import EXCHANGES
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.events import Event, RunStartedEvent
 from loopwright.models import OllamaModel
-from loopwright.models._ollama import tool_mode_from_show
 from loopwright.runtime import RunSpec, Runtime
 from loopwright.testing import InMemoryRunStore
 from loopwright.tools import tool
 
 SHOW = {c["model"]: c for c in json.loads((EXCHANGES / "ollama_show.json").read_text())["cases"]}
 CHAT = {c["name"]: c for c in json.loads((EXCHANGES / "ollama.json").read_text())["cases"]}
+ODD_SHOW: dict[str, Any] = {
+    "completion-only:1b": {"capabilities": ["completion"]},
+    "plain-template:1b": {"template": "{{ .Prompt }}"},
+    "list-reply:1b": [],
+}
+"""/api/show replies that name no tool support, by a model name of their own."""
 
 
 @tool(effect="read")
@@ -45,6 +50,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/api/show":
             case = SHOW.get(body["model"])
             status, reply = (200, case["reply"]) if case else (404, {"error": "model not found"})
+            if body["model"] in ODD_SHOW:
+                status, reply = 200, ODD_SHOW[body["model"]]
         elif self.path == "/api/chat" and self.server.chat_replies:
             status, reply = 200, self.server.chat_replies.pop(0)
         else:
@@ -189,13 +196,10 @@ async def test_a_run_from_its_spec_records_the_chosen_mode(ollama: FakeOllama) -
     assert isinstance(started, RunStartedEvent) and started.options["tool_mode"] == "native"
 
 
-@pytest.mark.parametrize(
-    ("reply", "mode"),
-    [
-        ({"capabilities": ["completion"]}, "prompted"),
-        ({"template": "{{ .Prompt }}"}, "prompted"),
-        ([], "prompted"),
-    ],
-)
-def test_tool_mode_from_show_replies(reply: Any, mode: str) -> None:
-    assert tool_mode_from_show(reply)[0] == mode
+@pytest.mark.parametrize("name", sorted(ODD_SHOW))
+def test_a_show_reply_that_names_no_tool_support_means_prompted(
+    ollama: FakeOllama, name: str
+) -> None:
+    model = OllamaModel(name, base_url=url(ollama))
+    assert model.preferred_tool_mode == "prompted", model.tool_mode_reason
+    assert [body["model"] for _, body in ollama.requests] == [name]  # it was asked

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from loopwright.compat import AUTONOMOUS_SKILL_SYSTEM_PROMPT, PromptBuilder
 from loopwright.compat import ReActJsonParser as _Parser
-from loopwright.prompts._builder import FileRef
-from loopwright.skills import LoadedContext, SkillMetadata
+from loopwright.skills import ContextLoader, LoadedContext, SkillMetadata, load_skill
 from loopwright.tools import tool
 
 
@@ -127,21 +126,20 @@ def test_format_tool_descriptions_parameters_line_and_allowed_tools() -> None:
     )  # seed: [] filters nothing
 
 
-def test_available_files_section_lines() -> None:
-    context = LoadedContext(
-        skill_dir=Path("/skills/code-review"),
-        available_files={
-            "reference.md": FileRef("API docs", 1200),
-            "checklist.md": FileRef("", 0),
-        },
-    )
+def test_available_files_section_lines(tmp_path: Path) -> None:
+    skill_dir = tmp_path / "code-review"
+    skill_dir.mkdir()
+    (skill_dir / "SKILL.md").write_text("---\nname: code-review\ndescription: d\n---\nReview.\n")
+    (skill_dir / "reference.md").write_text("# API docs\n" + "line\n" * 1199)
+    (skill_dir / "checklist.md").write_text("")
+    context = ContextLoader().load(load_skill(skill_dir))
     section = builder.build_available_files_section(context)
     assert section.splitlines() == [
         "AVAILABLE SUPPORTING FILES (load on-demand with 'read' tool):",
         "- checklist.md",
         "- reference.md: API docs (1,200 lines)",
         "",
-        "Skill directory: /skills/code-review",
+        f"Skill directory: {skill_dir}",
         "Use the 'read' tool to load these files when you need their content.",
     ]
 

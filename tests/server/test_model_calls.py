@@ -1,6 +1,6 @@
 """GET /api/runs/{id}/model_calls/{seq}: a recorded model call's reply, tokens and
 latency from the log, and the request it was sent, rebuilt from the log and checked
-against the request's recorded fingerprint (runtime/_requests.py)."""
+against the request's recorded fingerprint."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from loopwright import AgentExecutor
 from loopwright.events import Event, ModelResponseEvent
 from loopwright.models import ModelRegistry
 from loopwright.runtime import Runtime
-from loopwright.runtime._requests import rebuild_request
 from loopwright.testing import InMemoryRunStore, ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS
 
@@ -51,6 +50,13 @@ def model_calls(
         for e in events["events"]
         if e["type"] == "model_response"
     ]
+
+
+def model_call(server: LiveServer, run_id: str, seq: int) -> Any:
+    """The model call at event `seq`, as GET /api/runs/{id}/model_calls/{seq} shows it."""
+    response = httpx.get(f"{server.url}/api/runs/{run_id}/model_calls/{seq}")
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 def test_each_call_shows_the_messages_sent_and_the_reply(
@@ -133,13 +139,15 @@ def test_a_request_this_code_would_not_send_is_refused(tmp_path: Path) -> None:
         altered.append(
             dataclasses.replace(first, request_digest="0" * 16) if event is first else event
         )
-    rebuilt = asyncio.run(rebuild_request(altered, run_id, first.seq))
-    assert rebuilt.request is None
-    assert rebuilt.problem is not None and "fingerprint differs" in rebuilt.problem
-    assert asyncio.run(rebuild_request(store, run_id, first.seq)).request is not None
+    with live_server(make_config(tmp_path, store=altered)) as server:
+        rebuilt = model_call(server, run_id, first.seq)
+    assert rebuilt["request"] is None
+    assert "fingerprint differs" in rebuilt["request_problem"]
+    with live_server(make_config(tmp_path, store=store)) as server:
+        assert model_call(server, run_id, first.seq)["request"] is not None
 
 
-def test_a_run_started_from_code_has_no_spec_to_rebuild_from() -> None:
+def test_a_run_started_from_code_has_no_spec_to_rebuild_from(tmp_path: Path) -> None:
     store = InMemoryRunStore()
     runtime = Runtime(store)
     agent = AgentExecutor(
@@ -150,9 +158,10 @@ def test_a_run_started_from_code_has_no_spec_to_rebuild_from() -> None:
     finally:
         runtime.close()
     [call] = [e for e in events if isinstance(e, ModelResponseEvent)]
-    rebuilt = asyncio.run(rebuild_request(store, call.run_id, call.seq))
-    assert rebuilt.request is None
-    assert rebuilt.problem is not None and "started from code" in rebuilt.problem
+    with live_server(make_config(tmp_path, store=store)) as server:
+        rebuilt = model_call(server, call.run_id, call.seq)
+    assert rebuilt["request"] is None
+    assert "started from code" in rebuilt["request_problem"]
 
 
 def test_a_live_run_calls_are_rebuilt_without_calling_anything(tmp_path: Path) -> None:

@@ -29,7 +29,6 @@ from websockets.exceptions import ConnectionClosedError
 
 from loopwright.events import ToolCallEvent
 from loopwright.server import server_runtime
-from loopwright.server._config import TOOL_THREADS_PER_TENANT
 from loopwright.store import SqliteRunStore
 from loopwright.tools import ToolThreads
 
@@ -167,4 +166,4 @@ def test_the_servers_runtime_runs_each_tenants_sync_tools_in_its_own_pool(
     (done,) = [e for e in store.events(run_id) if isinstance(e, ToolCallEvent)]
     assert done.result == f"tools-acme-1 acme {run_id}"
     pool = config.runtime.embedded.tool_threads("acme")
-    assert isinstance(pool, ToolThreads) and pool.max_workers == TOOL_THREADS_PER_TENANT
+    assert isinstance(pool, ToolThreads) and pool.max_workers == 4  # docs/server.md's number

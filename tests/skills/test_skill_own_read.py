@@ -11,8 +11,7 @@ import pytest
 
 from loopwright.cli import main
 from loopwright.prompts import PromptBuilder, PromptParts
-from loopwright.prompts._builder import FileRef
-from loopwright.skills import AutonomousSkillExecutor, load_skill
+from loopwright.skills import AutonomousSkillExecutor, ContextLoader, load_skill
 from loopwright.testing import ScriptedModel
 from loopwright.tools import BUILTIN_TOOLS, ToolRegistry
 
@@ -98,10 +97,12 @@ def test_a_prompt_without_read_says_its_example_read_is_an_illustration(
     assert "'read' tool" not in prompt and "- read:" not in prompt  # not offered, not listed
 
 
-def test_supporting_files_are_listed_only_when_read_is_offered() -> None:
-    parts = PromptParts(
-        skill_name="s", skill_content="Do it.", available_files={"notes.md": FileRef("n", 3)}
-    )
+def test_supporting_files_are_listed_only_when_read_is_offered(tmp_path: Path) -> None:
+    skill_dir = tmp_path / "code-review"
+    shutil.copytree(EXAMPLE, skill_dir)
+    (skill_dir / "notes.md").write_text("# n\nsecond\nthird\n")
+    files = ContextLoader().load(load_skill(skill_dir)).available_files
+    parts = PromptParts(skill_name="s", skill_content="Do it.", available_files=files)
     without = PromptBuilder().build(parts)
     assert "notes.md" not in without and not [s for s in READ_SENTENCES if s in without]
     echo = BUILTIN_TOOLS["echo"].spec

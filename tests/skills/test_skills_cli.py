@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import pytest
 
@@ -167,12 +168,22 @@ def test_a_skill_too_big_for_the_model_is_refused_before_the_run(
     assert "too big: the skill is too big for the model" in capsys.readouterr().out
 
 
-def test_the_embedded_model_says_its_context_window() -> None:
-    from loopwright.models._local import DEFAULT_CONTEXT, LocalModel
+@runtime_checkable
+class SaysItsContextWindow(Protocol):
+    """A model that says how many tokens it sees (the engine fits the conversation to it)."""
+
+    def context_window(self) -> int | None: ...
+
+
+def test_the_embedded_model_says_its_context_window(tmp_path: Path) -> None:
+    from loopwright.models import resolve_model
 
     pytest.importorskip("llama_cpp")
-    model = LocalModel(Path("never-loaded.gguf"))
-    assert model.context_window() == DEFAULT_CONTEXT == EMBEDDED_CONTEXT
+    gguf = tmp_path / "never-loaded.gguf"
+    gguf.write_bytes(b"GGUF")  # resolving does not load it
+    model = resolve_model(f"local:{gguf}")
+    assert isinstance(model, SaysItsContextWindow)
+    assert model.context_window() == EMBEDDED_CONTEXT
 
 
 async def test_the_python_api_refuses_a_skill_too_big_for_its_model(tmp_path: Path) -> None:

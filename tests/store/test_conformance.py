@@ -17,6 +17,7 @@ import pytest
 from store_helpers import line_spec, lines, recorded_run
 from store_locations import Spot
 
+from loopwright.cli import main
 from loopwright.clock import MockClock
 from loopwright.errors import ResumeConflict, RunNotFound, StoreError
 from loopwright.events import (
@@ -30,7 +31,6 @@ from loopwright.events import (
     encode_event,
 )
 from loopwright.runtime import RunSpec, Runtime
-from loopwright.runtime._export import export_run
 from loopwright.runtime._lease import LeaseKeeper
 from loopwright.store import RunRecord, RunStore
 from loopwright.store._tail import tail_events
@@ -380,10 +380,13 @@ def test_a_keeper_renews_and_a_second_keeper_is_refused(spot: Spot) -> None:
     second.close()
 
 
-def test_a_run_exports_as_one_document(spot: Spot, tmp_path: Path) -> None:
+def test_a_run_exports_as_one_document(
+    spot: Spot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     events = recorded_run(line_spec(tmp_path, 1))
     spot.open().append_many(events)
-    document = export_run(spot.open(), "run_test")
+    assert main(["runs", "export", "run_test", "--store", spot.location]) == 0
+    document = json.loads(capsys.readouterr().out)
     assert document["format"] == "loopwright.run/1"
     assert document["run"]["status"] == "completed" and document["run"]["last_seq"] == len(events)
     assert [e["seq"] for e in document["events"]] == list(range(1, len(events) + 1))

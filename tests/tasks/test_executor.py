@@ -28,8 +28,7 @@ from loopwright.events import (
     WarningEvent,
 )
 from loopwright.runtime import Runtime
-from loopwright.tasks import GateBroker, TaskExecutor, TaskSettings, rebuild_state
-from loopwright.tasks._loader import LoadedTask
+from loopwright.tasks import GateBroker, TaskDefinition, TaskExecutor, TaskSettings, rebuild_state
 from loopwright.testing import InMemoryRunStore, ScriptedModel
 
 E = TypeVar("E", bound=Event)
@@ -60,9 +59,9 @@ steps:
 
 
 async def collect(
-    executor: TaskExecutor, loaded: LoadedTask, *args: Any, **kwargs: Any
+    executor: TaskExecutor, task: TaskDefinition, *args: Any, **kwargs: Any
 ) -> list[Event]:
-    return [e async for e in executor.execute(loaded.definition, *args, **kwargs)]
+    return [e async for e in executor.execute(task, *args, **kwargs)]
 
 
 def by_type(events: Sequence[Event], kind: type[E]) -> list[E]:
@@ -81,7 +80,7 @@ async def test_streaming_contract_and_args_from_condition_across_steps(
 ) -> None:
     loaded = load(tmp_path, PIPELINE)
     executor, sink, _ = make_executor(loaded, workspace)
-    events = await collect(executor, loaded, "measure my notes", {}, "acme")
+    events = await collect(executor, loaded.definition, "measure my notes", {}, "acme")
     assert isinstance(events[0], RunStartedEvent) and events[0].kind == "task"
     assert events[0].tenant == "acme" and events[0].options["inputs"]["file"] == "notes.txt"
     assert isinstance(events[1], TaskStartEvent) and events[1].total_steps == 3
@@ -110,7 +109,7 @@ async def test_missing_required_input_is_a_clear_error(tmp_path: Path, workspace
     loaded = load(tmp_path, PIPELINE.replace("file: notes.txt", "file: null"))
     executor, sink, _ = make_executor(loaded, workspace)
     with pytest.raises(ConfigurationError, match="needs input"):
-        await collect(executor, loaded)
+        await collect(executor, loaded.definition)
     assert sink.events == []
 
 
@@ -186,7 +185,7 @@ async def test_gate_rejected_cancels_the_task(tmp_path: Path, workspace: Path) -
 async def test_gate_timeout_aborts_and_saves_state(tmp_path: Path, workspace: Path) -> None:
     loaded = load(tmp_path, GATED)
     executor, _, gates = make_executor(loaded, workspace, gate_timeout_s=0.05)
-    events = await collect(executor, loaded, "", {"who": "bob"})
+    events = await collect(executor, loaded.definition, "", {"who": "bob"})
     complete = by_type(events, StepCompleteEvent)[0]
     assert complete.status == "timed_out"
     assert finished(events).status == "failed"
@@ -213,7 +212,7 @@ async def test_pre_hook_failure_aborts_before_the_steps(tmp_path: Path, workspac
     )
     loaded = load(tmp_path, HOOKED)
     executor, _, _ = make_executor(loaded, workspace)
-    events = await collect(executor, loaded)
+    events = await collect(executor, loaded.definition)
     assert [e.step for e in by_type(events, StepCompleteEvent)] == ["pre-task:check"]
     assert finished(events).status == "failed" and "pre-task hook failed" in (
         finished(events).answer or ""
@@ -228,7 +227,7 @@ async def test_post_hook_failure_is_a_warning(tmp_path: Path, workspace: Path) -
     )
     loaded = load(tmp_path, HOOKED)
     executor, _, _ = make_executor(loaded, workspace)
-    events = await collect(executor, loaded)
+    events = await collect(executor, loaded.definition)
     assert [e.step for e in by_type(events, StepCompleteEvent)] == ["main", "post-task:check"]
     warnings = [w.message for w in by_type(events, WarningEvent)]
     assert any("post-task hook failed" in w and "the check failed" in w for w in warnings)
@@ -259,9 +258,11 @@ steps:
 """
 
 
-async def approve_all(executor: TaskExecutor, loaded: LoadedTask, gates: GateBroker) -> list[Event]:
+async def approve_all(
+    executor: TaskExecutor, task: TaskDefinition, gates: GateBroker
+) -> list[Event]:
     events: list[Event] = []
-    async for event in executor.execute(loaded.definition):
+    async for event in executor.execute(task):
         events.append(event)
         if isinstance(event, ConfirmationRequiredEvent):
             gates.resolve(event.request_id, True, "test")
@@ -275,7 +276,7 @@ async def test_failed_tool_step_aborts_and_rollback_restores_bytes(
     before = (workspace / "notes.txt").read_bytes()
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace)
-    events = await approve_all(executor, loaded, gates)
+    events = await approve_all(executor, loaded.definition, gates)
     steps = [e.step for e in by_type(events, StepCompleteEvent)]
     assert steps == ["approve", "first", "second", "boom"]  # 'after' never ran
     assert (workspace / "notes.txt").read_text() == "overwritten"
@@ -299,7 +300,7 @@ async def test_rollback_on_failure_undoes_in_the_same_run(tmp_path: Path, worksp
     before = (workspace / "notes.txt").read_bytes()
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace, rollback_on_failure=True)
-    events = await approve_all(executor, loaded, gates)
+    events = await approve_all(executor, loaded.definition, gates)
     undos = [e for e in by_type(events, FunctionResultEvent) if e.function == "undo"]
     assert len(undos) == 3 and all(u.success for u in undos)
     assert finished(events).status == "rolled_back"
@@ -309,7 +310,7 @@ async def test_rollback_on_failure_undoes_in_the_same_run(tmp_path: Path, worksp
 async def test_an_ungated_write_step_gets_a_gate(tmp_path: Path, workspace: Path) -> None:
     loaded = load(tmp_path, WRITES)
     executor, _, gates = make_executor(loaded, workspace)
-    events = await approve_all(executor, loaded, gates)
+    events = await approve_all(executor, loaded.definition, gates)
     asked = [e.step for e in by_type(events, ConfirmationRequiredEvent)]
     # 'first' follows an approved gate; 'second' and 'boom' were not gated by the task
     assert asked == ["approve", "second", "boom"]
@@ -352,7 +353,7 @@ async def test_agent_step_streams_its_text_and_feeds_later_steps(
     model = ScriptedModel(['{"thought": "two lines", "final_answer": "short notes"}'])
     loaded = load(tmp_path, AGENT)
     executor, sink, _ = make_executor(loaded, workspace, model=model)
-    events = await collect(executor, loaded, "explain the notes")
+    events = await collect(executor, loaded.definition, "explain the notes")
     chunks = [e.chunk for e in by_type(events, StreamEvent)]
     assert chunks == ["two lines", "short notes"]
     assert "Explain a file of 2 lines." in model.requests[0].messages[-1].content
@@ -372,7 +373,7 @@ async def test_agent_step_retries_once_with_a_simpler_prompt(
     model = ScriptedModel([CALL, '{"final_answer": "fine"}'], strict=False)
     loaded = load(tmp_path, AGENT)
     executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
-    events = await collect(executor, loaded)
+    events = await collect(executor, loaded.definition)
     assert any("retrying once" in w.message for w in by_type(events, WarningEvent))
     assert "Do not call any tool" in model.requests[-1].messages[-1].content
     assert finished(events).status == "completed"
@@ -382,7 +383,7 @@ async def test_agent_step_failing_twice_aborts(tmp_path: Path, workspace: Path) 
     model = ScriptedModel([CALL], strict=False)  # then the script runs out
     loaded = load(tmp_path, AGENT)
     executor, _, _ = make_executor(loaded, workspace, model=model, agent_options=ONE_ITERATION)
-    events = await collect(executor, loaded)
+    events = await collect(executor, loaded.definition)
     assert by_type(events, StepCompleteEvent)[-1].status == "failed"
     assert finished(events).status == "failed" and "failed twice" in (finished(events).answer or "")
 
@@ -397,7 +398,7 @@ async def test_state_from_the_store_matches_the_json_export(
         settings=TaskSettings(workspace=workspace, state_root=tmp_path / "st"),
         sink=runtime.publish,
     )
-    events = await collect(executor, loaded, "go", {}, "acme")
+    events = await collect(executor, loaded.definition, "go", {}, "acme")
     run_id = events[0].run_id
     record = runtime.store.get_run(run_id)
     assert record is not None and record.kind == "task" and record.status == "completed"
@@ -419,7 +420,7 @@ async def test_a_finished_agent_step_is_served_from_the_log_on_resume(
     model = ScriptedModel(['{"thought": "two lines", "final_answer": "short notes"}'])
     loaded = load(tmp_path, AGENT)
     executor, _, _ = make_executor(loaded, workspace, model=model)
-    events = await collect(executor, loaded, "explain the notes")
+    events = await collect(executor, loaded.definition, "explain the notes")
     done = next(
         i for i, e in enumerate(events) if isinstance(e, StepCompleteEvent) and e.step == "explain"
     )

@@ -29,15 +29,22 @@ from temporalio.worker import Replayer
 from inprocess_cli import CliRun, clean_env
 from loopwright.engines.temporal import DevServer, EngineSettings, TemporalEngine, start_dev_server
 from loopwright.engines.temporal._codec import KEY_ENV, data_converter, load_cipher
-from loopwright.engines.temporal._payloads import GATE_OPEN
 from loopwright.runtime import GateDecided, RunHandle, RunSpec, Runtime
-from loopwright.store import open_store
+from loopwright.server import ServerConfig, create_app
+from loopwright.store import RunStore, open_store
 from loopwright.tasks import TaskSpec
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TESTS = Path(__file__).resolve().parent
 TOOLS_FILE = Path(__file__).with_name("run_tools.py")
 VOLATILE = {"run_id", "ts", "duration_ms"}
+
+# Names a Temporal history records (what `temporal workflow start` and a history's events
+# show): part of the replay contract, so written out here, not imported.
+AGENT_RUN = "loopwright.agent_run.v1"
+MODEL_CALL = "loopwright.model_call.v1"
+TOOL_CALL = "loopwright.tool_call.v1"
+GATE_OPEN = "loopwright.gate_open.v1"
 
 
 def worker_payload_converter() -> PayloadConverter:
@@ -103,8 +110,9 @@ class KeptServer:
     """This test process's dev server: started when a test first needs it, and again when
     it died since (its end reported, its log kept)."""
 
-    def __init__(self, cli: Path) -> None:
+    def __init__(self, cli: Path | None = None) -> None:
         self.cli = cli
+        """The `temporal` CLI to start it with (None: the one `start_dev_server` finds)."""
         self.server: DevServer | None = None
 
     def current(self) -> DevServer:
@@ -319,6 +327,20 @@ def completion(text: str) -> dict[str, Any]:
         "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5},
     }
+
+
+async def model_call(store: RunStore, run_id: str, seq: int) -> Any:
+    """The model call at event `seq` as the dashboard's API shows it (its request rebuilt
+    from the store, checked against the fingerprint the worker recorded)."""
+    runtime = Runtime(store)
+    transport = httpx.ASGITransport(app=create_app(ServerConfig(runtime=runtime)))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            response = await client.get(f"/api/runs/{run_id}/model_calls/{seq}")
+    finally:
+        runtime.close()
+    assert response.status_code == 200, response.text
+    return response.json()
 
 
 async def gates_opened(handle: WorkflowHandle[Any, Any], count: int = 1) -> None:

@@ -16,12 +16,17 @@ from temporal_helpers import (
     action,
     final,
     loopwright_env,
+    model_call,
     run_command,
     write_script,
 )
 
-from loopwright.engines.temporal._content import ContentStore
-from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, ToolCallEvent
+from loopwright.events import (
+    ConfirmationRequiredEvent,
+    GateDecisionEvent,
+    ModelResponseEvent,
+    ToolCallEvent,
+)
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
 
@@ -85,11 +90,14 @@ async def test_a_tool_approval_is_a_workflow_update(
     assert decisions == [(True, "ops", ""), (False, "ops", "not twice")]
     calls = [e.arguments["text"] for e in events if isinstance(e, ToolCallEvent)]
     assert calls == ["approved-line"]
-    content = ContentStore(workers.store)
-    try:  # the last model call's messages, as the worker sent them
-        told = content.load_request(handle.id, 2)[-1].content
+    last_call = [e for e in events if isinstance(e, ModelResponseEvent)][2]
+    store = open_store(workers.store)
+    try:  # the last model call's messages, as the worker sent them (its fingerprint checked)
+        shown = await model_call(store, handle.id, last_call.seq)
     finally:
-        content.close()
+        store.close()
+    assert shown["request_problem"] is None, shown["request_problem"]
+    told = shown["request"]["messages"][-1]["content"]
     assert "denied it. Reason given: not twice." in told  # the model is told why
 
 

@@ -10,13 +10,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporal_helpers import TemporalRuns, Workers, action, final, shape
+from temporal_helpers import (
+    MODEL_CALL,
+    TOOL_CALL,
+    TemporalRuns,
+    Workers,
+    action,
+    final,
+    shape,
+)
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowHistory
 
 from loopwright.agent import AgentOptions
 from loopwright.engines.temporal import EngineSettings, connect
-from loopwright.engines.temporal._payloads import MODEL_CALL, TOOL_CALL
 from loopwright.engines.temporal._sandbox import replayer
 from loopwright.engines.temporal._workflow import AgentRunWorkflow
 from loopwright.events import ToolCallEvent, event_to_dict

@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import TemporalRuns, Workers, action, final
+from temporal_helpers import MODEL_CALL, TemporalRuns, Workers, action, final
 
 from loopwright.agent import AgentOptions
-from loopwright.engines.temporal._payloads import MODEL_CALL
 from loopwright.runtime import RunSpec
 
 TOOLS = Path(__file__).with_name("run_tools.py")

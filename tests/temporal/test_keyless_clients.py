@@ -14,15 +14,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from temporal_helpers import Workers, action, final, gates_opened
+from temporal_helpers import AGENT_RUN, Workers, action, final, gates_opened
 from temporalio.client import Client
 from trial_helpers import until
 
 from loopwright.agent._approval import approval_request_id
 from loopwright.engines.temporal import TemporalEngine, connect
 from loopwright.engines.temporal._approvals import APPROVE, GateDecision, decide
-from loopwright.engines.temporal._payloads import AgentRunInput
-from loopwright.engines.temporal._workflow import AGENT_RUN
 from loopwright.errors import UsageError
 from loopwright.events import ConfirmationRequiredEvent, GateDecisionEvent, ModelResponseEvent
 from loopwright.runtime import RunSpec, Runtime
@@ -59,7 +57,7 @@ async def test_a_keyless_client_cannot_start_a_run(workers: Workers, tmp_path: P
     stranger = await Client.connect(workers.address)  # Temporal's own converter: no key
     run_id = f"run_{uuid.uuid4().hex[:16]}"
     handle = await stranger.start_workflow(
-        AGENT_RUN, AgentRunInput(run_id, spec.to_dict()), id=run_id, task_queue=workers.queue
+        AGENT_RUN, {"run_id": run_id, "spec": spec.to_dict()}, id=run_id, task_queue=workers.queue
     )
     try:  # the worker refuses the run's input, or (before payloads were checked) runs it
         await until(lambda: REFUSED in workers.logs() or ran.exists(), workers.logs, 60)

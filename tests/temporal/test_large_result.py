@@ -9,14 +9,25 @@ from pathlib import Path
 
 from temporal_helpers import TemporalRuns, Workers, action, final
 
+from loopwright import ToolCall
 from loopwright.engines.temporal._content import ContentStore
 from loopwright.events import ToolCallEvent
 from loopwright.runtime import RunSpec
 from loopwright.store import open_store
-from loopwright.tools._executor import DEFAULT_MAX_OUTPUT_CHARS, truncate_output
+from loopwright.tools import ToolContext, ToolExecutor, ToolRegistry, resolve_tools
 
 TOOLS = Path(__file__).with_name("run_tools.py")
 SIZE = 5 * 1024 * 1024
+
+
+async def embedded_result(workspace: Path) -> str:
+    """The `big` call's observation as the embedded engine's tool executor gives it."""
+    executor = ToolExecutor(
+        ToolRegistry(resolve_tools([f"{TOOLS}:big"])), context=ToolContext("r", workspace)
+    )
+    result = await executor.execute(ToolCall(id="c", name="big", arguments={"size": SIZE}))
+    assert result.truncated
+    return result.content
 
 
 async def test_a_5_mb_tool_result_is_stored_whole_and_the_run_completes(
@@ -45,7 +56,7 @@ async def test_a_5_mb_tool_result_is_stored_whole_and_the_run_completes(
         store.close()
     assert full is not None and len(full) == SIZE
     assert finished.truncated
-    assert finished.result == truncate_output(full, DEFAULT_MAX_OUTPUT_CHARS)[0]
+    assert finished.result == await embedded_result(tmp_path)  # what the model reads
 
     history = await handle.fetch_history()
     largest = max(event.ByteSize() for event in history.events)

@@ -18,7 +18,6 @@ from temporal_helpers import Workers, action, final, payloads_of
 from test_keyless_clients import temporal_runtime
 
 from loopwright.engines.temporal import connect
-from loopwright.engines.temporal._codec import load_cipher
 from loopwright.runtime import RunSpec
 from loopwright.tasks import TaskSpec
 
@@ -56,7 +55,9 @@ async def histories(address: str, run_id: str) -> tuple[str, str]:
     history = await client.get_workflow_handle(run_id).fetch_history()
     payloads = [p for event in history.events for p in payloads_of(event)]
     stored = history.to_json() + "\n".join(p.data.decode("utf-8", "replace") for p in payloads)
-    opened = await load_cipher().decode(payloads)
+    codec = client.data_converter.payload_codec  # loopwright's, as `connect` sets it up
+    assert codec is not None
+    opened = await codec.decode(payloads)
     return stored, "\n".join(p.data.decode("utf-8", "replace") for p in opened)
 
 

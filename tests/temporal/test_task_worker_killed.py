@@ -12,7 +12,6 @@ from pathlib import Path
 from temporal_helpers import TOOLS_FILE, TemporalRuns, Workers
 
 from loopwright.engines.temporal import EngineSettings
-from loopwright.engines.temporal._activities import UNCERTAIN
 from loopwright.events import FunctionResultEvent, RunFinishedEvent
 from loopwright.store import open_store
 from loopwright.tasks import TaskSpec
@@ -63,6 +62,8 @@ async def test_a_killed_workers_tool_step_is_not_run_again(
     finally:
         store.close()
     [result] = [e for e in events if isinstance(e, FunctionResultEvent)]
-    assert (result.success, result.error) == (False, UNCERTAIN)  # reported, not re-run
+    assert result.success is False and result.error is not None  # reported, not re-run:
+    assert result.error.startswith("The outcome of this call is unknown: the worker running it")
+    assert "It was not run again (it is not idempotent)" in result.error
     assert isinstance(events[-1], RunFinishedEvent) and events[-1].status == "failed"
     assert both[1 - inside].poll() is None  # the other worker finished the run

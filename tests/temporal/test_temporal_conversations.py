@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from temporal_helpers import TOOLS_FILE, Workers, action, final
+from temporal_helpers import TOOLS_FILE, Workers, action, final, model_call
 
 from loopwright.engines.temporal import TemporalEngine
 from loopwright.events import ModelResponseEvent, RunStartedEvent
 from loopwright.runtime import RunSpec, Runtime
-from loopwright.runtime._requests import rebuild_request
 from loopwright.store import conversation_turns, open_store
 
 
@@ -71,9 +70,9 @@ async def test_a_follow_up_and_a_fork_run_on_a_worker(workers: Workers, tmp_path
     for run_id in (second.run_id, forked.run_id):  # sent with turn 1 before them
         events = store.events(run_id)
         call = next(e for e in events if isinstance(e, ModelResponseEvent))
-        rebuilt = await rebuild_request(store, run_id, call.seq)
-        assert rebuilt.problem is None and rebuilt.request is not None, rebuilt.problem
-        texts = [m["content"] for m in rebuilt.request["messages"]]
+        rebuilt = await model_call(store, run_id, call.seq)
+        assert rebuilt["request_problem"] is None and rebuilt["request"] is not None, rebuilt
+        texts = [m["content"] for m in rebuilt["request"]["messages"]]
         assert texts[1].startswith("write one") and texts[-1].startswith("and two")
         assert any("wrote one" in text for text in texts[2:-1])
     store.close()

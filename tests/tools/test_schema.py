@@ -10,7 +10,6 @@ import pytest
 
 from loopwright.errors import ToolDefinitionError
 from loopwright.tools import Tool, ToolContext, tool
-from loopwright.tools._docstrings import parse_docstring
 
 
 def test_google_docstring_gives_descriptions_with_continuation_lines() -> None:
@@ -44,8 +43,15 @@ def test_google_docstring_gives_descriptions_with_continuation_lines() -> None:
     assert search.parameters["additionalProperties"] is False
 
 
+def descriptions(made: Tool) -> dict[str, str]:
+    """Each argument's description in a tool's JSON Schema."""
+    properties = made.spec.parameters["properties"]
+    return {name: schema["description"] for name, schema in properties.items()}
+
+
 def test_sphinx_docstring() -> None:
-    doc = parse_docstring(
+    @tool
+    def copy(source: str, target: str) -> str:
         """Copy a file.
 
         :param source: where from
@@ -54,13 +60,15 @@ def test_sphinx_docstring() -> None:
         :type source: str
         :returns: nothing
         """
-    )
-    assert doc.description == "Copy a file."
-    assert doc.params == {"source": "where from", "target": "where to, created if needed"}
+        return target
+
+    assert copy.spec.description == "Copy a file."
+    assert descriptions(copy) == {"source": "where from", "target": "where to, created if needed"}
 
 
 def test_numpy_docstring() -> None:
-    doc = parse_docstring(
+    @tool
+    def scale(values: list[float], low: float, high: float) -> list[float]:
         """Scale values.
 
         Parameters
@@ -75,9 +83,14 @@ def test_numpy_docstring() -> None:
         -------
         list of float
         """
-    )
-    assert doc.description == "Scale values."
-    assert doc.params == {"values": "the numbers to scale", "low": "the range", "high": "the range"}
+        return values
+
+    assert scale.spec.description == "Scale values."
+    assert descriptions(scale) == {
+        "values": "the numbers to scale",
+        "low": "the range",
+        "high": "the range",
+    }
 
 
 class Color(enum.Enum):

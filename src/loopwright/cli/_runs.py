@@ -38,6 +38,7 @@ from loopwright.cli._shared import (
     check_heartbeat,
     live_view,
     reach_flags,
+    run_then_close,
     runtime_from_args,
     secrets_from_args,
     store_from_args,
@@ -170,38 +171,30 @@ def resume_command(args: argparse.Namespace) -> int:
     store = store_from_args(args)
     view = live_view(args)
 
-    async def resume() -> str:
-        runtime = runtime_from_args(args, store)
-        try:
-            record = runtime.find(whole_run_id(store, args.run_id))
-            if args.engine is not None and args.engine != record.engine:
-                raise UsageError(
-                    f"run {record.run_id} executes on the {record.engine} engine: it resumes "
-                    f"there (leave out --engine {args.engine})"
-                )
-            if args.agent and record.engine != "embedded":
-                raise UsageError(
-                    f"run {record.run_id} executes on the {record.engine} engine, whose workers "
-                    f"run their own --agent: resume it without --agent"
-                )
-            handle = await _resumed(runtime, record.run_id, args)
-            recorded = await asyncio.to_thread(store.events, record.run_id)
-            recorded = [event for event in recorded if event.seq <= record.last_seq]
-            view.resumed(recorded)
-            command = "task approve" if record.kind == "task" else "runs approve"
-            decide = terminal_decider(args, runtime, command)
-            await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq,
-                           waiting=waiting_again(recorded), flags=reach_flags(args))  # fmt: skip
-            result = await handle.wait()
-            return str(result.status)
-        finally:
-            runtime.close()
+    async def resume(runtime: Runtime) -> str:
+        record = runtime.find(whole_run_id(store, args.run_id))
+        if args.engine is not None and args.engine != record.engine:
+            raise UsageError(
+                f"run {record.run_id} executes on the {record.engine} engine: it resumes "
+                f"there (leave out --engine {args.engine})"
+            )
+        if args.agent and record.engine != "embedded":
+            raise UsageError(
+                f"run {record.run_id} executes on the {record.engine} engine, whose workers "
+                f"run their own --agent: resume it without --agent"
+            )
+        handle = await _resumed(runtime, record.run_id, args)
+        recorded = await asyncio.to_thread(store.events, record.run_id)
+        recorded = [event for event in recorded if event.seq <= record.last_seq]
+        view.resumed(recorded)
+        command = "task approve" if record.kind == "task" else "runs approve"
+        decide = terminal_decider(args, runtime, command)
+        await show_run(runtime, handle.run_id, view, decide=decide, after=record.last_seq,
+                       waiting=waiting_again(recorded), flags=reach_flags(args))  # fmt: skip
+        result = await handle.wait()
+        return str(result.status)
 
-    try:
-        status = asyncio.run(resume())
-    finally:
-        view.close()
-        store.close()
+    status = run_then_close(args, store, view, resume)
     return 0 if status == "completed" else 1
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loopwright.cli._follow import show_run
 from loopwright.cli._options import (
@@ -22,12 +22,16 @@ from loopwright.cli._shared import (
     add_store_argument,
     live_view,
     reach_flags,
+    run_then_close,
     runtime_from_args,
     secrets_from_args,
     store_from_args,
     terminal_decider,
     whole_run_id,
 )
+
+if TYPE_CHECKING:
+    from loopwright.runtime import Runtime
 
 FORK_OPTIONS = (
     opt(
@@ -94,25 +98,17 @@ def fork_command(args: argparse.Namespace) -> int:
     view = live_view(args)
     model = absolute_model(args.model) if args.model else None
 
-    async def fork() -> Any:
-        runtime = runtime_from_args(args, store)
-        try:
-            run_id = whole_run_id(store, args.run_id)
-            handle = runtime.fork(
-                run_id, args.at, request=args.request, model=model, base_url=args.base_url,
-                secrets=secrets_from_args(args),
-            )  # fmt: skip
-            await show_run(runtime, handle.run_id, view, decide=terminal_decider(args, runtime),
-                           flags=reach_flags(args))  # fmt: skip
-            return await handle.wait()
-        finally:
-            runtime.close()
+    async def fork(runtime: Runtime) -> Any:
+        run_id = whole_run_id(store, args.run_id)
+        handle = runtime.fork(
+            run_id, args.at, request=args.request, model=model, base_url=args.base_url,
+            secrets=secrets_from_args(args),
+        )  # fmt: skip
+        await show_run(runtime, handle.run_id, view, decide=terminal_decider(args, runtime),
+                       flags=reach_flags(args))  # fmt: skip
+        return await handle.wait()
 
-    try:
-        result = asyncio.run(fork())
-    finally:
-        view.close()
-        store.close()
+    result = run_then_close(args, store, view, fork)
     return 0 if result.success else 1
 
 

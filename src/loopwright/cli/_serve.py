@@ -18,6 +18,7 @@ from loopwright.store._memory import memory_store
 
 if TYPE_CHECKING:
     from loopwright.agent import AgentExecutor
+    from loopwright.server import TaskLauncher
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,13 +51,7 @@ def serve_command(args: argparse.Namespace) -> int:
     tokens = load_token_file(args.token_file) if args.token_file else None
     check_bind(args.host, tokens)
     workspace = Path(args.workspace).resolve()
-    tasks = None
-    if args.tasks:  # the task file reader: only for a server that offers task files
-        from loopwright.server import FolderTaskLauncher
-        from loopwright.tasks import TaskSettings
-
-        settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
-        tasks = FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
+    tasks = task_launcher(args, workspace)
     check_heartbeat(args)
     store = open_run_store(args.store)
     engine = None
@@ -82,13 +77,7 @@ def serve_command(args: argparse.Namespace) -> int:
         workers_agent=workers_agent,
     )
     sock = listen(args.host, args.port)
-    host, port = sock.getsockname()[:2]
-    where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
-    runs_on = f", runs on Temporal at {args.temporal}" if engine is not None else ""
-    runs_on += f", agent {args.agent}" if args.agent else ""
-    print(f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})",
-          file=sys.stderr)  # fmt: skip
+    print(serving_line(args, sock, tokens, on_temporal=engine is not None), file=sys.stderr)
     sys.stderr.flush()
     server = uvicorn.Server(
         uvicorn.Config(create_app(config), log_level="warning", ws="websockets-sansio")
@@ -99,6 +88,34 @@ def serve_command(args: argparse.Namespace) -> int:
         sock.close()
         config.runtime.store.close()
     return 0
+
+
+def task_launcher(args: argparse.Namespace, workspace: Path) -> TaskLauncher | None:
+    """The task file reader: only for a server that offers task files (`--tasks`)."""
+    if not args.tasks:
+        return None
+    from loopwright.server import FolderTaskLauncher
+    from loopwright.tasks import TaskSettings
+
+    settings = TaskSettings(workspace=workspace, state_root=Path("~/.loopwright").expanduser())
+    return FolderTaskLauncher(args.tasks, settings=settings, default_model=args.model)
+
+
+def serving_line(
+    args: argparse.Namespace,
+    sock: socket.socket,
+    tokens: dict[str, str] | None,
+    *,
+    on_temporal: bool,
+) -> str:
+    """What the server says as it starts: where it listens, who may call it, where its
+    runs run."""
+    host, port = sock.getsockname()[:2]
+    where = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    auth = f"{len(tokens)} token(s)" if tokens else "no tokens, loopback only"
+    runs_on = f", runs on Temporal at {args.temporal}" if on_temporal else ""
+    runs_on += f", agent {args.agent}" if args.agent else ""
+    return f"loopwright: serving the dashboard and the API on {where} ({auth}{runs_on})"
 
 
 def served_agent(spec: str) -> AgentExecutor[Any, Any]:

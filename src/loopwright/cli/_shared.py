@@ -15,7 +15,8 @@ import getpass
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from rich.console import Console
@@ -34,6 +35,8 @@ from loopwright.store._pg_errors import is_postgres_url
 if TYPE_CHECKING:  # imported where a command runs or reaches runs (not `runs list`)
     from loopwright.runtime import GateDecided, RunEngine, Runtime
     from loopwright.runtime._engine import Delivery
+
+T = TypeVar("T")
 
 STORE_OPTION = opt(
     "--store", help="SQLite file or Postgres URL", group="store", key="store", metavar="PATH"
@@ -178,6 +181,30 @@ def runtime_from_args(args: argparse.Namespace, store: RunStore) -> Runtime:
     if named == "temporal" or (named is None and getattr(args, "temporal", None)):
         engine = temporal_engine(args, store)
     return Runtime(store, engine=engine, mcp_trusted=mcp_trusted_from_args(args))
+
+
+def run_then_close(
+    args: argparse.Namespace,
+    store: RunStore,
+    view: View,
+    command: Callable[[Runtime], Awaitable[T]],
+) -> T:
+    """What `command` returns, run with the command's Runtime over `store`; then the
+    Runtime, the view and the store are closed, whatever happened (a command that runs a
+    stored run on: `runs resume`, `runs fork`)."""
+
+    async def run() -> T:
+        runtime = runtime_from_args(args, store)
+        try:
+            return await command(runtime)
+        finally:
+            runtime.close()
+
+    try:
+        return asyncio.run(run())
+    finally:
+        view.close()
+        store.close()
 
 
 def mcp_trusted_from_args(args: argparse.Namespace) -> list[str]:

@@ -175,11 +175,7 @@ async def run_worker(
     nothing that runs a program or loads code a spec names). `agent`: the agent built in
     Python that `allows.agent` names (both or neither), which the runs naming that
     reference run (engines/temporal/_worker_agent.py)."""
-    allows = allows or WorkerAllows()
-    if (agent is None) != (allows.agent is None):
-        raise ConfigurationError("run_worker: give `agent` with `allows.agent`, its reference")
-    if agent is not None and allows.agent is not None:
-        hold_worker_agent(allows.agent, agent)
+    allows = _allows_with_agent(allows or WorkerAllows(), agent)
     report = report or WorkerReport()
     codec = client.data_converter.payload_codec
     activities = RunActivities(
@@ -208,3 +204,13 @@ async def run_worker(
         report.stopped()
     finally:
         await activities.aclose()
+
+
+def _allows_with_agent(allows: WorkerAllows, agent: AgentExecutor[Any, Any] | None) -> WorkerAllows:
+    """`allows`, once the agent built in Python that `allows.agent` names is held for the
+    runs naming it (both or neither)."""
+    if (agent is None) != (allows.agent is None):
+        raise ConfigurationError("run_worker: give `agent` with `allows.agent`, its reference")
+    if agent is not None and allows.agent is not None:
+        hold_worker_agent(allows.agent, agent)
+    return allows

@@ -35,6 +35,13 @@ from loopwright.effects._log import EventSink, send_event
 from loopwright.engines.temporal._approvals import DECIDE_LATER, GateDecision, decide
 from loopwright.engines.temporal._client import connect, start_agent_run, start_task_run
 from loopwright.engines.temporal._effects import EngineSettings
+from loopwright.engines.temporal._pollers import (
+    last_poll_s_ago,
+    stored_decision_notice,
+    unpolled_cancel_notice,
+    untaken_notice,
+    workflow_queue,
+)
 from loopwright.engines.temporal._resume import resume_stored_run
 from loopwright.engines.temporal._task_activities import check_task_spec
 from loopwright.engines.temporal._workflow import TASK_QUEUE
@@ -55,16 +62,8 @@ APPROVE_WAIT_S = 30.0
 """How long a decision waits for a polling worker to take it (a worker that did not run the
 workflow last first replays it) before it is stored for the next worker instead."""
 CANCEL_WAIT_S = 30.0
-POLLER_FRESH_S = 90.0
-"""A worker that polled a task queue this recently counts as polling it (a poll lasts up
-to about a minute)."""
 
 log = logging.getLogger("loopwright.engines.temporal")
-_UNPOLLED_CANCEL = (
-    "no worker polls task queue {q!r} at {at}: the cancel of run {run} is recorded in its "
-    "workflow, and the run ends `cancelled` when a worker takes it (loopwright worker "
-    "--temporal {at} --task-queue {q} --store URL); until then it is listed as it was"
-)
 
 
 class TemporalEngine:
@@ -242,47 +241,18 @@ class TemporalEngine:
         was started or resumed."""
         if await self.store.wait_for_events(run_id, after=after, timeout=self.untaken_after_s):
             return
-        name = await self.queue_of(run_id)
-        polled = await self.polled_s_ago(name)
-        queue = f"task queue {name!r} at {self.address}"
-        if polled is None:
-            self.notice(
-                f"run {run_id} waits: no worker polls {queue}; it is listed as queued in "
-                f"`loopwright runs list` and starts when a worker comes (loopwright worker "
-                f"--temporal {self.address} --task-queue {name} --store URL)"
-            )
-        else:
-            self.notice(
-                f"run {run_id} was not taken within {self.untaken_after_s:g}s: a worker "
-                f"polled {queue} {polled:.0f}s ago; it waits in the queue"
-            )
+        queue = await self.queue_of(run_id)
+        polled = await self.polled_s_ago(queue)
+        self.notice(untaken_notice(run_id, self.address, queue, polled, self.untaken_after_s))
 
     async def queue_of(self, run_id: str) -> str:
         """The task queue the run's workflow is on (this engine's when it has none)."""
-        client = await self.client()
-        try:
-            return (await client.get_workflow_handle(run_id).describe()).task_queue
-        except RPCError:
-            return self.task_queue
+        return await workflow_queue(await self.client(), run_id, self.task_queue)
 
     async def polled_s_ago(self, task_queue: str) -> float | None:
         """How long ago a worker last polled the task queue's workflow tasks (None: no
-        worker did within POLLER_FRESH_S)."""
-        from temporalio.api.enums.v1 import TaskQueueType
-        from temporalio.api.taskqueue.v1 import TaskQueue
-        from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-
-        client = await self.client()
-        request = DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-        described = await client.workflow_service.describe_task_queue(request)
-        now = time.time()
-        ages = [now - p.last_access_time.ToDatetime().timestamp() for p in described.pollers]
-        fresh = [age for age in ages if age <= POLLER_FRESH_S]
-        return max(0.0, min(fresh)) if fresh else None
+        worker did lately)."""
+        return await last_poll_s_ago(await self.client(), task_queue)
 
     # --- cancel, approve, liveness ------------------------------------------------------------
 
@@ -302,7 +272,7 @@ class TemporalEngine:
             await workflow.cancel()
             queue = await self.queue_of(record.run_id)
             if await self.polled_s_ago(queue) is None:
-                self.notice(_UNPOLLED_CANCEL.format(q=queue, at=self.address, run=record.run_id))
+                self.notice(unpolled_cancel_notice(record.run_id, self.address, queue))
                 return False
         except RPCError:
             return False
@@ -341,10 +311,7 @@ class TemporalEngine:
         except RPCError as exc:
             why = f"run {record.run_id} takes no decision on Temporal: {exc.message}"
             raise UsageError(why) from None
-        self.notice(
-            f"the decision on gate {gate_id} of run {record.run_id} is stored: no worker of "
-            f"task queue {queue!r} at {self.address} took it; the run takes it when one polls"
-        )
+        self.notice(stored_decision_notice(record.run_id, gate_id, self.address, queue))
         return "queued"
 
     def executes(self, record: RunRecord) -> bool:
