@@ -24,6 +24,7 @@ from loopwright.events import (
     ConfirmationRequiredEvent,
     Event,
     IterationStartedEvent,
+    ModelResponseEvent,
     RunFinishedEvent,
     RunStartedEvent,
     TaskCompleteEvent,
@@ -181,6 +182,39 @@ def test_row_events_in_one_batch_update_the_run(spot: Spot) -> None:
     record = spot.open().get_run("t1")
     assert record is not None
     assert (record.request, record.answer, record.last_seq) == ("rotate", "2 keys", 3)
+
+
+def reply(run_id: str, seq: int, tokens_in: int, tokens_out: int) -> ModelResponseEvent:
+    usage = {"input_tokens": tokens_in, "output_tokens": tokens_out}
+    return ModelResponseEvent(
+        run_id=run_id, seq=seq, ts=float(seq), iteration_number=1,
+        response={"text": "hi", "tool_calls": [], "usage": usage, "model": "m"},
+        request_digest="d", thought=None, actions=[], final_answer=None, duration_ms=1.0,
+        ended="stop",
+    )  # fmt: skip
+
+
+def tokens(store: RunStore, run_id: str) -> tuple[int, int]:
+    record = store.get_run(run_id)
+    assert record is not None
+    return record.input_tokens, record.output_tokens
+
+
+def test_a_live_run_row_adds_the_tokens_of_each_reply(spot: Spot) -> None:
+    """A running run's row holds the tokens of its replies so far, whether they are stored
+    in one batch, in several, or by a handle that did not store the events before them;
+    `run_finished` then gives the run's own totals."""
+    store = spot.open()
+    store.append_many([started("r1"), reply("r1", 2, 10, 5), step("r1", 3), reply("r1", 4, 20, 1)])
+    assert tokens(store, "r1") == (30, 6)
+    store.append_many([reply("r1", 5, 1, 1)])
+    other = spot.open()
+    other.append_many([reply("r1", 6, 2, 2), step("r1", 7)])  # its first events of the run
+    assert tokens(store, "r1") == tokens(other, "r1") == (33, 9)
+    store.append(reply("r1", 8, 4, 4))  # this handle's last seq is behind: read from the file
+    assert tokens(other, "r1") == (37, 13)
+    store.append_many([reply("r1", 9, 100, 100), finished("r1", 10)])
+    assert tokens(other, "r1") == (5, 7)
 
 
 def test_runs_are_listed_by_tenant_and_status(spot: Spot) -> None:

@@ -144,8 +144,8 @@ def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
         written = consecutive_calls(text)  # (a fenced block of two objects reads as its last)
         if any((w.name, w.arguments) == (calls[0].name, calls[0].arguments) for w in written):
             calls = written
-    if setup.revision.resolves_short_names:
-        names = setup.tools.names()
+    if setup.revision.resolves_short_names and any(c.name not in setup.tools for c in calls):
+        names = setup.tools.names()  # (only for a call that names no tool)
         calls = tuple(
             ToolCall(c.id, meant, c.arguments)
             if c.name not in setup.tools and (meant := dotted_part_match(c.name, names))

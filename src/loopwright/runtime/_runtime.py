@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from loopwright.agent import AgentExecutor, ExecutionResult, ForkPoint
@@ -326,7 +326,7 @@ class Runtime:
             async for event, _ in events:
                 yield event
 
-    async def follow_lines(
+    def follow_lines(
         self,
         run_id: str,
         *,
@@ -336,26 +336,35 @@ class Runtime:
     ) -> AsyncGenerator[tuple[Event, str | None], None]:
         """`follow`'s events, each with its JSON line where one is at hand (else None):
         the line this process stored for it, encoded once (what `--json` prints). An event
-        read back from the store, or a token delta, comes without one (`encode_event`)."""
-        engine = self._running(run_id)
-        if engine is None or tenant is not None:
-            record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
-            if record is None and (engine is None or self.store.get_run(run_id) is not None):
-                self.store.find_run(run_id, tenant=tenant)  # RunNotFound, naming the store
-            if engine is None and record is not None:
-                engine = self.engines.get(record.engine)
-        live = (
-            engine.liveness(run_id)
-            if engine is not None
-            else functools.partial(stored_liveness, self.store, run_id)
-        )
-        events = tail_while(
-            self.store, run_id, after=after, live=live, poll_s=poll_s,
+        read back from the store, or a token delta, comes without one (`encode_event`).
+        The follower itself, no stage between (the run is looked up as it is first read)."""
+        return tail_while(
+            self.store, run_id, after=after, live=self._liveness(run_id, tenant), poll_s=poll_s,
             watch=self.embedded.wakeups.watch(self.store), here=self.embedded.executes_here,
         )  # fmt: skip
-        async with contextlib.aclosing(events) as following:
-            async for followed in following:
-                yield followed
+
+    def _liveness(self, run_id: str, tenant: str | None) -> Callable[[], Awaitable[bool]]:
+        """Is the run live (asked before each read)? Its engine says (found as first asked:
+        RunNotFound if the run is neither stored nor starting here, or is another tenant's);
+        without its engine here, its stored record."""
+        found: list[Callable[[], Awaitable[bool]]] = []
+
+        async def live() -> bool:
+            if not found:
+                engine = self._running(run_id)
+                if engine is None or tenant is not None:
+                    record = await asyncio.to_thread(self.store.get_run, run_id, tenant=tenant)
+                    if record is None and (
+                        engine is None or self.store.get_run(run_id) is not None
+                    ):
+                        self.store.find_run(run_id, tenant=tenant)  # RunNotFound, the store
+                    if engine is None and record is not None:
+                        engine = self.engines.get(record.engine)
+                stored = functools.partial(stored_liveness, self.store, run_id)
+                found.append(stored if engine is None else engine.liveness(run_id))
+            return await found[0]()
+
+        return live
 
     def _running(self, run_id: str) -> RunEngine | None:
         """The engine of a run this Runtime started or resumed and that has not ended (it

@@ -29,6 +29,12 @@ from loopwright.store._base import (
 POLL_S = 0.01
 
 
+def reply_tokens(event: ModelResponseEvent) -> tuple[int, int]:
+    """The tokens in and out a reply adds to its run's row (a live run's tokens so far)."""
+    usage = event.response.get("usage") or {}
+    return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+
+
 def record_after(record: RunRecord | None, event: Event) -> RunRecord:
     """The run's row after `event` is appended (shared by every store implementation)."""
     if isinstance(event, RunStartedEvent):
@@ -64,10 +70,10 @@ def record_after(record: RunRecord | None, event: Event) -> RunRecord:
             cost=event.cost,
         )
     elif isinstance(event, ModelResponseEvent):  # a live run's tokens so far
-        usage = event.response.get("usage") or {}
+        added_in, added_out = reply_tokens(event)
         changes.update(
-            input_tokens=record.input_tokens + int(usage.get("input_tokens", 0)),
-            output_tokens=record.output_tokens + int(usage.get("output_tokens", 0)),
+            input_tokens=record.input_tokens + added_in,
+            output_tokens=record.output_tokens + added_out,
         )
     elif isinstance(event, TaskStartEvent) and not record.request:
         changes["request"] = event.task_name

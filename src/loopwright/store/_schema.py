@@ -94,6 +94,9 @@ INSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}) VALUES ({", ".join("?" * 17)}
 """`run_started`: a new row, or the queued row of a registered run filled in."""
 UPDATE_RUN = """UPDATE runs SET status = ?, request = ?, input_tokens = ?, output_tokens = ?,
     cost = ?, answer = ?, reason = ? WHERE run_id = ?"""
+ADD_TOKENS = """UPDATE runs SET input_tokens = input_tokens + ?,
+    output_tokens = output_tokens + ? WHERE run_id = ?"""
+"""What replies change in their run's row: their tokens, added."""
 INSERT_EVENT = "INSERT INTO events (run_id, seq, type, ts, data) VALUES (?, ?, ?, ?, ?)"
 _LAST_EVENT = """(SELECT e.seq FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC
     LIMIT 1), (SELECT e.ts FROM events e WHERE e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1)"""

@@ -29,11 +29,12 @@ from urllib.parse import quote
 
 from loopwright.clock import Clock, SystemClock
 from loopwright.errors import EventDecodeError, StoreError
-from loopwright.events import Event, RunStartedEvent, decode_event
+from loopwright.events import Event, ModelResponseEvent, RunStartedEvent, decode_event
 from loopwright.store._base import GateDecision, Lease, RunLookup, RunRecord, StoredStatus
-from loopwright.store._memory import record_after
+from loopwright.store._memory import record_after, reply_tokens
 from loopwright.store._rows import ROW_EVENTS, check_follows, encode, record_of, row_update, run_row
 from loopwright.store._schema import (
+    ADD_TOKENS,
     INSERT_EVENT,
     INSERT_RUN,
     LAST_SEQ,
@@ -46,8 +47,9 @@ from loopwright.store._sqlite_errors import store_failure
 from loopwright.store._sqlite_open import open_store_file, store_path
 from loopwright.store._text import row_text, storable_text
 
-_ROW_KINDS = frozenset({RunStartedEvent, *ROW_EVENTS})
-"""Events that make or change a run's row: never in a plain batch of event rows."""
+_ROW_KINDS = frozenset({RunStartedEvent, *ROW_EVENTS} - {ModelResponseEvent})
+"""Events that make or change a run's row: never in a plain batch of event rows (a reply
+only adds its tokens to the row: it goes in the batch, its tokens added after it)."""
 TAIL_POLL_S = 0.02
 """How often a waiting tail looks for another connection's commits (`PRAGMA data_version`)."""
 
@@ -122,9 +124,11 @@ class SqliteRunStore(RunLookup):
 
     def append_many(self, events: Sequence[Event], lines: Sequence[str] | None = None) -> None:
         """Events in one transaction; a run of them that only adds rows (each the next `seq`
-        of its run, no run row to change) goes in one `executemany`."""
+        of its run, no run row to change but the tokens its replies add) goes in one
+        `executemany`, the tokens in one statement a run (added, not read and written)."""
         with self._transaction() as conn:
             rows: list[tuple[str, int, str, float, str]] = []
+            tokens: dict[str, tuple[int, int]] = {}
             for index, event in enumerate(events):
                 line = encode(event) if lines is None else lines[index]
                 run_id = event.run_id
@@ -132,13 +136,14 @@ class SqliteRunStore(RunLookup):
                 if last is not None and event.seq == last + 1 and type(event) not in _ROW_KINDS:
                     rows.append((run_id, event.seq, event.type, event.ts, line))
                     self._last_seq[run_id] = event.seq
+                    if isinstance(event, ModelResponseEvent):
+                        added_in, added_out = reply_tokens(event)
+                        so_far_in, so_far_out = tokens.get(run_id, (0, 0))
+                        tokens[run_id] = (so_far_in + added_in, so_far_out + added_out)
                     continue
-                if rows:
-                    conn.executemany(INSERT_EVENT, rows)
-                    rows.clear()
+                _add_rows(conn, rows, tokens)
                 self._append(conn, event, line)
-            if rows:
-                conn.executemany(INSERT_EVENT, rows)
+            _add_rows(conn, rows, tokens)
 
     def _append(self, conn: sqlite3.Connection, event: Event, line: str | None = None) -> None:
         run_id = event.run_id
@@ -340,3 +345,18 @@ class SqliteRunStore(RunLookup):
             self._conn.close()
             if self._watch is not None:
                 self._watch.close()
+
+
+def _add_rows(
+    conn: sqlite3.Connection,
+    rows: list[tuple[str, int, str, float, str]],
+    tokens: dict[str, tuple[int, int]],
+) -> None:
+    """Store the event rows gathered so far and add their replies' tokens to their runs'
+    rows (emptying both)."""
+    if rows:
+        conn.executemany(INSERT_EVENT, rows)
+        rows.clear()
+    if tokens:
+        conn.executemany(ADD_TOKENS, [(i, o, run_id) for run_id, (i, o) in tokens.items()])
+        tokens.clear()
