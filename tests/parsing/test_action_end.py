@@ -4,7 +4,6 @@ the end must not depend on how the reply arrives."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -203,42 +202,3 @@ def test_a_closed_value_is_read_as_the_parser_reads_it(value: object) -> None:
     JSON layer builds of it (`outcome_from_value`), a call list with a final answer in it too."""
     outcome = outcome_from_value(value)
     assert outcome_kind(value) == (None if outcome is None else outcome.kind)
-
-
-def streamed_text(text: str, seed: int) -> str | None:
-    """What `action_text` is meant to give: the reply read as it streams in, in pieces."""
-    watcher = ActionEnd()
-    end = None
-    for part in pieces(text, seed):
-        end = watcher.feed(part)
-    return None if end is None else text[:end] + watcher.closing
-
-
-AFTER_A_VALUE = st.sampled_from(
-    ["", "\n", " then more", '\n{"final_answer": 1}', ', "is_final": false}', "]", "\nAction: x\n"]
-)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(CALL_SHAPED, AFTER_A_VALUE, st.sampled_from([None, 1]), st.integers(0, 1000))
-@example({"thought": "t", "action": "add", "action_input": {"a": 1, "b": 2}}, "", None, 0)
-@example({"action_input": {"a": 1}, "action": "add", "thought": "t"}, "", None, 0)  # early
-@example({"x": {"arguments": {"a": 1}}, "name": "add", "arguments": {}}, "", None, 0)
-def test_a_whole_reply_is_cut_where_its_stream_is(
-    value: object, after: str, indent: int | None, seed: int
-) -> None:
-    """`action_text` reads a whole reply that opens with a JSON value with one decode (the
-    scripted model's replies): it cuts where the reply read piece by piece is cut."""
-    text = json.dumps(value, indent=indent) + after
-    assert action_text(text) == streamed_text(text, seed)
-
-
-@settings(max_examples=400, deadline=None)
-@given(JSONISH, st.integers(0, 1000))
-def test_any_whole_reply_is_cut_where_its_stream_is(text: str, seed: int) -> None:
-    assert action_text(text) == streamed_text(text, seed)
-
-
-@pytest.mark.parametrize(("reply", "used"), CUT + CUT_BEFORE_A_KEY)
-def test_each_whole_reply_is_cut_where_its_stream_is(reply: str, used: str) -> None:
-    assert action_text(reply) == streamed_text(reply, 0)

@@ -309,34 +309,6 @@ def action_end(text: str, *, calls_in_a_row: bool = False) -> int | None:
 def action_text(text: str, *, calls_in_a_row: bool = False) -> str | None:
     """`text` up to the end of its first complete action, closed (`ActionEnd.closing`):
     what the engine reads of a reply cut there (None: no complete action)."""
-    end = None if calls_in_a_row else _opening_value_end(text)
-    if end is not None:
-        return text[:end]
     watcher = ActionEnd(calls_in_a_row=calls_in_a_row)
     end = watcher.feed(text)
     return None if end is None else text[:end] + watcher.closing
-
-
-_RAW = json.JSONDecoder()
-_COMPLETING_KEY_VALUE = re.compile(_COMPLETING_KEY.pattern + r"\s*")
-"""`_COMPLETING_KEY` and the white space after it: it ends where the key's value starts."""
-
-
-def _opening_value_end(text: str) -> int | None:
-    """The end `ActionEnd` finds in a whole reply that opens with a valid JSON value read
-    as a call or a final answer, found with one decode: the value's end, unless a comma
-    follows a completing key's value in it (a top-level comma there may end the action
-    early: `ActionEnd` reads the object so far at such a comma, and nowhere else before the
-    value closes). None: no such value, or such a comma (`ActionEnd` reads the reply)."""
-    if not text.startswith(("{", "[")):
-        return None
-    try:
-        value, end = _RAW.raw_decode(text)
-        key = _COMPLETING_KEY_VALUE.search(text, 0, end)
-        if key is not None:  # its value, then nothing but closing brackets (no comma)
-            _, after = _RAW.raw_decode(text, key.end())
-            if text.find(",", after, end) != -1:
-                return None
-    except (ValueError, RecursionError):
-        return None
-    return end if outcome_kind(value) is not None else None
