@@ -50,6 +50,7 @@ async def test_the_server_streams_a_worker_run_live(
             await store.wait_for_events(handle.id, after=0, timeout=0.5)
         received: list[str] = []
         live_while_running = False
+        status_seen = None
         async with httpx.AsyncClient(timeout=60) as http:
             url = f"{server}/api/runs/{handle.id}/events"
             headers = {"Accept": "text/event-stream"}
@@ -60,14 +61,15 @@ async def test_the_server_streams_a_worker_run_live(
                     received.append(line.removeprefix("data: "))
                     event = json.loads(received[-1])
                     if event["type"] == "tool_call_started" and event["tool_name"] == "hold":
-                        status = (await handle.describe()).status
-                        live_while_running = status == WorkflowExecutionStatus.RUNNING
+                        status_seen = (await handle.describe()).status
+                        live_while_running = status_seen == WorkflowExecutionStatus.RUNNING
                         release.touch()  # the call ends only once the stream showed it
                     if event["type"] == "run_finished":
                         break
         stored = [encode_event(e) for e in store.events(handle.id)]
     finally:
         store.close()
-    assert live_while_running  # seen while the worker was still inside the tool
+    shown = [json.loads(r)["type"] for r in received]
+    assert live_while_running, (status_seen, shown)  # seen while the tool still held
     assert [json.loads(r) for r in received] == [json.loads(s) for s in stored]
     assert (await asyncio.wait_for(handle.result(), 30))["status"] == "completed"
