@@ -1,7 +1,7 @@
 """Faults at the run store, injected in the real PostgreSQL server: an insert of chosen
-events that waits (a trigger takes an advisory lock the test holds) until the test lets it
-through, or kills the worker that made it and ends its connection, so its transaction
-never commits."""
+events (or of the first lease) that waits (a trigger takes an advisory lock the test
+holds) until the test lets it through, or kills the worker that made it and ends its
+connection, so its transaction never commits."""
 
 from __future__ import annotations
 
@@ -26,6 +26,20 @@ CREATE TRIGGER lw_block BEFORE INSERT ON loopwright.events
 """
 
 
+_LEASE_TRIGGER = """
+CREATE SEQUENCE IF NOT EXISTS public.lw_lease_seq;
+CREATE OR REPLACE FUNCTION public.lw_block_lease() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF nextval('public.lw_lease_seq') = 1 THEN
+    PERFORM pg_advisory_xact_lock_shared({lock});
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER lw_block_lease BEFORE INSERT ON loopwright.leases
+  FOR EACH ROW EXECUTE FUNCTION public.lw_block_lease();
+"""
+
+
 class BlockedInsert:
     """The first insert of a `tool_call_started` of `tool` (or of another `event` type,
     of any run when `tool` is empty) waits while this holds its lock."""
@@ -35,6 +49,16 @@ class BlockedInsert:
         self.conn = psycopg.connect(url, autocommit=True)
         self.conn.execute(_TRIGGER.format(tool=tool, event=event, lock=LOCK))
         self.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+
+    @classmethod
+    def first_lease(cls, url: str) -> BlockedInsert:
+        """The first lease any run's executor takes waits instead (an insert into the
+        leases table, whether or not it finds a row to update)."""
+        blocked = cls.__new__(cls)
+        blocked.conn = psycopg.connect(url, autocommit=True)
+        blocked.conn.execute(_LEASE_TRIGGER.format(lock=LOCK))
+        blocked.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+        return blocked
 
     async def waiting(self, limit_s: float = 60.0) -> int:
         """The server pid of the connection whose insert waits (once one does)."""

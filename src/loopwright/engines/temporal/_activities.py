@@ -157,15 +157,18 @@ class RunActivities:
             started_at[:] = [record.created_at if record is not None else events[0]["ts"]]
             return fresh
 
+        ending = any(e["type"] == "run_finished" for e in events)
         async with self._appends.held(run_id):
+            if not ending:  # first: a run stored as running always has its lease (a reader
+                # that saw it running without one would list it interrupted, a follower stop)
+                await store_call(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
             fresh = await retrying(attempt)
             finished = [e for e in fresh if isinstance(e, RunFinishedEvent)]
             if finished:
                 self.report.ended(run_id, finished[0].status, finished[0].ts - started_at[0])
+            if ending:
                 await store_call(self.store.release_lease, run_id, LEASE_OWNER)
                 await self.setups.forget(run_id)  # the run ended: its MCP servers are closed
-            else:
-                await store_call(self.store.acquire_lease, run_id, LEASE_OWNER, LEASE_TTL_S)
 
     async def _resolved(self, run_id: str, data: dict[str, Any]) -> Event:
         """An event from the workflow, its referenced tool result loaded from the store."""
