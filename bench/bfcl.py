@@ -4,6 +4,7 @@
     .venv/bin/python bench/bfcl.py [--categories simple_python,multiple,...]
         [--modes loopwright,native] [--every K] [--limit N] [--model local] [--threads N]
         [--calls-per-reply 8] [--out bench/results/bfcl.json] [--fresh] [--tables-only]
+        [--ids simple_python_30,irrelevance_20]
 
 The questions, their functions and the checker are BFCL's (the bfcl-eval package, in
 bench/.venv-bfcl: bench/bfcl_harness/worker.py asks it). Each question runs in every mode
@@ -63,6 +64,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--modes", default="loopwright,native")
     parser.add_argument("--every", type=int, default=1, help="every K-th question")
     parser.add_argument("--limit", type=int, default=0, help="at most N questions a category")
+    parser.add_argument(
+        "--ids", default="", help="only these questions (ids, comma-separated) of the categories"
+    )
     parser.add_argument("--model", default="local")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -78,6 +82,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.categories = [c.strip() for c in args.categories.split(",") if c.strip()]
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    args.ids = {i.strip() for i in args.ids.split(",") if i.strip()}
     unknown = [m for m in args.modes if m not in MODES]
     if unknown or args.every < 1 or args.limit < 0:
         parser.error(f"modes are {', '.join(MODES)}; --every >= 1, --limit >= 0")
@@ -120,6 +125,11 @@ async def run(args: argparse.Namespace, results: Results) -> None:
         chosen = interleaved(
             [sample(bfcl.questions(c), args.every, args.limit) for c in args.categories]
         )
+        if args.ids:
+            chosen = [q for q in chosen if q.id in args.ids]
+            missing = args.ids - {q.id for q in chosen}
+            if missing:
+                raise SystemExit(f"bench/bfcl.py: not in the sample: {sorted(missing)}")
         todo: list[tuple[str, Question]] = []
         for index, question in enumerate(chosen):  # the modes' order alternates
             modes = args.modes if index % 2 == 0 else args.modes[::-1]

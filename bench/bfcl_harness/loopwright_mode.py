@@ -49,6 +49,8 @@ class RunRecord:
     attempted: list[dict[str, Any]] = field(default_factory=list)
     """Every call the model wrote, read by loopwright, in order (run or not)."""
     parse_errors: int = 0
+    texts: list[str] = field(default_factory=list)
+    """Each model reply's text as the model wrote it (what a failure's cause is read from)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class RunRecord:
             "model_calls": self.model_calls,
             "attempted": self.attempted,
             "parse_errors": self.parse_errors,
+            "texts": self.texts,
         }
 
 
@@ -121,6 +124,7 @@ class Watch:
 
     def __init__(self) -> None:
         self.replies: list[list[dict[str, Any]]] = []
+        self.texts: list[str] = []
         self.parse_errors = 0
 
     async def see(self, event: Event) -> None:
@@ -128,6 +132,7 @@ class Watch:
             self.replies.append(
                 [{"name": a["tool"], "arguments": a["arguments"]} for a in event.actions]
             )
+            self.texts.append(str(event.response.get("text") or ""))
         elif isinstance(event, ParseErrorEvent):
             self.parse_errors += 1
 
@@ -169,4 +174,5 @@ async def run_question(
         model_calls=len(watch.replies),
         attempted=[c for reply in watch.replies for c in reply],
         parse_errors=watch.parse_errors,
+        texts=watch.texts,
     )

@@ -96,6 +96,7 @@ def test_a_run_stops_at_the_first_call_it_would_run_and_that_call_is_scored(
     assert ran.status == "waiting"
     assert ran.calls == [{"name": "math.factorial", "arguments": {"number": 5}}]
     assert [c["name"] for c in ran.attempted] == ["math", "math.factorial", "math.factorial"]
+    assert [json.loads(t)["action"] for t in ran.texts] == [c["name"] for c in ran.attempted]
     assert bfcl.score(question, tool_call_text(ran.calls)).valid
     assert shortened("math", [t["name"] for t in question.tools])
 
