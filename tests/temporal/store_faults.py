@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import psycopg
 
@@ -15,29 +16,15 @@ _TRIGGER = """
 CREATE SEQUENCE IF NOT EXISTS public.lw_block_seq;
 CREATE OR REPLACE FUNCTION public.lw_block() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.type = '{event}' AND NEW.data LIKE '%{tool}%'
-     AND nextval('public.lw_block_seq') = 1 THEN
+  IF {condition} nextval('public.lw_block_seq') = 1 THEN
     PERFORM pg_advisory_xact_lock_shared({lock});
   END IF;
   RETURN NEW;
 END $$;
-CREATE TRIGGER lw_block BEFORE INSERT ON loopwright.events
+CREATE TRIGGER lw_block BEFORE INSERT ON loopwright.{table}
   FOR EACH ROW EXECUTE FUNCTION public.lw_block();
 """
-
-
-_LEASE_TRIGGER = """
-CREATE SEQUENCE IF NOT EXISTS public.lw_lease_seq;
-CREATE OR REPLACE FUNCTION public.lw_block_lease() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF nextval('public.lw_lease_seq') = 1 THEN
-    PERFORM pg_advisory_xact_lock_shared({lock});
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER lw_block_lease BEFORE INSERT ON loopwright.leases
-  FOR EACH ROW EXECUTE FUNCTION public.lw_block_lease();
-"""
+"""The first insert into `table` that meets `condition` (SQL ending in AND, or empty)."""
 
 
 class BlockedInsert:
@@ -46,18 +33,15 @@ class BlockedInsert:
 
     def __init__(self, url: str, tool: str, *, event: str = "tool_call_started") -> None:
         assert (tool == "" or tool.isidentifier()) and event.isidentifier()
-        self.conn = psycopg.connect(url, autocommit=True)
-        self.conn.execute(_TRIGGER.format(tool=tool, event=event, lock=LOCK))
-        self.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+        condition = f"NEW.type = '{event}' AND NEW.data LIKE '%{tool}%' AND"
+        self.conn = _blocking(url, "events", condition)
 
     @classmethod
     def first_lease(cls, url: str) -> BlockedInsert:
         """The first lease any run's executor takes waits instead (an insert into the
         leases table, whether or not it finds a row to update)."""
         blocked = cls.__new__(cls)
-        blocked.conn = psycopg.connect(url, autocommit=True)
-        blocked.conn.execute(_LEASE_TRIGGER.format(lock=LOCK))
-        blocked.conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+        blocked.conn = _blocking(url, "leases", "")
         return blocked
 
     async def waiting(self, limit_s: float = 60.0) -> int:
@@ -86,3 +70,11 @@ class BlockedInsert:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _blocking(url: str, table: str, condition: str) -> psycopg.Connection[tuple[Any, ...]]:
+    """A connection holding the lock the trigger on `table` makes its first insert wait for."""
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute(_TRIGGER.format(table=table, condition=condition, lock=LOCK))
+    conn.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+    return conn
