@@ -34,7 +34,7 @@ def test_a_spec_reads_the_revision_its_runs_had(version: int, revision: int) -> 
     spec = RunSpec.from_dict({"request": "r", "version": version})
     assert spec.options.revision == revision
     assert RunSpec.from_dict(spec.to_dict()).options.revision == revision  # kept on a round trip
-    assert RunSpec(request="r").options.revision == 8
+    assert RunSpec(request="r").options.revision == 9
 
 
 async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
@@ -51,5 +51,7 @@ async def test_revision_1_has_the_prompt_limit_and_wall_clock_it_had() -> None:
 
 
 def test_an_unknown_revision_is_refused_by_name() -> None:
-    with pytest.raises(ConfigurationError, match=r"unknown revision 9 \(use one of: 1, 2, .*, 8\)"):
-        AgentOptions(revision=9)
+    with pytest.raises(
+        ConfigurationError, match=r"unknown revision 10 \(use one of: 1, 2, .*, 9\)"
+    ):
+        AgentOptions(revision=10)

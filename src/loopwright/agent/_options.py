@@ -79,8 +79,10 @@ class AgentOptions:
     tool_mode_reason: str | None = None
     """Why the model chose its tool mode, when it says (set by the agent from the model,
     e.g. Ollama's capabilities)."""
-    revision: int = 8
-    """Which revision of the engine's behaviour: 8 (today: revision 7's, with a call to a
+    revision: int = 9
+    """Which revision of the engine's behaviour: 9 (today: revision 8's, with a call whose
+    name is the format's placeholder (`tool`, `tool_name`), in a reply of one call whose
+    thought names exactly one tool, read as a call of that tool), 8 (revision 7's, with a call to a
     shortened dotted name (`uber`) that names exactly one tool's part (`uber.ride`) read as
     a call of that tool, the prompted format asking for a one-sentence answer when no tool
     fits, and, with `max_calls_per_reply` given, several JSON calls a prompted reply),

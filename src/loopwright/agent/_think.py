@@ -17,7 +17,7 @@ from loopwright.parsing import ParsedAction, ParsedFinal, ParseFailure
 from loopwright.parsing._result import ParseOutcome
 from loopwright.parsing._several import consecutive_calls
 from loopwright.prompts._turn_notes import correction_message
-from loopwright.prompts.errors import dotted_part_match
+from loopwright.prompts.errors import dotted_part_match, placeholder_match
 
 
 async def think(
@@ -138,7 +138,8 @@ def received(setup: RunSetup, state: LoopState, response: ModelResponse) -> Pars
 def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
     """The calls a prompted reply makes, as the run reads them: all the JSON calls written
     one after the other when it offers several a reply, and (revision 8 on) a shortened
-    dotted name that names one tool's part (`uber` for `uber.ride`) read as that tool's."""
+    dotted name that names one tool's part (`uber` for `uber.ride`) read as that tool's
+    (revision 9 on: the format's placeholder `tool` as the one tool the thought names)."""
     calls = action.calls
     if setup.several_calls and len(calls) == 1:
         written = consecutive_calls(text)  # (a fenced block of two objects reads as its last)
@@ -148,8 +149,18 @@ def read_on(setup: RunSetup, text: str, action: ParsedAction) -> ParsedAction:
         names = setup.tools.names()  # (only for a call that names no tool)
         calls = tuple(
             ToolCall(c.id, meant, c.arguments)
-            if c.name not in setup.tools and (meant := dotted_part_match(c.name, names))
+            if c.name not in setup.tools and (meant := _meant(setup, c.name, action, names))
             else c
             for c in calls
         )
     return action if calls == action.calls else ParsedAction(calls, action.thought)
+
+
+def _meant(setup: RunSetup, name: str, action: ParsedAction, names: list[str]) -> str | None:
+    """The tool a call to `name`, no tool's name, means: the one whose dotted name has it as
+    a part (revision 8 on), or for the format's placeholder (`tool`) in a reply of one call,
+    the one tool the reply's thought names (revision 9 on)."""
+    meant = dotted_part_match(name, names)
+    if meant is None and setup.revision.reads_placeholder_names and len(action.calls) == 1:
+        meant = placeholder_match(name, action.thought, names)
+    return meant

@@ -5,7 +5,8 @@ revision replays and resumes only with that revision's texts and behaviour, byte
 `AgentOptions.revision` names the revision; RunSpec versions 1 to 3 read 1
 (prompts/_revision1.py), 4 reads 2 (prompts/_revision2.py), 5 reads 3 (revision 4's texts
 in the layout of prompts/_revision3.py), 6 reads 4 (prompts/_templates.py), 7 reads 5,
-8 reads 6 and 9 (today) the latest unless the spec names one. Each revision is the one before
+8 reads 6 and 9 and 10 (today) the latest unless the spec names one (a spec loopwright
+wrote always names it). Each revision is the one before
 with what it changed.
 """
 
@@ -133,6 +134,9 @@ class Revision:
     resolves_short_names: bool = False
     """A call to a name that is not a tool but a part of exactly one tool's dotted name
     (`uber` for `uber.ride`, `ride` too) is read as a call of that tool."""
+    reads_placeholder_names: bool = False
+    """A call whose name is the format's placeholder (`tool`, `tool_name`), in a reply
+    whose thought names exactly one tool, is read as a call of that tool."""
 
 
 _REVISION_1 = Revision(
@@ -190,6 +194,8 @@ _REVISION_8 = dataclasses.replace(  # the way out when no tool fits; several cal
     resolves_short_names=True,
 )
 
+_REVISION_9 = dataclasses.replace(_REVISION_8, number=9, reads_placeholder_names=True)
+
 REVISIONS: dict[int, Revision] = {
     r.number: r
     for r in (
@@ -201,6 +207,7 @@ REVISIONS: dict[int, Revision] = {
         _REVISION_6,
         _REVISION_7,
         _REVISION_8,
+        _REVISION_9,
     )
 }
 """Every revision a run can ask for (`AgentOptions.revision`), each the one before with
@@ -208,7 +215,7 @@ what it changed."""
 
 
 def revision_of(number: int) -> Revision:
-    """The revision `number` (1 to 8: `AgentOptions` checks it)."""
+    """The revision `number` (1 to 9: `AgentOptions` checks it)."""
     return REVISIONS[number]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 
 FailureText = Callable[[str, str, int], str]
@@ -84,6 +85,23 @@ def dotted_part_match(name: str, known: list[str]) -> str | None:
         return None
     found = [k for k in known if "." in k and wanted in k.lower().split(".")]
     return found[0] if len(found) == 1 else None
+
+
+PLACEHOLDER_NAMES = ("tool", "tool_name")
+"""Names a reply writes as its action when it copies the format's placeholder
+(`"action": "tool_name"`) instead of the tool it means."""
+
+
+def placeholder_match(name: str, thought: str | None, known: list[str]) -> str | None:
+    """The one tool a reply's own thought names, when its action is the format's
+    placeholder (`tool`, `tool_name`) and no tool has that name; else None. Since revision
+    9 such a call is read as a call of that tool: the 1.5B model wrote `"thought": "...
+    using kinematics.final_velocity_from_distance function.", "action": "tool"` (BFCL's
+    simple_python_30), was refused, and answered from its own arithmetic."""
+    if name.strip().lower() not in PLACEHOLDER_NAMES or name in known or not thought:
+        return None
+    named = [k for k in known if re.search(rf"(?<![\w.-]){re.escape(k)}(?![\w-]|\.\w)", thought)]
+    return named[0] if len(named) == 1 else None
 
 
 NO_TOOL_FITS = (
