@@ -13,21 +13,12 @@ import pytest
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.testing import ScriptedModel
 from loopwright.tools import Tool
-
-CALLED: list[tuple[str, dict[str, Any]]] = []
+from recording_tools import CALLED
+from recording_tools import a_tool as recording_tool
 
 
 def a_tool(name: str) -> Tool:
-    def run(**arguments: Any) -> str:
-        CALLED.append((name, arguments))
-        return f"{name} ok"
-
-    return Tool(
-        name=name,
-        description=f"{name} something",
-        parameters={"type": "object", "properties": {"to": {"type": "string"}}},
-        function=run,
-    )
+    return recording_tool(name, {"to": {"type": "string"}})
 
 
 @pytest.fixture(autouse=True)

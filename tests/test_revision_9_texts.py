@@ -7,29 +7,20 @@ reading, so its runs replay as they ran."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from loopwright.agent import AgentExecutor, AgentOptions
 from loopwright.testing import ScriptedModel
 from loopwright.tools import Tool
+from recording_tools import CALLED
+from recording_tools import a_tool as recording_tool
 
-CALLED: list[tuple[str, dict[str, Any]]] = []
 TOOLS = ["kinematics.final_velocity", "kinematics.acceleration", "add"]
 
 
 def a_tool(name: str) -> Tool:
-    def run(**arguments: Any) -> str:
-        CALLED.append((name, arguments))
-        return f"{name} ok"
-
-    return Tool(
-        name=name,
-        description=f"{name} something",
-        parameters={"type": "object", "properties": {"x": {"type": "number"}}},
-        function=run,
-    )
+    return recording_tool(name, {"x": {"type": "number"}})
 
 
 @pytest.fixture(autouse=True)
